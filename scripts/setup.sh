@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# jetprof setup: system packages, npm dependencies, build. Idempotent; safe to run again.
+#   bash scripts/setup.sh               OpenCV + ffmpeg (+ python3-opencv for the benchmark peer), npm ci, build
+#   bash scripts/setup.sh --profilers   also Nsight Systems, nvprof and libnvToolsExt (Debian: from non-free)
+# On JetPack (Jetson) it uses the OpenCV, CUDA, TensorRT and profilers JetPack ships.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PROFILERS=0
+for arg in "$@"; do
+  case "$arg" in
+    --profilers) PROFILERS=1 ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+step() {
+  local name="$1"; shift
+  local t0=$SECONDS
+  echo "==> $name"
+  if ! "$@"; then
+    echo "setup.sh: FAILED at step '$name' (command: $*). Fix the error above and run scripts/setup.sh again." >&2
+    exit 1
+  fi
+  echo "    done in $((SECONDS - t0)) s"
+}
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else echo "setup.sh: needs root or sudo for apt-get" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+. /etc/os-release 2>/dev/null || true
+JETPACK=0
+[ -f /etc/nv_tegra_release ] && JETPACK=1
+
+need_node() {
+  command -v node >/dev/null || { echo "Node.js 20.19 or newer is required (https://nodejs.org, or NodeSource on JetPack)" >&2; return 1; }
+  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
+    || { echo "Node.js $(node --version) is too old: jetprof needs 20.19 or newer" >&2; return 1; }
+}
+
+apt_update() { $SUDO apt-get update -q; }
+
+system_packages() {
+  local pkgs=(ffmpeg)
+  if [ $JETPACK = 1 ] && [ -d /usr/include/opencv4 ]; then
+    echo "    JetPack: using the OpenCV it ships ($(ls -d /usr/include/opencv4))"
+  else
+    pkgs+=(libopencv-dev)
+  fi
+  command -v /usr/bin/python3 >/dev/null && pkgs+=(python3-opencv)
+  $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+}
+
+enable_debian_nonfree() {
+  # NVIDIA's profilers live in Debian's non-free component; the stock sources list only main.
+  local f=/etc/apt/sources.list.d/jetprof-nonfree.sources
+  if [ ! -f "$f" ]; then
+    $SUDO tee "$f" >/dev/null <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: ${VERSION_CODENAME:-bookworm} ${VERSION_CODENAME:-bookworm}-updates
+Components: contrib non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  $SUDO apt-get update -q
+}
+
+profiler_packages() {
+  if [ $JETPACK = 1 ]; then
+    echo "    JetPack: nvprof (JetPack 4) and nsys come with JetPack / Nsight Systems for L4T; nothing to install"
+    return 0
+  fi
+  if [ "${ID:-}" = debian ]; then
+    enable_debian_nonfree
+    $SUDO apt-get install -y -q --no-install-recommends nvidia-profiler nsight-systems-target nsight-systems libnvtoolsext1
+  elif [ "${ID:-}" = ubuntu ]; then
+    $SUDO apt-get install -y -q --no-install-recommends nvidia-profiler nsight-systems-target nsight-systems libnvtoolsext1 \
+      || { echo "    enable 'multiverse' (sudo add-apt-repository multiverse) for NVIDIA's profilers" >&2; return 1; }
+  else
+    echo "    unknown distribution '${ID:-?}': install nsys / nvprof from NVIDIA yourself" >&2
+  fi
+}
+
+npm_install() {
+  # opencv4nodejs must build against the system OpenCV, not download and build its own.
+  OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund
+}
+
+step "check Node.js" need_node
+step "apt-get update" apt_update
+step "system packages (OpenCV, ffmpeg)" system_packages
+[ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
+step "npm ci (builds the OpenCV binding: about 3 min on 2 cores)" npm_install
+step "build (TypeScript -> dist/)" npm run build --silent
+echo "setup.sh: ready. Try: bash scripts/demo.sh"

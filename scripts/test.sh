@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the test suite (ava) and ends with the plain line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+npx ava --tap "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+pass=$(grep -E '^# pass ' "$log" | tail -1 | awk '{print $3}')
+fail=$(grep -E '^# fail ' "$log" | tail -1 | awk '{print $3}')
+skip=$(grep -E '^# skip ' "$log" | tail -1 | awk '{print $3}')
+rm -f "$log"
+if [ -z "$pass" ] && [ -z "$fail" ]; then
+  echo "ava printed no summary (exit code $rc)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "${pass:-0} passed, ${fail:-0} failed${skip:+, $skip skipped}"
+exit $rc

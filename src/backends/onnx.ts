@@ -1,0 +1,87 @@
+/**
+ * ONNX Runtime backend (onnxruntime-node), loaded on first use.
+ * Execution providers: 'cpu' always; 'cuda' and 'tensorrt' only where the provider libraries exist (a custom ORT
+ * build on Jetson, the cuda12 install on x64). Asking for a missing one does not fall back inside ORT, it throws;
+ * jetprof then retries with 'cpu' and reports a one-line warning.
+ */
+import { createRequire } from 'node:module';
+import { JetprofError, messageOf } from '../util/errors.ts';
+import type { DetectorSession, InferenceResult } from './types.ts';
+
+export type OnnxExecutionProvider = 'cpu' | 'cuda' | 'tensorrt';
+
+export interface OnnxSessionOptions {
+  /** Default 'cpu'. */
+  executionProvider?: OnnxExecutionProvider;
+  /** ORT intra-op threads; default: ORT's own choice (one per core). */
+  threads?: number;
+  /** Called with one-line warnings (fallback to CPU). */
+  onWarning?: (message: string) => void;
+}
+
+type Ort = typeof import('onnxruntime-node');
+
+function loadOrt(): Ort {
+  try {
+    return createRequire(import.meta.url)('onnxruntime-node') as Ort;
+  } catch (e) {
+    throw new JetprofError('TOOL_MISSING', `onnxruntime-node could not be loaded: ${messageOf(e).split('\n')[0]}`, {
+      suggestion: 'run scripts/setup.sh (npm ci with onnxruntime-node-install=skip in .npmrc)',
+    });
+  }
+}
+
+export function onnxRuntimeVersion(): string {
+  try {
+    const require = createRequire(import.meta.url);
+    return (require('onnxruntime-node/package.json') as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export async function createOnnxSession(modelPath: string, options: OnnxSessionOptions = {}): Promise<DetectorSession> {
+  const ort = loadOrt();
+  const ep = options.executionProvider ?? 'cpu';
+  const base = {
+    graphOptimizationLevel: 'all' as const,
+    ...(options.threads ? { intraOpNumThreads: options.threads } : {}),
+  };
+  let session: Awaited<ReturnType<Ort['InferenceSession']['create']>>;
+  let used: OnnxExecutionProvider = ep;
+  try {
+    session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: [ep] });
+  } catch (e) {
+    if (ep === 'cpu') {
+      throw new JetprofError('BAD_MODEL', `${modelPath}: ONNX Runtime cannot load this model (${messageOf(e).split('\n')[0]})`, {
+        suggestion: 'export it again with `jetprof export`',
+      });
+    }
+    options.onWarning?.(`ONNX Runtime execution provider '${ep}' is not available here (${messageOf(e).split('\n')[0].slice(0, 120)}); using 'cpu'`);
+    used = 'cpu';
+    session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: ['cpu'] });
+  }
+  const inputName = session.inputNames[0];
+  const outputNames = [...session.outputNames];
+  const dims = session.inputMetadata?.[0] && 'shape' in session.inputMetadata[0] ? (session.inputMetadata[0].shape as readonly (number | string)[]) : undefined;
+  if (!dims || dims.length !== 4) {
+    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [1,3,H,W] float32`, { suggestion: 'export it again with `jetprof export`' });
+  }
+  const shape = dims.map(Number);
+  return {
+    backend: 'onnx',
+    description: `onnxruntime-node ${onnxRuntimeVersion()} (${used})`,
+    inputName,
+    outputNames,
+    async run(input: Float32Array): Promise<InferenceResult> {
+      const feeds = { [inputName]: new ort.Tensor('float32', input, shape) };
+      const results = await session.run(feeds);
+      const outputs = new Map<string, Float32Array>();
+      for (const name of outputNames) outputs.set(name, results[name].data as Float32Array);
+      return { outputs };
+    },
+    async dispose() {
+      await session.release();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The one contract both inference backends implement (after onnxruntime's js/common backend.ts):
+ * a session takes the preprocessed NCHW float32 input and returns each YOLO head's raw tensor by name.
+ */
+export type BackendName = 'onnx' | 'tensorrt';
+
+/** Device-side timings a backend can measure itself (TensorRT with CUDA events). Milliseconds. */
+export interface DeviceTimings {
+  h2dMs: number;
+  gpuComputeMs: number;
+  d2hMs: number;
+}
+
+export interface InferenceResult {
+  outputs: Map<string, Float32Array>;
+  device?: DeviceTimings;
+}
+
+export interface DetectorSession {
+  readonly backend: BackendName;
+  /** e.g. 'onnxruntime-node 1.30.0 (cpu)' or 'TensorRT 8.6.1'. */
+  readonly description: string;
+  readonly inputName: string;
+  readonly outputNames: readonly string[];
+  run(input: Float32Array): Promise<InferenceResult>;
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,159 @@
+/**
+ * `infer [--backend onnx|trt] <video>`: the commander program shared by `infer`, `infer-onnx`, `infer-trt` and
+ * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
+ */
+import { Command, Option } from 'commander';
+import type { OnnxExecutionProvider } from '../backends/onnx.ts';
+import type { BackendName } from '../backends/types.ts';
+import type { NmsKind } from '../detect/nms.ts';
+import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
+import { formatSummary } from '../pipeline/run-result.ts';
+import { runInference } from '../pipeline/infer.ts';
+import { requireWritableDir } from '../util/files.ts';
+import { handleError } from './handle-error.ts';
+import { parseFraction, parseIntInRange, parseSize } from './options.ts';
+import { createProgress } from './progress.ts';
+
+const BACKEND_ALIASES: Record<string, BackendName> = { onnx: 'onnx', ort: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt' };
+
+interface InferCliOptions {
+  backend: BackendName;
+  model?: string;
+  cfg?: string;
+  weights?: string;
+  engine?: string;
+  labels?: string;
+  output?: string;
+  write: boolean;
+  json?: string;
+  conf: number;
+  nms: number;
+  nmsKind: NmsKind;
+  letterbox: boolean;
+  frameSize?: [number, number];
+  maxFrames?: number;
+  warmup: number;
+  threads?: number;
+  ep: OnnxExecutionProvider;
+  nvtx: boolean;
+  quiet: boolean;
+}
+
+export function inferCommand(name: string, fixedBackend?: BackendName): Command {
+  const cmd = new Command(name)
+    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${fixedBackend === 'onnx' ? 'ONNX Runtime' : 'TensorRT'}` : 'YOLOv4-Tiny on a video through ONNX Runtime or TensorRT')
+    .description(
+      [
+        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<onnx|tensorrt>-detected.mp4,',
+        'and reports two speeds side by side:',
+        '  inference FPS  = frames / time spent in the model only',
+        '  end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write',
+        'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
+      ].join('\n'),
+    )
+    .argument('<video>', 'input video (mp4, avi, ... anything OpenCV decodes)');
+  if (!fixedBackend) {
+    cmd.addOption(
+      new Option('-b, --backend <name>', 'onnx (ONNX Runtime) or trt (TensorRT engine)')
+        .default('onnx')
+        .argParser((v) => {
+          const b = BACKEND_ALIASES[v];
+          if (!b) throw new Error(`--backend must be onnx or trt, got '${v}'`);
+          return b;
+        }),
+    );
+  }
+  cmd
+    .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
+    .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
+    .option('--weights <file.weights>', 'darknet weights')
+    .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend)')
+    .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
+    .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
+    .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
+    .option('--json <file>', 'write the run result (schema jetprof.run/1); - for stdout')
+    .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
+    .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
+    .addOption(new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms').choices(['iou', 'diou']).default('iou'))
+    .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
+    .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size)', parseSize('--frame-size'))
+    .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
+    .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
+    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
+    .addOption(new Option('--ep <provider>', 'ONNX Runtime execution provider (falls back to cpu with a warning)').choices(['cpu', 'cuda', 'tensorrt']).default('cpu'))
+    .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
+    .option('-q, --quiet', 'no progress line and no summary', false)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        `  ${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
+        ...(fixedBackend === 'onnx' ? [] : [`  ${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`]),
+        '',
+        'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C: the video',
+        'and JSON are still finalized with "interrupted": true).',
+      ].join('\n'),
+    )
+    .action(async (video: string, opts: InferCliOptions) => {
+      process.exitCode = await inferAction(video, { ...opts, backend: fixedBackend ?? opts.backend });
+    });
+  return cmd;
+}
+
+async function inferAction(video: string, o: InferCliOptions): Promise<number> {
+  const program = 'infer';
+  let stopRequested = false;
+  const onSignal = () => {
+    if (stopRequested) process.exit(130);
+    stopRequested = true;
+    process.stderr.write('\ninterrupt: finishing the current frame, closing the video and JSON (Ctrl-C again to abort)\n');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = createProgress(!o.quiet);
+  try {
+    const jsonToStdout = o.json === '-';
+    if (o.json && !jsonToStdout) requireWritableDir(o.json);
+    const result = await runInference({
+      backend: o.backend,
+      video,
+      model: o.model,
+      cfg: o.cfg,
+      weights: o.weights,
+      labels: o.labels,
+      engine: o.engine,
+      output: o.write ? o.output : null,
+      json: jsonToStdout ? undefined : o.json,
+      confThreshold: o.conf,
+      nmsThreshold: o.nms,
+      nmsKind: o.nmsKind,
+      letterbox: o.letterbox,
+      frameSize: o.frameSize,
+      maxFrames: o.maxFrames,
+      warmupFrames: o.warmup,
+      threads: o.threads,
+      executionProvider: o.ep,
+      nvtx: o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx'),
+      shouldStop: () => stopRequested,
+      onWarning: (m) => {
+        if (!o.quiet) process.stderr.write(`${program}: ${m}\n`);
+      },
+      onFrame: (p) => progress.update(p),
+    });
+    progress.done();
+    if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    if (!o.quiet) {
+      process.stderr.write(`${formatSummary(result)}\n`);
+      if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
+      if (o.json && !jsonToStdout) process.stderr.write(`wrote ${o.json}\n`);
+    }
+    return result.interrupted ? 130 : 0;
+  } catch (e) {
+    progress.done();
+    return handleError(e, program);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

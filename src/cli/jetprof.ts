@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/** `jetprof`: wires the subcommands; each lives in its own file and loads heavy modules only when it runs. */
+import { Command } from 'commander';
+import { inferCommand } from './infer-command.ts';
+import { exportCommand, makeWeightsCommand } from './model-commands.ts';
+import { runProgram } from './run-program.ts';
+
+const program = new Command('jetprof')
+  .description('YOLOv4-Tiny on Jetson: honest inference and end-to-end FPS, profiler runs (nvprof, nsys) and lab reports')
+  .version('0.1.0')
+  .addCommand(inferCommand('infer'))
+  .addCommand(exportCommand())
+  .addCommand(makeWeightsCommand());
+
+await runProgram(program);

@@ -1,0 +1,50 @@
+/** `jetprof export` and `jetprof make-weights`. */
+import { Command } from 'commander';
+import { cachedOnnxPath, exportModelFile, makeWeightsFile } from '../model/export-file.ts';
+import { handleError } from './handle-error.ts';
+import { parseIntInRange, parseSize } from './options.ts';
+
+export function exportCommand(): Command {
+  return new Command('export')
+    .summary('darknet cfg + weights -> ONNX (no Python needed)')
+    .description(
+      'Converts a darknet cfg + weights (yolov4-tiny family) to an ONNX model whose outputs are the raw YOLO heads.\n' +
+        'Anchors, masks, scale_x_y, classes and labels go into the model metadata, so `infer` needs only the .onnx.',
+    )
+    .requiredOption('--cfg <file.cfg>', 'darknet cfg')
+    .requiredOption('--weights <file.weights>', 'darknet weights (16- or 20-byte header)')
+    .option('--out <file.onnx>', 'output (default: beside the weights, <weights name>.onnx)')
+    .option('--labels <file.names>', 'class names (default: <cfg>.names beside the cfg)')
+    .option('--input-size <WxH>', 'network input size (default: width/height from the cfg; multiples of 32)', parseSize('--input-size'))
+    .addHelpText('after', '\nExample:\n  jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx')
+    .action((o: { cfg: string; weights: string; out?: string; labels?: string; inputSize?: [number, number] }) => {
+      try {
+        const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
+        const t0 = Date.now();
+        const info = exportModelFile({ cfgPath: o.cfg, weightsPath: o.weights, outPath: out, labelsPath: o.labels, inputSize: o.inputSize });
+        const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
+        process.stderr.write(`exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`);
+        process.stdout.write(`${out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}
+
+export function makeWeightsCommand(): Command {
+  return new Command('make-weights')
+    .summary('write seeded random weights for a cfg (tests and demos; detections are meaningless)')
+    .requiredOption('--cfg <file.cfg>', 'darknet cfg')
+    .requiredOption('--out <file.weights>', 'output weights file')
+    .option('--seed <n>', 'PRNG seed (same seed, same bytes on every machine)', parseIntInRange('--seed', 0, 2 ** 32 - 1), 1)
+    .addHelpText('after', '\nExample:\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights')
+    .action((o: { cfg: string; out: string; seed: number }) => {
+      try {
+        const bytes = makeWeightsFile(o.cfg, o.seed, o.out);
+        process.stderr.write(`wrote ${o.out} (${bytes} bytes, seed ${o.seed}). These weights are RANDOM: detections made with them mean nothing.\n`);
+        process.stdout.write(`${o.out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}

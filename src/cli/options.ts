@@ -1,0 +1,35 @@
+/** Option parsers shared by the commands: each throws a one-line error that names the option. */
+import { InvalidArgumentError } from 'commander';
+
+export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got '${value}'`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+export function parseFraction(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${name} must be a number between 0 and 1, got '${value}'`);
+    return n;
+  };
+}
+
+/** 'WxH' -> [W, H]; both positive integers. */
+export function parseSize(name: string) {
+  return (value: string): [number, number] => {
+    const m = /^(\d+)x(\d+)$/i.exec(value.trim());
+    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new InvalidArgumentError(`${name} must look like WIDTHxHEIGHT (e.g. 960x540), got '${value}'`);
+    return [Number(m[1]), Number(m[2])];
+  };
+}
+
+export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
+  return (value: string): T => {
+    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`${name} must be one of: ${choices.join(', ')}; got '${value}'`);
+    return value as T;
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * YOLO head decoding, as darknet's forward_yolo_layer + get_yolo_box + get_yolo_detections.
+ *
+ * A head is the raw conv output, float32 [1, A*(5+C), H, W]; channel a*(5+C)+e holds entry e of anchor a:
+ * tx, ty, tw, th, objectness, class 0..C-1.
+ *   x = sigmoid(tx)*s - (s-1)/2  (s = scale_x_y),  bx = (col + x)/W
+ *   bw = exp(tw) * anchor_w / net_w
+ * With new_coords the logistic is already applied by the cfg's activation: x = tx*s - (s-1)/2, bw = tw^2*4*anchor_w/net_w.
+ * A cell/anchor is kept when objectness > conf; each class with objectness*p(class) > conf becomes a candidate
+ * (darknet's multi-label rule).
+ */
+import type { YoloHead } from '../model/metadata.ts';
+import type { Detection, Geometry } from './types.ts';
+
+const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
+
+export interface DecodeOptions {
+  classes: number;
+  confThreshold: number;
+}
+
+export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometry, options: DecodeOptions, out: Detection[] = []): Detection[] {
+  const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
+  const C = options.classes;
+  const conf = options.confThreshold;
+  const plane = W * H;
+  const per = 5 + C;
+  const expected = head.anchors.length * per * plane;
+  if (data.length !== expected) {
+    throw new RangeError(`head ${head.output} has ${data.length} values but ${head.anchors.length} anchors x ${per} x ${H}x${W} needs ${expected}`);
+  }
+  const act = newCoords ? (v: number) => v : sigmoid;
+  const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
+  for (let a = 0; a < head.anchors.length; a++) {
+    const base = a * per * plane;
+    const [anchorW, anchorH] = head.anchors[a];
+    for (let cell = 0; cell < plane; cell++) {
+      const obj = act(data[base + 4 * plane + cell]);
+      if (!(obj > conf)) continue;
+      const row = Math.floor(cell / W);
+      const col = cell - row * W;
+      const tx = act(data[base + cell]) * s - (s - 1) / 2;
+      const ty = act(data[base + plane + cell]) * s - (s - 1) / 2;
+      const tw = data[base + 2 * plane + cell];
+      const th = data[base + 3 * plane + cell];
+      const bw = newCoords ? tw * tw * 4 * anchorW : Math.exp(tw) * anchorW; // network-input pixels
+      const bh = newCoords ? th * th * 4 * anchorH : Math.exp(th) * anchorH;
+      const cx = ((col + tx) / W) * netW;
+      const cy = ((row + ty) / H) * netH;
+      const x1 = clamp((cx - bw / 2 - padX) / scaleX, frameW);
+      const y1 = clamp((cy - bh / 2 - padY) / scaleY, frameH);
+      const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
+      const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
+      for (let c = 0; c < C; c++) {
+        const score = obj * act(data[base + (5 + c) * plane + cell]);
+        if (score > conf) out.push({ x1, y1, x2, y2, score, classId: c });
+      }
+    }
+  }
+  return out;
+}
+
+function clamp(v: number, max: number): number {
+  return v < 0 ? 0 : v > max ? max : v;
+}

@@ -1,0 +1,119 @@
+/**
+ * File-level model tasks: export a cfg+weights pair to .onnx (cached beside the weights), make seeded weights,
+ * and load a .onnx's metadata for inference. This is the I/O edge of src/model.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { JetprofError } from '../util/errors.ts';
+import { fileExists, readLines, requireFile, sha256File, writeFileAtomic } from '../util/files.ts';
+import { type DarknetCfg, parseCfg, withInputSize, yoloLayers } from './cfg.ts';
+import { checkModelInfo, METADATA_KEY, type YoloModelInfo } from './metadata.ts';
+import { exportOnnx, readOnnxSignature } from './onnx-export.ts';
+import { GENERATED_WEIGHTS_SEEN, generateWeights, readWeights, serializeWeights } from './weights.ts';
+
+export function loadCfg(path: string): DarknetCfg {
+  requireFile(path, 'darknet cfg', 'pass --cfg with the .cfg of your model (weights/yolov4-tiny.cfg ships with jetprof)');
+  return parseCfg(readFileSync(path, 'utf8'), path);
+}
+
+/** Labels: the given file, else `<cfg name>.names` beside the cfg, else class0..N-1. */
+export function loadLabels(cfgPath: string, classes: number, labelsPath?: string): string[] {
+  const candidate = labelsPath ?? join(dirname(cfgPath), `${basename(cfgPath, extname(cfgPath))}.names`);
+  if (labelsPath) requireFile(labelsPath, 'labels file', 'pass --labels with one class name per line');
+  if (!fileExists(candidate)) return Array.from({ length: classes }, (_, i) => `class${i}`);
+  const labels = readLines(candidate);
+  if (labels.length !== classes) {
+    throw new JetprofError('BAD_INPUT', `${candidate} has ${labels.length} labels but the cfg has ${classes} classes`, {
+      suggestion: 'use the .names file that matches the cfg',
+    });
+  }
+  return labels;
+}
+
+export interface ExportRequest {
+  cfgPath: string;
+  weightsPath: string;
+  outPath: string;
+  labelsPath?: string;
+  inputSize?: [number, number];
+}
+
+export function exportModelFile(req: ExportRequest): YoloModelInfo {
+  let cfg = loadCfg(req.cfgPath);
+  const weights = readWeights(req.weightsPath, cfg);
+  if (req.inputSize) cfg = withInputSize(cfg, req.inputSize[0], req.inputSize[1]);
+  const classes = yoloLayers(cfg)[0]?.classes ?? 0;
+  const labels = loadLabels(req.cfgPath, classes, req.labelsPath);
+  const { bytes, info } = exportOnnx(cfg, weights, {
+    labels,
+    source: {
+      cfg: basename(req.cfgPath),
+      weights: basename(req.weightsPath),
+      weightsSha256: sha256File(req.weightsPath),
+      ...(weights.header.seen === GENERATED_WEIGHTS_SEEN ? { generatedWeights: true } : {}),
+    },
+  });
+  writeFileAtomic(req.outPath, bytes);
+  return info;
+}
+
+/** The cached export path for a cfg+weights pair: `<weights dir>/<weights name>[-WxH].onnx`. */
+export function cachedOnnxPath(weightsPath: string, inputSize?: [number, number]): string {
+  const stem = basename(weightsPath, extname(weightsPath));
+  const size = inputSize ? `-${inputSize[0]}x${inputSize[1]}` : '';
+  return join(dirname(weightsPath), `${stem}${size}.onnx`);
+}
+
+/** Exports unless a cached .onnx newer than both cfg and weights exists. Returns the .onnx path and whether it exported. */
+export function ensureExported(req: Omit<ExportRequest, 'outPath'>): { path: string; exported: boolean } {
+  const outPath = cachedOnnxPath(req.weightsPath, req.inputSize);
+  requireFile(req.weightsPath, 'weights file', 'pass --weights with the darknet .weights file (see README: where weights go)');
+  if (fileExists(outPath)) {
+    const t = statSync(outPath).mtimeMs;
+    const inputs = [req.cfgPath, req.weightsPath, ...(req.labelsPath ? [req.labelsPath] : [])];
+    if (inputs.every((p) => fileExists(p) && statSync(p).mtimeMs <= t)) return { path: outPath, exported: false };
+  }
+  exportModelFile({ ...req, outPath });
+  return { path: outPath, exported: true };
+}
+
+export function makeWeightsFile(cfgPath: string, seed: number, outPath: string): number {
+  const cfg = loadCfg(cfgPath);
+  const bytes = serializeWeights(cfg, generateWeights(cfg, seed));
+  writeFileAtomic(outPath, bytes);
+  return bytes.byteLength;
+}
+
+/** Reads and checks jetprof's metadata and the input signature of a .onnx file. */
+export function readModelInfo(path: string): YoloModelInfo {
+  requireFile(path, 'ONNX model', 'pass --model with a .onnx made by `jetprof export`, or --cfg and --weights');
+  let sig: ReturnType<typeof readOnnxSignature>;
+  try {
+    sig = readOnnxSignature(readFileSync(path));
+  } catch (e) {
+    throw new JetprofError('BAD_MODEL', `${path}: not an ONNX model (${(e as Error).message})`, {
+      suggestion: 'export one with `jetprof export --cfg C --weights W`',
+    });
+  }
+  const raw = sig.metadata[METADATA_KEY];
+  const fix = { suggestion: 'export the model with `jetprof export --cfg C --weights W` so it carries its YOLO metadata' };
+  if (!raw) throw new JetprofError('BAD_MODEL', `${path}: no jetprof YOLO metadata (anchors, classes) in this ONNX model`, fix);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new JetprofError('BAD_MODEL', `${path}: the jetprof metadata is not valid JSON`, fix);
+  }
+  const info = checkModelInfo(parsed);
+  if (typeof info === 'string') throw new JetprofError('BAD_MODEL', `${path}: ${info}`, fix);
+  const input = sig.inputs.find((i) => i.name === info.inputName);
+  const dims = input?.dims ?? [];
+  const FLOAT = 1;
+  if (!input || input.elemType !== FLOAT || dims.length !== 4 || dims[0] !== 1 || dims[1] !== 3 || dims[2] !== info.inputHeight || dims[3] !== info.inputWidth) {
+    throw new JetprofError('BAD_MODEL', `${path}: input must be float [1,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`, fix);
+  }
+  for (const h of info.heads) {
+    if (!sig.outputs.includes(h.output)) throw new JetprofError('BAD_MODEL', `${path}: output ${h.output} named in the metadata is missing`, fix);
+  }
+  return info;
+}

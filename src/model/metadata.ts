@@ -1,0 +1,40 @@
+/**
+ * What inference needs to know about a YOLO model, stored inside the .onnx (metadata_props key
+ * `jetprof.model`) so that a run needs only the .onnx file.
+ */
+export interface YoloHead {
+  /** Graph output name holding this head: [1, anchors*(5+classes), gridH, gridW]. */
+  output: string;
+  gridW: number;
+  gridH: number;
+  /** Anchors of this head (the cfg's anchors picked by mask), [w, h] in network-input pixels. */
+  anchors: [number, number][];
+  scaleXY: number;
+  newCoords: boolean;
+}
+
+export interface YoloModelInfo {
+  schema: 'jetprof.model/1';
+  inputName: string;
+  inputWidth: number;
+  inputHeight: number;
+  classes: number;
+  labels: string[];
+  heads: YoloHead[];
+  /** Where it came from, for the run JSON and reports. */
+  source?: { cfg?: string; weights?: string; weightsSha256?: string; generatedWeights?: boolean };
+}
+
+export const METADATA_KEY = 'jetprof.model';
+
+/** Validates an unknown JSON value as YoloModelInfo; returns an error string or the value. */
+export function checkModelInfo(v: unknown): YoloModelInfo | string {
+  const o = v as Partial<YoloModelInfo> | null;
+  if (!o || typeof o !== 'object') return 'metadata is not an object';
+  if (o.schema !== 'jetprof.model/1') return `unknown metadata schema ${JSON.stringify(o.schema)}`;
+  if (!Number.isInteger(o.inputWidth) || !Number.isInteger(o.inputHeight)) return 'metadata lacks inputWidth/inputHeight';
+  if (!Number.isInteger(o.classes) || (o.classes as number) < 1) return 'metadata lacks classes';
+  if (!Array.isArray(o.heads) || o.heads.length === 0) return 'metadata lacks heads';
+  if (!Array.isArray(o.labels)) return 'metadata lacks labels';
+  return o as YoloModelInfo;
+}

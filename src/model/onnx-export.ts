@@ -1,0 +1,248 @@
+/**
+ * Darknet cfg + weights -> ONNX (opset 13), in TypeScript. The graph computes what darknet computes:
+ * - convolutional: Conv with batch-norm folded into weights and bias (exact algebra in float64, stored as float32),
+ *   explicit pads (darknet's size/2), group; then the activation (LeakyRelu 0.1, Sigmoid, Mish as
+ *   Softplus-Tanh-Mul, Swish as Sigmoid-Mul, Relu).
+ * - route: Concat of the inputs; with groups, a channel Slice of each input first (yolov4-tiny's CSP split).
+ * - maxpool: MaxPool with pads [floor(p/2), p - floor(p/2)] so the output size is darknet's (w + p - size)/stride + 1.
+ * - upsample: Resize nearest (asymmetric, floor); shortcut: Add.
+ * - yolo: no node; the raw conv tensor feeding each [yolo] is a graph output named `yolo_<layer index>`.
+ * Decoding parameters (anchors, mask, scale_x_y, new_coords, classes, labels) go into the model metadata.
+ */
+import onnxProto from 'onnx-proto';
+import { type Activation, type DarknetCfg, layerShapes } from './cfg.ts';
+import { METADATA_KEY, type YoloHead, type YoloModelInfo } from './metadata.ts';
+import type { DarknetWeights } from './weights.ts';
+
+const { onnx } = onnxProto;
+type INodeProto = onnxProto.onnx.INodeProto;
+type ITensorProto = onnxProto.onnx.ITensorProto;
+type IAttributeProto = onnxProto.onnx.IAttributeProto;
+
+const FLOAT = onnx.TensorProto.DataType.FLOAT;
+const INT64 = onnx.TensorProto.DataType.INT64;
+const BN_EPSILON = 0.00001; // darknet normalize_cpu
+
+function ints(name: string, values: number[]): IAttributeProto {
+  return { name, type: onnx.AttributeProto.AttributeType.INTS, ints: values };
+}
+function int(name: string, value: number): IAttributeProto {
+  return { name, type: onnx.AttributeProto.AttributeType.INT, i: value };
+}
+function float(name: string, value: number): IAttributeProto {
+  return { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: value };
+}
+function str(name: string, value: string): IAttributeProto {
+  return { name, type: onnx.AttributeProto.AttributeType.STRING, s: new TextEncoder().encode(value) };
+}
+function floatTensor(name: string, dims: number[], data: Float32Array): ITensorProto {
+  return { name, dims, dataType: FLOAT, rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}
+function int64Tensor(name: string, data: number[]): ITensorProto {
+  const raw = new BigInt64Array(data.map((v) => BigInt(v)));
+  return { name, dims: [data.length], dataType: INT64, rawData: new Uint8Array(raw.buffer) };
+}
+
+/** Folds darknet batch-norm into conv weights and bias. */
+export function foldBatchNorm(
+  weights: Float32Array,
+  biases: Float32Array,
+  bn: { scales: Float32Array; mean: Float32Array; variance: Float32Array } | undefined,
+): { weights: Float32Array; bias: Float32Array } {
+  if (!bn) return { weights, bias: biases };
+  const filters = biases.length;
+  const per = weights.length / filters;
+  const w = new Float32Array(weights.length);
+  const b = new Float32Array(filters);
+  for (let o = 0; o < filters; o++) {
+    const k = bn.scales[o] / Math.sqrt(bn.variance[o] + BN_EPSILON);
+    for (let i = 0; i < per; i++) w[o * per + i] = weights[o * per + i] * k;
+    b[o] = biases[o] - bn.mean[o] * k;
+  }
+  return { weights: w, bias: b };
+}
+
+class GraphBuilder {
+  nodes: INodeProto[] = [];
+  initializers: ITensorProto[] = [];
+  private counter = 0;
+
+  node(opType: string, inputs: string[], attrs: IAttributeProto[] = [], name?: string): string {
+    const out = name ?? `${opType.toLowerCase()}_${this.counter++}`;
+    this.nodes.push({ opType, input: inputs, output: [out], name: out, attribute: attrs });
+    return out;
+  }
+  constantInt64(name: string, data: number[]): string {
+    this.initializers.push(int64Tensor(name, data));
+    return name;
+  }
+  activation(x: string, act: Activation, name: string): string {
+    switch (act) {
+      case 'linear':
+        return x;
+      case 'leaky':
+        return this.node('LeakyRelu', [x], [float('alpha', 0.1)], name);
+      case 'relu':
+        return this.node('Relu', [x], [], name);
+      case 'logistic':
+        return this.node('Sigmoid', [x], [], name);
+      case 'swish':
+        return this.node('Mul', [x, this.node('Sigmoid', [x], [], `${name}_sigmoid`)], [], name);
+      case 'mish': {
+        const t = this.node('Tanh', [this.node('Softplus', [x], [], `${name}_softplus`)], [], `${name}_tanh`);
+        return this.node('Mul', [x, t], [], name);
+      }
+    }
+  }
+}
+
+export interface ExportOptions {
+  labels?: string[];
+  source?: YoloModelInfo['source'];
+}
+
+export interface ExportedModel {
+  bytes: Uint8Array;
+  info: YoloModelInfo;
+}
+
+export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: ExportOptions = {}): ExportedModel {
+  const shapes = layerShapes(cfg);
+  const g = new GraphBuilder();
+  const inputName = 'input';
+  const outputs: string[] = [];
+  const tensorOf: string[] = [];
+  const heads: YoloHead[] = [];
+  let classes = 0;
+  let prev = inputName;
+  let prevChannels = cfg.net.channels;
+
+  for (const l of cfg.layers) {
+    const id = `l${l.index}_${l.kind}`;
+    let out: string;
+    switch (l.kind) {
+      case 'convolutional': {
+        const w = weights.convs.get(l.index);
+        if (!w) throw new Error(`no weights for layer ${l.index}`);
+        const folded = foldBatchNorm(w.weights, w.biases, w.bn);
+        const wName = `${id}.weight`;
+        const bName = `${id}.bias`;
+        g.initializers.push(floatTensor(wName, [l.filters, prevChannels / l.groups, l.size, l.size], folded.weights));
+        g.initializers.push(floatTensor(bName, [l.filters], folded.bias));
+        const p = l.padding;
+        const conv = g.node(
+          'Conv',
+          [prev, wName, bName],
+          [ints('kernel_shape', [l.size, l.size]), ints('strides', [l.stride, l.stride]), ints('pads', [p, p, p, p]), ints('dilations', [1, 1]), int('group', l.groups)],
+          l.activation === 'linear' ? id : `${id}_conv`,
+        );
+        out = g.activation(conv, l.activation, id);
+        break;
+      }
+      case 'route': {
+        const parts = l.layers.map((src) => {
+          if (l.groups === 1) return tensorOf[src];
+          const c = shapes[src].c / l.groups;
+          const starts = g.constantInt64(`${id}_from${src}_starts`, [l.groupId * c]);
+          const ends = g.constantInt64(`${id}_from${src}_ends`, [(l.groupId + 1) * c]);
+          const axes = g.constantInt64(`${id}_from${src}_axes`, [1]);
+          return g.node('Slice', [tensorOf[src], starts, ends, axes], [], `${id}_slice${src}`);
+        });
+        out = parts.length === 1 ? parts[0] : g.node('Concat', parts, [int('axis', 1)], id);
+        break;
+      }
+      case 'maxpool': {
+        const begin = Math.floor(l.padding / 2);
+        const end = l.padding - begin;
+        out = g.node('MaxPool', [prev], [ints('kernel_shape', [l.size, l.size]), ints('strides', [l.stride, l.stride]), ints('pads', [begin, begin, end, end])], id);
+        break;
+      }
+      case 'upsample': {
+        const scales = `${id}_scales`;
+        g.initializers.push(floatTensor(scales, [4], new Float32Array([1, 1, l.stride, l.stride])));
+        out = g.node(
+          'Resize',
+          [prev, '', scales],
+          [str('mode', 'nearest'), str('coordinate_transformation_mode', 'asymmetric'), str('nearest_mode', 'floor')],
+          id,
+        );
+        break;
+      }
+      case 'shortcut':
+        out = g.activation(g.node('Add', [prev, tensorOf[l.from]], [], l.activation === 'linear' ? id : `${id}_add`), l.activation, id);
+        break;
+      case 'yolo': {
+        const name = `yolo_${l.index}`;
+        g.node('Identity', [prev], [], name);
+        outputs.push(name);
+        const shape = shapes[l.index];
+        heads.push({
+          output: name,
+          gridW: shape.w,
+          gridH: shape.h,
+          anchors: l.mask.map((m) => l.anchors[m]),
+          scaleXY: l.scaleXY,
+          newCoords: l.newCoords,
+        });
+        classes = l.classes;
+        out = prev;
+        break;
+      }
+    }
+    tensorOf.push(out);
+    prev = out;
+    prevChannels = shapes[l.index].c;
+  }
+  if (heads.length === 0) throw new Error(`${cfg.path} has no [yolo] layer`);
+
+  const labels = options.labels && options.labels.length === classes ? options.labels : Array.from({ length: classes }, (_, i) => `class${i}`);
+  const info: YoloModelInfo = {
+    schema: 'jetprof.model/1',
+    inputName,
+    inputWidth: cfg.net.width,
+    inputHeight: cfg.net.height,
+    classes,
+    labels,
+    heads,
+    source: options.source,
+  };
+  const valueInfo = (name: string, dims: number[]) => ({
+    name,
+    type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } },
+  });
+  const model = onnx.ModelProto.create({
+    irVersion: 7,
+    producerName: 'jetprof',
+    producerVersion: '0.1.0',
+    opsetImport: [{ domain: '', version: 13 }],
+    metadataProps: [{ key: METADATA_KEY, value: JSON.stringify(info) }],
+    graph: {
+      name: cfg.path.split('/').pop()?.replace(/\.cfg$/, '') ?? 'yolo',
+      node: g.nodes,
+      initializer: g.initializers,
+      input: [valueInfo(inputName, [1, cfg.net.channels, cfg.net.height, cfg.net.width])],
+      output: heads.map((h) => valueInfo(h.output, [1, h.anchors.length * (5 + classes), h.gridH, h.gridW])),
+    },
+  });
+  return { bytes: onnx.ModelProto.encode(model).finish(), info };
+}
+
+/** Reads jetprof's metadata and the graph input/output signature from .onnx bytes, without ONNX Runtime. */
+export function readOnnxSignature(bytes: Uint8Array): {
+  metadata: Record<string, string>;
+  inputs: { name: string; elemType: number; dims: (number | string)[] }[];
+  outputs: string[];
+} {
+  const model = onnx.ModelProto.decode(bytes);
+  const metadata: Record<string, string> = {};
+  for (const p of model.metadataProps ?? []) metadata[p.key ?? ''] = p.value ?? '';
+  const initNames = new Set((model.graph?.initializer ?? []).map((t) => t.name));
+  const inputs = (model.graph?.input ?? [])
+    .filter((i) => !initNames.has(i.name))
+    .map((i) => ({
+      name: i.name ?? '',
+      elemType: i.type?.tensorType?.elemType ?? 0,
+      dims: (i.type?.tensorType?.shape?.dim ?? []).map((d) => (d.dimParam ? d.dimParam : Number(d.dimValue ?? 0))),
+    }));
+  return { metadata, inputs, outputs: (model.graph?.output ?? []).map((o) => o.name ?? '') };
+}

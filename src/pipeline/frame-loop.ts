@@ -1,0 +1,190 @@
+/**
+ * The sequential frame loop: read -> preprocess -> inference -> postprocess (decode, NMS, draw) -> write, one
+ * frame at a time, each stage timed with process.hrtime.bigint() and wrapped in an NVTX range inside a `frame`
+ * range. Warm-up frames run the same path but are left out of every statistic.
+ */
+import type { DetectorSession } from '../backends/types.ts';
+import { decodeHead } from '../detect/decode.ts';
+import { drawDetections, drawOverlay } from '../detect/draw.ts';
+import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
+import { type NmsKind, nms } from '../detect/nms.ts';
+import type { Detection, Geometry } from '../detect/types.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { JetprofError } from '../util/errors.ts';
+import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '../video/io.ts';
+import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
+import type { Nvtx } from './nvtx.ts';
+import { nsToMs, StageRecorder } from './stages.ts';
+
+export interface FrameLoopOptions {
+  videoPath: string;
+  /** Where to write the annotated video; undefined writes nothing (--no-write). */
+  outputPath?: string;
+  /** Resize frames to this size first (the lab used 960x540); default: the video's size. */
+  frameSize?: [number, number];
+  letterbox: boolean;
+  confThreshold: number;
+  nmsThreshold: number;
+  nmsKind: NmsKind;
+  maxFrames?: number;
+  warmupFrames: number;
+  nvtx: Nvtx;
+  /** Polled between frames; true stops reading (Ctrl-C). */
+  shouldStop: () => boolean;
+  onFrame?: (p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }) => void;
+}
+
+export interface FrameLoopResult {
+  recorder: StageRecorder;
+  video: VideoSource['info'];
+  frameSize: [number, number];
+  output?: { path: string; codec: string };
+  framesRead: number;
+  wallMs: number;
+  firstFrameMs: number;
+  detections: { total: number; perClass: Record<string, number> };
+  interrupted: boolean;
+}
+
+/** cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. */
+export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): Float32Array {
+  let img = frame;
+  if (g.padX !== 0 || g.padY !== 0 || g.resizedW !== g.netW || g.resizedH !== g.netH) {
+    img = frame
+      .resize(g.resizedH, g.resizedW)
+      .copyMakeBorder(g.padY, g.netH - g.resizedH - g.padY, g.padX, g.netW - g.resizedW - g.padX, cv.BORDER_CONSTANT, new cv.Vec3(127, 127, 127));
+  }
+  const blob = cv.blobFromImage(img, 1 / 255, new cv.Size(g.netW, g.netH), new cv.Vec3(0, 0, 0), true, false);
+  const bytes = blob.flattenFloat(1, 3 * g.netW * g.netH).getData();
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+}
+
+export function postprocess(outputs: Map<string, Float32Array>, model: YoloModelInfo, g: Geometry, conf: number, nmsThreshold: number, kind: NmsKind): Detection[] {
+  const candidates: Detection[] = [];
+  for (const head of model.heads) {
+    const data = outputs.get(head.output);
+    if (!data) throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, { suggestion: 'export the model again with `jetprof export`' });
+    decodeHead(data, head, g, { classes: model.classes, confThreshold: conf }, candidates);
+  }
+  return nms(candidates, nmsThreshold, kind);
+}
+
+export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
+  const cv = loadOpenCv();
+  const source = openVideo(o.videoPath, cv);
+  const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
+  const resizeFrames = frameW !== source.info.width || frameH !== source.info.height;
+  const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
+  let sink: VideoSink | undefined;
+  try {
+    sink = o.outputPath ? createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv) : undefined;
+  } catch (e) {
+    source.close();
+    throw e;
+  }
+  const recorder = new StageRecorder();
+  const perClass: Record<string, number> = {};
+  let total = 0;
+  let framesRead = 0;
+  let wallStart: bigint | undefined;
+  let wallEnd = 0n;
+  let firstFrameMs = 0;
+  let inferenceMs = 0;
+  let interrupted = false;
+  const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
+  const { nvtx } = o;
+  try {
+    for (;;) {
+      if (o.maxFrames !== undefined && framesRead >= o.maxFrames) break;
+      if (o.shouldStop()) {
+        interrupted = true;
+        break;
+      }
+      nvtx.push('frame');
+      const t0 = process.hrtime.bigint();
+      nvtx.push('read');
+      let frame = source.read();
+      if (frame && resizeFrames) frame = frame.resize(frameH, frameW);
+      nvtx.pop();
+      if (!frame) {
+        nvtx.pop();
+        break;
+      }
+      const t1 = process.hrtime.bigint();
+      nvtx.push('preprocess');
+      const input = preprocessFrame(cv, frame, g);
+      nvtx.pop();
+      const t2 = process.hrtime.bigint();
+      nvtx.push('inference');
+      const result = await session.run(input);
+      nvtx.pop();
+      const t3 = process.hrtime.bigint();
+      nvtx.push('postprocess');
+      const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
+      if (sink) {
+        drawDetections(cv, frame, detections, model.labels);
+        const measured = recorder.frames;
+        const e2e = measured > 0 && wallStart !== undefined ? measured / (nsToMs(wallEnd - wallStart) / 1000) : 0;
+        const inf = measured > 0 ? measured / (inferenceMs / 1000) : 0;
+        const warning = model.source?.generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : '';
+        drawOverlay(cv, frame, `${session.backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${warning}`);
+      }
+      nvtx.pop();
+      const t4 = process.hrtime.bigint();
+      nvtx.push('write');
+      sink?.write(frame);
+      nvtx.pop();
+      const t5 = process.hrtime.bigint();
+      nvtx.pop();
+
+      if (framesRead === 0) firstFrameMs = nsToMs(t5 - t0);
+      if (framesRead >= o.warmupFrames) {
+        wallStart ??= t0;
+        wallEnd = t5;
+        recorder.add({ read: nsToMs(t1 - t0), preprocess: nsToMs(t2 - t1), inference: nsToMs(t3 - t2), postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) });
+        inferenceMs += nsToMs(t3 - t2);
+        if (result.device) {
+          recorder.device.h2dMs.push(result.device.h2dMs);
+          recorder.device.gpuComputeMs.push(result.device.gpuComputeMs);
+          recorder.device.d2hMs.push(result.device.d2hMs);
+        }
+        for (const d of detections) {
+          const label = model.labels[d.classId] ?? `class${d.classId}`;
+          perClass[label] = (perClass[label] ?? 0) + 1;
+        }
+        total += detections.length;
+      }
+      framesRead++;
+      o.onFrame?.({
+        frame: framesRead,
+        totalFrames,
+        measured: recorder.frames,
+        wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
+        inferenceMs,
+      });
+    }
+    if (framesRead === 0 && !interrupted) {
+      throw new JetprofError('BAD_VIDEO', `${o.videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
+        suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
+      });
+    }
+  } catch (e) {
+    sink?.abort();
+    source.close();
+    throw e;
+  }
+  source.close();
+  if (sink && framesRead > 0) sink.finish();
+  else sink?.abort();
+  return {
+    recorder,
+    video: source.info,
+    frameSize: [frameW, frameH],
+    output: sink && framesRead > 0 ? { path: sink.path, codec: sink.codec } : undefined,
+    framesRead,
+    wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
+    firstFrameMs,
+    detections: { total, perClass },
+    interrupted,
+  };
+}

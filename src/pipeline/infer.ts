@@ -1,0 +1,146 @@
+/**
+ * The `infer` job: resolve the model, open a backend session, run the frame loop, build the run JSON.
+ * Process concerns (signals, exit codes, printing) stay in src/cli.
+ */
+import { basename, extname, resolve } from 'node:path';
+import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
+import type { BackendName, DetectorSession } from '../backends/types.ts';
+import type { NmsKind } from '../detect/nms.ts';
+import { ensureExported, readModelInfo } from '../model/export-file.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { baseEnv } from '../util/env.ts';
+import { JetprofError } from '../util/errors.ts';
+import { sha256File, writeFileAtomic } from '../util/files.ts';
+import { loadOpenCv } from '../video/opencv.ts';
+import { runFrameLoop, type FrameLoopOptions } from './frame-loop.ts';
+import type { Nvtx } from './nvtx.ts';
+import { buildRunResult, type RunResult } from './run-result.ts';
+
+export interface InferOptions {
+  backend: BackendName;
+  video: string;
+  /** .onnx (onnx backend); with cfg+weights it is exported and cached beside the weights. */
+  model?: string;
+  cfg?: string;
+  weights?: string;
+  labels?: string;
+  /** Serialized TensorRT engine (tensorrt backend). The .onnx (or cfg+weights) still supplies the YOLO metadata. */
+  engine?: string;
+  /** Output video; null means --no-write; undefined means the default name. */
+  output?: string | null;
+  json?: string;
+  confThreshold: number;
+  nmsThreshold: number;
+  nmsKind: NmsKind;
+  letterbox: boolean;
+  frameSize?: [number, number];
+  maxFrames?: number;
+  warmupFrames: number;
+  threads?: number;
+  executionProvider: OnnxExecutionProvider;
+  nvtx: Nvtx;
+  shouldStop: () => boolean;
+  onWarning: (message: string) => void;
+  onFrame?: FrameLoopOptions['onFrame'];
+}
+
+export const OUTPUT_SUFFIX: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'tensorrt' };
+
+/** `./<video name>-<onnx|tensorrt>-detected.mp4`, as the lab names them. */
+export function defaultOutputPath(video: string, backend: BackendName): string {
+  return resolve(`${basename(video, extname(video))}-${OUTPUT_SUFFIX[backend]}-detected.mp4`);
+}
+
+export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels'>, onInfo: (m: string) => void): string {
+  if (o.model) return o.model;
+  if (o.cfg && o.weights) {
+    const { path, exported } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels });
+    onInfo(exported ? `exported ${o.cfg} + ${o.weights} to ${path}` : `using cached ${path}`);
+    return path;
+  }
+  throw new JetprofError('BAD_OPTION', 'no model given', {
+    suggestion: 'pass --model M.onnx, or --cfg C.cfg --weights W.weights (jetprof make-weights makes test weights)',
+  });
+}
+
+async function openSession(o: InferOptions, modelPath: string, model: YoloModelInfo): Promise<DetectorSession> {
+  if (o.backend === 'onnx') {
+    return createOnnxSession(modelPath, { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning });
+  }
+  const { createTensorRtSession } = await import('../backends/tensorrt.ts');
+  if (!o.engine) {
+    throw new JetprofError('BAD_OPTION', 'the tensorrt backend needs --engine E.trt', {
+      suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
+    });
+  }
+  return createTensorRtSession(o.engine, model, { onWarning: o.onWarning });
+}
+
+export async function runInference(o: InferOptions): Promise<RunResult> {
+  const startedAt = new Date().toISOString();
+  const modelPath = resolveModelPath(o, o.onWarning);
+  const model = readModelInfo(modelPath);
+  if (model.source?.generatedWeights) {
+    o.onWarning('WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real');
+  }
+  const output = o.output === null ? undefined : (o.output ?? defaultOutputPath(o.video, o.backend));
+  loadOpenCv(); // fail early, before the model load is timed
+  o.nvtx.push('model-load');
+  const t0 = process.hrtime.bigint();
+  let session: DetectorSession;
+  try {
+    session = await openSession(o, modelPath, model);
+  } finally {
+    o.nvtx.pop();
+  }
+  const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  try {
+    const loop = await runFrameLoop(session, model, {
+      videoPath: o.video,
+      outputPath: output,
+      frameSize: o.frameSize,
+      letterbox: o.letterbox,
+      confThreshold: o.confThreshold,
+      nmsThreshold: o.nmsThreshold,
+      nmsKind: o.nmsKind,
+      maxFrames: o.maxFrames,
+      warmupFrames: o.warmupFrames,
+      nvtx: o.nvtx,
+      shouldStop: o.shouldStop,
+      onFrame: o.onFrame,
+    });
+    const cv = loadOpenCv();
+    const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
+    if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
+    else Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
+    const result = buildRunResult(loop.recorder, {
+      backend: o.backend,
+      backendDetail: session.description,
+      model: {
+        path: o.engine ?? modelPath,
+        inputWidth: model.inputWidth,
+        inputHeight: model.inputHeight,
+        classes: model.classes,
+        sha256: sha256File(o.engine ?? modelPath),
+        ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
+      },
+      video: { path: o.video, width: loop.video.width, height: loop.video.height, fps: loop.video.fps, frameCount: loop.video.frameCount },
+      output: loop.output,
+      frameSize: loop.frameSize,
+      letterbox: o.letterbox,
+      warmupFrames: Math.min(o.warmupFrames, loop.framesRead),
+      wallMs: loop.wallMs,
+      modelLoadMs,
+      firstFrameMs: loop.firstFrameMs,
+      detections: loop.detections,
+      nvtx: o.nvtx.enabled,
+      env,
+      startedAt,
+      interrupted: loop.interrupted,
+    });
+    if (o.json) writeFileAtomic(o.json, `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  } finally {
+    await session.dispose();
+  }
+}

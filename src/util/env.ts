@@ -1,0 +1,40 @@
+/** What the run ran on, for the run JSON and the report's environment block. Reads files only; never fails. */
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+export interface EnvInfo {
+  node: string;
+  onnxruntime?: string;
+  opencv?: string;
+  tensorrt?: string;
+  cpu: string;
+  gpu?: string;
+  jetson?: { model?: string; l4t?: string };
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').replace(/\0/g, '').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Jetson boards: /proc/device-tree/model names the board, /etc/nv_tegra_release the L4T (JetPack) release. */
+export function jetsonInfo(): EnvInfo['jetson'] {
+  const l4tLine = readText('/etc/nv_tegra_release');
+  const model = readText('/proc/device-tree/model');
+  if (!l4tLine && !(model && /jetson|nvidia/i.test(model))) return undefined;
+  const m = l4tLine?.match(/R(\d+) \(release\), REVISION: ([\d.]+)/);
+  return { model, l4t: m ? `${m[1]}.${m[2]}` : l4tLine };
+}
+
+export function baseEnv(): EnvInfo {
+  const env: EnvInfo = { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}` };
+  const jetson = jetsonInfo();
+  if (jetson) {
+    env.jetson = jetson;
+    env.gpu = jetson.model;
+  }
+  return env;
+}

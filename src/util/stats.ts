@@ -1,0 +1,51 @@
+/** Summary statistics of a list of durations (milliseconds). Pure; used for stage timings. */
+export interface StageStats {
+  count: number;
+  totalMs: number;
+  meanMs: number;
+  minMs: number;
+  maxMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Coefficient of variation in percent (stddev / mean * 100), as trtexec reports it. */
+  covPct: number;
+}
+
+/**
+ * Percentile by linear interpolation between closest ranks (numpy's default, "linear").
+ * `sorted` must be ascending; p is in [0, 100].
+ */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  if (p < 0 || p > 100) throw new RangeError(`'p' is out of range [0, 100]: ${p}`);
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
+}
+
+export function summarize(values: readonly number[]): StageStats {
+  const n = values.length;
+  if (n === 0) {
+    return { count: 0, totalMs: 0, meanMs: NaN, minMs: NaN, maxMs: NaN, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, covPct: NaN };
+  }
+  const sorted = [...values].sort((a, b) => a - b);
+  let total = 0;
+  for (const v of values) total += v;
+  const mean = total / n;
+  let sq = 0;
+  for (const v of values) sq += (v - mean) * (v - mean);
+  const std = n > 1 ? Math.sqrt(sq / (n - 1)) : 0;
+  return {
+    count: n,
+    totalMs: total,
+    meanMs: mean,
+    minMs: sorted[0],
+    maxMs: sorted[n - 1],
+    p50Ms: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
+    p99Ms: percentile(sorted, 99),
+    covPct: mean > 0 ? (std / mean) * 100 : 0,
+  };
+}

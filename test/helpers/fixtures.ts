@@ -1,0 +1,88 @@
+/**
+ * Fixtures the tests make for themselves: seeded weights and exported models for the shipped cfgs, small cfgs,
+ * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseCfg, yoloLayers, type DarknetCfg } from '../../src/model/cfg.ts';
+import { exportOnnx } from '../../src/model/onnx-export.ts';
+import { generateWeights, serializeWeights, type DarknetWeights } from '../../src/model/weights.ts';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const YOLOV4_TINY_CFG = join(ROOT, 'weights/yolov4-tiny.cfg');
+export const PERSON_VEHICLE_CFG = join(ROOT, 'weights/yolov4-tiny-person-vehicle.cfg');
+/** The shared folder with real profiler logs, when the checkout sits beside it. */
+export const SHARED_FIXTURES = resolve(ROOT, '../shared/fixtures');
+
+let scratch: string | undefined;
+export function scratchDir(): string {
+  scratch ??= mkdtempSync(join(tmpdir(), 'jetprof-test-'));
+  return scratch;
+}
+
+export function loadCfgFile(path: string): DarknetCfg {
+  return parseCfg(readFileSync(path, 'utf8'), path);
+}
+
+export interface ModelFixture {
+  cfgPath: string;
+  cfg: DarknetCfg;
+  weights: DarknetWeights;
+  weightsPath: string;
+  onnxPath: string;
+}
+
+/** Writes seeded weights and the exported .onnx for a cfg (file path or cfg text). */
+export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?: (w: DarknetWeights, cfg: DarknetCfg) => void): ModelFixture {
+  const dir = scratchDir();
+  let cfgPath = cfgPathOrText;
+  if (!existsSync(cfgPathOrText)) {
+    cfgPath = join(dir, `${name}.cfg`);
+    writeFileSync(cfgPath, cfgPathOrText);
+  }
+  const cfg = loadCfgFile(cfgPath);
+  const weights = generateWeights(cfg, seed);
+  mutate?.(weights, cfg);
+  const weightsPath = join(dir, `${name}.weights`);
+  writeFileSync(weightsPath, serializeWeights(cfg, weights));
+  const onnxPath = join(dir, `${name}.onnx`);
+  const labels = Array.from({ length: yoloLayers(cfg)[0].classes }, (_, i) => `c${i}`);
+  writeFileSync(onnxPath, exportOnnx(cfg, weights, { labels, source: { generatedWeights: true } }).bytes);
+  return { cfgPath, cfg, weights, weightsPath, onnxPath };
+}
+
+/** An H.264 test video from ffmpeg's testsrc2 pattern. */
+export function makeVideo(name: string, frames: number, width = 320, height = 240, fps = 30): string {
+  const out = join(scratchDir(), name);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`, '-frames:v', String(frames), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', out]);
+  return out;
+}
+
+export interface ProbeResult {
+  codec: string;
+  width: number;
+  height: number;
+  frames: number;
+}
+
+/** ffprobe's view of a video: codec, size, and the decoded frame count. */
+export function probeVideo(path: string): ProbeResult {
+  const r = spawnSync('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=codec_name,width,height,nb_read_frames', '-of', 'json', path], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ffprobe failed on ${path}: ${r.stderr}`);
+  const s = JSON.parse(r.stdout).streams[0];
+  return { codec: s.codec_name, width: s.width, height: s.height, frames: Number(s.nb_read_frames) };
+}
+
+/** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
+export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'jetprof', args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}) {
+  const r = spawnSync(process.execPath, ['--import=tsx', join(ROOT, `src/cli/${script}.ts`), ...args], {
+    cwd: options.cwd ?? scratchDir(),
+    env: { ...process.env, ...options.env },
+    encoding: 'utf8',
+    timeout: options.timeout ?? 240_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}
