@@ -23,8 +23,14 @@ export function loadOpenCv(): Cv {
     } catch {
       /* an older layout without the logger: nothing to silence */
     }
+    // FFmpeg's own log lines ("moov atom not found") would break jetprof's one-line errors: quiet them.
+    process.env.OPENCV_FFMPEG_LOGLEVEL ??= '-8';
+    process.env.OPENCV_LOG_LEVEL ??= 'ERROR';
     const mod = require('@u4/opencv4nodejs') as { cv: Cv };
     cached = mod.cv;
+    // Files go through FFmpeg. Where this OpenCV has it, keep GStreamer from retrying a bad file and printing its
+    // own error (read when the first VideoCapture opens, so setting it now is in time).
+    if (/FFMPEG:\s+YES/.test(cached.getBuildInformation())) process.env.OPENCV_VIDEOIO_PRIORITY_GSTREAMER ??= '0';
     return cached;
   } catch (e) {
     throw new JetprofError('TOOL_MISSING', `OpenCV for Node (@u4/opencv4nodejs) could not be loaded: ${messageOf(e).split('\n')[0]}`, {

@@ -76,9 +76,12 @@ export function probeVideo(path: string): ProbeResult {
   return { codec: s.codec_name, width: s.width, height: s.height, frames: Number(s.nb_read_frames) };
 }
 
+/** `--import=<tsx>` with an absolute URL, so a child started in another folder still finds tsx. */
+export const TSX_IMPORT = `--import=${import.meta.resolve('tsx')}`;
+
 /** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
 export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'jetprof', args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}) {
-  const r = spawnSync(process.execPath, ['--import=tsx', join(ROOT, `src/cli/${script}.ts`), ...args], {
+  const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, ...options.env },
     encoding: 'utf8',

@@ -1,0 +1,93 @@
+import test from 'ava';
+import { decodeHead } from '../src/detect/decode.ts';
+import { letterboxGeometry, netToFrame, stretchGeometry } from '../src/detect/geometry.ts';
+import { diou, iou, nms } from '../src/detect/nms.ts';
+import type { Detection } from '../src/detect/types.ts';
+import type { YoloHead } from '../src/model/metadata.ts';
+
+// One anchor (16x16 px), one class, a 2x2 grid on a 64x64 network input, scale_x_y 1.1.
+const HEAD: YoloHead = { output: 'h', gridW: 2, gridH: 2, anchors: [[16, 16]], scaleXY: 1.1, newCoords: false };
+const logit = (p: number) => Math.log(p / (1 - p));
+
+/** A head tensor [1, 6, 2, 2] that is empty except one cell. */
+function headWith(cell: number, e: { tx: number; ty: number; tw: number; th: number; obj: number; cls: number }): Float32Array {
+  const data = new Float32Array(6 * 4).fill(-20); // objectness ~0 everywhere else
+  const v = [e.tx, e.ty, e.tw, e.th, e.obj, e.cls];
+  for (let k = 0; k < 6; k++) data[k * 4 + cell] = v[k];
+  return data;
+}
+
+test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back to the frame', (t) => {
+  // cell 2 = row 1, col 0. sigmoid(tx)=0.5 -> x = 0.5*1.1 - 0.05 = 0.5; sigmoid(ty)=0.25 -> y = 0.25*1.1 - 0.05 = 0.225
+  // cx = (0 + 0.5)/2 * 64 = 16; cy = (1 + 0.225)/2 * 64 = 39.2; w = 2*16 = 32; h = 0.5*16 = 8
+  const data = headWith(2, { tx: 0, ty: logit(0.25), tw: Math.log(2), th: Math.log(0.5), obj: logit(0.9), cls: logit(0.8) });
+  const g = stretchGeometry(128, 96, 64, 64); // frame 128x96: x / 0.5, y / (64/96)
+  const dets = decodeHead(data, HEAD, g, { classes: 1, confThreshold: 0.3 });
+  t.is(dets.length, 1);
+  const d = dets[0];
+  t.is(d.classId, 0);
+  t.true(Math.abs(d.score - 0.72) < 1e-6);
+  t.true(Math.abs(d.x1 - 0) < 1e-4); // (16 - 16) / 0.5
+  t.true(Math.abs(d.x2 - 64) < 1e-4); // (16 + 16) / 0.5
+  t.true(Math.abs(d.y1 - (39.2 - 4) * 1.5) < 1e-4);
+  t.true(Math.abs(d.y2 - (39.2 + 4) * 1.5) < 1e-4);
+});
+
+test('decode: objectness x class must exceed conf (darknet rule)', (t) => {
+  const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.9), cls: logit(0.3) }); // 0.27
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).length, 0);
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).length, 1);
+});
+
+test('decode: new_coords uses the values as given and w = tw^2 * 4 * anchor', (t) => {
+  const head = { ...HEAD, scaleXY: 2, newCoords: true };
+  // x = 0.5*2 - 0.5 = 0.5 -> cx = 0.5/2*64 = 16; w = 0.5^2*4*16 = 16
+  const data = headWith(0, { tx: 0.5, ty: 0.5, tw: 0.5, th: 0.5, obj: 0.9, cls: 0.9 });
+  const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.5 });
+  t.deepEqual([d.x1, d.y1, d.x2, d.y2].map((v) => Math.round(v * 1e4) / 1e4), [8, 8, 24, 24]);
+  t.true(Math.abs(d.score - 0.81) < 1e-6);
+});
+
+test('letterbox: geometry centres the image and boxes map back to the frame', (t) => {
+  const g = letterboxGeometry(200, 100, 64, 64); // scale 0.32 -> 64x32, padY = 16
+  t.like(g, { resizedW: 64, resizedH: 32, padX: 0, padY: 16 });
+  t.deepEqual(netToFrame(g, 32, 32), [100, 50]); // network centre is the frame centre
+  t.deepEqual(netToFrame(g, 0, 16), [0, 0]);
+  // the decoded box of cell 0 (row 0, col 0): cx = cy = 0.5/2*64 = 16, 16x16 px -> net box (8,8)-(24,24)
+  const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.99), cls: logit(0.99) });
+  const [d] = decodeHead(data, { ...HEAD, scaleXY: 1 }, g, { classes: 1, confThreshold: 0.5 });
+  t.true(Math.abs(d.x1 - 8 / 0.32) < 1e-4);
+  t.true(Math.abs(d.x2 - 24 / 0.32) < 1e-4);
+  t.is(d.y1, 0); // (8 - 16)/0.32 < 0: clipped to the frame
+  t.true(Math.abs(d.y2 - (24 - 16) / 0.32) < 1e-4);
+});
+
+const box = (x1: number, y1: number, x2: number, y2: number, score: number, classId = 0): Detection => ({ x1, y1, x2, y2, score, classId });
+
+test('iou and diou by hand', (t) => {
+  const a = box(0, 0, 10, 10, 0.9);
+  const b = box(3, 0, 13, 10, 0.8);
+  t.true(Math.abs(iou(a, b) - 70 / 130) < 1e-12);
+  // d^2 = 9, c^2 = 13^2 + 10^2 = 269
+  t.true(Math.abs(diou(a, b) - (70 / 130 - Math.pow(9 / 269, 0.6))) < 1e-12);
+  t.is(iou(a, box(20, 20, 30, 30, 1)), 0);
+});
+
+test('nms: IoU suppresses a shifted box that DIoU (darknet greedynms) keeps', (t) => {
+  const dets = [box(3, 0, 13, 10, 0.8), box(0, 0, 10, 10, 0.9)];
+  // IoU 0.538 > 0.45 suppresses; DIoU 0.538 - 0.130 = 0.408 < 0.45 keeps
+  t.deepEqual(nms(dets, 0.45, 'iou').map((d) => d.score), [0.9]);
+  t.deepEqual(nms(dets, 0.45, 'diou').map((d) => d.score), [0.9, 0.8]);
+});
+
+test('nms works per class: overlapping boxes of different classes both stay', (t) => {
+  const kept = nms([box(0, 0, 10, 10, 0.9, 0), box(0, 0, 10, 10, 0.8, 1), box(1, 1, 10, 10, 0.7, 0)], 0.5);
+  t.deepEqual(kept.map((d) => [d.classId, d.score]), [[0, 0.9], [1, 0.8]]);
+});
+
+test('bad call - decode rejects a head of the wrong size', (t) => {
+  t.throws(() => decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }), {
+    instanceOf: RangeError,
+    message: /head h has 10 values but 1 anchors x 6 x 2x2 needs 24/,
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * `infer` end to end, as a user runs it: the CLI in a child process, real videos made by ffmpeg, real ONNX
+ * Runtime and OpenCV, and ffprobe to check what was written.
+ */
+import test from 'ava';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import onnxProto from 'onnx-proto';
+import { loadOpenCv } from '../src/video/opencv.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+
+const labModel = makeModel('lab', PERSON_VEHICLE_CFG, 5);
+
+function freshDir(name: string): string {
+  const dir = join(scratchDir(), name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a consistent JSON', (t) => {
+  const video = makeVideo('sixty.mp4', 60, 320, 240);
+  const dir = freshDir('sixty');
+  const out = join(dir, 'out.mp4');
+  const json = join(dir, 'run.json');
+  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--frame-size', '480x270', '--output', out, '--json', json, '--warmup', '5'], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  const probe = probeVideo(out);
+  t.is(probe.frames, 60);
+  t.is(probe.width, 480);
+  t.is(probe.height, 270);
+  t.true(['h264', 'mpeg4'].includes(probe.codec));
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.schema, 'jetprof.run/1');
+  t.is(run.backend, 'onnx');
+  t.is(run.frames, 55);
+  t.is(run.warmupFrames, 5);
+  t.deepEqual(run.frameSize, [480, 270]);
+  t.like(run.video, { width: 320, height: 240, frameCount: 60 });
+  t.like(run.model, { inputWidth: 640, inputHeight: 480, classes: 2, generatedWeights: true });
+  t.true(run.inferenceFps > 0);
+  t.true(run.endToEndFps > 0);
+  t.true(run.endToEndFps <= run.inferenceFps, 'end to end cannot be faster than inference alone');
+  let stagesTotal = 0;
+  for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) {
+    const st = run.stages[s];
+    t.true(st.p50Ms <= st.p90Ms && st.p90Ms <= st.p99Ms, `${s} percentiles ordered`);
+    t.true(Math.abs(st.meanMs * 55 - st.totalMs) < 1e-6 * st.totalMs + 1e-9, `${s} mean x frames = total`);
+    stagesTotal += st.totalMs;
+  }
+  t.true(stagesTotal <= run.wallMs + 1e-6, `stage totals ${stagesTotal} <= wall ${run.wallMs}`);
+  t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
+  t.true(Math.abs(run.inferenceFps - 55 / (run.stages.inference.totalMs / 1000)) < 1e-9);
+  t.regex(r.stderr, /\| ONNX Runtime \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/);
+  t.regex(r.stderr, /RANDOM weights/);
+  t.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
+});
+
+test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', (t) => {
+  const video = makeVideo('named.mp4', 8, 160, 120);
+  const dir = freshDir('named');
+  t.is(runCli('infer-onnx', [video, '--model', labModel.onnxPath, '--warmup', '2', '-q'], { cwd: dir }).code, 0);
+  t.true(existsSync(join(dir, 'named-onnx-detected.mp4')));
+  const dir2 = freshDir('nowrite');
+  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--no-write', '--json', '-', '-q'], { cwd: dir2 });
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(readdirSync(dir2), []);
+  t.is(JSON.parse(r.stdout).frames, 3);
+});
+
+// A model whose answer is known: a 64x64 input max-pooled into a 2x2 grid; a 1x1 conv makes objectness high only
+// where the red channel is high. One anchor of 32x32 px covers exactly one quadrant.
+const RED_DETECTOR_CFG = `[net]
+width=64
+height=64
+channels=3
+[maxpool]
+size=32
+stride=32
+padding=0
+[convolutional]
+filters=6
+size=1
+stride=1
+pad=0
+activation=linear
+[yolo]
+mask=0
+anchors=32,32
+classes=1
+num=1
+`;
+
+test('a red square comes out boxed where it is: video -> ONNX Runtime -> decode -> NMS -> drawn frame', (t) => {
+  const model = makeModel('red', RED_DETECTOR_CFG, 1, (w) => {
+    const conv = w.convs.get(1)!;
+    conv.weights.fill(0);
+    conv.biases.fill(0);
+    // filter 4 (objectness) over input channels R, G, B (the blob is RGB): 20R - 20G - 20B - 10
+    conv.weights.set([20, -20, -20], 4 * 3);
+    conv.biases[4] = -10;
+    conv.biases[5] = 10; // the one class: always sure
+  });
+  const dir = freshDir('red');
+  const video = join(dir, 'red.mp4');
+  // 128x128 black frames with a red square filling the top-right quadrant
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:s=128x128:r=10', '-frames:v', '6', '-vf', 'drawbox=x=64:y=0:w=64:h=64:color=red:t=fill', '-c:v', 'libx264', '-pix_fmt', 'yuv444p', '-crf', '0', video]);
+  const out = join(dir, 'boxed.mp4');
+  const json = join(dir, 'run.json');
+  const r = runCli('infer', [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '0', '-q'], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.detections.total, 6, 'one box per frame');
+  const cv = loadOpenCv();
+  const cap = new cv.VideoCapture(out);
+  const frame = cap.read();
+  cap.release();
+  // The box is (64,0)-(128,64) in frame pixels: its left edge is drawn in class 0's colour (BGR 0,255,0).
+  const greenness = (x: number, y: number) => {
+    const [b, g, rr] = frame.atRaw(y, x) as unknown as number[];
+    return g - Math.max(b, rr);
+  };
+  const leftEdge = Math.max(...[62, 63, 64, 65, 66].map((x) => greenness(x, 40)));
+  t.true(leftEdge > 100, `left edge of the box is green (${leftEdge})`);
+  const bottomEdge = Math.max(...[61, 62, 63, 64, 65].map((y) => greenness(96, y)));
+  t.true(bottomEdge > 100, `bottom edge of the box is green (${bottomEdge})`);
+  // nothing drawn around the empty bottom-left quadrant
+  t.true(Math.max(...[30, 31, 32, 33, 34].map((x) => greenness(x, 96))) < 50, 'no box in an empty quadrant');
+  t.true(greenness(96, 110) < 50, 'no box below the red square');
+});
+
+function assertBadInput(t: import('ava').ExecutionContext, r: ReturnType<typeof runCli>, file: string, dir: string) {
+  t.is(r.code, 2, r.stderr);
+  const lines = r.stderr.trim().split('\n');
+  t.is(lines.length, 1, `one line: ${r.stderr}`);
+  t.true(lines[0].includes(file), `names ${file}: ${lines[0]}`);
+  t.regex(lines[0], /fix:/);
+  t.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.mp4') || f.includes('partial')), [], 'no output left behind');
+}
+
+test('bad call - missing video', (t) => {
+  const dir = freshDir('bad-missing');
+  assertBadInput(t, runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }), '/nonexistent/clip.mp4', dir);
+});
+
+test('bad call - a file that is not a video', (t) => {
+  const dir = freshDir('bad-notvideo');
+  const fake = join(scratchDir(), 'notes.mp4');
+  writeFileSync(fake, 'this is not a video\n'.repeat(100));
+  assertBadInput(t, runCli('infer', [fake, '--model', labModel.onnxPath, '-q'], { cwd: dir }), fake, dir);
+});
+
+test('bad call - a truncated video (no decodable frame)', (t) => {
+  const dir = freshDir('bad-truncated');
+  const good = readFileSync(makeVideo('whole.mp4', 30, 160, 120));
+  const cut = join(scratchDir(), 'cut.mp4');
+  writeFileSync(cut, good.subarray(0, 2000));
+  assertBadInput(t, runCli('infer', [cut, '--model', labModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
+});
+
+test('bad call - an ONNX model without YOLO metadata, and one whose input is not [1,3,H,W] float', (t) => {
+  const { onnx } = onnxProto;
+  const video = makeVideo('tiny.mp4', 3, 64, 48);
+  const dir = freshDir('bad-model');
+  const model = onnx.ModelProto.decode(readFileSync(labModel.onnxPath));
+  model.metadataProps = [];
+  const bare = join(scratchDir(), 'bare.onnx');
+  writeFileSync(bare, onnx.ModelProto.encode(model).finish());
+  assertBadInput(t, runCli('infer', [video, '--model', bare, '-q'], { cwd: dir }), bare, dir);
+
+  const again = onnx.ModelProto.decode(readFileSync(labModel.onnxPath));
+  again.graph!.input![0].type!.tensorType!.shape!.dim![1] = { dimValue: 1 };
+  const gray = join(scratchDir(), 'gray.onnx');
+  writeFileSync(gray, onnx.ModelProto.encode(again).finish());
+  const r = runCli('infer', [video, '--model', gray, '-q'], { cwd: dir });
+  assertBadInput(t, r, gray, dir);
+  t.regex(r.stderr, /input must be float \[1,3,480,640\], found \[1,1,480,640\]/);
+});
+
+test('bad call - an output directory that does not exist', (t) => {
+  const video = makeVideo('tiny2.mp4', 3, 64, 48);
+  const dir = freshDir('bad-outdir');
+  assertBadInput(t, runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], { cwd: dir }), '/nonexistent/dir/out.mp4', dir);
+});
+
+test('bad call - an unknown option value exits 2 with commander\'s one-line message', (t) => {
+  const r = runCli('infer', ['x.mp4', '--conf', '1.5']);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /--conf must be a number between 0 and 1, got '1\.5'/);
+});
+
+test('Ctrl-C finishes the frame in flight, closes a playable video and writes the JSON with interrupted: true', async (t) => {
+  const video = makeVideo('long.mp4', 600, 320, 240);
+  const dir = freshDir('sigint');
+  const out = join(dir, 'out.mp4');
+  const json = join(dir, 'run.json');
+  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'], { cwd: dir });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  // wait until the writer has opened its temporary file, then let some frames go through
+  const started = Date.now();
+  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 2500));
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  t.is(code, 130, stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.true(run.interrupted);
+  t.true(run.frames > 0 && run.frames < 598, `frames measured: ${run.frames}`);
+  const probe = probeVideo(out);
+  t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written');
+  t.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
+});
+
+test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x540', (t) => {
+  const vtest = join(ROOT, 'videos/vtest.avi');
+  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/fetch-sample-video.sh');
+  const dir = freshDir('vtest');
+  const json = join(dir, 'vtest.json');
+  const r = runCli('infer', [vtest, '--model', labModel.onnxPath, '--frame-size', '960x540', '--max-frames', '25', '--json', json, '-q'], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.like(run.video, { width: 768, height: 576, frameCount: 795 });
+  t.is(run.frames, 20);
+  const probe = probeVideo(join(dir, 'vtest-onnx-detected.mp4'));
+  t.like(probe, { width: 960, height: 540, frames: 25 });
+});
