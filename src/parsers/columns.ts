@@ -1,0 +1,65 @@
+/**
+ * Fixed-width tables. nvprof right-aligns every column under its header label except the last (a name, left
+ * aligned, running to the end of the line); nsys marks its columns with a rule of dashes. Values may contain single
+ * spaces (`Idle (0)`, `(4097 1 1)`, `Tesla V100-SXM2`), so splitting on whitespace is wrong; slicing by position is not.
+ */
+
+export interface Column {
+  label: string;
+  start: number;
+  end: number;
+}
+
+/** Header labels separated by two or more spaces (a label may hold single spaces: `Metric Name`). */
+export function headerColumns(header: string): Column[] {
+  const cols: Column[] = [];
+  const re = /\S+(?: \S+)*/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(header))) cols.push({ label: m[0], start: m.index, end: m.index + m[0].length });
+  return cols;
+}
+
+/** Columns from an nsys rule line (`-------  ---------  ----`). */
+export function ruleColumns(rule: string, header: string): Column[] {
+  const cols: Column[] = [];
+  const re = /-+/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(rule))) {
+    cols.push({ label: header.slice(m.index, m.index + m[0].length).trim(), start: m.index, end: m.index + m[0].length });
+  }
+  return cols;
+}
+
+/** Cells of a row whose columns are right-aligned to their header labels; the last column runs to the end. */
+export function sliceRightAligned(line: string, cols: Column[]): string[] {
+  const cells: string[] = [];
+  let from = 0;
+  for (let i = 0; i < cols.length; i++) {
+    const last = i === cols.length - 1;
+    cells.push((last ? line.slice(from) : line.slice(from, cols[i].end)).trim());
+    from = cols[i].end;
+  }
+  return cells;
+}
+
+/** Cells of an nsys row: each column spans its rule; the last column runs to the end of the line. */
+export function sliceByRule(line: string, cols: Column[]): string[] {
+  return cols.map((c, i) => {
+    const start = i === 0 ? 0 : cols[i - 1].end;
+    return (i === cols.length - 1 ? line.slice(start) : line.slice(start, c.end)).trim();
+  });
+}
+
+/** `Metric Description` -> `metricDescription`, `Regs*` -> `regs`, `Total Time (ns)` -> `totalTimeNs`. */
+const KEY_OVERRIDES: Record<string, string> = { 'SSMem*': 'ssmem', 'DSMem*': 'dsmem', 'Regs*': 'regs' };
+
+export function camelKey(label: string): string {
+  if (KEY_OVERRIDES[label]) return KEY_OVERRIDES[label];
+  const words = label
+    .replace(/\(%\)/g, ' pct')
+    .replace(/[^A-Za-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean);
+  return words.map((w, i) => (i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())).join('');
+}

@@ -1,0 +1,263 @@
+/**
+ * Nsight Systems statistics -> typed data (schema jetprof.nsys/1). Reads the console output of
+ * `nsys profile --stats=true` and `nsys stats` in table (column) or CSV format, from nsys 2021 to 2024:
+ * report markers (`[3/8] Executing 'nvtxsum' stats report`, `Processing [...] with [.../osrt_sum.py]...`,
+ * ` ** OS Runtime Summary (osrt_sum):`, and the old bare titles such as `CUDA API Statistics:`), `SKIPPED:` notices,
+ * digit grouping in threes or fours, and `…` truncation (kept as printed). Old report names are canonicalised to the
+ * new ones. Pure, line by line, never throws.
+ */
+import { type Column, camelKey, ruleColumns, sliceByRule } from './columns.ts';
+import { type Diagnostic, type ParseResult, splitLines } from './diagnostics.ts';
+import { parseGroupedInteger, parseGroupedNumber, splitCsvLine } from './units.ts';
+
+/** Old (nsys <= 2022) report names -> current names. */
+export const NSYS_REPORT_ALIASES: Record<string, string> = {
+  nvtxsum: 'nvtx_sum',
+  nvtxppsum: 'nvtx_pushpop_sum',
+  nvtxpptrace: 'nvtx_pushpop_trace',
+  nvtxgpuproj: 'nvtx_gpu_proj_trace',
+  nvtxkernsum: 'nvtx_kern_sum',
+  osrtsum: 'osrt_sum',
+  cudaapisum: 'cuda_api_sum',
+  cudaapitrace: 'cuda_api_trace',
+  gpukernsum: 'cuda_gpu_kern_sum',
+  gpumemtimesum: 'cuda_gpu_mem_time_sum',
+  gpumemsizesum: 'cuda_gpu_mem_size_sum',
+  gpusum: 'cuda_gpu_sum',
+  gputrace: 'cuda_gpu_trace',
+  kernexecsum: 'cuda_kern_exec_sum',
+  kernexectrace: 'cuda_kern_exec_trace',
+  apigpusum: 'cuda_api_gpu_sum',
+  openmpevtsum: 'openmp_sum',
+  khrdebugsum: 'opengl_khr_range_sum',
+  umsum: 'um_sum',
+  umtotalsum: 'um_total_sum',
+  umcpupagefaults: 'um_cpu_page_faults_sum',
+};
+
+/** Titles of the oldest nsys, which print no report name. */
+const OLD_TITLES: [RegExp, string][] = [
+  [/^NVTX (Push-Pop )?Range Statistics:$/, 'nvtx_sum'],
+  [/^Operating System Runtime API Statistics:$/, 'osrt_sum'],
+  [/^CUDA API Statistics:$/, 'cuda_api_sum'],
+  [/^CUDA Kernel Statistics:$/, 'cuda_gpu_kern_sum'],
+  [/^CUDA Memory Operation Statistics \(by time\):$/, 'cuda_gpu_mem_time_sum'],
+  [/^CUDA Memory Operation Statistics \(by size.*\):$/, 'cuda_gpu_mem_size_sum'],
+];
+
+export function canonicalReportName(name: string): string {
+  return NSYS_REPORT_ALIASES[name] ?? name;
+}
+
+export type NsysValue = string | number | null;
+export type NsysRow = Record<string, NsysValue>;
+
+export interface NsysTable {
+  report: string;
+  title?: string;
+  /** Column headers as printed. */
+  columns: string[];
+  /** Keys used in `rows`, one per column (`timePct`, `totalNs`, `instances`, `avgNs`, ..., `name`/`range`/`operation`). */
+  keys: string[];
+  rows: NsysRow[];
+}
+
+export interface NsysStats {
+  schema: 'jetprof.nsys/1';
+  /** The first table of each report, by canonical name. */
+  reports: Record<string, { columns: string[]; keys: string[]; rows: NsysRow[] }>;
+  /** Every table in order (old --stats output prints one OS runtime table per process). */
+  tables: NsysTable[];
+  /** Reports nsys skipped, with its reason (`does not contain NV Tools Extension (NVTX) data.`). */
+  skipped: Record<string, string>;
+  /** nsys's own `WARNING:` lines. */
+  warnings: string[];
+}
+
+type Kind = 'int' | 'float' | 'str';
+const TIME_COLUMNS: Record<string, [string, Kind]> = {
+  'Time (%)': ['timePct', 'float'],
+  'Time(%)': ['timePct', 'float'],
+  'Total Time (ns)': ['totalNs', 'int'],
+  'Total Time': ['totalNs', 'int'],
+  Instances: ['instances', 'int'],
+  'Num Calls': ['calls', 'int'],
+  Calls: ['calls', 'int'],
+  Count: ['count', 'int'],
+  Operations: ['count', 'int'],
+  'Avg (ns)': ['avgNs', 'float'],
+  Average: ['avgNs', 'float'],
+  'Med (ns)': ['medNs', 'float'],
+  Median: ['medNs', 'float'],
+  'Min (ns)': ['minNs', 'int'],
+  Minimum: ['minNs', 'int'],
+  'Max (ns)': ['maxNs', 'int'],
+  Maximum: ['maxNs', 'int'],
+  'StdDev (ns)': ['stddevNs', 'float'],
+  StdDev: ['stddevNs', 'float'],
+  Style: ['style', 'str'],
+  Range: ['range', 'str'],
+  Name: ['name', 'str'],
+  Operation: ['operation', 'str'],
+};
+const SIZE_COLUMNS: Record<string, [string, Kind]> = {
+  Total: ['total', 'float'],
+  'Total (MB)': ['total', 'float'],
+  'Total (KiB)': ['total', 'float'],
+  Count: ['count', 'int'],
+  Operations: ['count', 'int'],
+  'Avg (MB)': ['avg', 'float'],
+  Average: ['avg', 'float'],
+  'Med (MB)': ['med', 'float'],
+  'Min (MB)': ['min', 'float'],
+  Minimum: ['min', 'float'],
+  'Max (MB)': ['max', 'float'],
+  Maximum: ['max', 'float'],
+  'StdDev (MB)': ['stddev', 'float'],
+  Operation: ['operation', 'str'],
+};
+
+function columnSpec(report: string, label: string): [string, Kind] {
+  const table = report === 'cuda_gpu_mem_size_sum' ? SIZE_COLUMNS : TIME_COLUMNS;
+  return table[label] ?? [camelKey(label), 'str'];
+}
+
+function convert(value: string, kind: Kind): NsysValue {
+  if (value === '' || value === '-') return null;
+  if (kind === 'int') return parseGroupedInteger(value) ?? value;
+  if (kind === 'float') return parseGroupedNumber(value) ?? value;
+  return value;
+}
+
+const RULE = /^\s*-+(\s+-+)*\s*$/;
+
+export class NsysParser {
+  private readonly tables: NsysTable[] = [];
+  private readonly skipped: Record<string, string> = {};
+  private readonly warnings: string[] = [];
+  private readonly diagnostics: Diagnostic[] = [];
+  private pendingReport: string | undefined;
+  private pendingTitle: string | undefined;
+  private previous = '';
+  private previousLineNo = 0;
+  private table: { t: NsysTable; cols?: Column[]; csv: boolean; kinds: Kind[] } | undefined;
+  private lineNo = 0;
+
+  push(raw: string): void {
+    this.lineNo++;
+    const line = raw.replace(/\r$/, '');
+    const trimmed = line.trim();
+    let m: RegExpExecArray | null;
+
+    if (this.table) {
+      if (trimmed === '') {
+        this.table = undefined;
+        return;
+      }
+      if (this.row(line)) return;
+      this.table = undefined;
+    }
+    if (RULE.test(line) && this.previous !== '') {
+      this.startColumnTable(this.previous, line);
+      this.previous = '';
+      return;
+    }
+    // the line before was not a table header after all
+    if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
+    this.previous = '';
+    if ((m = /^\[\d+\/\d+\] Executing '([\w-]+)' stats report/.exec(trimmed))) {
+      this.pendingReport = canonicalReportName(m[1]);
+      this.pendingTitle = undefined;
+    } else if ((m = /^Processing \[.*\] with \[(?:.*\/)?([\w-]+)\.py\]\.\.\.$/.exec(trimmed))) {
+      this.pendingReport = canonicalReportName(m[1]);
+      this.pendingTitle = undefined;
+    } else if ((m = /^\*\* (.*) \(([\w-]+)\):$/.exec(trimmed))) {
+      this.pendingReport = canonicalReportName(m[2]);
+      this.pendingTitle = m[1];
+    } else if ((m = /^SKIPPED: (.*)$/.exec(trimmed))) {
+      const name = this.pendingReport ?? 'unknown';
+      this.skipped[name] = m[1].replace(/^\S+ does not contain/, 'does not contain');
+    } else if (OLD_TITLES.some(([re]) => re.test(trimmed))) {
+      const found = OLD_TITLES.find(([re]) => re.test(trimmed))!;
+      this.pendingTitle = trimmed.replace(/:$/, '');
+      this.pendingReport ??= found[1]; // a name from an `Executing` line wins over the title's
+    } else if (/^"?Time ?\(%\)"?,/.test(trimmed) || /^"?Total \((MB|KiB)\)"?,/.test(trimmed) || /^"?Total"?,"?(Count|Operations)"?,/.test(trimmed)) {
+      this.startCsvTable(trimmed);
+    } else if (trimmed === '' || this.isKnownNoise(trimmed)) {
+      if ((m = /^WARNING: (.*)$/.exec(trimmed))) this.warnings.push(m[1]);
+    } else {
+      // a possible table header: kept until the next line shows whether a rule follows
+      this.previous = line;
+      this.previousLineNo = this.lineNo;
+    }
+  }
+
+  finish(): ParseResult<NsysStats> {
+    if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
+    const reports: NsysStats['reports'] = {};
+    for (const t of this.tables) reports[t.report] ??= { columns: t.columns, keys: t.keys, rows: t.rows };
+    return { value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings }, diagnostics: this.diagnostics };
+  }
+
+  private noteUnrecognized(line: number, text: string): void {
+    this.diagnostics.push({ severity: 'warning', code: 'UNRECOGNIZED_LINE', line, message: `not understood (application output?): ${text.trim().slice(0, 120)}` });
+  }
+
+  /** Lines nsys prints around its tables that carry nothing to keep. */
+  private isKnownNoise(t: string): boolean {
+    return /^(WARNING:|Generating |Generated:|Exporting |Collecting data|Processing events|Saving |Report file|Importing|\[\d+\/\d+\]|NOTICE:|Failed to create|The target application|Processing \[)/.test(t) || /\.(nsys-rep|qdrep|sqlite|qdstrm)$/.test(t);
+  }
+
+  private newTable(columns: string[]): NsysTable {
+    const report = this.pendingReport ?? 'unknown';
+    const t: NsysTable = { report, ...(this.pendingTitle ? { title: this.pendingTitle } : {}), columns, keys: [], rows: [] };
+    t.keys = columns.map((c) => columnSpec(report, c)[0]);
+    this.tables.push(t);
+    this.pendingReport = undefined;
+    return t;
+  }
+
+  private startColumnTable(header: string, rule: string): void {
+    const cols = ruleColumns(rule, header);
+    // the header of the last column may be wider than its rule (a centred `Name`): read it to the end of the line
+    if (cols.length > 1) cols[cols.length - 1].label = header.slice(cols[cols.length - 2].end).trim();
+    const t = this.newTable(cols.map((c) => c.label));
+    this.table = { t, cols, csv: false, kinds: t.columns.map((c) => columnSpec(t.report, c)[1]) };
+  }
+
+  private startCsvTable(header: string): void {
+    const columns = splitCsvLine(header);
+    const t = this.newTable(columns);
+    this.table = { t, csv: true, kinds: columns.map((c) => columnSpec(t.report, c)[1]) };
+  }
+
+  private row(line: string): boolean {
+    const tb = this.table!;
+    const cells = tb.csv ? splitCsvLine(line.trim()) : sliceByRule(line, tb.cols!);
+    if (cells.length !== tb.t.columns.length) return false;
+    if (!tb.csv && RULE.test(line)) return false;
+    const row: NsysRow = {};
+    let numericOk = true;
+    cells.forEach((cell, i) => {
+      const v = convert(cell, tb.kinds[i]);
+      if (tb.kinds[i] !== 'str' && typeof v === 'string') numericOk = false;
+      row[tb.t.keys[i]] = v;
+    });
+    if (!numericOk) {
+      this.diagnostics.push({ severity: 'warning', code: 'BAD_ROW', line: this.lineNo, message: `a numeric cell is not a number: ${line.trim().slice(0, 120)}` });
+    }
+    tb.t.rows.push(row);
+    return true;
+  }
+}
+
+export function parseNsysStats(text: string): ParseResult<NsysStats> {
+  const parser = new NsysParser();
+  for (const line of splitLines(text)) parser.push(line);
+  return parser.finish();
+}
+
+/** True when the text looks like nsys statistics output. */
+export function looksLikeNsys(head: string): boolean {
+  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics:|CUDA API Statistics:|NVTX Range Statistics:|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(head);
+}

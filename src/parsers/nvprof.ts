@@ -1,0 +1,441 @@
+/**
+ * nvprof log -> typed data (schema jetprof.nvprof/1). Pure and line by line: `NvprofParser.push(line)` keeps a
+ * small state (current process, section, table header), so a log can be streamed; `parseNvprof(text)` wraps it.
+ *
+ * Reads: the summary (`Type Time(%) Time Calls Avg Min Max Name`, and the old layout without Type followed by a
+ * separate `API calls:` table), `NVTX result:` (thread, domain, range tables), `Dependency Analysis:`, `Metric result:`
+ * and `Event result:` per device and kernel, `--print-gpu-trace` / `--print-api-trace`, `Unified Memory profiling
+ * result:`, CSV mode (with its units row), several processes, `======== ` import mode, warnings (with unprefixed
+ * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
+ */
+import { camelKey, type Column, headerColumns, sliceRightAligned } from './columns.ts';
+import { type Diagnostic, type ParseResult, splitLines } from './diagnostics.ts';
+import { decimalToNs, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
+
+export interface SummaryRow {
+  /** `GPU activities`, `API calls` or `Range`. */
+  type: string;
+  timePct: number;
+  totalNs: number;
+  calls: number;
+  avgNs: number;
+  minNs: number;
+  maxNs: number;
+  name: string;
+}
+
+export interface DependencyRow {
+  criticalPathPct: number;
+  criticalPathNs: number;
+  waitingNs: number;
+  name: string;
+}
+
+export interface MetricRow {
+  device?: string;
+  kernel: string;
+  invocations: number;
+  /** Metric or event name. */
+  metric: string;
+  description?: string;
+  min: string;
+  max: string;
+  avg: string;
+  total?: string;
+}
+
+/** A `--print-gpu-trace` / `--print-api-trace` row: columns by header; `Start` and `Duration` in ns. */
+export type TraceRow = Record<string, string | number>;
+
+export interface UnifiedMemoryRow {
+  device?: string;
+  count: number;
+  avgSize: string;
+  minSize: string;
+  maxSize: string;
+  totalSize: string;
+  /** null where nvprof prints `-`. */
+  totalNs: number | null;
+  name: string;
+}
+
+export interface NvtxRange {
+  name: string;
+  rows: SummaryRow[];
+}
+export interface NvtxDomain {
+  name: string;
+  thread?: string;
+  ranges: NvtxRange[];
+}
+
+export interface NvprofProcess {
+  /** null in import mode (`======== `). */
+  pid: number | null;
+  command?: string;
+  summary: SummaryRow[];
+  nvtx: { domains: NvtxDomain[] };
+  dependency: DependencyRow[];
+  metrics: MetricRow[];
+  gpuTrace?: TraceRow[];
+  apiTrace?: TraceRow[];
+  unifiedMemory?: { rows: UnifiedMemoryRow[]; totals: Record<string, number> };
+  warnings: string[];
+  /** Informational lines such as `No kernels were profiled.` */
+  notes: string[];
+}
+
+export interface NvprofLog {
+  schema: 'jetprof.nvprof/1';
+  processes: NvprofProcess[];
+}
+
+type Section = 'none' | 'result' | 'api' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified';
+type Table =
+  | { kind: 'summary'; typed: boolean; type: string }
+  | { kind: 'dependency' }
+  | { kind: 'metrics' | 'events'; cols: Column[] }
+  | { kind: 'trace'; cols: Column[]; target: 'gpuTrace' | 'apiTrace' }
+  | { kind: 'unified'; cols: Column[] }
+  | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: 'summary' | 'dependency' | 'other' };
+
+const PREFIX = /^==(\d+)== ?(.*)$/;
+const IMPORT_PREFIX = /^======== ?(.*)$/;
+const SUMMARY_ROW = /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s+(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+const INFO_LINES = [/^Some kernel\(s\) will be replayed/, /^Generated result file/, /^Replaying kernel/, /^Analysis progress/, /^Profiling application:/];
+
+function newProcess(pid: number | null): NvprofProcess {
+  return { pid, summary: [], nvtx: { domains: [] }, dependency: [], metrics: [], warnings: [], notes: [] };
+}
+
+export class NvprofParser {
+  private readonly processes = new Map<string, NvprofProcess>();
+  private readonly diagnostics: Diagnostic[] = [];
+  private current: NvprofProcess | undefined;
+  private section: Section = 'none';
+  private table: Table | undefined;
+  private device: string | undefined;
+  private kernel: string | undefined;
+  private range: NvtxRange | undefined;
+  private thread: string | undefined;
+  private lastWasWarning = false;
+  private lineNo = 0;
+
+  /** Feeds one line (without its terminator). */
+  push(raw: string): void {
+    this.lineNo++;
+    const line = raw.replace(/\r$/, '');
+    const wasWarning = this.lastWasWarning;
+    this.lastWasWarning = false;
+    const m = PREFIX.exec(line);
+    const im = m ? undefined : IMPORT_PREFIX.exec(line);
+    if (m || im) {
+      const pid = m ? Number(m[1]) : null;
+      this.switchProcess(pid);
+      this.prefixed((m ? m[2] : im![1]).trim(), line);
+      return;
+    }
+    this.unprefixed(line, wasWarning);
+  }
+
+  finish(): ParseResult<NvprofLog> {
+    return { value: { schema: 'jetprof.nvprof/1', processes: [...this.processes.values()] }, diagnostics: this.diagnostics };
+  }
+
+  private proc(): NvprofProcess {
+    if (!this.current) this.switchProcess(null);
+    return this.current!;
+  }
+
+  private switchProcess(pid: number | null): void {
+    const key = String(pid);
+    let p = this.processes.get(key);
+    if (!p) {
+      p = newProcess(pid);
+      this.processes.set(key, p);
+    }
+    if (p !== this.current) {
+      this.current = p;
+      this.table = undefined;
+    }
+  }
+
+  private diag(code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'warning'): void {
+    this.diagnostics.push({ severity, code, line: this.lineNo, message });
+  }
+
+  private prefixed(rest: string, line: string): void {
+    const p = this.proc();
+    let m: RegExpExecArray | null;
+    if ((m = /^NVPROF is profiling process (\d+), command: (.*)$/.exec(rest))) {
+      p.command = m[2];
+    } else if ((m = /^Profiling application: (.*)$/.exec(rest))) {
+      p.command ??= m[1];
+    } else if (rest === 'Profiling result:') {
+      this.enter('result');
+    } else if (rest === 'API calls:') {
+      this.enter('api');
+    } else if (rest === 'NVTX result:') {
+      this.enter('nvtx');
+    } else if (rest === 'Dependency Analysis:') {
+      this.enter('dependency');
+    } else if (rest === 'Metric result:') {
+      this.enter('metrics');
+    } else if (rest === 'Event result:') {
+      this.enter('events');
+    } else if (rest === 'Unified Memory profiling result:') {
+      this.enter('unified');
+    } else if ((m = /^Warning: (.*)$/.exec(rest))) {
+      p.warnings.push(m[1]);
+      this.lastWasWarning = true;
+    } else if (this.section === 'nvtx' && (m = /^Thread "(.*)" \(id = (\d+)\)$/.exec(rest))) {
+      this.thread = `${m[1]} (id = ${m[2]})`;
+    } else if (this.section === 'nvtx' && (m = /^Domain "(.*)"$/.exec(rest))) {
+      p.nvtx.domains.push({ name: m[1], ...(this.thread ? { thread: this.thread } : {}), ranges: [] });
+      this.range = undefined;
+    } else if (this.section === 'nvtx' && (m = /^Range "(.*)"$/.exec(rest))) {
+      let domain = p.nvtx.domains[p.nvtx.domains.length - 1];
+      if (!domain) {
+        domain = { name: '<default>', ranges: [] };
+        p.nvtx.domains.push(domain);
+      }
+      this.range = { name: m[1], rows: [] };
+      domain.ranges.push(this.range);
+      this.table = undefined;
+    } else if (INFO_LINES.some((re) => re.test(rest))) {
+      // informational; nothing to keep
+    } else if (rest === '') {
+      this.table = undefined;
+    } else if (!this.tableLine(rest)) {
+      this.diag('UNRECOGNIZED_LINE', `not understood: ${line.slice(0, 120)}`);
+    }
+  }
+
+  private enter(section: Section): void {
+    this.section = section;
+    this.table = undefined;
+    this.device = undefined;
+    this.kernel = undefined;
+    if (section === 'nvtx') {
+      this.thread = undefined;
+      this.range = undefined;
+    }
+  }
+
+  private unprefixed(line: string, wasWarning: boolean): void {
+    if (line.trim() === '') {
+      this.table = undefined;
+      return;
+    }
+    if (this.tableLine(line)) return;
+    if (wasWarning) {
+      const w = this.proc().warnings;
+      w[w.length - 1] = `${w[w.length - 1]} ${line.trim()}`;
+      return;
+    }
+    this.diag('UNRECOGNIZED_LINE', `not understood (application output?): ${line.slice(0, 120)}`);
+  }
+
+  /** Headers, context lines and rows of the current section. Returns false when the line is none of these. */
+  private tableLine(line: string): boolean {
+    const p = this.proc();
+    const trimmed = line.trim();
+    let m: RegExpExecArray | null;
+    // headers
+    if (/^Type\s+Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name$/.test(trimmed)) {
+      this.table = { kind: 'summary', typed: true, type: '' };
+      return true;
+    }
+    if (/^Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name$/.test(trimmed)) {
+      this.table = { kind: 'summary', typed: false, type: this.section === 'api' ? 'API calls' : 'GPU activities' };
+      return true;
+    }
+    if (/^Critical path\(%\)\s+Critical path\s+Waiting time\s+Name$/.test(trimmed)) {
+      this.section = 'dependency';
+      this.table = { kind: 'dependency' };
+      return true;
+    }
+    if (/^Invocations\s+(Metric|Event) Name\s+/.test(trimmed)) {
+      this.table = { kind: this.section === 'events' || /Event Name/.test(trimmed) ? 'events' : 'metrics', cols: headerColumns(line) };
+      return true;
+    }
+    if (/^Start\s+Duration\s+/.test(trimmed)) {
+      const cols = headerColumns(line);
+      const isGpu = cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) && !/^Start\s+Duration\s+Name$/.test(trimmed);
+      const target = isGpu ? 'gpuTrace' : 'apiTrace';
+      p[target] ??= [];
+      this.table = { kind: 'trace', cols, target };
+      return true;
+    }
+    if (/^Count\s+Avg Size\s+Min Size\s+Max Size\s+Total Size\s+Total Time\s+Name$/.test(trimmed)) {
+      p.unifiedMemory ??= { rows: [], totals: {} };
+      this.table = { kind: 'unified', cols: headerColumns(line) };
+      return true;
+    }
+    if (/^"[^"]+"(,"[^"]*")+$/.test(trimmed)) {
+      const header = splitCsvLine(trimmed);
+      const flavour = header[0] === 'Type' || header[0] === 'Time(%)' ? 'summary' : header[0] === 'Critical path(%)' ? 'dependency' : 'other';
+      this.table = { kind: 'csv', header, units: undefined, flavour };
+      return true;
+    }
+    // context lines
+    if ((m = /^Device "(.*)"$/.exec(trimmed))) {
+      this.device = m[1];
+      return true;
+    }
+    if ((m = /^Kernel: (.*)$/.exec(trimmed))) {
+      this.kernel = m[1];
+      return true;
+    }
+    if (trimmed === 'No kernels were profiled.' || trimmed === 'No API activities were profiled.') {
+      p.notes.push(trimmed);
+      return true;
+    }
+    if ((m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(trimmed)) && p.unifiedMemory) {
+      p.unifiedMemory.totals[camelKey(m[1])] = Number(m[2]);
+      return true;
+    }
+    if (/^(Regs|SSMem|DSMem|SrcMemType|DstMemType|Size|Throughput|Context|Stream|Device): /.test(trimmed) && (p.gpuTrace || p.apiTrace)) {
+      return true; // the trace legend
+    }
+    // rows
+    const t = this.table;
+    if (!t) return false;
+    switch (t.kind) {
+      case 'summary':
+        return this.summaryRow(line, t);
+      case 'dependency':
+        return this.dependencyRow(line);
+      case 'metrics':
+      case 'events':
+        return this.metricRow(line, t.cols, t.kind);
+      case 'trace':
+        return this.traceRow(line, t.cols, t.target);
+      case 'unified':
+        return this.unifiedRow(line, t.cols);
+      case 'csv':
+        return this.csvRow(trimmed, t);
+    }
+  }
+
+  private summaryRow(line: string, t: Extract<Table, { kind: 'summary' }>): boolean {
+    const m = SUMMARY_ROW.exec(line);
+    if (!m) return false;
+    if (m[1]) t.type = m[1];
+    const [totalNs, avgNs, minNs, maxNs] = [m[3], m[5], m[6], m[7]].map(parseDurationNs);
+    if (totalNs === undefined || avgNs === undefined || minNs === undefined || maxNs === undefined) {
+      this.diag('BAD_ROW', `a time in this row is not a number with a unit: ${line.trim().slice(0, 120)}`);
+      return true;
+    }
+    const row: SummaryRow = { type: t.type || (t.typed ? 'GPU activities' : t.type), timePct: Number(m[2]), totalNs, calls: Number(m[4]), avgNs, minNs, maxNs, name: m[8] };
+    if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
+    else this.proc().summary.push(row);
+    return true;
+  }
+
+  private dependencyRow(line: string): boolean {
+    const m = DEPENDENCY_ROW.exec(line);
+    if (!m) return false;
+    const cp = parseDurationNs(m[2]);
+    const wait = parseDurationNs(m[3]);
+    if (cp === undefined || wait === undefined) {
+      this.diag('BAD_ROW', `critical path or waiting time is not a time: ${line.trim().slice(0, 120)}`);
+      return true;
+    }
+    this.proc().dependency.push({ criticalPathPct: Number(m[1]), criticalPathNs: cp, waitingNs: wait, name: m[4] });
+    return true;
+  }
+
+  private metricRow(line: string, cols: Column[], kind: 'metrics' | 'events'): boolean {
+    const cells = sliceRightAligned(line, cols);
+    if (!/^\d+$/.test(cells[0] ?? '') || cells.some((c) => c === '')) return false;
+    const kernel = this.kernel ?? '';
+    const device = this.device;
+    if (kind === 'metrics' && cells.length === 6) {
+      this.proc().metrics.push({ ...(device ? { device } : {}), kernel, invocations: Number(cells[0]), metric: cells[1], description: cells[2], min: cells[3], max: cells[4], avg: cells[5] });
+      return true;
+    }
+    if (kind === 'events' && cells.length === 6) {
+      this.proc().metrics.push({ ...(device ? { device } : {}), kernel, invocations: Number(cells[0]), metric: cells[1], min: cells[2], max: cells[3], avg: cells[4], total: cells[5] });
+      return true;
+    }
+    return false;
+  }
+
+  private traceRow(line: string, cols: Column[], target: 'gpuTrace' | 'apiTrace'): boolean {
+    const cells = sliceRightAligned(line, cols);
+    const start = parseDurationNs(cells[0] ?? '');
+    const duration = parseDurationNs(cells[1] ?? '');
+    if (start === undefined || duration === undefined) return false;
+    const row: TraceRow = { startNs: start, durationNs: duration };
+    cols.slice(2).forEach((c, i) => {
+      const v = cells[i + 2];
+      row[camelKey(c.label)] = /^\d+$/.test(v) ? Number(v) : v;
+    });
+    this.proc()[target]!.push(row);
+    return true;
+  }
+
+  private unifiedRow(line: string, cols: Column[]): boolean {
+    const c = sliceRightAligned(line, cols);
+    if (c.length !== 7 || !/^\d+$/.test(c[0])) return false;
+    const totalNs = c[5] === '-' ? null : parseDurationNs(c[5]);
+    if (totalNs === undefined) return false;
+    this.proc().unifiedMemory!.rows.push({
+      ...(this.device ? { device: this.device } : {}),
+      count: Number(c[0]),
+      avgSize: c[1],
+      minSize: c[2],
+      maxSize: c[3],
+      totalSize: c[4],
+      totalNs,
+      name: c[6],
+    });
+    return true;
+  }
+
+  private csvRow(line: string, t: Extract<Table, { kind: 'csv' }>): boolean {
+    const cells = splitCsvLine(line);
+    if (!t.units && cells.length === t.header.length && !line.startsWith('"')) {
+      t.units = cells; // `,%,s,,us,us,ms,`
+      return true;
+    }
+    if (cells.length !== t.header.length) return false;
+    const units = t.units ?? [];
+    const ns = (i: number) => decimalToNs(cells[i], units[i] || 'ns');
+    if (t.flavour === 'summary') {
+      const off = t.header[0] === 'Type' ? 1 : 0;
+      const vals = [ns(off + 1), ns(off + 3), ns(off + 4), ns(off + 5)];
+      if (vals.some((v) => v === undefined)) {
+        this.diag('BAD_ROW', `a time in this CSV row is not a number: ${line.slice(0, 120)}`);
+        return true;
+      }
+      const [totalNs, avgNs, minNs, maxNs] = vals as number[];
+      const type = off ? cells[0] : this.section === 'api' ? 'API calls' : 'GPU activities';
+      const row: SummaryRow = { type, timePct: parsePercent(cells[off]) ?? NaN, totalNs, calls: Number(cells[off + 2]), avgNs, minNs, maxNs, name: cells[off + 6] };
+      if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
+      else this.proc().summary.push(row);
+      return true;
+    }
+    if (t.flavour === 'dependency') {
+      const cp = ns(1);
+      const wait = ns(2);
+      if (cp === undefined || wait === undefined) return false;
+      this.proc().dependency.push({ criticalPathPct: parsePercent(cells[0]) ?? NaN, criticalPathNs: cp, waitingNs: wait, name: cells[3] });
+      return true;
+    }
+    return true; // other CSV tables: recognised, not typed
+  }
+}
+
+export function parseNvprof(text: string): ParseResult<NvprofLog> {
+  const parser = new NvprofParser();
+  for (const line of splitLines(text)) parser.push(line);
+  return parser.finish();
+}
+
+/** True when the text looks like nvprof output (a `==PID==` or `======== ` line, or nvprof's CSV header). */
+export function looksLikeNvprof(head: string): boolean {
+  return /^(==\d+==|========) /m.test(head) || /^"Type","Time\(%\)"/m.test(head);
+}
