@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { inferCommand } from './infer-command.ts';
 import { exportCommand, makeWeightsCommand } from './model-commands.ts';
+import { parseCommand } from './parse-command.ts';
 import { runProgram } from './run-program.ts';
 
 const program = new Command('jetprof')
@@ -10,6 +11,7 @@ const program = new Command('jetprof')
   .version('0.1.0')
   .addCommand(inferCommand('infer'))
   .addCommand(exportCommand())
-  .addCommand(makeWeightsCommand());
+  .addCommand(makeWeightsCommand())
+  .addCommand(parseCommand());
 
 await runProgram(program);

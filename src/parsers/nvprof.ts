@@ -101,7 +101,7 @@ type Table =
 
 const PREFIX = /^==(\d+)== ?(.*)$/;
 const IMPORT_PREFIX = /^======== ?(.*)$/;
-const SUMMARY_ROW = /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s+(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+const SUMMARY_ROW = /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
 const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
 const INFO_LINES = [/^Some kernel\(s\) will be replayed/, /^Generated result file/, /^Replaying kernel/, /^Analysis progress/, /^Profiling application:/];
 

@@ -1,0 +1,60 @@
+/** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
+import { Command, Option } from 'commander';
+import { parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
+import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesToCsv, tablesToMarkdown } from '../report/profile-tables.ts';
+import { JetprofError } from '../util/errors.ts';
+import { writeFileAtomic } from '../util/files.ts';
+import { handleError } from './handle-error.ts';
+
+interface ParseOptions {
+  format: 'json' | 'md' | 'csv';
+  section?: string;
+  kind?: ProfileKind;
+  out?: string;
+  strict: boolean;
+}
+
+export function parseCommand(): Command {
+  return new Command('parse')
+    .summary('nvprof logs and nsys statistics -> typed JSON (or Markdown / CSV tables)')
+    .description(
+      'Reads an nvprof log (summary, NVTX, dependency analysis, metrics, traces, unified memory, CSV mode) or the output\n' +
+        'of `nsys stats` / `nsys profile --stats=true` (table or CSV, old and new report names), detecting which.\n' +
+        'Times are exact integer nanoseconds. Lines it does not understand are listed on stderr with their line numbers.',
+    )
+    .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
+    .addOption(new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv').choices(['json', 'md', 'csv']).default('json'))
+    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default summary); nsys a report name such as nvtx_sum (default all)`)
+    .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
+    .option('-o, --out <file>', 'write here instead of stdout')
+    .option('--strict', 'exit 1 when any line was not understood', false)
+    .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
+    .action(async (file: string, o: ParseOptions) => {
+      try {
+        const parsed = await parseProfileFile(file, o.kind);
+        let text: string;
+        if (o.format === 'json') {
+          text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;
+        } else {
+          let tables;
+          if (parsed.kind === 'nvprof') {
+            const section = (o.section ?? 'summary') as NvprofSection;
+            if (!NVPROF_SECTIONS.includes(section)) throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, { suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}` });
+            tables = nvprofTables(parsed.result.value, section);
+          } else {
+            tables = nsysTables(parsed.result.value, o.section);
+          }
+          if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
+          text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
+        }
+        if (o.out) writeFileAtomic(o.out, text);
+        else process.stdout.write(text);
+        const diags = parsed.result.diagnostics;
+        for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);
+        if (diags.length > 20) process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
+        if (o.strict && diags.length > 0) process.exitCode = 1;
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}

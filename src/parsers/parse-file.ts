@@ -1,0 +1,50 @@
+/**
+ * Parses a profiler output file by streaming its lines (memory stays flat however large the log), detecting
+ * nvprof or nsys from the first lines. The I/O edge of src/parsers.
+ */
+import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { JetprofError } from '../util/errors.ts';
+import type { ParseResult } from './diagnostics.ts';
+import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
+import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
+
+export type ProfileKind = 'nvprof' | 'nsys';
+export type ParsedProfile = { kind: 'nvprof'; result: ParseResult<NvprofLog> } | { kind: 'nsys'; result: ParseResult<NsysStats> };
+
+const HEAD_BYTES = 64 * 1024;
+
+export function detectProfileKind(head: string): ProfileKind | undefined {
+  if (looksLikeNvprof(head)) return 'nvprof';
+  if (looksLikeNsys(head)) return 'nsys';
+  return undefined;
+}
+
+function readHead(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const n = readSync(fd, buf, 0, HEAD_BYTES, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function parseProfileFile(path: string, kind?: ProfileKind): Promise<ParsedProfile> {
+  try {
+    if (!statSync(path).isFile()) throw new Error();
+  } catch {
+    throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, { suggestion: 'pass the file written by nvprof --log-file or by nsys stats' });
+  }
+  const detected = kind ?? detectProfileKind(readHead(path));
+  if (!detected) {
+    throw new JetprofError('BAD_INPUT', `${path}: neither nvprof nor Nsight Systems output (no ==PID== lines, no nsys report tables)`, {
+      suggestion: 'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',
+    });
+  }
+  const parser = detected === 'nvprof' ? new NvprofParser() : new NsysParser();
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity });
+  for await (const line of lines) parser.push(line);
+  return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
+}

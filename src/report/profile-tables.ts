@@ -1,0 +1,120 @@
+/**
+ * Parsed profiler data as tables (Markdown for reading, CSV with exact nanoseconds for spreadsheets).
+ * Used by `jetprof parse --format md|csv` and by the report.
+ */
+import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
+import type { NvprofLog, NvprofProcess, SummaryRow } from '../parsers/nvprof.ts';
+import { type Cell, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
+
+export const NVPROF_SECTIONS = ['summary', 'nvtx', 'dependency', 'metrics', 'gpu-trace', 'api-trace', 'unified-memory'] as const;
+export type NvprofSection = (typeof NVPROF_SECTIONS)[number];
+
+export interface Table {
+  title: string;
+  headers: string[];
+  /** Cells for Markdown (times formatted with units). */
+  display: Cell[][];
+  /** Cells for CSV (times in integer nanoseconds). */
+  raw: Cell[][];
+  align?: ('l' | 'r')[];
+}
+
+const procLabel = (p: NvprofProcess) => (p.pid === null ? 'imported log' : `process ${p.pid}`) + (p.command ? ` (${p.command})` : '');
+
+function summaryTable(title: string, rows: SummaryRow[]): Table {
+  return {
+    title,
+    headers: ['Type', 'Time(%)', 'Time', 'Calls', 'Avg', 'Min', 'Max', 'Name'],
+    display: rows.map((r) => [r.type, formatPct(r.timePct), formatNs(r.totalNs), r.calls, formatNs(r.avgNs), formatNs(r.minNs), formatNs(r.maxNs), r.name]),
+    raw: rows.map((r) => [r.type, r.timePct, r.totalNs, r.calls, r.avgNs, r.minNs, r.maxNs, r.name]),
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+  };
+}
+
+export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
+  const tables: Table[] = [];
+  for (const p of log.processes) {
+    const who = procLabel(p);
+    switch (section) {
+      case 'summary':
+        if (p.summary.length) tables.push(summaryTable(`Summary, ${who}`, p.summary));
+        break;
+      case 'nvtx':
+        for (const d of p.nvtx.domains) for (const r of d.ranges) tables.push(summaryTable(`NVTX ${d.name} / ${r.name}, ${who}`, r.rows));
+        break;
+      case 'dependency':
+        if (p.dependency.length) {
+          tables.push({
+            title: `Dependency analysis, ${who}`,
+            headers: ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
+            display: p.dependency.map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]),
+            raw: p.dependency.map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
+            align: ['r', 'r', 'r', 'l'],
+          });
+        }
+        break;
+      case 'metrics':
+        if (p.metrics.length) {
+          const rows = p.metrics.map((m) => [m.device ?? '', m.kernel, m.invocations, m.metric, m.description ?? '', m.min, m.max, m.avg, m.total ?? '']);
+          tables.push({ title: `Metrics and events, ${who}`, headers: ['Device', 'Kernel', 'Invocations', 'Metric', 'Description', 'Min', 'Max', 'Avg', 'Total'], display: rows, raw: rows });
+        }
+        break;
+      case 'gpu-trace':
+      case 'api-trace': {
+        const rows = section === 'gpu-trace' ? p.gpuTrace : p.apiTrace;
+        if (rows?.length) {
+          const keys = Object.keys(rows[0]);
+          tables.push({
+            title: `${section === 'gpu-trace' ? 'GPU' : 'API'} trace, ${who}`,
+            headers: keys,
+            display: rows.map((r) => keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : r[k]))),
+            raw: rows.map((r) => keys.map((k) => r[k])),
+          });
+        }
+        break;
+      }
+      case 'unified-memory':
+        if (p.unifiedMemory?.rows.length) {
+          const um = p.unifiedMemory.rows;
+          tables.push({
+            title: `Unified memory, ${who}`,
+            headers: ['Device', 'Count', 'Avg Size', 'Min Size', 'Max Size', 'Total Size', 'Total Time', 'Name'],
+            display: um.map((r) => [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, r.totalNs === null ? '-' : formatNs(r.totalNs), r.name]),
+            raw: um.map((r) => [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, r.totalNs, r.name]),
+          });
+        }
+        break;
+    }
+  }
+  return tables;
+}
+
+function nsysTable(t: NsysTable, index: number): Table {
+  const rows = t.rows.map((r) => t.keys.map((k) => r[k]));
+  return { title: `${t.report}${t.title ? ` (${t.title})` : ''}${index > 0 ? ` #${index + 1}` : ''}`, headers: t.columns, display: rows, raw: rows };
+}
+
+/** nsys tables; `report` selects one report by its canonical name. */
+export function nsysTables(stats: NsysStats, report?: string): Table[] {
+  const seen = new Map<string, number>();
+  const out: Table[] = [];
+  for (const t of stats.tables) {
+    const n = seen.get(t.report) ?? 0;
+    seen.set(t.report, n + 1);
+    if (!report || t.report === report) out.push(nsysTable(t, n));
+  }
+  return out;
+}
+
+export function tablesToMarkdown(tables: Table[]): string {
+  return tables.map((t) => `### ${t.title}\n\n${markdownTable(t.headers, t.display, t.align)}\n`).join('\n');
+}
+
+/** One CSV: when there are several tables, a first column `table` says which table a row belongs to. */
+export function tablesToCsv(tables: Table[]): string {
+  if (tables.length === 1) return csvTable(tables[0].headers, tables[0].raw);
+  const headers = ['table', ...(tables[0]?.headers ?? [])];
+  const sameShape = tables.every((t) => t.headers.join('\u0000') === tables[0].headers.join('\u0000'));
+  if (!sameShape) return tables.map((t) => csvTable(['table', ...t.headers], t.raw.map((r) => [t.title, ...r]))).join('\n');
+  return csvTable(headers, tables.flatMap((t) => t.raw.map((r) => [t.title, ...r])));
+}

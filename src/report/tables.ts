@@ -1,0 +1,39 @@
+/** Markdown and CSV tables from rows of cells. Pure. */
+
+export type Cell = string | number | null | undefined;
+
+function mdEscape(v: Cell): string {
+  if (v === null || v === undefined) return '';
+  // `<Other>` would vanish as an HTML tag; `|` would split the cell.
+  return String(v).replace(/\|/g, '\\|').replace(/</g, '\\<').replace(/>/g, '\\>').replace(/\n/g, ' ');
+}
+
+/** A GitHub-flavoured Markdown table; `align` per column: 'l' (default) or 'r'. */
+export function markdownTable(headers: string[], rows: Cell[][], align: ('l' | 'r')[] = []): string {
+  const rule = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
+  return [`| ${headers.map(mdEscape).join(' | ')} |`, `| ${rule.join(' | ')} |`, ...rows.map((r) => `| ${r.map(mdEscape).join(' | ')} |`)].join('\n');
+}
+
+function csvEscape(v: Cell): string {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvTable(headers: string[], rows: Cell[][]): string {
+  return [headers, ...rows].map((r) => r.map(csvEscape).join(',')).join('\n') + '\n';
+}
+
+/** Nanoseconds as the profilers print them, with an adaptive unit: 197397023000 -> "197.397 s". */
+export function formatNs(ns: number | null | undefined): string {
+  if (ns === null || ns === undefined || !Number.isFinite(ns)) return '';
+  const a = Math.abs(ns);
+  if (a >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
+  if (a >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
+  if (a >= 1e3) return `${(ns / 1e3).toFixed(3)} us`;
+  return `${ns} ns`;
+}
+
+export function formatPct(p: number): string {
+  return `${p.toFixed(2)}%`;
+}

@@ -1,0 +1,50 @@
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+
+const LOG = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');
+const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
+
+/** Runs `jetprof ...` with OpenCV and ONNX Runtime made impossible to load. */
+function jetprofWithoutNative(args: string[]) {
+  const r = spawnSync(process.execPath, ['--require', join(ROOT, 'test/helpers/forbid-native.cjs'), TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args], { encoding: 'utf8', cwd: scratchDir() });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('jetprof parse detects nvprof, prints jetprof.nvprof/1 JSON, lists what it did not understand, and loads no native module', (t) => {
+  const r = jetprofWithoutNative(['parse', LOG]);
+  t.is(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout);
+  t.is(json.schema, 'jetprof.nvprof/1');
+  t.is(json.processes.length, 2);
+  t.is(json.processes[1].dependency[1].waitingNs, 2500);
+  t.regex(r.stderr, /nvprof-two-processes\.txt:2: warning: not understood \(application output\?\): application says hello/);
+});
+
+test('jetprof parse --format md --section dependency prints a Markdown table (escaping <Other>)', (t) => {
+  const r = jetprofWithoutNative(['parse', LOG, '--format', 'md', '--section', 'dependency']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /\| Critical path\(%\) \| Critical path \| Waiting time \| Name \|/);
+  t.regex(r.stdout, /\| 60\.00% \| 1\.200 s \| 0 ns \| \\<Other\\> \|/);
+  t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);
+});
+
+test('jetprof parse nsys output to CSV with exact nanoseconds, and --strict', (t) => {
+  const r = jetprofWithoutNative(['parse', NSYS, '--format', 'csv', '--section', 'nvtx_sum']);
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stdout.split('\n')[1], '60,600000000,10,60000000,60000000,59000000,61000000,500000,PushPop,inference');
+  t.is(jetprofWithoutNative(['parse', LOG, '--strict', '--out', join(scratchDir(), 'p.json')]).code, 1);
+  t.is(JSON.parse(readFileSync(join(scratchDir(), 'p.json'), 'utf8')).schema, 'jetprof.nvprof/1');
+});
+
+test('bad call - jetprof parse on a missing file or a file that is no profiler output: one line, exit 2', (t) => {
+  const missing = runCli('jetprof', ['parse', '/nonexistent/log.txt']);
+  t.is(missing.code, 2);
+  t.is(missing.stderr.trim().split('\n').length, 1);
+  t.regex(missing.stderr, /\/nonexistent\/log\.txt: profiler log not found/);
+  const notLog = runCli('jetprof', ['parse', join(ROOT, 'README.md')]);
+  t.is(notLog.code, 2);
+  t.regex(notLog.stderr, /README\.md: neither nvprof nor Nsight Systems output/);
+});
