@@ -62,3 +62,13 @@ test('a truncated log yields what was complete, and a diagnostic for the cut row
   t.is(r.value.processes[0].summary.length, 2);
   t.is(r.diagnostics.at(-1)?.line, 9);
 });
+
+test('nvprof without a GPU (real nvprof 11.8 here): the warning and the fatal error are kept, nothing else invented', (t) => {
+  const { value, diagnostics } = parseNvprof(fixture('nvprof-no-gpu.txt'));
+  t.is(value.processes.length, 1);
+  const p = value.processes[0];
+  t.deepEqual(p.warnings, ['CUDA device error, GPU profiling skipped', 'Error: incompatible CUDA driver version.']);
+  t.deepEqual(p.summary, []);
+  t.deepEqual(p.dependency, []);
+  t.deepEqual(diagnostics, []);
+});

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { inferCommand } from './infer-command.ts';
 import { exportCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
+import { profileCommand } from './profile-command.ts';
 import { runProgram } from './run-program.ts';
 
 const program = new Command('jetprof')
@@ -12,6 +13,7 @@ const program = new Command('jetprof')
   .addCommand(inferCommand('infer'))
   .addCommand(exportCommand())
   .addCommand(makeWeightsCommand())
-  .addCommand(parseCommand());
+  .addCommand(parseCommand())
+  .addCommand(profileCommand());
 
 await runProgram(program);

@@ -189,6 +189,10 @@ export class NvprofParser {
     } else if ((m = /^Warning: (.*)$/.exec(rest))) {
       p.warnings.push(m[1]);
       this.lastWasWarning = true;
+    } else if ((m = /^Error: (.*)$/.exec(rest))) {
+      // nvprof's own fatal errors (e.g. "incompatible CUDA driver version." without a GPU) are kept with the warnings.
+      p.warnings.push(`Error: ${m[1]}`);
+      this.lastWasWarning = true;
     } else if (this.section === 'nvtx' && (m = /^Thread "(.*)" \(id = (\d+)\)$/.exec(rest))) {
       this.thread = `${m[1]} (id = ${m[2]})`;
     } else if (this.section === 'nvtx' && (m = /^Domain "(.*)"$/.exec(rest))) {

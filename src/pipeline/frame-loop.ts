@@ -69,6 +69,34 @@ export function postprocess(outputs: Map<string, Float32Array>, model: YoloModel
   return nms(candidates, nmsThreshold, kind);
 }
 
+/**
+ * Reads frame `index` (resized to `size` when given) inside a `read` NVTX range nested in a `frame` range, and
+ * returns it with the `frame` range left open for the caller to pop; at the end of the video it returns null with
+ * no range open. Once the container's frame count is reached, the read that only finds the end of the stream gets
+ * an `end-of-stream` range of its own, so that every `frame` and `read` range stands for a real frame (a frame
+ * found there all the same, from a wrong count in the container, is processed as usual).
+ */
+export function readFrame(source: VideoSource, index: number, nvtx: Nvtx, size?: [number, number]): Mat | null {
+  const pastCount = source.info.frameCount > 0 && index >= source.info.frameCount;
+  let frame: Mat | null = null;
+  if (pastCount) {
+    nvtx.push('end-of-stream');
+    frame = source.read();
+    nvtx.pop();
+    if (!frame) return null;
+    nvtx.push('frame');
+    nvtx.push('read');
+  } else {
+    nvtx.push('frame');
+    nvtx.push('read');
+    frame = source.read();
+  }
+  if (frame && size) frame = frame.resize(size[1], size[0]);
+  nvtx.pop();
+  if (!frame) nvtx.pop();
+  return frame;
+}
+
 export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
   const cv = loadOpenCv();
   const source = openVideo(o.videoPath, cv);
@@ -100,16 +128,9 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
         interrupted = true;
         break;
       }
-      nvtx.push('frame');
       const t0 = process.hrtime.bigint();
-      nvtx.push('read');
-      let frame = source.read();
-      if (frame && resizeFrames) frame = frame.resize(frameH, frameW);
-      nvtx.pop();
-      if (!frame) {
-        nvtx.pop();
-        break;
-      }
+      const frame = readFrame(source, framesRead, nvtx, resizeFrames ? [frameW, frameH] : undefined);
+      if (!frame) break;
       const t1 = process.hrtime.bigint();
       nvtx.push('preprocess');
       const input = preprocessFrame(cv, frame, g);

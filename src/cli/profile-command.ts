@@ -1,0 +1,85 @@
+/** `jetprof profile [--tool nvprof|nsys] -- <infer arguments>` */
+import { Command, Option } from 'commander';
+import { resolve } from 'node:path';
+import type { BackendName } from '../backends/types.ts';
+import { defaultProfiler } from '../profilers/device.ts';
+import { queryMetrics, runProfile } from '../profilers/run.ts';
+import type { ProfilerTool } from '../profilers/tools.ts';
+import { criticalPathMarkdown, nvtxStageMarkdown } from '../report/profile-summary.ts';
+import { jetsonInfo } from '../util/env.ts';
+import { JetprofError } from '../util/errors.ts';
+import { handleError } from './handle-error.ts';
+
+interface ProfileOptions {
+  tool?: ProfilerTool;
+  metrics?: string;
+  outDir: string;
+  queryMetrics: boolean;
+  tries: number;
+}
+
+/** Takes `--backend X` / `-b X` / `--backend=X` out of the infer arguments. */
+export function splitBackend(args: string[]): { backend: BackendName; rest: string[] } {
+  let backend: BackendName = 'onnx';
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    let value: string | undefined;
+    if (a === '--backend' || a === '-b') value = args[++i];
+    else if (a.startsWith('--backend=')) value = a.slice('--backend='.length);
+    else {
+      rest.push(a);
+      continue;
+    }
+    if (value === 'onnx' || value === 'ort') backend = 'onnx';
+    else if (value === 'trt' || value === 'tensorrt') backend = 'tensorrt';
+    else throw new JetprofError('BAD_OPTION', `--backend must be onnx or trt, got '${value ?? ''}'`);
+  }
+  return { backend, rest };
+}
+
+export function profileCommand(): Command {
+  return new Command('profile')
+    .summary('run infer under nvprof or Nsight Systems, with NVTX ranges for every stage')
+    .description(
+      'Profiles one backend\'s entry script (infer-onnx or infer-trt) and parses what the profiler wrote.\n' +
+        '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...]\n' +
+        '         --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...   (prints the top of the critical path)\n' +
+        '  nsys   (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ...\n' +
+        '         then nsys stats (prints the NVTX stage table: read, preprocess, inference, postprocess, write)\n' +
+        'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).',
+    )
+    .addOption(new Option('-t, --tool <tool>', 'profiler (default: nvprof on JetPack 4.x, nsys elsewhere)').choices(['nvprof', 'nsys']))
+    .option('--metrics <a,b,c>', 'nvprof metrics to collect (see --query-metrics), e.g. achieved_occupancy,sm_efficiency')
+    .option('-d, --out-dir <dir>', 'where the logs, reports and JSON go', 'profiles')
+    .option('--query-metrics', 'list the metrics nvprof can collect here and exit', false)
+    .option('--tries <n>', 'nsys runs that leave no report are retried (nsys 2022.4 with Node fails now and then)', (v) => Number(v), 3)
+    .argument('[infer-args...]', 'arguments for infer, after --')
+    .addHelpText('after', '\nExamples:\n  jetprof profile --tool nvprof -- --backend trt videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx\n  jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100')
+    .action(async (inferArgs: string[], o: ProfileOptions) => {
+      try {
+        if (o.queryMetrics) {
+          process.exitCode = queryMetrics();
+          return;
+        }
+        if (inferArgs.length === 0) throw new JetprofError('BAD_OPTION', 'no infer arguments given', { suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx' });
+        const { backend, rest } = splitBackend(inferArgs);
+        const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
+        const result = await runProfile({
+          tool,
+          backend,
+          inferArgs: rest,
+          outDir: resolve(o.outDir),
+          metrics: o.metrics?.split(',').filter(Boolean),
+          tries: o.tries,
+          onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
+        });
+        process.stdout.write(tool === 'nsys' && result.nsys ? `${nvtxStageMarkdown(result.nsys)}\n` : result.nvprof ? `${criticalPathMarkdown(result.nvprof)}\n` : '');
+        for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
+        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${backend}.json`)}; raw output kept in ${result.files.log}\n`);
+        process.exitCode = result.exitCode;
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}

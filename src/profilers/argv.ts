@@ -1,0 +1,44 @@
+/** Command lines for the profilers, as pure functions (tested apart from spawning). */
+
+export interface NvprofArgs {
+  logFile: string;
+  metrics?: string[];
+  /** Needs `%p` in the log file name; off by default since `node <entry>` is the profiled process itself. */
+  childProcesses?: boolean;
+  command: string[];
+}
+
+/** The lab's flags: `nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...] --log-file LOG cmd...` */
+export function nvprofArgv(a: NvprofArgs): string[] {
+  return [
+    ...(a.childProcesses ? ['--profile-child-processes'] : []),
+    '--unified-memory-profiling',
+    'off',
+    '--dependency-analysis',
+    ...(a.metrics && a.metrics.length ? ['--metrics', a.metrics.join(',')] : []),
+    '--log-file',
+    a.logFile,
+    ...a.command,
+  ];
+}
+
+export interface NsysProfileArgs {
+  /** Report path without extension. */
+  output: string;
+  trace?: string[];
+  command: string[];
+}
+
+export const NSYS_DEFAULT_TRACE = ['cuda', 'nvtx', 'osrt'];
+
+export function nsysProfileArgv(a: NsysProfileArgs): string[] {
+  return ['profile', '-t', (a.trace ?? NSYS_DEFAULT_TRACE).join(','), '--force-overwrite', 'true', '-o', a.output, ...a.command];
+}
+
+/** The reports jetprof reads, by their current names; nsys before 2023 knows them by the old ones. */
+export const NSYS_STATS_REPORTS = ['nvtx_sum', 'osrt_sum', 'cuda_api_sum', 'cuda_gpu_kern_sum', 'cuda_gpu_mem_time_sum'];
+export const NSYS_STATS_REPORTS_OLD = ['nvtxsum', 'osrtsum', 'cudaapisum', 'gpukernsum', 'gpumemtimesum'];
+
+export function nsysStatsArgv(report: string, reports: string[]): string[] {
+  return ['stats', '--report', reports.join(','), '--format', 'csv', '--force-export', 'true', report];
+}

@@ -1,0 +1,31 @@
+/** Which profiler fits this machine: nvprof works up to compute capability 7.x (JetPack 4); nsys everywhere. */
+import { spawnSync } from 'node:child_process';
+import { jetsonInfo } from '../util/env.ts';
+import type { ProfilerTool } from './tools.ts';
+
+/** Compute capability of Jetson modules by board name (/proc/device-tree/model). */
+const JETSON_CC: [RegExp, number][] = [
+  [/Orin/i, 8.7],
+  [/Xavier/i, 7.2],
+  [/TX2/i, 6.2],
+  [/Nano|TX1/i, 5.3],
+];
+
+export function jetsonComputeCapability(model: string | undefined): number | undefined {
+  if (!model) return undefined;
+  return JETSON_CC.find(([re]) => re.test(model))?.[1];
+}
+
+/** Compute capability of GPU 0, from the Jetson board name or nvidia-smi; undefined when unknown (no GPU). */
+export function detectComputeCapability(): number | undefined {
+  const jetson = jetsonComputeCapability(jetsonInfo()?.model);
+  if (jetson !== undefined) return jetson;
+  const r = spawnSync('nvidia-smi', ['--query-gpu=compute_cap', '--format=csv,noheader'], { encoding: 'utf8', timeout: 10_000 });
+  const cc = r.status === 0 ? Number(r.stdout.trim().split('\n')[0]) : NaN;
+  return Number.isFinite(cc) && cc > 0 ? cc : undefined;
+}
+
+/** nvprof on JetPack 4.x (L4T R32: Nano, TX2, Xavier), nsys elsewhere. */
+export function defaultProfiler(l4t: string | undefined): ProfilerTool {
+  return l4t && /^32\./.test(l4t) ? 'nvprof' : 'nsys';
+}

@@ -1,0 +1,234 @@
+/**
+ * `jetprof profile`: runs one entry script (infer-onnx / infer-trt) under nvprof or Nsight Systems, keeps the raw
+ * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BackendName } from '../backends/types.ts';
+import type { Diagnostic } from '../parsers/diagnostics.ts';
+import { type NsysStats, parseNsysStats } from '../parsers/nsys.ts';
+import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
+import type { RunResult } from '../pipeline/run-result.ts';
+import { JetprofError } from '../util/errors.ts';
+import { writeFileAtomic } from '../util/files.ts';
+import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
+import { detectComputeCapability } from './device.ts';
+import { findQdstrmImporter, type ProfilerTool, requireProfiler } from './tools.ts';
+
+export interface ProfileRequest {
+  tool: ProfilerTool;
+  backend: BackendName;
+  /** Arguments for the entry script (video, model, ...), without --backend. */
+  inferArgs: string[];
+  outDir: string;
+  metrics?: string[];
+  /** nsys runs that end without a report are retried this many times in all (default 3). */
+  tries?: number;
+  onLog: (message: string) => void;
+}
+
+export interface ProfileResult {
+  schema: 'jetprof.profile/1';
+  tool: ProfilerTool;
+  backend: BackendName;
+  command: string[];
+  exitCode: number;
+  files: { log?: string; report?: string; stats?: string; run?: string };
+  nvprof?: NvprofLog;
+  nsys?: NsysStats;
+  diagnostics: Diagnostic[];
+  run?: RunResult;
+  notes: string[];
+}
+
+const ENTRY: Record<BackendName, string> = { onnx: 'infer-onnx', tensorrt: 'infer-trt' };
+
+/** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
+export function entryCommand(backend: BackendName): string[] {
+  const here = fileURLToPath(import.meta.url);
+  const fromSource = here.endsWith('.ts');
+  const script = fileURLToPath(new URL(`../cli/${ENTRY[backend]}.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  return fromSource ? [process.execPath, `--import=${import.meta.resolve('tsx')}`, script] : [process.execPath, script];
+}
+
+function withRunJson(args: string[], outDir: string, backend: BackendName): { args: string[]; runJson: string } {
+  const i = args.indexOf('--json');
+  if (i >= 0 && args[i + 1] && args[i + 1] !== '-') return { args, runJson: resolve(args[i + 1]) };
+  const runJson = join(outDir, `run_${backend}.json`);
+  return { args: [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson], runJson };
+}
+
+function readRun(path: string): RunResult | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as RunResult;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Spawns a command, teeing its output to `logPath` and to our stderr; resolves with its exit code. */
+function runLogged(cmd: string, args: string[], logPath: string, echo: boolean): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    const take = (d: Buffer) => {
+      chunks.push(d);
+      if (echo) process.stderr.write(d);
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      writeFileSync(logPath, Buffer.concat(chunks));
+      resolvePromise(code ?? (signal === 'SIGINT' ? 130 : 1));
+    });
+  });
+}
+
+/** Process ids of nsys agents (`nsys --start-agent --session-name=...`) now running. */
+export function nsysAgents(): Set<number> {
+  const pids = new Set<number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (cmd.some((a) => /(^|\/)nsys$/.test(a)) && cmd.includes('--start-agent')) pids.add(Number(entry));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
+}
+
+/** Ends the agents a run left behind (those not running before it); nsys 2022.4 with Node sometimes leaves one spinning. */
+export function endAgentsStartedAfter(before: Set<number>): number[] {
+  const ended: number[] = [];
+  for (const pid of nsysAgents()) {
+    if (before.has(pid)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      ended.push(pid);
+    } catch {
+      /* already gone */
+    }
+  }
+  return ended;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function profileWithNsys(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+  const nsys = requireProfiler('nsys');
+  const base = join(req.outDir, `profile_${req.backend}`);
+  const rep = `${base}.nsys-rep`;
+  const qdstrm = `${base}.qdstrm`;
+  const logPath = `${base}.nsys.log`;
+  const notes: string[] = [];
+  const tries = req.tries ?? 3;
+  let exitCode = 0;
+  let ok = false;
+  for (let attempt = 1; attempt <= tries && !ok; attempt++) {
+    for (const f of [rep, qdstrm]) if (existsSync(f)) unlinkSync(f);
+    const before = nsysAgents();
+    req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
+    exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true);
+    if (!existsSync(rep) && existsSync(qdstrm)) {
+      // Debian's nsys cannot find its importer and leaves the raw stream: import it ourselves.
+      const importer = findQdstrmImporter(nsys);
+      if (importer) {
+        const r = spawnSync(importer, ['-i', qdstrm], { encoding: 'utf8' });
+        if (r.status === 0 && existsSync(rep)) {
+          unlinkSync(qdstrm);
+          notes.push('nsys could not import its own stream; jetprof ran QdstrmImporter');
+        }
+      }
+    }
+    await sleep(300);
+    const ended = endAgentsStartedAfter(before);
+    if (ended.length) notes.push(`ended ${ended.length} nsys agent(s) left running by try ${attempt}`);
+    ok = existsSync(rep);
+    if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
+  }
+  if (!ok) {
+    throw new JetprofError('TOOL_FAILED', `nsys produced no report after ${tries} tries (last exit code ${exitCode}); its output is in ${logPath}`, {
+      suggestion: 'check the log; on Debian nsys 2022.4 this is a known intermittent agent failure with Node, try again',
+      exitCode: exitCode || 1,
+    });
+  }
+  const statsPath = `${base}_stats.txt`;
+  let stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (/could not be found/.test(stats.stderr ?? '')) stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  writeFileSync(statsPath, stats.stdout ?? '');
+  const parsed = parseNsysStats(stats.stdout ?? '');
+  return {
+    schema: 'jetprof.profile/1',
+    tool: 'nsys',
+    backend: req.backend,
+    command,
+    exitCode,
+    files: { log: logPath, report: rep, stats: statsPath, run: runJson },
+    nsys: parsed.value,
+    diagnostics: parsed.diagnostics,
+    run: readRun(runJson),
+    notes,
+  };
+}
+
+async function profileWithNvprof(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+  const cc = detectComputeCapability();
+  if (cc !== undefined && cc >= 8) {
+    throw new JetprofError('BAD_OPTION', `nvprof does not support this GPU (compute capability ${cc}; nvprof stops at 7.x, Orin is 8.7)`, {
+      suggestion: 'use --tool nsys',
+    });
+  }
+  const nvprof = requireProfiler('nvprof');
+  const logFile = join(req.outDir, `profiling_${req.backend}_log.txt`);
+  const consoleLog = join(req.outDir, `profiling_${req.backend}_console.txt`);
+  if (existsSync(logFile)) unlinkSync(logFile);
+  req.onLog(`nvprof: ${command.join(' ')}`);
+  const exitCode = await runLogged(nvprof, nvprofArgv({ logFile, metrics: req.metrics, command }), consoleLog, true);
+  // Without a GPU nvprof prints its verdict on the console, not in the log file: keep whichever exists.
+  const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : readFileSync(consoleLog, 'utf8');
+  if (!existsSync(logFile)) renameSync(consoleLog, logFile);
+  const parsed = parseNvprof(text);
+  const notes: string[] = [];
+  const procs = parsed.value.processes;
+  const hasData = procs.some((p) => p.summary.length > 0 || p.dependency.length > 0 || p.metrics.length > 0);
+  if (!hasData) {
+    const why = procs.flatMap((p) => p.warnings).join('; ') || 'no profile data collected';
+    notes.push(`nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys`);
+  }
+  const run = readRun(runJson);
+  if (!run) notes.push(`the profiled run did not finish (no ${runJson}; nvprof exit code ${exitCode}); its output is in ${logFile}`);
+  return {
+    schema: 'jetprof.profile/1',
+    tool: 'nvprof',
+    backend: req.backend,
+    command,
+    exitCode,
+    files: { log: logFile, run: runJson },
+    nvprof: parsed.value,
+    diagnostics: parsed.diagnostics,
+    run,
+    notes,
+  };
+}
+
+export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
+  mkdirSync(req.outDir, { recursive: true });
+  const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
+  const command = [...entryCommand(req.backend), ...args];
+  const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
+  const jsonPath = join(req.outDir, `profile_${req.backend}.json`);
+  writeFileAtomic(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}
+
+/** `nvprof --query-metrics`, passed through. */
+export function queryMetrics(): number {
+  const r = spawnSync(requireProfiler('nvprof'), ['--query-metrics'], { stdio: 'inherit' });
+  return r.status ?? 1;
+}
+

@@ -1,0 +1,64 @@
+/** Short, pasteable views of a profile: the NVTX stage table (nsys) and the top of the critical path (nvprof). */
+import type { NsysStats } from '../parsers/nsys.ts';
+import type { NvprofLog } from '../parsers/nvprof.ts';
+import { formatNs, formatPct, markdownTable } from './tables.ts';
+
+/** Stage ranges jetprof pushes, in frame order. */
+export const NVTX_STAGE_ORDER = ['model-load', 'frame', 'read', 'preprocess', 'inference', 'postprocess', 'write'];
+
+export interface NvtxStageRow {
+  range: string;
+  instances: number;
+  totalNs: number;
+  avgNs: number;
+  medNs?: number;
+  minNs?: number;
+  maxNs?: number;
+}
+
+/** jetprof's stage ranges from nsys' nvtx_sum (names may carry a domain prefix such as `jetprof:`). */
+export function nvtxStageRows(stats: NsysStats): NvtxStageRow[] {
+  const rows = stats.reports.nvtx_sum?.rows ?? [];
+  const out: NvtxStageRow[] = [];
+  for (const stage of NVTX_STAGE_ORDER) {
+    const r = rows.find((x) => String(x.range ?? x.name ?? '').replace(/^[\w-]+:/, '') === stage);
+    if (!r) continue;
+    out.push({
+      range: stage,
+      instances: Number(r.instances ?? 0),
+      totalNs: Number(r.totalNs ?? 0),
+      avgNs: Number(r.avgNs ?? 0),
+      ...(typeof r.medNs === 'number' ? { medNs: r.medNs } : {}),
+      ...(typeof r.minNs === 'number' ? { minNs: r.minNs } : {}),
+      ...(typeof r.maxNs === 'number' ? { maxNs: r.maxNs } : {}),
+    });
+  }
+  return out;
+}
+
+export function nvtxStageMarkdown(stats: NsysStats): string {
+  const rows = nvtxStageRows(stats);
+  if (rows.length === 0) return 'No jetprof NVTX ranges in this profile (was the run made with --no-nvtx, or without libnvToolsExt?).';
+  return markdownTable(
+    ['NVTX range', 'Instances', 'Total', 'Avg', 'Med', 'Min', 'Max'],
+    rows.map((r) => [r.range, r.instances, formatNs(r.totalNs), formatNs(Math.round(r.avgNs)), formatNs(r.medNs), formatNs(r.minNs), formatNs(r.maxNs)]),
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+  );
+}
+
+export function criticalPathMarkdown(log: NvprofLog, top = 10): string {
+  const parts: string[] = [];
+  for (const p of log.processes) {
+    if (p.dependency.length === 0) continue;
+    const picked = p.dependency.slice(0, top);
+    for (const d of p.dependency.slice(top)) if (d.waitingNs > 0) picked.push(d);
+    parts.push(
+      markdownTable(
+        ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
+        picked.map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]),
+        ['r', 'r', 'r', 'l'],
+      ),
+    );
+  }
+  return parts.join('\n\n') || 'No dependency analysis in this log.';
+}
