@@ -22,6 +22,7 @@ interface InferCliOptions {
   cfg?: string;
   weights?: string;
   engine?: string;
+  plugin: string[];
   labels?: string;
   output?: string;
   write: boolean;
@@ -67,7 +68,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
-    .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend)')
+    .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)')
+    .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
@@ -82,7 +84,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
     .addOption(new Option('--ep <provider>', 'ONNX Runtime execution provider (falls back to cpu with a warning)').choices(['cpu', 'cuda', 'tensorrt']).default('cpu'))
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
-    .option('-q, --quiet', 'no progress line and no summary', false)
+    .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
     .addHelpText(
       'after',
       [
@@ -123,6 +125,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       weights: o.weights,
       labels: o.labels,
       engine: o.engine,
+      plugins: o.plugin,
       output: o.write ? o.output : null,
       json: jsonToStdout ? undefined : o.json,
       confThreshold: o.conf,
@@ -136,7 +139,8 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       executionProvider: o.ep,
       nvtx: o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx'),
       shouldStop: () => stopRequested,
-      onWarning: (m) => {
+      onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+      onInfo: (m) => {
         if (!o.quiet) process.stderr.write(`${program}: ${m}\n`);
       },
       onFrame: (p) => progress.update(p),

@@ -2,7 +2,7 @@
 /** `jetprof`: wires the subcommands; each lives in its own file and loads heavy modules only when it runs. */
 import { Command } from 'commander';
 import { inferCommand } from './infer-command.ts';
-import { exportCommand, makeWeightsCommand } from './model-commands.ts';
+import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
 import { runProgram } from './run-program.ts';
@@ -13,6 +13,7 @@ const program = new Command('jetprof')
   .addCommand(inferCommand('infer'))
   .addCommand(exportCommand())
   .addCommand(makeWeightsCommand())
+  .addCommand(buildEngineCommand())
   .addCommand(parseCommand())
   .addCommand(profileCommand());
 

@@ -48,3 +48,31 @@ export function makeWeightsCommand(): Command {
       }
     });
 }
+
+export function buildEngineCommand(): Command {
+  return new Command('build-engine')
+    .summary('ONNX -> TensorRT engine with trtexec, plus a sidecar JSON (TensorRT version, flags, ONNX sha256)')
+    .description(
+      'Runs trtexec on this device (engines only run on the TensorRT version and GPU that built them) and writes\n' +
+        '<out>.json beside the engine, which `infer --backend trt` uses to warn about version mismatches and to find the ONNX.',
+    )
+    .requiredOption('--onnx <file.onnx>', 'model exported by `jetprof export`')
+    .requiredOption('--out <file.trt>', 'engine to write, e.g. engines/yolov4-tiny.trt')
+    .option('--fp16', 'allow FP16 kernels (Jetson Nano, Xavier, Orin all have them)', false)
+    .option('--int8', 'allow INT8 kernels (needs a calibration cache for meaningful accuracy)', false)
+    .option('--calib <cache>', 'INT8 calibration cache file passed to trtexec --calib')
+    .option('--workspace <MB>', 'builder workspace (trtexec --memPoolSize=workspace:N, or --workspace=N before TensorRT 8.4)', parseIntInRange('--workspace', 1))
+    .option('-q, --quiet', 'do not echo trtexec\'s output', false)
+    .addHelpText('after', '\nExamples:\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024')
+    .action(async (o: { onnx: string; out: string; fp16: boolean; int8: boolean; calib?: string; workspace?: number; quiet: boolean }) => {
+      try {
+        const { buildEngine } = await import('../model/build-engine.ts');
+        const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
+        const s = await buildEngine({ onnx: o.onnx, out: o.out, precision, calib: o.calib, workspaceMb: o.workspace, onOutput: o.quiet ? undefined : (c) => process.stderr.write(c) });
+        process.stderr.write(`built ${o.out} (${precision}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`);
+        process.stdout.write(`${o.out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}

@@ -63,3 +63,35 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
 function clamp(v: number, max: number): number {
   return v < 0 ? 0 : v > max ? max : v;
 }
+
+/** Name of the single output of engines built by tensorrt_demos (its yolo_layer plugin decodes the heads). */
+export const PLUGIN_DETECTIONS_OUTPUT = 'detections';
+
+/**
+ * Decodes tensorrt_demos' plugin output: rows of 7 floats (x, y, w, h, box confidence, class id, class probability),
+ * x/y the top-left corner and w/h the size, all as fractions of the network input (yolo_layer.cu); rows the plugin
+ * left empty are zeros. Kept when confidence x probability >= conf, as tensorrt_demos' _postprocess_yolo.
+ */
+export function decodePluginDetections(data: Float32Array, geometry: Geometry, confThreshold: number, classes: number, out: Detection[] = []): Detection[] {
+  if (data.length % 7 !== 0) throw new RangeError(`${PLUGIN_DETECTIONS_OUTPUT} has ${data.length} values, not a multiple of 7`);
+  const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
+  for (let i = 0; i < data.length; i += 7) {
+    const score = data[i + 4] * data[i + 6];
+    if (!(score >= confThreshold)) continue;
+    const classId = Math.round(data[i + 5]);
+    if (classId < 0 || classId >= classes) continue;
+    const x = data[i] * netW;
+    const y = data[i + 1] * netH;
+    const w = data[i + 2] * netW;
+    const h = data[i + 3] * netH;
+    out.push({
+      x1: clamp((x - padX) / scaleX, frameW),
+      y1: clamp((y - padY) / scaleY, frameH),
+      x2: clamp((x + w - padX) / scaleX, frameW),
+      y2: clamp((y + h - padY) / scaleY, frameH),
+      score,
+      classId,
+    });
+  }
+  return out;
+}

@@ -4,7 +4,7 @@
  * range. Warm-up frames run the same path but are left out of every statistic.
  */
 import type { DetectorSession } from '../backends/types.ts';
-import { decodeHead } from '../detect/decode.ts';
+import { decodeHead, decodePluginDetections, PLUGIN_DETECTIONS_OUTPUT } from '../detect/decode.ts';
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
 import { type NmsKind, nms } from '../detect/nms.ts';
@@ -61,6 +61,11 @@ export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): Float32Array {
 
 export function postprocess(outputs: Map<string, Float32Array>, model: YoloModelInfo, g: Geometry, conf: number, nmsThreshold: number, kind: NmsKind): Detection[] {
   const candidates: Detection[] = [];
+  const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
+  if (plugin && !outputs.has(model.heads[0].output)) {
+    decodePluginDetections(plugin, g, conf, model.classes, candidates);
+    return nms(candidates, nmsThreshold, kind);
+  }
   for (const head of model.heads) {
     const data = outputs.get(head.output);
     if (!data) throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, { suggestion: 'export the model again with `jetprof export`' });

@@ -4,6 +4,7 @@
  */
 import { basename, extname, resolve } from 'node:path';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
+import { readEngineSidecar } from '../backends/engine-sidecar.ts';
 import type { BackendName, DetectorSession } from '../backends/types.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { ensureExported, readModelInfo } from '../model/export-file.ts';
@@ -26,6 +27,8 @@ export interface InferOptions {
   labels?: string;
   /** Serialized TensorRT engine (tensorrt backend). The .onnx (or cfg+weights) still supplies the YOLO metadata. */
   engine?: string;
+  /** TensorRT plugin libraries (tensorrt_demos' libyolo_layer.so). */
+  plugins?: string[];
   /** Output video; null means --no-write; undefined means the default name. */
   output?: string | null;
   json?: string;
@@ -40,7 +43,10 @@ export interface InferOptions {
   executionProvider: OnnxExecutionProvider;
   nvtx: Nvtx;
   shouldStop: () => boolean;
+  /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
   onWarning: (message: string) => void;
+  /** Notes (which model file is used); hidden by --quiet. */
+  onInfo?: (message: string) => void;
   onFrame?: FrameLoopOptions['onFrame'];
 }
 
@@ -51,8 +57,13 @@ export function defaultOutputPath(video: string, backend: BackendName): string {
   return resolve(`${basename(video, extname(video))}-${OUTPUT_SUFFIX[backend]}-detected.mp4`);
 }
 
-export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels'>, onInfo: (m: string) => void): string {
+export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine'>, onInfo: (m: string) => void): string {
   if (o.model) return o.model;
+  const built = o.engine && !o.cfg ? readEngineSidecar(o.engine)?.onnx.path : undefined;
+  if (built) {
+    onInfo(`using ${built}, the ONNX ${o.engine} was built from (${o.engine}.json), for the YOLO metadata`);
+    return built;
+  }
   if (o.cfg && o.weights) {
     const { path, exported } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels });
     onInfo(exported ? `exported ${o.cfg} + ${o.weights} to ${path}` : `using cached ${path}`);
@@ -73,12 +84,12 @@ async function openSession(o: InferOptions, modelPath: string, model: YoloModelI
       suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
     });
   }
-  return createTensorRtSession(o.engine, model, { onWarning: o.onWarning });
+  return createTensorRtSession(o.engine, model, { plugins: o.plugins, onWarning: o.onWarning });
 }
 
 export async function runInference(o: InferOptions): Promise<RunResult> {
   const startedAt = new Date().toISOString();
-  const modelPath = resolveModelPath(o, o.onWarning);
+  const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined));
   const model = readModelInfo(modelPath);
   if (model.source?.generatedWeights) {
     o.onWarning('WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real');

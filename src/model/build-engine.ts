@@ -1,0 +1,108 @@
+/**
+ * `jetprof build-engine`: ONNX -> serialized TensorRT engine through trtexec, plus the sidecar JSON.
+ * The engine is written to a temporary name and renamed when trtexec succeeds.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type EngineSidecar, sidecarPath } from '../backends/engine-sidecar.ts';
+import { formatTrtVersion } from '../backends/trt-abi.ts';
+import { findExecutable } from '../profilers/tools.ts';
+import { baseEnv } from '../util/env.ts';
+import { JetprofError } from '../util/errors.ts';
+import { requireWritableDir, sha256File, writeFileAtomic } from '../util/files.ts';
+
+export interface BuildEngineOptions {
+  onnx: string;
+  out: string;
+  precision: 'fp32' | 'fp16' | 'int8';
+  /** trtexec --calib: a calibration cache file (INT8). */
+  calib?: string;
+  workspaceMb?: number;
+  onOutput?: (chunk: string) => void;
+}
+
+export function findTrtexec(): string {
+  const fromEnv = process.env.JETPROF_TRTEXEC;
+  if (fromEnv) {
+    if (existsSync(fromEnv)) return fromEnv;
+    throw new JetprofError('TOOL_MISSING', `${fromEnv} (from JETPROF_TRTEXEC) does not exist`, { suggestion: 'unset it or point it at trtexec' });
+  }
+  const root = process.env.TENSORRT_ROOT;
+  const found = findExecutable('trtexec', [...(root ? [join(root, 'bin', 'trtexec')] : []), '/usr/src/tensorrt/bin/trtexec', '/usr/local/tensorrt/bin/trtexec']);
+  if (!found) {
+    throw new JetprofError('TOOL_MISSING', 'trtexec not found (TensorRT is not installed here)', {
+      suggestion: 'on JetPack it is /usr/src/tensorrt/bin/trtexec (sudo apt install tensorrt); elsewhere set TENSORRT_ROOT or JETPROF_TRTEXEC',
+    });
+  }
+  return found;
+}
+
+/** trtexec's arguments. `memPoolFlag`: TensorRT >= 8.4 takes --memPoolSize=workspace:N, older ones --workspace=N. */
+export function trtexecArgv(o: BuildEngineOptions, enginePath: string, memPoolFlag: boolean): string[] {
+  const args = [`--onnx=${o.onnx}`, `--saveEngine=${enginePath}`];
+  if (o.precision === 'fp16') args.push('--fp16');
+  if (o.precision === 'int8') args.push('--int8', ...(o.calib ? [`--calib=${o.calib}`] : []));
+  if (o.workspaceMb) args.push(memPoolFlag ? `--memPoolSize=workspace:${o.workspaceMb}` : `--workspace=${o.workspaceMb}`);
+  return args;
+}
+
+/** "[TensorRT v8601]" in trtexec's banner -> "8.6.1". */
+export function trtexecVersion(output: string): string | undefined {
+  const m = /\[TensorRT v(\d+)\]/.exec(output);
+  return m ? formatTrtVersion(Number(m[1])) : undefined;
+}
+
+function run(cmd: string, args: string[], onOutput?: (s: string) => void): Promise<{ code: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const take = (d: Buffer) => {
+      output += d.toString();
+      onOutput?.(d.toString());
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar> {
+  if (!existsSync(o.onnx)) throw new JetprofError('FILE_NOT_FOUND', `${o.onnx}: ONNX model not found`, { suggestion: 'export one with `jetprof export --cfg C --weights W`' });
+  if (o.precision === 'int8' && o.calib && existsSync(o.calib) && statSync(o.calib).isDirectory()) {
+    throw new JetprofError('BAD_OPTION', `${o.calib} is a folder, but trtexec --calib takes a calibration cache file`, {
+      suggestion: 'make the cache with tensorrt_demos (onnx_to_tensorrt.py --int8 writes calib_<model>.bin), or omit --calib to time INT8 with dummy scales',
+    });
+  }
+  requireWritableDir(o.out);
+  const trtexec = findTrtexec();
+  const help = await run(trtexec, ['--help']);
+  const memPool = /--memPoolSize/.test(help.output);
+  const partial = join(dirname(o.out), `.${o.out.split('/').pop()}.partial-${process.pid}`);
+  const args = trtexecArgv(o, partial, memPool);
+  const t0 = Date.now();
+  const r = await run(trtexec, args, o.onOutput);
+  if (r.code !== 0 || !existsSync(partial)) {
+    if (existsSync(partial)) unlinkSync(partial);
+    const last = r.output.trim().split('\n').filter((l) => /error|fail/i.test(l)).pop() ?? r.output.trim().split('\n').pop() ?? '';
+    throw new JetprofError('TOOL_FAILED', `trtexec failed on ${o.onnx} (exit code ${r.code}): ${last.slice(0, 200)}`, { exitCode: r.code || 1 });
+  }
+  renameSync(partial, o.out);
+  const env = baseEnv();
+  const sidecar: EngineSidecar = {
+    schema: 'jetprof.engine/1',
+    engine: o.out,
+    onnx: { path: o.onnx, sha256: sha256File(o.onnx) },
+    ...(trtexecVersion(r.output) ? { tensorrt: trtexecVersion(r.output) } : {}),
+    precision: o.precision,
+    ...(o.workspaceMb ? { workspaceMb: o.workspaceMb } : {}),
+    ...(o.calib ? { calibrationCache: o.calib } : {}),
+    device: { model: env.jetson?.model, l4t: env.jetson?.l4t, cpu: env.cpu },
+    trtexec: [trtexec, ...trtexecArgv(o, o.out, memPool)],
+    builtAt: new Date().toISOString(),
+    buildSeconds: (Date.now() - t0) / 1000,
+  };
+  writeFileAtomic(sidecarPath(o.out), `${JSON.stringify(sidecar, null, 2)}\n`);
+  return sidecar;
+}

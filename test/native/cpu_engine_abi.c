@@ -1,0 +1,232 @@
+/*
+ * cpu_engine_abi.c - a CPU stand-in for native/trt_shim.cpp, implementing the same C ABI (native/jetprof_trt.h),
+ * so jetprof's koffi binding (src/backends/tensorrt.ts) is tested on machines without TensorRT or a GPU.
+ * It is NOT TensorRT: its "engines" are small text files written by the tests:
+ *
+ *   jetprof-cpu-engine 1
+ *   tensorrt 8.6.1                            the TensorRT version the engine claims to be built by
+ *   input images 0 1 3 64 64                  name, dtype (TensorRT's numbering: 0 float), dims
+ *   output yolo_30 0 1 255 2 2 -10 0          ..., then bias and scale: out[k] = bias + scale * in[k % n_in]
+ *
+ * Its runtime claims version 8.6.1 (8601) unless JETPROF_CPU_ENGINE_RUNTIME says otherwise (e.g. 8201), and an
+ * engine from another version fails with TensorRT 8.6's own message. H2D, compute and D2H times are the host
+ * times of the copies and the arithmetic. Built by the tests: gcc -shared -fPIC -O2 -Inative cpu_engine_abi.c.
+ */
+#include "jetprof_trt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TENSORS 16
+
+typedef struct cpu_tensor {
+  jp_tensor_info info;
+  float bias, scale;
+  float *host;   /* what the caller sees */
+  float *device; /* stands for device memory */
+} cpu_tensor;
+
+struct jp_engine {
+  int count;
+  cpu_tensor tensors[MAX_TENSORS];
+};
+
+static int log_severity = 1;
+
+static int32_t fail(char *err, int32_t errLen, int32_t status, const char *format, ...) {
+  if (err && errLen > 0) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(err, (size_t)errLen, format, args);
+    va_end(args);
+  }
+  return status;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int32_t jp_abi_version(void) { return JP_TRT_ABI_VERSION; }
+
+int32_t jp_runtime_version(void) {
+  const char *v = getenv("JETPROF_CPU_ENGINE_RUNTIME");
+  return v && *v ? atoi(v) : 8601;
+}
+
+int32_t jp_compiled_version(void) { return jp_runtime_version(); }
+
+void jp_set_log_severity(int32_t severity) { log_severity = severity; }
+
+int32_t jp_load_plugin(const char *path, char *err, int32_t errLen) {
+  if (path && path[0] && !dlopen(path, RTLD_LAZY | RTLD_GLOBAL)) return fail(err, errLen, JP_ERR_PLUGIN, "%s", dlerror());
+  return JP_OK;
+}
+
+static void free_engine(jp_engine *e) {
+  if (!e) return;
+  for (int i = 0; i < e->count; i++) {
+    free(e->tensors[i].host);
+    free(e->tensors[i].device);
+  }
+  free(e);
+}
+
+int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t errLen) {
+  if (!path || !out) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  *out = NULL;
+  FILE *f = fopen(path, "r");
+  if (!f) return fail(err, errLen, JP_ERR_FILE, "cannot read %s: %s", path, strerror(errno));
+  char line[1024];
+  int version = 0, major = 0, minor = 0, patch = 0;
+  if (!fgets(line, sizeof line, f) || sscanf(line, "jetprof-cpu-engine %d", &version) != 1) {
+    fclose(f);
+    return fail(err, errLen, JP_ERR_DESERIALIZE, "1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic Tag does not match)");
+  }
+  if (!fgets(line, sizeof line, f) || sscanf(line, "tensorrt %d.%d.%d", &major, &minor, &patch) != 3) {
+    fclose(f);
+    return fail(err, errLen, JP_ERR_DESERIALIZE, "%s: no tensorrt version line", path);
+  }
+  int runtime = jp_runtime_version();
+  int built = major * 1000 + minor * 100 + patch;
+  if (built != runtime) {
+    fclose(f);
+    return fail(err, errLen, JP_ERR_DESERIALIZE,
+                "1: [stdArchiveReader.cpp::StdArchiveReader::40] Error Code 1: Serialization (Serialization assertion stdVersionRead == "
+                "serializationVersion failed.Version tag does not match. Note: Current Version: 232, Serialized Engine Version: 213) "
+                "The engine plan file is not compatible with this version of TensorRT, expecting library version %d.%d.%d got %d.%d.%d, please rebuild.",
+                runtime / 1000, runtime / 100 % 10, runtime % 100, major, minor, patch);
+  }
+  jp_engine *e = calloc(1, sizeof *e);
+  while (fgets(line, sizeof line, f)) {
+    char kind[16];
+    int consumed = 0;
+    if (sscanf(line, "%15s%n", kind, &consumed) != 1) continue;
+    if (e->count == MAX_TENSORS) break;
+    cpu_tensor *t = &e->tensors[e->count];
+    char *p = line + consumed;
+    int n = 0;
+    int dims[JP_MAX_DIMS + 2];
+    if (sscanf(p, "%255s %d%n", t->info.name, &t->info.dtype, &n) != 2) {
+      int32_t status = fail(err, errLen, JP_ERR_DESERIALIZE, "%s: bad tensor line: %s", path, line);
+      fclose(f);
+      free_engine(e);
+      return status;
+    }
+    p += n;
+    int count = 0;
+    while (count < JP_MAX_DIMS + 2 && sscanf(p, "%d%n", &dims[count], &n) == 1) {
+      p += n;
+      count++;
+    }
+    t->info.is_input = strcmp(kind, "input") == 0;
+    t->bias = 0;
+    t->scale = 1;
+    if (!t->info.is_input) {
+      if (count < 3) {
+        int32_t status = fail(err, errLen, JP_ERR_DESERIALIZE, "%s: output %s needs dims, bias and scale", path, t->info.name);
+        fclose(f);
+        free_engine(e);
+        return status;
+      }
+      t->bias = (float)dims[count - 2];
+      t->scale = (float)dims[count - 1];
+      count -= 2;
+    }
+    if (t->info.dtype != 0) {
+      int32_t status = fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has data type %d, which jetprof does not handle", t->info.name, t->info.dtype);
+      fclose(f);
+      free_engine(e);
+      return status;
+    }
+    int64_t elements = 1;
+    t->info.nb_dims = count;
+    for (int d = 0; d < count; d++) {
+      if (dims[d] < 0) {
+        int32_t status = fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has a dynamic dimension; build the engine with fixed shapes (trtexec --shapes=%s:1x3xHxW)", t->info.name, t->info.name);
+        fclose(f);
+        free_engine(e);
+        return status;
+      }
+      t->info.dims[d] = dims[d];
+      elements *= dims[d];
+    }
+    t->info.bytes = elements * 4;
+    t->host = calloc((size_t)elements, 4);
+    t->device = calloc((size_t)elements, 4);
+    e->count++;
+  }
+  fclose(f);
+  *out = e;
+  return JP_OK;
+}
+
+int32_t jp_engine_tensor_count(const jp_engine *e) { return e ? e->count : 0; }
+
+int32_t jp_engine_tensor_info(const jp_engine *e, int32_t index, jp_tensor_info *info, char *err, int32_t errLen) {
+  if (!e || !info) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  if (index < 0 || index >= e->count) return fail(err, errLen, JP_ERR_ARGUMENT, "tensor index %d out of range", index);
+  *info = e->tensors[index].info;
+  return JP_OK;
+}
+
+int32_t jp_engine_set_input(jp_engine *e, int32_t index, const void *data, int64_t bytes, char *err, int32_t errLen) {
+  if (!e || !data) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  if (index < 0 || index >= e->count) return fail(err, errLen, JP_ERR_ARGUMENT, "tensor index %d out of range", index);
+  cpu_tensor *t = &e->tensors[index];
+  if (!t->info.is_input) return fail(err, errLen, JP_ERR_ARGUMENT, "tensor %s is not an input", t->info.name);
+  if (bytes != t->info.bytes) return fail(err, errLen, JP_ERR_ARGUMENT, "input %s takes %lld bytes, got %lld", t->info.name, (long long)t->info.bytes, (long long)bytes);
+  memcpy(t->host, data, (size_t)bytes);
+  return JP_OK;
+}
+
+int32_t jp_engine_infer(jp_engine *e, jp_timing *timing, char *err, int32_t errLen) {
+  if (!e) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  double t0 = now_ms();
+  const cpu_tensor *in = NULL;
+  for (int i = 0; i < e->count; i++) {
+    if (!e->tensors[i].info.is_input) continue;
+    memcpy(e->tensors[i].device, e->tensors[i].host, (size_t)e->tensors[i].info.bytes);
+    if (!in) in = &e->tensors[i];
+  }
+  double t1 = now_ms();
+  if (!in) return fail(err, errLen, JP_ERR_INFERENCE, "enqueue failed: the engine has no input");
+  int64_t n_in = in->info.bytes / 4;
+  for (int i = 0; i < e->count; i++) {
+    cpu_tensor *t = &e->tensors[i];
+    if (t->info.is_input) continue;
+    int64_t n = t->info.bytes / 4;
+    for (int64_t k = 0; k < n; k++) t->device[k] = t->bias + t->scale * in->device[k % n_in];
+  }
+  double t2 = now_ms();
+  for (int i = 0; i < e->count; i++) {
+    if (!e->tensors[i].info.is_input) memcpy(e->tensors[i].host, e->tensors[i].device, (size_t)e->tensors[i].info.bytes);
+  }
+  double t3 = now_ms();
+  if (timing) {
+    timing->h2d_ms = t1 - t0;
+    timing->compute_ms = t2 - t1;
+    timing->d2h_ms = t3 - t2;
+    timing->wall_ms = t3 - t0;
+  }
+  if (log_severity >= 4) fprintf(stderr, "[cpu engine] inference done\n");
+  return JP_OK;
+}
+
+int32_t jp_engine_get_output(const jp_engine *e, int32_t index, void *data, int64_t bytes, char *err, int32_t errLen) {
+  if (!e || !data) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  if (index < 0 || index >= e->count) return fail(err, errLen, JP_ERR_ARGUMENT, "tensor index %d out of range", index);
+  const cpu_tensor *t = &e->tensors[index];
+  if (bytes != t->info.bytes) return fail(err, errLen, JP_ERR_ARGUMENT, "tensor %s holds %lld bytes, asked for %lld", t->info.name, (long long)t->info.bytes, (long long)bytes);
+  memcpy(data, t->host, (size_t)bytes);
+  return JP_OK;
+}
+
+void jp_engine_close(jp_engine *e) { free_engine(e); }
