@@ -2,15 +2,18 @@
 # jetprof setup: system packages, npm dependencies, build. Idempotent; safe to run again.
 #   bash scripts/setup.sh               OpenCV + ffmpeg (+ python3-opencv for the benchmark peer), npm ci, build
 #   bash scripts/setup.sh --profilers   also Nsight Systems, nvprof and libnvToolsExt (Debian: from non-free)
+#   bash scripts/setup.sh --test        everything the tests use: --profilers, Chromium (HTML report test), the sample video
 # On JetPack (Jetson) it uses the OpenCV, CUDA, TensorRT and profilers JetPack ships.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROFILERS=0
+TEST=0
 for arg in "$@"; do
   case "$arg" in
     --profilers) PROFILERS=1 ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --test) PROFILERS=1; TEST=1 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -86,6 +89,16 @@ profiler_packages() {
   fi
 }
 
+browser_packages() {
+  # Debian's chromium, driven headless by playwright-core in the HTML report test (no browser download).
+  if [ "${ID:-}" = debian ]; then
+    $SUDO apt-get install -y -q --no-install-recommends chromium
+  else
+    $SUDO apt-get install -y -q --no-install-recommends chromium || $SUDO apt-get install -y -q --no-install-recommends chromium-browser \
+      || { echo "    no Chromium package: the HTML report test will be skipped" >&2; return 0; }
+  fi
+}
+
 npm_install() {
   # opencv4nodejs must build against the system OpenCV, not download and build its own.
   OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund
@@ -95,6 +108,8 @@ step "check Node.js" need_node
 step "apt-get update" apt_update
 step "system packages (OpenCV, ffmpeg)" system_packages
 [ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
+[ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
 step "npm ci (builds the OpenCV binding: about 3 min on 2 cores)" npm_install
 step "build (TypeScript -> dist/)" npm run build --silent
+[ $TEST = 1 ] && step "sample video (videos/vtest.avi)" bash scripts/fetch-sample-video.sh
 echo "setup.sh: ready. Try: bash scripts/demo.sh"

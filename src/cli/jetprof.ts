@@ -5,6 +5,7 @@ import { inferCommand } from './infer-command.ts';
 import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
+import { reportCommand } from './report-command.ts';
 import { runProgram } from './run-program.ts';
 
 const program = new Command('jetprof')
@@ -15,6 +16,7 @@ const program = new Command('jetprof')
   .addCommand(makeWeightsCommand())
   .addCommand(buildEngineCommand())
   .addCommand(parseCommand())
-  .addCommand(profileCommand());
+  .addCommand(profileCommand())
+  .addCommand(reportCommand());
 
 await runProgram(program);

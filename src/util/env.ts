@@ -1,4 +1,5 @@
 /** What the run ran on, for the run JSON and the report's environment block. Reads files only; never fails. */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
@@ -10,6 +11,8 @@ export interface EnvInfo {
   cpu: string;
   gpu?: string;
   jetson?: { model?: string; l4t?: string };
+  /** Jetson power mode as `nvpmodel -q` names it (e.g. MAXN, 5W), when readable. */
+  powerMode?: string;
 }
 
 function readText(path: string): string | undefined {
@@ -35,6 +38,14 @@ export function baseEnv(): EnvInfo {
   if (jetson) {
     env.jetson = jetson;
     env.gpu = jetson.model;
+    const mode = powerMode();
+    if (mode) env.powerMode = mode;
   }
   return env;
+}
+
+/** `nvpmodel -q` prints "NV Power Mode: MAXN" then the mode number; undefined where nvpmodel is absent. */
+export function powerMode(): string | undefined {
+  const r = spawnSync('nvpmodel', ['-q'], { encoding: 'utf8', timeout: 3000 });
+  return r.status === 0 ? /NV Power Mode:\s*(.+)/.exec(r.stdout)?.[1]?.trim() : undefined;
 }
