@@ -3,11 +3,12 @@
  * jetprof's NVTX ranges from Node; nvprof accepts the lab's flags and says clearly that it found no GPU.
  */
 import test from 'ava';
+import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler, jetsonComputeCapability } from '../src/profilers/device.ts';
-import { nsysAgents } from '../src/profilers/run.ts';
+import { nsysAgents, watchNsys } from '../src/profilers/run.ts';
 import { splitBackend } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
@@ -94,4 +95,30 @@ test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported
   t.deepEqual(profile.command.slice(-2), ['--json', join(out, 'run_onnx.json')]);
   if (profile.run === undefined) t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
   else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
+});
+
+test('the nsys watchdog: an application that has ended and a profiler that writes nothing for the stall time is ended', async (t) => {
+  // Stands for a stuck `nsys profile`: a parent whose only child (the "launcher") has exited and is not reaped.
+  const stuck = spawn('perl', ['-e', 'if (fork() == 0) { exit 0 } sleep 600'], { stdio: 'ignore' });
+  const base = join(scratchDir(), 'watchdog', 'profile_onnx');
+  const t0 = Date.now();
+  const stalledAfter = await new Promise<number>((resolve) => {
+    watchNsys(stuck.pid!, base, nsysAgents(), 2000, () => resolve(Date.now() - t0));
+  });
+  const exited = new Promise((resolve) => stuck.on('exit', resolve));
+  t.true(stalledAfter >= 2000 && stalledAfter < 10_000, `stalled after ${stalledAfter} ms`);
+  stuck.kill('SIGKILL');
+  await exited;
+});
+
+test('the nsys watchdog leaves a running application alone', async (t) => {
+  const busy = spawn('sh', ['-c', 'sleep 5 & wait'], { stdio: 'ignore' });
+  let stalled = false;
+  const stop = watchNsys(busy.pid!, join(scratchDir(), 'watchdog2', 'p'), nsysAgents(), 1000, () => {
+    stalled = true;
+  });
+  await new Promise((r) => setTimeout(r, 3500));
+  stop();
+  t.false(stalled, 'a child still running is not a stall');
+  busy.kill('SIGKILL');
 });

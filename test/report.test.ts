@@ -10,7 +10,9 @@ import { buildRunResult, type RunResult } from '../src/pipeline/run-result.ts';
 import { StageRecorder } from '../src/pipeline/stages.ts';
 import { buildLabReport, speedups } from '../src/report/lab-report.ts';
 import { reportMarkdown } from '../src/report/markdown.ts';
-import { ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
+import { readModelInfo } from '../src/model/export-file.ts';
+import { nsysAgents } from '../src/profilers/run.ts';
+import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 /** A run result built by the real code path from fixed per-frame stage times (ms). */
 function fixedRun(backend: 'onnx' | 'tensorrt', stages: { read: number; preprocess: number; inference: number; postprocess: number; write: number }, frames: number): RunResult {
@@ -155,4 +157,43 @@ const CHROMIUM = '/usr/bin/chromium';
   } finally {
     await browser.close();
   }
+});
+
+test.serial('jetprof compare: both backends (TensorRT through the CPU ABI library) under real nsys, then the report', (t) => {
+  const lib = buildCpuEngineLib();
+  const model = makeModel('compare', PERSON_VEHICLE_CFG, 3);
+  const info = readModelInfo(model.onnxPath);
+  const engine = join(dir, 'compare.engine');
+  writeFileSync(engine, ['jetprof-cpu-engine 1', 'tensorrt 8.6.1', 'input images 0 1 3 480 640', ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`), ''].join('\n'));
+  const video = makeVideo('compare.mp4', 10, 320, 240);
+  const out = join(dir, 'compare');
+  const before = nsysAgents();
+  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '2'], {
+    env: { JETPROF_TRT_SHIM: lib },
+    timeout: 600_000,
+  });
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /\[1\/3\] ONNX Runtime: infer under nsys/);
+  t.regex(r.stderr, /\[2\/3\] TensorRT: done in/);
+  t.regex(r.stderr, /\[3\/3\] report: /);
+  const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+  t.regex(md, /\| ONNX Runtime \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+  t.regex(md, /\| TensorRT \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+  t.regex(md, /### ONNX Runtime \(profile_onnx\.json\) \(nsys\)/);
+  t.regex(md, /\| [\d.]+% \| [\d.]+ (ms|s|us) \| 10 \| inference \|/, 'one NVTX inference range per frame, warm-up included');
+  t.true(existsSync(join(out, 'report.html')));
+  t.true(existsSync(join(out, 'csv', 'fps.csv')));
+  t.deepEqual([...nsysAgents()].filter((p) => !before.has(p)), [], 'no nsys agent left running');
+});
+
+test('jetprof compare without an engine: TensorRT skipped with the reason, the ONNX Runtime run reported', (t) => {
+  const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4);
+  const video = makeVideo('compare2.mp4', 4, 160, 120);
+  const out = join(dir, 'compare2');
+  const r = runCli('jetprof', ['compare', video, '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '1']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /\[2\/3\] TensorRT: skipped \(no --engine given/);
+  const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+  t.regex(md, /\| ONNX Runtime \| \(160,120,3\) \|/);
+  t.false(md.includes('| TensorRT |'));
 });

@@ -4,7 +4,6 @@
  * cannot run on these machines; the shim over it is compile-checked with scripts/check-trt-shim.sh.
  */
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkEngineIo, createTensorRtSession } from '../src/backends/tensorrt.ts';
@@ -13,11 +12,10 @@ import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { trtexecArgv, trtexecVersion } from '../src/model/build-engine.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
+import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const dir = scratchDir();
-const cpuLib = join(dir, 'libjetprof_cpu_engine_abi.so');
-execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror', `-I${join(ROOT, 'native')}`, join(ROOT, 'test/native/cpu_engine_abi.c'), '-o', cpuLib, '-ldl']);
+const cpuLib = buildCpuEngineLib();
 process.env.JETPROF_TRT_SHIM = cpuLib;
 
 const model = makeModel('trt', PERSON_VEHICLE_CFG, 5);

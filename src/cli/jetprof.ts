@@ -2,6 +2,7 @@
 /** `jetprof`: wires the subcommands; each lives in its own file and loads heavy modules only when it runs. */
 import { Command } from 'commander';
 import { inferCommand } from './infer-command.ts';
+import { compareCommand } from './compare-command.ts';
 import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
@@ -17,6 +18,7 @@ const program = new Command('jetprof')
   .addCommand(buildEngineCommand())
   .addCommand(parseCommand())
   .addCommand(profileCommand())
-  .addCommand(reportCommand());
+  .addCommand(reportCommand())
+  .addCommand(compareCommand());
 
 await runProgram(program);

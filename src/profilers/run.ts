@@ -3,8 +3,9 @@
  * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
@@ -26,6 +27,8 @@ export interface ProfileRequest {
   metrics?: string[];
   /** nsys runs that end without a report are retried this many times in all (default 3). */
   tries?: number;
+  /** An nsys run that writes nothing for this long after the application ended is ended and retried (default 60 s). */
+  stallMs?: number;
   onLog: (message: string) => void;
 }
 
@@ -69,9 +72,11 @@ function readRun(path: string): RunResult | undefined {
 }
 
 /** Spawns a command, teeing its output to `logPath` and to our stderr; resolves with its exit code. */
-function runLogged(cmd: string, args: string[], logPath: string, echo: boolean): Promise<number> {
+function runLogged(cmd: string, args: string[], logPath: string, echo: boolean, watch?: (pid: number) => () => void): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const stopWatching = child.pid !== undefined && watch ? watch(child.pid) : () => undefined;
+    child.on('close', stopWatching);
     const chunks: Buffer[] = [];
     const take = (d: Buffer) => {
       chunks.push(d);
@@ -119,6 +124,85 @@ export function endAgentsStartedAfter(before: Set<number>): number[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+function procState(pid: number): string | undefined {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Children of `pid` (nsys starts its launcher from one of its threads), with their states. */
+function childStates(pid: number): string[] {
+  const states: string[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      for (const c of children) states.push(procState(Number(c)) ?? 'gone');
+    }
+  } catch {
+    /* exited */
+  }
+  return states;
+}
+
+/** Sizes and times of the files nsys writes while it finishes (its stream in /tmp, the report being made). */
+function outputSignature(base: string): string {
+  const files: string[] = [];
+  for (const [dir, prefix] of [[tmpdir(), 'nsys-report-'], [dirname(base), basename(base)]]) {
+    try {
+      for (const f of readdirSync(dir)) {
+        if (!f.startsWith(prefix)) continue;
+        const st = statSync(join(dir, f));
+        files.push(`${f}:${st.size}:${st.mtimeMs}`);
+      }
+    } catch {
+      /* folder gone */
+    }
+  }
+  return files.sort().join('|');
+}
+
+/**
+ * Watches an `nsys profile` process: once the application has exited and nsys has written nothing for `stallMs`,
+ * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents this run started are killed,
+ * which makes nsys exit; the caller then retries. Returns the function that stops watching.
+ */
+export function watchNsys(pid: number, base: string, agentsBefore: Set<number>, stallMs: number, onStall: () => void): () => void {
+  let lastSignature = '';
+  let lastChange = Date.now();
+  let launched = false;
+  const timer = setInterval(() => {
+    const states = childStates(pid);
+    const running = states.some((st) => st !== 'Z' && st !== 'gone');
+    launched ||= states.length > 0;
+    if (!launched || running) {
+      lastChange = Date.now();
+      return;
+    }
+    const sig = outputSignature(base);
+    if (sig !== lastSignature) {
+      lastSignature = sig;
+      lastChange = Date.now();
+      return;
+    }
+    if (Date.now() - lastChange >= stallMs) {
+      clearInterval(timer);
+      onStall();
+      endAgentsStartedAfter(agentsBefore);
+      setTimeout(() => {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* exited */
+        }
+      }, 15_000).unref();
+    }
+  }, 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 async function profileWithNsys(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
   const nsys = requireProfiler('nsys');
   const base = join(req.outDir, `profile_${req.backend}`);
@@ -133,7 +217,14 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
     for (const f of [rep, qdstrm]) if (existsSync(f)) unlinkSync(f);
     const before = nsysAgents();
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
-    exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true);
+    let stalled = false;
+    exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
+      watchNsys(pid, base, before, req.stallMs ?? 60_000, () => {
+        stalled = true;
+        req.onLog(`nsys wrote nothing for ${((req.stallMs ?? 60_000) / 1000).toFixed(0)} s after the application ended: ending its stuck agent`);
+      }),
+    );
+    if (stalled) notes.push(`try ${attempt}: nsys hung after the application ended (its agent spinning); jetprof ended it`);
     if (!existsSync(rep) && existsSync(qdstrm)) {
       // Debian's nsys cannot find its importer and leaves the raw stream: import it ourselves.
       const importer = findQdstrmImporter(nsys);

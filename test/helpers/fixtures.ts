@@ -89,3 +89,15 @@ export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'jetprof',
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }
+
+/**
+ * Builds test/native/cpu_engine_abi.c, the CPU implementation of the TensorRT shim's C ABI, and returns its path
+ * (for JETPROF_TRT_SHIM). Its engines are small text files: see the comment at the top of the C file.
+ */
+export function buildCpuEngineLib(): string {
+  const lib = join(scratchDir(), 'libjetprof_cpu_engine_abi.so');
+  if (!existsSync(lib)) {
+    execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror', `-I${join(ROOT, 'native')}`, join(ROOT, 'test/native/cpu_engine_abi.c'), '-o', lib, '-ldl']);
+  }
+  return lib;
+}

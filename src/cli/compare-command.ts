@@ -1,0 +1,50 @@
+/** `jetprof compare <video>`: every available backend on one video, optionally profiled, then the report. */
+import { Command, Option } from 'commander';
+import { resolve } from 'node:path';
+import type { ProfilerTool } from '../profilers/tools.ts';
+import { JetprofError } from '../util/errors.ts';
+import { handleError } from './handle-error.ts';
+import { parseIntInRange } from './options.ts';
+
+export function compareCommand(): Command {
+  return new Command('compare')
+    .summary('the whole lab in one command: ONNX Runtime and TensorRT on one video, profiled if asked, then the report')
+    .description(
+      'Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run),\n' +
+        'under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results.\n' +
+        'Arguments after -- go to infer for both backends (model, frame size, frame count ...).',
+    )
+    .argument('<video>', 'input video')
+    .argument('[infer-args...]', 'infer arguments for both backends, after --')
+    .addOption(new Option('--profile <tool>', 'run each backend under this profiler').choices(['nvprof', 'nsys']))
+    .option('-d, --out-dir <dir>', 'where runs, profiles and the report go', 'compare')
+    .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
+    .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--top <n>', 'rows per profile table in the report', parseIntInRange('--top', 1, 1000), 10)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540\n  jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
+    )
+    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number }) => {
+      try {
+        const { runCompare } = await import('../report/compare.ts');
+        if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
+          throw new JetprofError('BAD_OPTION', 'compare runs every backend itself; do not pass --backend', { suggestion: 'remove --backend from the arguments after --' });
+        }
+        const r = await runCompare({
+          video,
+          outDir: resolve(o.outDir),
+          profile: o.profile,
+          inferArgs,
+          engine: o.engine,
+          plugins: o.plugin,
+          top: o.top,
+          onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
+        });
+        process.stdout.write(`${r.report}\n`);
+        process.exitCode = r.ran.length === 0 ? 1 : 0;
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}

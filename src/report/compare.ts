@@ -1,0 +1,107 @@
+/**
+ * `jetprof compare`: the whole lab in one command. Runs every available backend on the same video (TensorRT is
+ * skipped, with the reason, where it cannot run), under a profiler when asked, then writes the report.
+ * Each backend runs in its own process (its entry script), exactly as a user or a profiler would run it.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import type { BackendName } from '../backends/types.ts';
+import { entryCommand, runProfile } from '../profilers/run.ts';
+import type { ProfilerTool } from '../profilers/tools.ts';
+import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
+import { JetprofError, messageOf } from '../util/errors.ts';
+import { writeReport } from '../cli/report-command.ts';
+
+export interface CompareOptions {
+  video: string;
+  outDir: string;
+  profile?: ProfilerTool;
+  /** Arguments for infer shared by both backends (--model/--cfg/--weights, --frame-size, --max-frames, ...). */
+  inferArgs: string[];
+  engine?: string;
+  plugins: string[];
+  top: number;
+  onStep: (line: string) => void;
+}
+
+export interface CompareResult {
+  ran: BackendName[];
+  skipped: { backend: BackendName; reason: string }[];
+  failed: { backend: BackendName; exitCode: number }[];
+  report: string;
+  html: string;
+}
+
+/** Why TensorRT cannot run here, or undefined when it can. */
+export async function tensorRtUnavailable(engine?: string): Promise<string | undefined> {
+  if (!engine) return 'no --engine given (build one with jetprof build-engine on the Jetson)';
+  if (!existsSync(engine)) return `${engine} not found`;
+  try {
+    const { loadTrtAbi } = await import('../backends/trt-abi.ts');
+    loadTrtAbi();
+    return undefined;
+  } catch (e) {
+    return messageOf(e);
+  }
+}
+
+function runChild(cmd: string[], onLine: (s: string) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.on('data', (d: Buffer) => onLine(d.toString().trimEnd()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+  mkdirSync(o.outDir, { recursive: true });
+  const trtReason = await tensorRtUnavailable(o.engine);
+  const backends: BackendName[] = ['onnx', 'tensorrt'];
+  const steps = backends.length + 1;
+  const result: CompareResult = { ran: [], skipped: [], failed: [], report: join(o.outDir, 'REPORT.md'), html: join(o.outDir, 'report.html') };
+  const runs: string[] = [];
+  const profiles: string[] = [];
+  const stem = basename(o.video, extname(o.video));
+  for (const [i, backend] of backends.entries()) {
+    const name = MODEL_TYPE_NAMES[backend];
+    const step = `[${i + 1}/${steps}] ${name}`;
+    if (backend === 'tensorrt' && trtReason) {
+      result.skipped.push({ backend, reason: trtReason });
+      o.onStep(`${step}: skipped (${trtReason})`);
+      continue;
+    }
+    const runJson = join(o.outDir, `run_${backend}.json`);
+    const args = [
+      o.video,
+      ...o.inferArgs,
+      ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
+      '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
+      '--json', runJson,
+      '-q',
+    ];
+    const t0 = Date.now();
+    let code: number;
+    if (o.profile) {
+      o.onStep(`${step}: infer under ${o.profile} ...`);
+      const p = await runProfile({ tool: o.profile, backend, inferArgs: args, outDir: o.outDir, onLog: () => undefined });
+      code = p.exitCode;
+      profiles.push(join(o.outDir, `profile_${backend}.json`));
+      for (const n of p.notes) o.onStep(`    ${n}`);
+    } else {
+      o.onStep(`${step}: infer ...`);
+      code = await runChild([...entryCommand(backend), ...args], (s) => o.onStep(`    ${s}`));
+    }
+    if (existsSync(runJson)) runs.push(runJson);
+    if (code !== 0 && !existsSync(runJson)) result.failed.push({ backend, exitCode: code });
+    else result.ran.push(backend);
+    o.onStep(`${step}: ${existsSync(runJson) ? 'done' : `failed (exit code ${code})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  if (runs.length === 0 && profiles.length === 0) {
+    throw new JetprofError('TOOL_FAILED', `no backend produced a result for ${o.video}; the reasons are in the lines above`, { exitCode: 1 });
+  }
+  o.onStep(`[${steps}/${steps}] report: ${result.report}, ${result.html}`);
+  await writeReport({ runs, profiles: o.profile ? profiles : [], out: result.report, html: result.html, csv: join(o.outDir, 'csv'), top: o.top });
+  return result;
+}
