@@ -14,5 +14,6 @@ if [ -z "$pass" ] && [ -z "$fail" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-echo "${pass:-0} passed, ${fail:-0} failed${skip:+, $skip skipped}"
+[ -n "$skip" ] && [ "$skip" != 0 ] && echo "$skip skipped (their reasons are in the lines above)"
+echo "${pass:-0} passed, ${fail:-0} failed"
 exit $rc

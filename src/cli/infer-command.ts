@@ -38,6 +38,8 @@ interface InferCliOptions {
   ep: OnnxExecutionProvider;
   nvtx: boolean;
   quiet: boolean;
+  pipeline: 'on' | 'off';
+  inFlight: number;
 }
 
 export function inferCommand(name: string, fixedBackend?: BackendName): Command {
@@ -83,6 +85,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
     .addOption(new Option('--ep <provider>', 'ONNX Runtime execution provider (falls back to cpu with a warning)').choices(['cpu', 'cuda', 'tensorrt']).default('cpu'))
+    .addOption(new Option('--pipeline <on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series').choices(['on', 'off']).default('on'))
+    .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
     .addHelpText(
@@ -137,6 +141,8 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       warmupFrames: o.warmup,
       threads: o.threads,
       executionProvider: o.ep,
+      pipeline: o.pipeline === 'on',
+      inFlight: o.inFlight,
       nvtx: o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx'),
       shouldStop: () => stopRequested,
       onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),

@@ -339,3 +339,15 @@ export function withInputSize(cfg: DarknetCfg, width: number, height: number): D
 export function yoloLayers(cfg: DarknetCfg): YoloLayer[] {
   return cfg.layers.filter((l): l is YoloLayer => l.kind === 'yolo');
 }
+
+/** Multiply-adds x 2 of every convolution, as darknet prints "BFLOPs" (yolov4-tiny at 416x416: 6.9e9). */
+export function convFlops(cfg: DarknetCfg): number {
+  const shapes = layerShapes(cfg);
+  let flops = 0;
+  let prevC = cfg.net.channels;
+  cfg.layers.forEach((l, i) => {
+    if (l.kind === 'convolutional') flops += 2 * l.size * l.size * (prevC / l.groups) * l.filters * shapes[i].h * shapes[i].w;
+    prevC = shapes[i].c;
+  });
+  return flops;
+}

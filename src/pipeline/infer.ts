@@ -14,6 +14,7 @@ import { JetprofError } from '../util/errors.ts';
 import { sha256File, writeFileAtomic } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import { runFrameLoop, type FrameLoopOptions } from './frame-loop.ts';
+import { runPipelinedLoop } from './pipelined-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { buildRunResult, type RunResult } from './run-result.ts';
 
@@ -41,6 +42,10 @@ export interface InferOptions {
   warmupFrames: number;
   threads?: number;
   executionProvider: OnnxExecutionProvider;
+  /** true: the pipelined loop (stages overlap, ORT in a worker thread); false: the sequential loop. */
+  pipeline: boolean;
+  /** Frames in flight in the pipelined loop (default 3). */
+  inFlight?: number;
   nvtx: Nvtx;
   shouldStop: () => boolean;
   /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
@@ -76,7 +81,10 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
 
 async function openSession(o: InferOptions, modelPath: string, model: YoloModelInfo): Promise<DetectorSession> {
   if (o.backend === 'onnx') {
-    return createOnnxSession(modelPath, { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning });
+    const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
+    if (!o.pipeline) return createOnnxSession(modelPath, options);
+    const { createOnnxWorkerSession } = await import('../backends/onnx-worker.ts');
+    return createOnnxWorkerSession(modelPath, options);
   }
   const { createTensorRtSession } = await import('../backends/tensorrt.ts');
   if (!o.engine) {
@@ -92,7 +100,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined));
   const model = readModelInfo(modelPath);
   if (model.source?.generatedWeights) {
-    o.onWarning('WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real');
+    // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
+    (o.onInfo ?? (() => undefined))('WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real');
   }
   const output = o.output === null ? undefined : (o.output ?? defaultOutputPath(o.video, o.backend));
   loadOpenCv(); // fail early, before the model load is timed
@@ -106,7 +115,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   }
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   try {
-    const loop = await runFrameLoop(session, model, {
+    const loop = await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, {
+      inFlight: o.inFlight,
       videoPath: o.video,
       outputPath: output,
       frameSize: o.frameSize,
@@ -148,6 +158,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       env,
       startedAt,
       interrupted: loop.interrupted,
+      pipeline: o.pipeline ? { mode: 'on', inFlight: o.inFlight ?? 3 } : { mode: 'off' },
     });
     if (o.json) writeFileAtomic(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;

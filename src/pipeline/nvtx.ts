@@ -12,6 +12,12 @@ export interface Nvtx {
   readonly detail: string;
   push(name: string): void;
   pop(): void;
+  /**
+   * A range that need not nest (NVTX start/end): the pipelined loop's stages overlap on one thread, where
+   * push/pop would pair the wrong ends. Returns the id `end` takes.
+   */
+  start(name: string): unknown;
+  end(id: unknown): void;
 }
 
 export const NVTX_LIBRARY_CANDIDATES = [
@@ -23,7 +29,7 @@ export const NVTX_LIBRARY_CANDIDATES = [
 ];
 
 export function disabledNvtx(detail: string): Nvtx {
-  return { enabled: false, detail, push() {}, pop() {} };
+  return { enabled: false, detail, push() {}, pop() {}, start: () => 0, end() {} };
 }
 
 /** Loads NVTX from JETPROF_NVTX_LIBRARY or the usual places; a no-op Nvtx when none loads. */
@@ -42,6 +48,8 @@ export function loadNvtx(candidates: readonly string[] = NVTX_LIBRARY_CANDIDATES
       const lib = koffi.load(path);
       const push = lib.func('int nvtxRangePushA(const char *message)');
       const pop = lib.func('int nvtxRangePop()');
+      const start = lib.func('uint64_t nvtxRangeStartA(const char *message)');
+      const end = lib.func('void nvtxRangeEnd(uint64_t id)');
       return {
         enabled: true,
         detail: path,
@@ -50,6 +58,12 @@ export function loadNvtx(candidates: readonly string[] = NVTX_LIBRARY_CANDIDATES
         },
         pop() {
           pop();
+        },
+        start(name: string) {
+          return start(name);
+        },
+        end(id: unknown) {
+          end(id);
         },
       };
     } catch (e) {

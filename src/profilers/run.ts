@@ -92,26 +92,38 @@ function runLogged(cmd: string, args: string[], logPath: string, echo: boolean, 
   });
 }
 
-/** Process ids of nsys agents (`nsys --start-agent --session-name=...`) now running. */
-export function nsysAgents(): Set<number> {
-  const pids = new Set<number>();
+/**
+ * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
+ * with the process id of the `nsys profile` that started them.
+ */
+export function nsysAgents(): Map<number, number | undefined> {
+  const agents = new Map<number, number | undefined>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (cmd.some((a) => /(^|\/)nsys$/.test(a)) && cmd.includes('--start-agent')) pids.add(Number(entry));
+      if (!cmd.some((a) => /(^|\/)nsys$/.test(a)) || !cmd.includes('--start-agent')) continue;
+      const session = cmd.map((a) => /^--session-name=profile-.*-(\d+)$/.exec(a)?.[1]).find(Boolean);
+      agents.set(Number(entry), session ? Number(session) : undefined);
     } catch {
       /* gone */
     }
   }
-  return pids;
+  return agents;
 }
 
-/** Ends the agents a run left behind (those not running before it); nsys 2022.4 with Node sometimes leaves one spinning. */
-export function endAgentsStartedAfter(before: Set<number>): number[] {
+const alive = (pid: number) => procState(pid) !== undefined && procState(pid) !== 'Z';
+
+/** Agents whose `nsys profile` has exited: what a failed nsys 2022.4 run with Node leaves spinning. */
+export function orphanNsysAgents(): number[] {
+  return [...nsysAgents()].filter(([, owner]) => owner !== undefined && !alive(owner)).map(([pid]) => pid);
+}
+
+/** Ends the agents started by the `nsys profile` process `nsysPid` (and no other run's). */
+export function endAgentsOf(nsysPid: number): number[] {
   const ended: number[] = [];
-  for (const pid of nsysAgents()) {
-    if (before.has(pid)) continue;
+  for (const [pid, owner] of nsysAgents()) {
+    if (owner !== nsysPid) continue;
     try {
       process.kill(pid, 'SIGKILL');
       ended.push(pid);
@@ -165,10 +177,10 @@ function outputSignature(base: string): string {
 
 /**
  * Watches an `nsys profile` process: once the application has exited and nsys has written nothing for `stallMs`,
- * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents this run started are killed,
+ * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents of this nsys are killed,
  * which makes nsys exit; the caller then retries. Returns the function that stops watching.
  */
-export function watchNsys(pid: number, base: string, agentsBefore: Set<number>, stallMs: number, onStall: () => void): () => void {
+export function watchNsys(pid: number, base: string, stallMs: number, onStall: () => void): () => void {
   let lastSignature = '';
   let lastChange = Date.now();
   let launched = false;
@@ -189,7 +201,7 @@ export function watchNsys(pid: number, base: string, agentsBefore: Set<number>, 
     if (Date.now() - lastChange >= stallMs) {
       clearInterval(timer);
       onStall();
-      endAgentsStartedAfter(agentsBefore);
+      endAgentsOf(pid);
       setTimeout(() => {
         try {
           process.kill(pid, 'SIGKILL');
@@ -203,7 +215,56 @@ export function watchNsys(pid: number, base: string, agentsBefore: Set<number>, 
   return () => clearInterval(timer);
 }
 
+/**
+ * One jetprof nsys session at a time on a machine: two at once disturb each other's timings, and nsys 2022.4 hangs
+ * far more often. The lock file holds the owner's pid; a lock whose owner is gone is taken over.
+ */
+async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), 'jetprof-nsys.lock');
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(lock, 'utf8').trim() || 0);
+      } catch {
+        continue; // released meanwhile
+      }
+      if (!owner || !alive(owner)) {
+        try {
+          unlinkSync(lock);
+        } catch {
+          /* another waiter took it over first */
+        }
+        continue;
+      }
+      if (!announced) onWait(owner);
+      announced = true;
+      await sleep(500);
+    }
+  }
+  try {
+    return await body();
+  } finally {
+    try {
+      if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
 async function profileWithNsys(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+  return withNsysLock(
+    (owner) => req.onLog(`waiting for another jetprof nsys run (pid ${owner}) to finish`),
+    () => profileWithNsysLocked(req, command, runJson),
+  );
+}
+
+async function profileWithNsysLocked(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
   const nsys = requireProfiler('nsys');
   const base = join(req.outDir, `profile_${req.backend}`);
   const rep = `${base}.nsys-rep`;
@@ -215,11 +276,11 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
   let ok = false;
   for (let attempt = 1; attempt <= tries && !ok; attempt++) {
     for (const f of [rep, qdstrm]) if (existsSync(f)) unlinkSync(f);
-    const before = nsysAgents();
+    let nsysPid = 0;
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
     let stalled = false;
     exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
-      watchNsys(pid, base, before, req.stallMs ?? 60_000, () => {
+      watchNsys((nsysPid = pid), base, req.stallMs ?? 60_000, () => {
         stalled = true;
         req.onLog(`nsys wrote nothing for ${((req.stallMs ?? 60_000) / 1000).toFixed(0)} s after the application ended: ending its stuck agent`);
       }),
@@ -237,7 +298,7 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
       }
     }
     await sleep(300);
-    const ended = endAgentsStartedAfter(before);
+    const ended = nsysPid ? endAgentsOf(nsysPid) : [];
     if (ended.length) notes.push(`ended ${ended.length} nsys agent(s) left running by try ${attempt}`);
     ok = existsSync(rep);
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);

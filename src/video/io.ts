@@ -20,6 +20,8 @@ export interface VideoSource {
   info: VideoInfo;
   /** The next frame, or null at the end of the video. */
   read(): Mat | null;
+  /** The same, decoded on libuv's thread pool so the event loop stays free (pipelined loop). */
+  readAsync(): Promise<Mat | null>;
   close(): void;
 }
 
@@ -51,6 +53,10 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
       const m = cap.read();
       return m.empty ? null : m;
     },
+    async readAsync() {
+      const m = await cap.readAsync();
+      return m.empty ? null : m;
+    },
     close() {
       cap.release();
     },
@@ -61,6 +67,8 @@ export interface VideoSink {
   path: string;
   codec: string;
   write(frame: Mat): void;
+  /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
+  writeAsync(frame: Mat): Promise<void>;
   /** Closes the video and renames it to its final name. */
   finish(): void;
   /** Closes and deletes the temporary file. */
@@ -101,6 +109,9 @@ export function createVideoSink(path: string, fps: number, width: number, height
     codec,
     write(frame) {
       w.write(frame);
+    },
+    writeAsync(frame) {
+      return w.writeAsync(frame);
     },
     finish() {
       close();

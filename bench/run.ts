@@ -1,0 +1,289 @@
+/**
+ * `npm run bench`: jetprof against its peers on this machine, written to bench/results.json and printed as a table.
+ *
+ *   1. inference: onnxruntime-node on jetprof's ONNX vs OpenCV DNN readNetFromDarknet (same cfg + seeded weights,
+ *      same thread count): ms per frame, ratio, achieved GFLOP/s against the machine's estimated peak
+ *   2. end to end on videos/vtest.avi at 960x540 (as the lab): sequential vs pipelined loop
+ *   3. the Python peer (bench/peer_lab.py on Debian's python3-opencv), end to end, vs jetprof
+ *   4. postprocess (decode + NMS) on a busy frame
+ *   5. parser throughput on a generated 200 MB nvprof log vs a plain read, and its peak RSS
+ *   6. NVTX cost per range; start-up time of `jetprof parse --help`
+ *
+ * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
+ * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createOnnxSession } from '../src/backends/onnx.ts';
+import { decodeHead } from '../src/detect/decode.ts';
+import { stretchGeometry } from '../src/detect/geometry.ts';
+import { nms } from '../src/detect/nms.ts';
+import type { Detection } from '../src/detect/types.ts';
+import { convFlops, parseCfg } from '../src/model/cfg.ts';
+import { exportModelFile, makeWeightsFile, readModelInfo } from '../src/model/export-file.ts';
+import { loadNvtx } from '../src/pipeline/nvtx.ts';
+import { loadOpenCv } from '../src/video/opencv.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const WORK = join(ROOT, 'bench', 'tmp');
+mkdirSync(WORK, { recursive: true });
+const args = process.argv.slice(2);
+const opt = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const THREADS = Number(opt('--threads') ?? cpus().length);
+const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
+const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6').split(',').map(Number));
+const VIDEO = join(ROOT, 'videos', 'vtest.avi');
+const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');
+const TSX = `--import=${import.meta.resolve('tsx')}`;
+
+const results: Record<string, unknown> = {
+  machine: { cpu: cpus()[0]?.model, cores: cpus().length, node: process.version },
+  date: new Date().toISOString(),
+  threads: THREADS,
+};
+const table: [string, string, string, string][] = [];
+const row = (what: string, value: string, target: string, ok: boolean | undefined) => table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED']);
+const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+// Seeded weights for the real yolov4-tiny cfg (80 classes, 416x416), and jetprof's ONNX of them.
+const weights = join(WORK, 'yolov4-tiny-seed1.weights');
+if (!existsSync(weights)) makeWeightsFile(CFG, 1, weights);
+const onnx = join(WORK, 'yolov4-tiny-seed1.onnx');
+if (!existsSync(onnx)) exportModelFile({ cfgPath: CFG, weightsPath: weights, outPath: onnx });
+
+/** Peak single-precision FLOP/s estimated from /proc/cpuinfo: cores x GHz x FLOPs per cycle (AVX-512 64, AVX2+FMA 32, NEON 8). */
+function peakGflops(): { gflops: number; how: string } {
+  const info = readFileSync('/proc/cpuinfo', 'utf8');
+  const mhz = Number(/cpu MHz\s*:\s*([\d.]+)/.exec(info)?.[1] ?? 0) || Number(/BogoMIPS\s*:\s*([\d.]+)/i.exec(info)?.[1] ?? 0) / 2;
+  const flags = /flags\s*:(.*)/.exec(info)?.[1] ?? '';
+  const perCycle = / avx512f/.test(flags) ? 64 : / fma/.test(flags) && / avx2/.test(flags) ? 32 : / avx/.test(flags) ? 16 : 8;
+  const gflops = (cpus().length * mhz * perCycle) / 1000;
+  return { gflops, how: `${cpus().length} cores x ${(mhz / 1000).toFixed(2)} GHz x ${perCycle} FLOP/cycle` };
+}
+
+async function benchInference() {
+  log('1. inference: ONNX Runtime vs OpenCV DNN (darknet)');
+  const cv = loadOpenCv();
+  const cap = new cv.VideoCapture(VIDEO);
+  const frames = Array.from({ length: 10 }, () => cap.read().resize(540, 960));
+  cap.release();
+  const blobs = frames.map((f) => cv.blobFromImage(f, 1 / 255, new cv.Size(416, 416), new cv.Vec3(0, 0, 0), true, false));
+  const inputs = blobs.map((b) => {
+    const d = b.flattenFloat(1, 3 * 416 * 416).getData();
+    return new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4);
+  });
+  const runs = 30;
+  const ort = await createOnnxSession(onnx, { threads: THREADS });
+  for (let i = 0; i < 5; i++) await ort.run(inputs[i % inputs.length]);
+  const ortMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await ort.run(inputs[i % inputs.length]);
+    ortMs.push(performance.now() - t0);
+  }
+  await ort.dispose();
+  cv.setNumThreads(THREADS);
+  const net = cv.readNetFromDarknet(CFG, weights);
+  const outNames = readModelInfo(onnx).heads.map((h) => h.output); // OpenCV names darknet's yolo layers the same way
+  for (let i = 0; i < 5; i++) {
+    net.setInput(blobs[i % blobs.length]);
+    net.forward(outNames);
+  }
+  const cvMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    net.setInput(blobs[i % blobs.length]);
+    const t0 = performance.now();
+    net.forward(outNames);
+    cvMs.push(performance.now() - t0);
+  }
+  const flops = convFlops(parseCfg(readFileSync(CFG, 'utf8'), CFG));
+  const peak = peakGflops();
+  const ortMed = median(ortMs);
+  const cvMed = median(cvMs);
+  const ortGflops = flops / (ortMed / 1000) / 1e9;
+  results.inference = {
+    runs,
+    onnxRuntimeMsMedian: ortMed,
+    opencvDnnMsMedian: cvMed,
+    ratioOpencvOverOrt: cvMed / ortMed,
+    modelGflop: flops / 1e9,
+    onnxRuntimeGflops: ortGflops,
+    opencvDnnGflops: flops / (cvMed / 1000) / 1e9,
+    peakGflopsEstimate: peak.gflops,
+    peakHow: peak.how,
+  };
+  row('inference, ONNX Runtime (ms/frame, median)', ortMed.toFixed(1), '', undefined);
+  row('inference, OpenCV DNN darknet (ms/frame, median)', cvMed.toFixed(1), 'ORT faster', ortMed < cvMed);
+  row('ONNX Runtime GFLOP/s (of est. peak)', `${ortGflops.toFixed(1)} (${((ortGflops / peak.gflops) * 100).toFixed(0)}% of ${peak.gflops.toFixed(0)})`, '', undefined);
+}
+
+function runInfer(pipeline: 'on' | 'off'): Record<string, any> {
+  const json = join(WORK, `run-${pipeline}.json`);
+  const r = spawnSync(process.execPath, [TSX, join(ROOT, 'src/cli/infer.ts'), VIDEO, '--model', onnx, '--frame-size', '960x540', '--pipeline', pipeline, '--threads', String(THREADS), '-q', '-o', join(WORK, `vtest-${pipeline}.mp4`), '--json', json, ...(FRAMES ? ['--max-frames', String(FRAMES)] : [])], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`infer --pipeline ${pipeline} failed: ${r.stderr}`);
+  return JSON.parse(readFileSync(json, 'utf8'));
+}
+
+function benchEndToEnd() {
+  log(`2. end to end on ${VIDEO} at 960x540: sequential vs pipelined${FRAMES ? ` (${FRAMES} frames)` : ''}`);
+  const seq = runInfer('off');
+  const pipe = runInfer('on');
+  const summary = (r: Record<string, any>) => ({ frames: r.frames, inferenceFps: r.inferenceFps, endToEndFps: r.endToEndFps, ratio: r.endToEndFps / r.inferenceFps });
+  results.endToEnd = { sequential: summary(seq), pipelined: summary(pipe) };
+  row('sequential: end-to-end / inference FPS', `${seq.endToEndFps.toFixed(2)} / ${seq.inferenceFps.toFixed(2)} = ${(seq.endToEndFps / seq.inferenceFps).toFixed(2)}`, '', undefined);
+  row('pipelined: end-to-end / inference FPS', `${pipe.endToEndFps.toFixed(2)} / ${pipe.inferenceFps.toFixed(2)} = ${(pipe.endToEndFps / pipe.inferenceFps).toFixed(2)}`, '>= 0.9', pipe.endToEndFps / pipe.inferenceFps >= 0.9);
+  return pipe;
+}
+
+function benchPython(pipe: Record<string, any> | undefined) {
+  log('3. the Python peer (cv2.dnn darknet, sequential, as the lab)');
+  const py = '/usr/bin/python3';
+  const check = spawnSync(py, ['-c', 'import cv2'], { encoding: 'utf8' });
+  if (check.status !== 0) {
+    results.pythonPeer = { skipped: 'python3-opencv is not installed (scripts/setup.sh installs it)' };
+    row('Python peer', 'skipped: no python3-opencv', '', undefined);
+    return;
+  }
+  const r = spawnSync(py, [join(ROOT, 'bench/peer_lab.py'), CFG, weights, VIDEO, join(WORK, 'vtest-python.mp4'), '--frame-size', '960x540', '--threads', String(THREADS), ...(FRAMES ? ['--max-frames', String(FRAMES)] : [])], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`peer_lab.py failed: ${r.stderr}`);
+  const peer = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  const jet = pipe ?? runInfer('on');
+  results.pythonPeer = { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps };
+  row('Python peer end-to-end FPS', peer.endToEndFps.toFixed(2), '', undefined);
+  row('jetprof / Python end-to-end', (jet.endToEndFps / peer.endToEndFps).toFixed(2), '>= 1.5', jet.endToEndFps / peer.endToEndFps >= 1.5);
+}
+
+function benchPostprocess() {
+  log('4. postprocess on a busy frame');
+  const info = readModelInfo(onnx);
+  const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
+  // Logits that make about a third of the cells and a few classes pass 0.3: thousands of candidates.
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const heads = info.heads.map((h) => {
+    const per = 5 + info.classes;
+    const plane = h.gridW * h.gridH;
+    const data = new Float32Array(h.anchors.length * per * plane);
+    for (let a = 0; a < h.anchors.length; a++) {
+      for (let e = 0; e < per; e++) {
+        for (let c = 0; c < plane; c++) data[(a * per + e) * plane + c] = e === 4 ? (rand() < 0.35 ? 3 : -3) : e >= 5 ? (rand() < 0.05 ? 2 : -4) : rand() - 0.5;
+      }
+    }
+    return { head: h, data };
+  });
+  let candidates = 0;
+  let kept = 0;
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t0 = performance.now();
+    const out: Detection[] = [];
+    for (const { head, data } of heads) decodeHead(data, head, g, { classes: info.classes, confThreshold: 0.3 }, out);
+    const k = nms(out, 0.5, 'iou');
+    times.push(performance.now() - t0);
+    candidates = out.length;
+    kept = k.length;
+  }
+  const ms = median(times.slice(10));
+  results.postprocess = { candidates, kept, msMedian: ms };
+  row(`postprocess, ${candidates} candidates -> ${kept} (ms)`, ms.toFixed(3), '< 1 ms', ms < 1);
+}
+
+async function benchParser() {
+  log('5. parser on a generated 200 MB nvprof log');
+  const path = join(WORK, 'nvprof-200mb.txt');
+  const target = 200 * 1024 * 1024;
+  if (!existsSync(path) || statSync(path).size < target) {
+    const out = createWriteStream(path);
+    const header = [
+      '==1234== NVPROF is profiling process 1234, command: python3 trt_yolo.py',
+      '==1234== Profiling application: python3 trt_yolo.py',
+      '==1234== Profiling result:',
+      '   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*      Size  Throughput  SrcMemType  DstMemType           Device   Context    Stream  Name',
+    ].join('\n');
+    out.write(`${header}\n`);
+    let written = header.length;
+    let i = 0;
+    while (written < target) {
+      const lines: string[] = [];
+      for (let k = 0; k < 2000; k++, i++) {
+        lines.push(`${(i * 0.0123).toFixed(4)}ms  ${(3.1 + (i % 97) / 10).toFixed(4)}us  (${i % 64} 1 1)  (128 1 1)  ${32 + (i % 8)}  0B  0B  -  -  -  -  NVIDIA Tegra X1 (0)  1  ${7 + (i % 3)}  trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_relu_tile148m_nt_v1 [${i}]`);
+      }
+      const chunk = `${lines.join('\n')}\n`;
+      written += chunk.length;
+      if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+    }
+    await new Promise<void>((r) => out.end(() => r()));
+  }
+  const size = statSync(path).size;
+  const t0 = performance.now();
+  await new Promise<void>((res, rej) => createReadStream(path, { highWaterMark: 1 << 20 }).on('data', () => undefined).on('end', res).on('error', rej));
+  const readS = (performance.now() - t0) / 1000;
+  // The parser in a child, so its peak RSS is its own.
+  const r = spawnSync(process.execPath, [TSX, '-e', `
+    const { parseProfileFile } = await import(${JSON.stringify(join(ROOT, 'src/parsers/parse-file.ts'))});
+    const t0 = performance.now();
+    const p = await parseProfileFile(${JSON.stringify(path)});
+    const s = (performance.now() - t0) / 1000;
+    const rows = p.result.value.processes.reduce((n, x) => n + (x.gpuTrace?.length ?? 0), 0);
+    console.log(JSON.stringify({ seconds: s, rows, diagnostics: p.result.diagnostics.length, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+  `], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`parser bench failed: ${r.stderr}`);
+  const p = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  const mb = size / 1e6;
+  results.parser = { sizeMb: mb, plainReadMbPerS: mb / readS, parseMbPerS: mb / p.seconds, ratio: readS / p.seconds, rowsKept: p.rows, peakRssMb: p.maxRssMb };
+  row('parser MB/s (plain read MB/s)', `${(mb / p.seconds).toFixed(0)} (${(mb / readS).toFixed(0)})`, '>= 50% of read', readS / p.seconds >= 0.5);
+  row('parser peak RSS (MB), gpu-trace rows kept', `${p.maxRssMb.toFixed(0)}, ${p.rows}`, '< 150 MB', p.maxRssMb < 150);
+}
+
+function benchNvtxAndStartup() {
+  log('6. NVTX cost per range; jetprof parse --help start-up');
+  const nvtx = loadNvtx();
+  const n = 200_000;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    nvtx.push('bench');
+    nvtx.pop();
+  }
+  const pushPopNs = Number(process.hrtime.bigint() - t0) / n;
+  const t1 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) nvtx.end(nvtx.start('bench'));
+  const startEndNs = Number(process.hrtime.bigint() - t1) / n;
+  const built = join(ROOT, 'dist/src/cli/jetprof.js');
+  const cmd = existsSync(built) ? [built] : [TSX, join(ROOT, 'src/cli/jetprof.ts')];
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const s = performance.now();
+    execFileSync(process.execPath, [...cmd, 'parse', '--help'], { stdio: 'ignore' });
+    times.push(performance.now() - s);
+  }
+  const startup = median(times);
+  results.nvtx = { library: nvtx.detail, enabled: nvtx.enabled, pushPopNsPerRange: pushPopNs, startEndNsPerRange: startEndNs };
+  results.startup = { command: `node ${existsSync(built) ? 'dist/src/cli/jetprof.js' : 'src/cli/jetprof.ts (tsx: run npm run build first)'} parse --help`, msMedian: startup };
+  row(`NVTX push+pop per range (ns)${nvtx.enabled ? '' : ' [library absent: no-op]'}`, pushPopNs.toFixed(0), '', undefined);
+  row('jetprof parse --help start-up (ms)', startup.toFixed(0), '< 300 ms', startup < 300);
+}
+
+let pipe: Record<string, any> | undefined;
+if (ONLY.has(1)) await benchInference();
+if (ONLY.has(2)) pipe = benchEndToEnd();
+if (ONLY.has(3)) benchPython(pipe);
+if (ONLY.has(4)) benchPostprocess();
+if (ONLY.has(5)) await benchParser();
+if (ONLY.has(6)) benchNvtxAndStartup();
+
+results.table = table.map(([what, value, target, verdict]) => ({ what, value, target, verdict }));
+const outPath = join(ROOT, 'bench', 'results.json');
+writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);
+const w = [0, 1, 2].map((i) => Math.max(...table.map((r) => r[i].length), 6));
+process.stdout.write(`${['measure'.padEnd(w[0]), 'value'.padEnd(w[1]), 'target'.padEnd(w[2]), ''].join(' | ')}\n`);
+for (const r of table) process.stdout.write(`${r[0].padEnd(w[0])} | ${r[1].padEnd(w[1])} | ${r[2].padEnd(w[2])} | ${r[3]}\n`);
+process.stdout.write(`\nwritten to ${outPath}\n`);
+process.exit(0);

@@ -1,0 +1,47 @@
+/**
+ * The worker side of onnx-worker.ts: one ONNX Runtime session in a worker thread, so that its run(), which blocks
+ * the thread it runs on, leaves the main thread (OpenCV decode, encode, drawing) free. Loads no OpenCV.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { messageOf } from '../util/errors.ts';
+import { createOnnxSession, type OnnxSessionOptions } from './onnx.ts';
+import type { DetectorSession } from './types.ts';
+
+export type WorkerRequest = { type: 'run'; id: number; input: Float32Array } | { type: 'dispose' };
+export type WorkerReply =
+  | { type: 'ready'; description: string; inputName: string; outputNames: string[] }
+  | { type: 'warning'; message: string }
+  | { type: 'result'; id: number; outputs: [string, Float32Array][] }
+  | { type: 'error'; id?: number; message: string; code?: string; suggestion?: string }
+  | { type: 'disposed' };
+
+const port = parentPort!;
+const { modelPath, options } = workerData as { modelPath: string; options: Omit<OnnxSessionOptions, 'onWarning'> };
+
+let session: DetectorSession;
+try {
+  session = await createOnnxSession(modelPath, { ...options, onWarning: (message) => port.postMessage({ type: 'warning', message } satisfies WorkerReply) });
+  port.postMessage({ type: 'ready', description: session.description, inputName: session.inputName, outputNames: [...session.outputNames] } satisfies WorkerReply);
+} catch (e) {
+  const err = e as { code?: string; suggestion?: string };
+  port.postMessage({ type: 'error', message: messageOf(e), code: err.code, suggestion: err.suggestion } satisfies WorkerReply);
+  process.exit(0);
+}
+
+port.on('message', async (m: WorkerRequest) => {
+  if (m.type === 'dispose') {
+    await session.dispose();
+    port.postMessage({ type: 'disposed' } satisfies WorkerReply);
+    port.close();
+    return;
+  }
+  try {
+    const r = await session.run(m.input);
+    const outputs = [...r.outputs.entries()];
+    // Copies, so their buffers can be transferred without touching ORT's own memory.
+    const copies = outputs.map(([name, data]) => [name, data.slice()] as [string, Float32Array]);
+    port.postMessage({ type: 'result', id: m.id, outputs: copies } satisfies WorkerReply, copies.map(([, d]) => d.buffer as ArrayBuffer));
+  } catch (e) {
+    port.postMessage({ type: 'error', id: m.id, message: messageOf(e) } satisfies WorkerReply);
+  }
+});

@@ -1,0 +1,76 @@
+/**
+ * ONNX Runtime in a worker thread, behind the same DetectorSession interface. onnxruntime-node's run() blocks the
+ * thread it is called on (anchors.md §5.2); the pipelined frame loop needs the main thread for OpenCV's async
+ * decode and encode, so inference goes here. OpenCV itself must stay on the main thread (it is not loaded here).
+ */
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { type ErrorCode, JetprofError } from '../util/errors.ts';
+import type { OnnxSessionOptions } from './onnx.ts';
+import type { WorkerReply, WorkerRequest } from './onnx-worker-thread.ts';
+import type { DetectorSession, InferenceResult } from './types.ts';
+
+/** The built .js; from source (tsx), a bootstrap that registers tsx in the worker before importing the .ts. */
+function startWorker(workerData: unknown): Worker {
+  const fromSource = fileURLToPath(import.meta.url).endsWith('.ts');
+  if (!fromSource) return new Worker(new URL('./onnx-worker-thread.js', import.meta.url), { workerData });
+  const script = new URL('./onnx-worker-thread.ts', import.meta.url).href;
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+export async function createOnnxWorkerSession(modelPath: string, options: OnnxSessionOptions = {}): Promise<DetectorSession> {
+  const { onWarning, ...rest } = options;
+  const worker = startWorker({ modelPath, options: rest });
+  const pending = new Map<number, { resolve: (r: InferenceResult) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let failure: Error | undefined;
+  const ready = new Promise<Extract<WorkerReply, { type: 'ready' }>>((resolve, reject) => {
+    worker.on('message', (m: WorkerReply) => {
+      if (m.type === 'ready') resolve(m);
+      else if (m.type === 'warning') onWarning?.(m.message);
+      else if (m.type === 'result') {
+        pending.get(m.id)?.resolve({ outputs: new Map(m.outputs) });
+        pending.delete(m.id);
+      } else if (m.type === 'error') {
+        const e = new JetprofError((m.code as ErrorCode) ?? 'TOOL_FAILED', m.message, { suggestion: m.suggestion });
+        if (m.id === undefined) reject(e);
+        else {
+          pending.get(m.id)?.reject(e);
+          pending.delete(m.id);
+        }
+      }
+    });
+    worker.on('error', (e) => {
+      failure = e;
+      reject(e);
+      for (const p of pending.values()) p.reject(e);
+      pending.clear();
+    });
+  });
+  let info: Extract<WorkerReply, { type: 'ready' }>;
+  try {
+    info = await ready;
+  } catch (e) {
+    await worker.terminate();
+    throw e;
+  }
+  return {
+    backend: 'onnx',
+    description: `${info.description}, in a worker thread`,
+    inputName: info.inputName,
+    outputNames: info.outputNames,
+    run(input: Float32Array): Promise<InferenceResult> {
+      if (failure) return Promise.reject(failure);
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ type: 'run', id, input } satisfies WorkerRequest);
+      });
+    },
+    async dispose() {
+      await worker.terminate();
+    },
+  };
+}

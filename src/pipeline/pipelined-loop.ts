@@ -1,0 +1,263 @@
+/**
+ * The pipelined frame loop: read + preprocess, inference, and postprocess + write run as three stages at once, with
+ * at most `inFlight` frames between the first and the last (default 3), so memory stays flat however long the
+ * video. Frames are written in order. OpenCV's work runs through its async methods (libuv's thread pool) from the
+ * main thread where they are stable (decode and encode), inference in ONNX Runtime's worker thread or TensorRT's
+ * async calls.
+ *
+ * Each stage of each frame is timed as in the sequential loop, so the statistics mean the same: inference FPS =
+ * frames / time in inference; end-to-end FPS = frames / wall time. Here the stages overlap, so end-to-end FPS can
+ * approach inference FPS, which is the point. NVTX uses start/end ranges, which may overlap.
+ */
+import type { DetectorSession, InferenceResult } from '../backends/types.ts';
+import { drawDetections, drawOverlay } from '../detect/draw.ts';
+import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { JetprofError } from '../util/errors.ts';
+import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '../video/io.ts';
+import { loadOpenCv, type Mat } from '../video/opencv.ts';
+import { type FrameLoopOptions, type FrameLoopResult, postprocess, preprocessFrame } from './frame-loop.ts';
+import type { Nvtx } from './nvtx.ts';
+import { nsToMs, StageRecorder } from './stages.ts';
+
+export interface PipelineOptions extends FrameLoopOptions {
+  /** Frames between the start of their read and the end of their write; default 3. */
+  inFlight?: number;
+}
+
+/** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */
+class Slots {
+  private free: number;
+  private waiters: (() => void)[] = [];
+  private opened = false;
+  constructor(n: number) {
+    this.free = n;
+  }
+  acquire(): Promise<void> {
+    if (this.opened || this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((r) => this.waiters.push(r));
+  }
+  release(): void {
+    const w = this.waiters.shift();
+    if (w) w();
+    else this.free++;
+  }
+  open(): void {
+    this.opened = true;
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** An unbounded FIFO whose take() waits; null marks the end. (The slots bound how many items exist.) */
+class Channel<T> {
+  private items: (T | null)[] = [];
+  private takers: ((v: T | null) => void)[] = [];
+  put(v: T | null): void {
+    const t = this.takers.shift();
+    if (t) t(v);
+    else this.items.push(v);
+  }
+  take(): Promise<T | null> {
+    if (this.items.length) return Promise.resolve(this.items.shift()!);
+    return new Promise((r) => this.takers.push(r));
+  }
+}
+
+interface InFlight {
+  index: number;
+  frame: Mat;
+  input: Float32Array;
+  frameRange: unknown;
+  tRead0: bigint;
+  readMs: number;
+  preprocessMs: number;
+  inferenceMs?: number;
+  result?: InferenceResult;
+}
+
+/** Like readFrame in frame-loop.ts, with start/end ranges: the end-of-stream read gets a range of its own. */
+async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, size?: [number, number]): Promise<{ frame: Mat; frameRange: unknown } | null> {
+  const pastCount = source.info.frameCount > 0 && index >= source.info.frameCount;
+  let frame: Mat | null;
+  let frameRange: unknown;
+  let readRange: unknown;
+  if (pastCount) {
+    const probe = nvtx.start('end-of-stream');
+    frame = await source.readAsync();
+    nvtx.end(probe);
+    if (!frame) return null;
+    frameRange = nvtx.start('frame');
+    readRange = nvtx.start('read');
+  } else {
+    frameRange = nvtx.start('frame');
+    readRange = nvtx.start('read');
+    frame = await source.readAsync();
+  }
+  if (frame && size) frame = frame.resize(size[1], size[0]);
+  nvtx.end(readRange);
+  if (!frame) {
+    nvtx.end(frameRange);
+    return null;
+  }
+  return { frame, frameRange };
+}
+
+export async function runPipelinedLoop(session: DetectorSession, model: YoloModelInfo, o: PipelineOptions): Promise<FrameLoopResult> {
+  const cv = loadOpenCv();
+  const source = openVideo(o.videoPath, cv);
+  const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
+  const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
+  const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
+  let sink: VideoSink | undefined;
+  try {
+    sink = o.outputPath ? createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv) : undefined;
+  } catch (e) {
+    source.close();
+    throw e;
+  }
+  const { nvtx } = o;
+  const slots = new Slots(Math.max(1, o.inFlight ?? 3));
+  const toInfer = new Channel<InFlight>();
+  const toWrite = new Channel<InFlight>();
+  const recorder = new StageRecorder();
+  const perClass: Record<string, number> = {};
+  const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
+  let total = 0;
+  let framesRead = 0;
+  let framesWritten = 0;
+  let wallStart: bigint | undefined;
+  let wallEnd = 0n;
+  let firstFrameMs = 0;
+  let inferenceMsTotal = 0;
+  let interrupted = false;
+  let failure: unknown;
+  const fail = (e: unknown) => {
+    failure ??= e;
+    slots.open();
+  };
+
+  const readStage = async () => {
+    try {
+      for (let index = 0; failure === undefined; index++) {
+        if (o.maxFrames !== undefined && index >= o.maxFrames) break;
+        await slots.acquire();
+        if (failure !== undefined) break;
+        if (o.shouldStop()) {
+          interrupted = true;
+          break;
+        }
+        const tRead0 = process.hrtime.bigint();
+        const got = await readFrameAsync(source, index, nvtx, resize);
+        if (!got) break;
+        const t1 = process.hrtime.bigint();
+        const pre = nvtx.start('preprocess');
+        // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
+        // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
+        const input = preprocessFrame(cv, got.frame, g);
+        nvtx.end(pre);
+        const t2 = process.hrtime.bigint();
+        framesRead++;
+        toInfer.put({ index, frame: got.frame, input, frameRange: got.frameRange, tRead0, readMs: nsToMs(t1 - tRead0), preprocessMs: nsToMs(t2 - t1) });
+      }
+    } catch (e) {
+      fail(e);
+    } finally {
+      toInfer.put(null);
+    }
+  };
+
+  const inferStage = async () => {
+    try {
+      for (let item = await toInfer.take(); item; item = await toInfer.take()) {
+        if (failure !== undefined) continue;
+        const r = nvtx.start('inference');
+        const t0 = process.hrtime.bigint();
+        item.result = await session.run(item.input);
+        item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
+        nvtx.end(r);
+        toWrite.put(item);
+      }
+    } catch (e) {
+      fail(e);
+    } finally {
+      toWrite.put(null);
+    }
+  };
+
+  const writeStage = async () => {
+    try {
+      for (let item = await toWrite.take(); item; item = await toWrite.take()) {
+        if (failure !== undefined) continue;
+        const result = item.result!;
+        const post = nvtx.start('postprocess');
+        const t3 = process.hrtime.bigint();
+        const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
+        if (sink) {
+          drawDetections(cv, item.frame, detections, model.labels);
+          const measured = recorder.frames;
+          const e2e = measured > 0 && wallStart !== undefined ? measured / (nsToMs(wallEnd - wallStart) / 1000) : 0;
+          const inf = measured > 0 ? measured / (inferenceMsTotal / 1000) : 0;
+          const warning = model.source?.generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : '';
+          drawOverlay(cv, item.frame, `${session.backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${warning}`);
+        }
+        const t4 = process.hrtime.bigint();
+        nvtx.end(post);
+        const wr = nvtx.start('write');
+        if (sink) await sink.writeAsync(item.frame);
+        const t5 = process.hrtime.bigint();
+        nvtx.end(wr);
+        nvtx.end(item.frameRange);
+        if (item.index === 0) firstFrameMs = nsToMs(t5 - item.tRead0);
+        if (item.index >= o.warmupFrames) {
+          wallStart ??= item.tRead0;
+          wallEnd = t5;
+          recorder.add({ read: item.readMs, preprocess: item.preprocessMs, inference: item.inferenceMs!, postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) });
+          inferenceMsTotal += item.inferenceMs!;
+          if (result.device) {
+            recorder.device.h2dMs.push(result.device.h2dMs);
+            recorder.device.gpuComputeMs.push(result.device.gpuComputeMs);
+            recorder.device.d2hMs.push(result.device.d2hMs);
+          }
+          for (const d of detections) {
+            const label = model.labels[d.classId] ?? `class${d.classId}`;
+            perClass[label] = (perClass[label] ?? 0) + 1;
+          }
+          total += detections.length;
+        }
+        framesWritten++;
+        slots.release();
+        o.onFrame?.({ frame: framesWritten, totalFrames, measured: recorder.frames, wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart), inferenceMs: inferenceMsTotal });
+      }
+    } catch (e) {
+      fail(e);
+    }
+  };
+
+  await Promise.all([readStage(), inferStage(), writeStage()]);
+  if (failure === undefined && framesRead === 0 && !interrupted) {
+    failure = new JetprofError('BAD_VIDEO', `${o.videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
+      suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
+    });
+  }
+  source.close();
+  if (failure !== undefined) {
+    sink?.abort();
+    throw failure;
+  }
+  if (sink && framesWritten > 0) sink.finish();
+  else sink?.abort();
+  return {
+    recorder,
+    video: source.info,
+    frameSize: [frameW, frameH],
+    output: sink && framesWritten > 0 ? { path: sink.path, codec: sink.codec } : undefined,
+    framesRead: framesWritten,
+    wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
+    firstFrameMs,
+    detections: { total, perClass },
+    interrupted,
+  };
+}

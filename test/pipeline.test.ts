@@ -1,0 +1,82 @@
+/**
+ * The pipelined frame loop against the sequential one: the same frames, written in the same order, the same
+ * statistics in the run JSON; ORT in a worker thread gives the same outputs as in the main thread.
+ */
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createOnnxSession } from '../src/backends/onnx.ts';
+import { createOnnxWorkerSession } from '../src/backends/onnx-worker.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
+
+const model = makeModel('pipeline', PERSON_VEHICLE_CFG, 11);
+
+/** Frames of a video as small grey images (bottom half only: the FPS overlay at the top differs between runs). */
+function greyFrames(path: string, w = 64, h = 24): Uint8Array[] {
+  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', path, '-vf', `crop=iw:ih/2:0:ih/2,scale=${w}:${h}`, '-pix_fmt', 'gray', '-f', 'rawvideo', '-'], { maxBuffer: 1 << 28 });
+  const frames: Uint8Array[] = [];
+  for (let o = 0; o + w * h <= raw.length; o += w * h) frames.push(raw.subarray(o, o + w * h));
+  return frames;
+}
+
+const meanAbsDiff = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
+
+test('pipeline on and off: the same frames in the same order, and run JSONs that agree', (t) => {
+  const video = makeVideo('pipeline.mp4', 30, 320, 240);
+  const dir = scratchDir();
+  const runs: Record<string, { json: Record<string, any>; out: string }> = {};
+  for (const mode of ['on', 'off']) {
+    const out = join(dir, `pipeline-${mode}.mp4`);
+    const json = join(dir, `pipeline-${mode}.json`);
+    const r = runCli('infer', [video, '--model', model.onnxPath, '--pipeline', mode, '--warmup', '3', '-q', '-o', out, '--json', json]);
+    t.is(r.code, 0, r.stderr);
+    runs[mode] = { json: JSON.parse(readFileSync(json, 'utf8')), out };
+  }
+  const on = runs.on.json;
+  const off = runs.off.json;
+  t.deepEqual(on.pipeline, { mode: 'on', inFlight: 3 });
+  t.deepEqual(off.pipeline, { mode: 'off' });
+  t.is(on.frames, 27);
+  t.is(off.frames, 27);
+  t.deepEqual(on.detections, off.detections, 'same model, same frames: same detections');
+  t.regex(on.backendDetail, /in a worker thread/);
+  for (const j of [on, off]) {
+    t.true(j.endToEndFps <= j.inferenceFps * 1.0001);
+    for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) t.true(j.stages[s].totalMs <= j.wallMs + 1e-6, `${s} within the wall time`);
+  }
+  const offSum = ['read', 'preprocess', 'inference', 'postprocess', 'write'].reduce((a, s) => a + off.stages[s].totalMs, 0);
+  t.true(offSum <= off.wallMs + 1e-6, `sequential: the stages (${offSum} ms) fit in the wall time (${off.wallMs} ms)`);
+  t.is(probeVideo(runs.on.out).frames, 30);
+  const a = greyFrames(runs.on.out);
+  const b = greyFrames(runs.off.out);
+  t.is(a.length, 30);
+  for (let i = 0; i + 1 < a.length; i++) {
+    const same = meanAbsDiff(a[i], b[i]);
+    const next = meanAbsDiff(a[i], b[i + 1]);
+    t.true(same < next, `frame ${i}: closer to the sequential run's frame ${i} (${same.toFixed(2)}) than to ${i + 1} (${next.toFixed(2)})`);
+  }
+});
+
+test('ONNX Runtime in a worker thread returns what it returns on the main thread', async (t) => {
+  const main = await createOnnxSession(model.onnxPath);
+  const worker = await createOnnxWorkerSession(model.onnxPath);
+  const input = new Float32Array(3 * 480 * 640).map((_, i) => ((i * 7919) % 256) / 255);
+  const [x, y] = await Promise.all([main.run(input), worker.run(input)]);
+  t.deepEqual([...y.outputs.keys()], [...x.outputs.keys()]);
+  for (const [name, data] of x.outputs) t.deepEqual(y.outputs.get(name), data, name);
+  // Several requests in flight come back each with its own result.
+  const inputs = [0, 0.5, 1].map((v) => new Float32Array(input.length).fill(v));
+  const results = await Promise.all(inputs.map((i) => worker.run(i)));
+  const again = await worker.run(inputs[1]);
+  t.deepEqual(results[1].outputs.get(main.outputNames[0]), again.outputs.get(main.outputNames[0]));
+  t.notDeepEqual(results[0].outputs.get(main.outputNames[0]), results[2].outputs.get(main.outputNames[0]));
+  await main.dispose();
+  await worker.dispose();
+});
+
+test('bad model in the worker: the error comes back as one line', async (t) => {
+  const bad = join(scratchDir(), 'not-a-model.onnx');
+  execFileSync('sh', ['-c', `echo garbage > ${bad}`]);
+  await t.throwsAsync(createOnnxWorkerSession(bad), { message: /not-a-model\.onnx: ONNX Runtime cannot load this model/ });
+});
