@@ -179,6 +179,7 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   t.regex(md, /\| ONNX Runtime \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
   t.regex(md, /\| TensorRT \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
   t.regex(md, /### ONNX Runtime \(profile_onnx\.json\) \(nsys\)/);
+  t.regex(md, /### TensorRT \(profile_trt\.json\) \(nsys\)/);
   t.regex(md, /\| [\d.]+% \| [\d.]+ (ms|s|us) \| 10 \| inference \|/, 'one NVTX inference range per frame, warm-up included');
   t.true(existsSync(join(out, 'report.html')));
   t.true(existsSync(join(out, 'csv', 'fps.csv')));

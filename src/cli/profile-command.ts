@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import type { BackendName } from '../backends/types.ts';
 import { defaultProfiler } from '../profilers/device.ts';
-import { queryMetrics, runProfile } from '../profilers/run.ts';
+import { FILE_TAG, queryMetrics, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { criticalPathMarkdown, nvtxStageMarkdown } from '../report/profile-summary.ts';
 import { jetsonInfo } from '../util/env.ts';
@@ -76,7 +76,7 @@ export function profileCommand(): Command {
         });
         process.stdout.write(tool === 'nsys' && result.nsys ? `${nvtxStageMarkdown(result.nsys)}\n` : result.nvprof ? `${criticalPathMarkdown(result.nvprof)}\n` : '');
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
-        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${backend}.json`)}; raw output kept in ${result.files.log}\n`);
+        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${FILE_TAG[backend]}.json`)}; raw output kept in ${result.files.log}\n`);
         process.exitCode = result.exitCode;
       } catch (e) {
         process.exitCode = handleError(e);

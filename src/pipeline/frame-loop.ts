@@ -14,7 +14,8 @@ import { JetprofError } from '../util/errors.ts';
 import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '../video/io.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
-import { nsToMs, StageRecorder } from './stages.ts';
+import { LoopTally } from './loop-tally.ts';
+import { nsToMs, type StageRecorder } from './stages.ts';
 
 export interface FrameLoopOptions {
   videoPath: string;
@@ -102,11 +103,12 @@ export function readFrame(source: VideoSource, index: number, nvtx: Nvtx, size?:
   return frame;
 }
 
-export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
+/** What both loops open first: OpenCV, the video, the frame geometry, and the output video (closed on failure). */
+export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const cv = loadOpenCv();
   const source = openVideo(o.videoPath, cv);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
-  const resizeFrames = frameW !== source.info.width || frameH !== source.info.height;
+  const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
   let sink: VideoSink | undefined;
   try {
@@ -115,14 +117,13 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
     source.close();
     throw e;
   }
-  const recorder = new StageRecorder();
-  const perClass: Record<string, number> = {};
-  let total = 0;
+  return { cv, source, frameW, frameH, resize, g, sink };
+}
+
+export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
+  const { cv, source, frameW, frameH, resize, g, sink } = openLoopIo(model, o);
+  const tally = new LoopTally(o.warmupFrames, model.labels);
   let framesRead = 0;
-  let wallStart: bigint | undefined;
-  let wallEnd = 0n;
-  let firstFrameMs = 0;
-  let inferenceMs = 0;
   let interrupted = false;
   const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
   const { nvtx } = o;
@@ -134,7 +135,7 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
         break;
       }
       const t0 = process.hrtime.bigint();
-      const frame = readFrame(source, framesRead, nvtx, resizeFrames ? [frameW, frameH] : undefined);
+      const frame = readFrame(source, framesRead, nvtx, resize);
       if (!frame) break;
       const t1 = process.hrtime.bigint();
       nvtx.push('preprocess');
@@ -149,11 +150,7 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
       if (sink) {
         drawDetections(cv, frame, detections, model.labels);
-        const measured = recorder.frames;
-        const e2e = measured > 0 && wallStart !== undefined ? measured / (nsToMs(wallEnd - wallStart) / 1000) : 0;
-        const inf = measured > 0 ? measured / (inferenceMs / 1000) : 0;
-        const warning = model.source?.generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : '';
-        drawOverlay(cv, frame, `${session.backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${warning}`);
+        drawOverlay(cv, frame, tally.overlayText(session.backend, !!model.source?.generatedWeights));
       }
       nvtx.pop();
       const t4 = process.hrtime.bigint();
@@ -162,32 +159,10 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       nvtx.pop();
       const t5 = process.hrtime.bigint();
       nvtx.pop();
-
-      if (framesRead === 0) firstFrameMs = nsToMs(t5 - t0);
-      if (framesRead >= o.warmupFrames) {
-        wallStart ??= t0;
-        wallEnd = t5;
-        recorder.add({ read: nsToMs(t1 - t0), preprocess: nsToMs(t2 - t1), inference: nsToMs(t3 - t2), postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) });
-        inferenceMs += nsToMs(t3 - t2);
-        if (result.device) {
-          recorder.device.h2dMs.push(result.device.h2dMs);
-          recorder.device.gpuComputeMs.push(result.device.gpuComputeMs);
-          recorder.device.d2hMs.push(result.device.d2hMs);
-        }
-        for (const d of detections) {
-          const label = model.labels[d.classId] ?? `class${d.classId}`;
-          perClass[label] = (perClass[label] ?? 0) + 1;
-        }
-        total += detections.length;
-      }
+      const stages = { read: nsToMs(t1 - t0), preprocess: nsToMs(t2 - t1), inference: nsToMs(t3 - t2), postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) };
+      tally.record(framesRead, t0, t5, stages, result, detections);
       framesRead++;
-      o.onFrame?.({
-        frame: framesRead,
-        totalFrames,
-        measured: recorder.frames,
-        wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
-        inferenceMs,
-      });
+      o.onFrame?.(tally.progress(framesRead, totalFrames));
     }
     if (framesRead === 0 && !interrupted) {
       throw new JetprofError('BAD_VIDEO', `${o.videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
@@ -203,14 +178,14 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
   if (sink && framesRead > 0) sink.finish();
   else sink?.abort();
   return {
-    recorder,
+    recorder: tally.recorder,
     video: source.info,
     frameSize: [frameW, frameH],
     output: sink && framesRead > 0 ? { path: sink.path, codec: sink.codec } : undefined,
     framesRead,
-    wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
-    firstFrameMs,
-    detections: { total, perClass },
+    wallMs: tally.wallMs,
+    firstFrameMs: tally.firstFrameMs,
+    detections: { total: tally.total, perClass: tally.perClass },
     interrupted,
   };
 }

@@ -11,14 +11,14 @@
  */
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
-import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '../video/io.ts';
-import { loadOpenCv, type Mat } from '../video/opencv.ts';
-import { type FrameLoopOptions, type FrameLoopResult, postprocess, preprocessFrame } from './frame-loop.ts';
+import type { VideoSource } from '../video/io.ts';
+import type { Mat } from '../video/opencv.ts';
+import { type FrameLoopOptions, type FrameLoopResult, openLoopIo, postprocess, preprocessFrame } from './frame-loop.ts';
 import type { Nvtx } from './nvtx.ts';
-import { nsToMs, StageRecorder } from './stages.ts';
+import { LoopTally } from './loop-tally.ts';
+import { nsToMs } from './stages.ts';
 
 export interface PipelineOptions extends FrameLoopOptions {
   /** Frames between the start of their read and the end of their write; default 3. */
@@ -106,32 +106,15 @@ async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, si
 }
 
 export async function runPipelinedLoop(session: DetectorSession, model: YoloModelInfo, o: PipelineOptions): Promise<FrameLoopResult> {
-  const cv = loadOpenCv();
-  const source = openVideo(o.videoPath, cv);
-  const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
-  const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
-  const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
-  let sink: VideoSink | undefined;
-  try {
-    sink = o.outputPath ? createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv) : undefined;
-  } catch (e) {
-    source.close();
-    throw e;
-  }
+  const { cv, source, frameW, frameH, resize, g, sink } = openLoopIo(model, o);
   const { nvtx } = o;
   const slots = new Slots(Math.max(1, o.inFlight ?? 3));
   const toInfer = new Channel<InFlight>();
   const toWrite = new Channel<InFlight>();
-  const recorder = new StageRecorder();
-  const perClass: Record<string, number> = {};
+  const tally = new LoopTally(o.warmupFrames, model.labels);
   const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
-  let total = 0;
   let framesRead = 0;
   let framesWritten = 0;
-  let wallStart: bigint | undefined;
-  let wallEnd = 0n;
-  let firstFrameMs = 0;
-  let inferenceMsTotal = 0;
   let interrupted = false;
   let failure: unknown;
   const fail = (e: unknown) => {
@@ -197,11 +180,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
         if (sink) {
           drawDetections(cv, item.frame, detections, model.labels);
-          const measured = recorder.frames;
-          const e2e = measured > 0 && wallStart !== undefined ? measured / (nsToMs(wallEnd - wallStart) / 1000) : 0;
-          const inf = measured > 0 ? measured / (inferenceMsTotal / 1000) : 0;
-          const warning = model.source?.generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : '';
-          drawOverlay(cv, item.frame, `${session.backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${warning}`);
+          drawOverlay(cv, item.frame, tally.overlayText(session.backend, !!model.source?.generatedWeights));
         }
         const t4 = process.hrtime.bigint();
         nvtx.end(post);
@@ -210,26 +189,11 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         const t5 = process.hrtime.bigint();
         nvtx.end(wr);
         nvtx.end(item.frameRange);
-        if (item.index === 0) firstFrameMs = nsToMs(t5 - item.tRead0);
-        if (item.index >= o.warmupFrames) {
-          wallStart ??= item.tRead0;
-          wallEnd = t5;
-          recorder.add({ read: item.readMs, preprocess: item.preprocessMs, inference: item.inferenceMs!, postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) });
-          inferenceMsTotal += item.inferenceMs!;
-          if (result.device) {
-            recorder.device.h2dMs.push(result.device.h2dMs);
-            recorder.device.gpuComputeMs.push(result.device.gpuComputeMs);
-            recorder.device.d2hMs.push(result.device.d2hMs);
-          }
-          for (const d of detections) {
-            const label = model.labels[d.classId] ?? `class${d.classId}`;
-            perClass[label] = (perClass[label] ?? 0) + 1;
-          }
-          total += detections.length;
-        }
+        const stages = { read: item.readMs, preprocess: item.preprocessMs, inference: item.inferenceMs!, postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) };
+        tally.record(item.index, item.tRead0, t5, stages, result, detections);
         framesWritten++;
         slots.release();
-        o.onFrame?.({ frame: framesWritten, totalFrames, measured: recorder.frames, wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart), inferenceMs: inferenceMsTotal });
+        o.onFrame?.(tally.progress(framesWritten, totalFrames));
       }
     } catch (e) {
       fail(e);
@@ -250,14 +214,14 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
   if (sink && framesWritten > 0) sink.finish();
   else sink?.abort();
   return {
-    recorder,
+    recorder: tally.recorder,
     video: source.info,
     frameSize: [frameW, frameH],
     output: sink && framesWritten > 0 ? { path: sink.path, codec: sink.codec } : undefined,
     framesRead: framesWritten,
-    wallMs: wallStart === undefined ? 0 : nsToMs(wallEnd - wallStart),
-    firstFrameMs,
-    detections: { total, perClass },
+    wallMs: tally.wallMs,
+    firstFrameMs: tally.firstFrameMs,
+    detections: { total: tally.total, perClass: tally.perClass },
     interrupted,
   };
 }

@@ -48,6 +48,9 @@ export interface ProfileResult {
 
 const ENTRY: Record<BackendName, string> = { onnx: 'infer-onnx', tensorrt: 'infer-trt' };
 
+/** The backend as the lab names its files: profiling_<onnx|trt>_log.txt, profile_<onnx|trt>.json, run_<onnx|trt>.json. */
+export const FILE_TAG: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt' };
+
 /** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
 export function entryCommand(backend: BackendName): string[] {
   const here = fileURLToPath(import.meta.url);
@@ -59,7 +62,7 @@ export function entryCommand(backend: BackendName): string[] {
 function withRunJson(args: string[], outDir: string, backend: BackendName): { args: string[]; runJson: string } {
   const i = args.indexOf('--json');
   if (i >= 0 && args[i + 1] && args[i + 1] !== '-') return { args, runJson: resolve(args[i + 1]) };
-  const runJson = join(outDir, `run_${backend}.json`);
+  const runJson = join(outDir, `run_${FILE_TAG[backend]}.json`);
   return { args: [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson], runJson };
 }
 
@@ -258,15 +261,15 @@ async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Prom
 }
 
 async function profileWithNsys(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+  const nsys = requireProfiler('nsys');
   return withNsysLock(
     (owner) => req.onLog(`waiting for another jetprof nsys run (pid ${owner}) to finish`),
-    () => profileWithNsysLocked(req, command, runJson),
+    () => profileWithNsysLocked(nsys, req, command, runJson),
   );
 }
 
-async function profileWithNsysLocked(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
-  const nsys = requireProfiler('nsys');
-  const base = join(req.outDir, `profile_${req.backend}`);
+async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+  const base = join(req.outDir, `profile_${FILE_TAG[req.backend]}`);
   const rep = `${base}.nsys-rep`;
   const qdstrm = `${base}.qdstrm`;
   const logPath = `${base}.nsys.log`;
@@ -314,6 +317,11 @@ async function profileWithNsysLocked(req: ProfileRequest, command: string[], run
   if (/could not be found/.test(stats.stderr ?? '')) stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
   writeFileSync(statsPath, stats.stdout ?? '');
   const parsed = parseNsysStats(stats.stdout ?? '');
+  const run = readRun(runJson);
+  if (!run) {
+    notes.push(`the profiled run did not finish (no ${runJson}); its messages are in ${logPath}`);
+    exitCode ||= 1;
+  }
   return {
     schema: 'jetprof.profile/1',
     tool: 'nsys',
@@ -323,7 +331,7 @@ async function profileWithNsysLocked(req: ProfileRequest, command: string[], run
     files: { log: logPath, report: rep, stats: statsPath, run: runJson },
     nsys: parsed.value,
     diagnostics: parsed.diagnostics,
-    run: readRun(runJson),
+    run,
     notes,
   };
 }
@@ -336,8 +344,8 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
     });
   }
   const nvprof = requireProfiler('nvprof');
-  const logFile = join(req.outDir, `profiling_${req.backend}_log.txt`);
-  const consoleLog = join(req.outDir, `profiling_${req.backend}_console.txt`);
+  const logFile = join(req.outDir, `profiling_${FILE_TAG[req.backend]}_log.txt`);
+  const consoleLog = join(req.outDir, `profiling_${FILE_TAG[req.backend]}_console.txt`);
   if (existsSync(logFile)) unlinkSync(logFile);
   req.onLog(`nvprof: ${command.join(' ')}`);
   const exitCode = await runLogged(nvprof, nvprofArgv({ logFile, metrics: req.metrics, command }), consoleLog, true);
@@ -373,7 +381,7 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
   const command = [...entryCommand(req.backend), ...args];
   const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
-  const jsonPath = join(req.outDir, `profile_${req.backend}.json`);
+  const jsonPath = join(req.outDir, `profile_${FILE_TAG[req.backend]}.json`);
   writeFileAtomic(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import type { BackendName } from '../backends/types.ts';
-import { entryCommand, runProfile } from '../profilers/run.ts';
+import { entryCommand, FILE_TAG, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
@@ -72,7 +72,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       o.onStep(`${step}: skipped (${trtReason})`);
       continue;
     }
-    const runJson = join(o.outDir, `run_${backend}.json`);
+    const runJson = join(o.outDir, `run_${FILE_TAG[backend]}.json`);
     const args = [
       o.video,
       ...o.inferArgs,
@@ -87,7 +87,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       o.onStep(`${step}: infer under ${o.profile} ...`);
       const p = await runProfile({ tool: o.profile, backend, inferArgs: args, outDir: o.outDir, onLog: () => undefined });
       code = p.exitCode;
-      profiles.push(join(o.outDir, `profile_${backend}.json`));
+      profiles.push(join(o.outDir, `profile_${FILE_TAG[backend]}.json`));
       for (const n of p.notes) o.onStep(`    ${n}`);
     } else {
       o.onStep(`${step}: infer ...`);
