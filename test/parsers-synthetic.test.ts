@@ -3,7 +3,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNsysStats } from '../src/parsers/nsys.ts';
-import { parseNvprof } from '../src/parsers/nvprof.ts';
+import { NvprofParser, parseNvprof } from '../src/parsers/nvprof.ts';
 import { decimalToNs, parseDurationNs, parseGroupedInteger } from '../src/parsers/units.ts';
 import { ROOT } from './helpers/fixtures.ts';
 
@@ -71,4 +71,23 @@ test('nvprof without a GPU (real nvprof 11.8 here): the warning and the fatal er
   t.deepEqual(p.summary, []);
   t.deepEqual(p.dependency, []);
   t.deepEqual(diagnostics, []);
+});
+
+test('a log of junk keeps the first 1000 diagnostics and counts the rest; long traces keep the first rows and count the rest', (t) => {
+  const junk = Array.from({ length: 3000 }, (_, i) => `application line ${i}`).join('\n');
+  const { diagnostics } = parseNvprof(`==1== NVPROF is profiling process 1, command: app\n${junk}\n`);
+  t.is(diagnostics.length, 1001);
+  t.is(diagnostics[1000].message, '2000 more diagnostics not listed (only the first 1000 are kept)');
+  t.is(diagnostics[1000].line, 3001);
+  const header = '   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*      Size  Throughput  SrcMemType  DstMemType           Device   Context    Stream  Name';
+  const row = (i: number) => `${`${i}.000us`.padStart(8)}  ${'3.1000us'.padStart(8)}  ${'(4 1 1)'.padStart(19)}  ${'(128 1 1)'.padStart(14)}  ${'32'.padStart(8)}  ${'0B'.padStart(8)}  ${'0B'.padStart(8)}  ${'-'.padStart(8)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'Tegra X1 (0)'.padStart(15)}  ${'1'.padStart(8)}  ${'7'.padStart(8)}  kernel_${i % 3} [${i}]`;
+  const log = ['======== Profiling result:', header, ...Array.from({ length: 12 }, (_, i) => row(i))].join('\n');
+  const parser = new NvprofParser(5);
+  for (const line of log.split('\n')) parser.push(line);
+  const { value } = parser.finish();
+  const p = value.processes[0];
+  t.is(p.gpuTrace?.length, 5);
+  t.is(p.traceRowsOmitted, 7);
+  t.deepEqual(p.gpuTrace?.[4], { startNs: 4000, durationNs: 3100, gridSize: '(4 1 1)', blockSize: '(128 1 1)', regs: 32, ssmem: '0B', dsmem: '0B', size: '-', throughput: '-', srcMemType: '-', dstMemType: '-', device: 'Tegra X1 (0)', context: 1, stream: 7, name: 'kernel_1 [4]' });
+  t.regex(p.warnings[0], /^7 trace rows counted but not kept \(the first 5 are/);
 });

@@ -12,6 +12,7 @@ interface ParseOptions {
   kind?: ProfileKind;
   out?: string;
   strict: boolean;
+  traceRows: number;
 }
 
 export function parseCommand(): Command {
@@ -27,11 +28,12 @@ export function parseCommand(): Command {
     .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default summary); nsys a report name such as nvtx_sum (default all)`)
     .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
     .option('-o, --out <file>', 'write here instead of stdout')
+    .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v) => (v === 'all' ? Infinity : Number(v)), 20_000)
     .option('--strict', 'exit 1 when any line was not understood', false)
     .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
     .action(async (file: string, o: ParseOptions) => {
       try {
-        const parsed = await parseProfileFile(file, o.kind);
+        const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows });
         let text: string;
         if (o.format === 'json') {
           text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;

@@ -51,8 +51,17 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
       const y1 = clamp((cy - bh / 2 - padY) / scaleY, frameH);
       const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
       const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
+      // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
+      // new_coords): the exp is computed only for the classes that pass, not for all C of them.
+      const need = conf / obj;
+      if (need >= 1) continue;
+      // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
+      const threshold = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
+      const classBase = base + 5 * plane + cell;
       for (let c = 0; c < C; c++) {
-        const score = obj * act(data[base + (5 + c) * plane + cell]);
+        const v = data[classBase + c * plane];
+        if (!(v > threshold)) continue;
+        const score = obj * act(v);
         if (score > conf) out.push({ x1, y1, x2, y2, score, classId: c });
       }
     }

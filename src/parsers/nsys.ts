@@ -7,7 +7,7 @@
  * new ones. Pure, line by line, never throws.
  */
 import { type Column, camelKey, ruleColumns, sliceByRule } from './columns.ts';
-import { type Diagnostic, type ParseResult, splitLines } from './diagnostics.ts';
+import { DiagnosticList, type ParseResult, splitLines } from './diagnostics.ts';
 import { parseGroupedInteger, parseGroupedNumber, splitCsvLine } from './units.ts';
 
 /** Old (nsys <= 2022) report names -> current names. */
@@ -135,7 +135,7 @@ export class NsysParser {
   private readonly tables: NsysTable[] = [];
   private readonly skipped: Record<string, string> = {};
   private readonly warnings: string[] = [];
-  private readonly diagnostics: Diagnostic[] = [];
+  private readonly diagnostics = new DiagnosticList();
   private pendingReport: string | undefined;
   private pendingTitle: string | undefined;
   private previous = '';
@@ -196,7 +196,7 @@ export class NsysParser {
     if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
     const reports: NsysStats['reports'] = {};
     for (const t of this.tables) reports[t.report] ??= { columns: t.columns, keys: t.keys, rows: t.rows };
-    return { value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings }, diagnostics: this.diagnostics };
+    return { value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings }, diagnostics: this.diagnostics.finish() };
   }
 
   private noteUnrecognized(line: number, text: string): void {

@@ -9,7 +9,7 @@
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
 import { camelKey, type Column, headerColumns, sliceRightAligned } from './columns.ts';
-import { type Diagnostic, type ParseResult, splitLines } from './diagnostics.ts';
+import { type Diagnostic, DiagnosticList, type ParseResult, splitLines } from './diagnostics.ts';
 import { decimalToNs, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
 export interface SummaryRow {
@@ -79,6 +79,8 @@ export interface NvprofProcess {
   metrics: MetricRow[];
   gpuTrace?: TraceRow[];
   apiTrace?: TraceRow[];
+  /** Trace rows counted but not kept, beyond the parser's maxTraceRows (a long --print-gpu-trace run has millions). */
+  traceRowsOmitted?: number;
   unifiedMemory?: { rows: UnifiedMemoryRow[]; totals: Record<string, number> };
   warnings: string[];
   /** Informational lines such as `No kernels were profiled.` */
@@ -109,9 +111,16 @@ function newProcess(pid: number | null): NvprofProcess {
   return { pid, summary: [], nvtx: { domains: [] }, dependency: [], metrics: [], warnings: [], notes: [] };
 }
 
+const TRACE_ROW_START = /^\s*\d+(\.\d+)?[mun]?s\s+\d+(\.\d+)?[mun]?s\s/;
+
+/** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
+export const DEFAULT_MAX_TRACE_ROWS = 20_000;
+
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();
-  private readonly diagnostics: Diagnostic[] = [];
+  private readonly interned = new Map<string, string>();
+  constructor(private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS) {}
+  private readonly diagnostics = new DiagnosticList();
   private current: NvprofProcess | undefined;
   private section: Section = 'none';
   private table: Table | undefined;
@@ -140,7 +149,10 @@ export class NvprofParser {
   }
 
   finish(): ParseResult<NvprofLog> {
-    return { value: { schema: 'jetprof.nvprof/1', processes: [...this.processes.values()] }, diagnostics: this.diagnostics };
+    for (const p of this.processes.values()) {
+      if (p.traceRowsOmitted) p.warnings.push(`${p.traceRowsOmitted} trace rows counted but not kept (the first ${this.maxTraceRows} are; jetprof parse --trace-rows all keeps every one)`);
+    }
+    return { value: { schema: 'jetprof.nvprof/1', processes: [...this.processes.values()] }, diagnostics: this.diagnostics.finish() };
   }
 
   private proc(): NvprofProcess {
@@ -368,6 +380,13 @@ export class NvprofParser {
   }
 
   private traceRow(line: string, cols: Column[], target: 'gpuTrace' | 'apiTrace'): boolean {
+    const p = this.proc();
+    if (p[target]!.length >= this.maxTraceRows) {
+      // Past the cap a row is only counted: a cheap look at its two leading times instead of the full parse.
+      if (!TRACE_ROW_START.test(line)) return false;
+      p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
+      return true;
+    }
     const cells = sliceRightAligned(line, cols);
     const start = parseDurationNs(cells[0] ?? '');
     const duration = parseDurationNs(cells[1] ?? '');
@@ -375,10 +394,20 @@ export class NvprofParser {
     const row: TraceRow = { startNs: start, durationNs: duration };
     cols.slice(2).forEach((c, i) => {
       const v = cells[i + 2];
-      row[camelKey(c.label)] = /^\d+$/.test(v) ? Number(v) : v;
+      row[camelKey(c.label)] = /^\d+$/.test(v) ? Number(v) : this.intern(v);
     });
-    this.proc()[target]!.push(row);
+    p[target]!.push(row);
     return true;
+  }
+
+  /** One copy per distinct cell text (kernel names repeat), not a slice that keeps its whole line alive. */
+  private intern(v: string): string {
+    let s = this.interned.get(v);
+    if (s === undefined) {
+      s = (' ' + v).slice(1);
+      if (this.interned.size < 100_000) this.interned.set(s, s);
+    }
+    return s;
   }
 
   private unifiedRow(line: string, cols: Column[]): boolean {
