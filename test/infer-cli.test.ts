@@ -186,6 +186,18 @@ test('bad call - an output directory that does not exist', (t) => {
   assertBadInput(t, runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], { cwd: dir }), '/nonexistent/dir/out.mp4', dir);
 });
 
+test('--ep cuda without CUDA: one warning line, then the run completes on the CPU', (t) => {
+  const video = makeVideo('ep.mp4', 4, 160, 120);
+  const dir = freshDir('ep');
+  const json = join(dir, 'run.json');
+  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  const warnings = r.stderr.trim().split('\n').filter((l) => /execution provider 'cuda' is not available here/.test(l));
+  t.is(warnings.length, 1, r.stderr);
+  t.regex(warnings[0], /using 'cpu'$/);
+  t.regex(JSON.parse(readFileSync(json, 'utf8')).backendDetail, /\(cpu\)/);
+});
+
 test('bad call - an unknown option value exits 2 with commander\'s one-line message', (t) => {
   const r = runCli('infer', ['x.mp4', '--conf', '1.5']);
   t.is(r.code, 2);

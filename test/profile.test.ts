@@ -104,7 +104,8 @@ test('the nsys watchdog: an application that has ended and a profiler that write
     watchNsys(stuck.pid!, base, 2000, () => resolve(Date.now() - t0));
   });
   const exited = new Promise((resolve) => stuck.on('exit', resolve));
-  t.true(stalledAfter >= 2000 && stalledAfter < 10_000, `stalled after ${stalledAfter} ms`);
+  // Any nsys writing its /tmp/nsys-report-* stream meanwhile (another test's) postpones the verdict, never advances it.
+  t.true(stalledAfter >= 2000 && stalledAfter < 120_000, `stalled after ${stalledAfter} ms`);
   stuck.kill('SIGKILL');
   await exited;
 });
