@@ -48,3 +48,10 @@ test('bad call - jetprof parse on a missing file or a file that is no profiler o
   t.is(notLog.code, 2);
   t.regex(notLog.stderr, /README\.md: neither nvprof nor Nsight Systems output/);
 });
+
+test('jetprof report loads no native module either', (t) => {
+  const r = jetprofWithoutNative(['report', '--profile', LOG, '--profile', NSYS, '--html', join(scratchDir(), 'no-native.html')]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /## Profiles/);
+  t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);
+});
