@@ -271,9 +271,11 @@ async function benchParser() {
   const t0 = performance.now();
   await new Promise<void>((res, rej) => createReadStream(path, { highWaterMark: 1 << 20 }).on('data', () => undefined).on('end', res).on('error', rej));
   const readS = (performance.now() - t0) / 1000;
-  // The parser in a child, so its peak RSS is its own.
-  const r = spawnSync(process.execPath, [TSX, '-e', `
-    const { parseProfileFile } = await import(${JSON.stringify(join(ROOT, 'src/parsers/parse-file.ts'))});
+  // The parser in a child, so its peak RSS is its own: the built one (as users run it) when dist/ exists.
+  const builtParser = join(ROOT, 'dist/src/parsers/parse-file.js');
+  const parserModule = existsSync(builtParser) ? builtParser : join(ROOT, 'src/parsers/parse-file.ts');
+  const r = spawnSync(process.execPath, [...(existsSync(builtParser) ? [] : [TSX]), '--input-type=module', '-e', `
+    const { parseProfileFile } = await import(${JSON.stringify(parserModule)});
     const t0 = performance.now();
     const p = await parseProfileFile(${JSON.stringify(path)});
     const s = (performance.now() - t0) / 1000;
@@ -284,7 +286,7 @@ async function benchParser() {
   if (r.status !== 0) throw new Error(`parser bench failed: ${r.stderr}`);
   const p = JSON.parse(r.stdout.trim().split('\n').pop()!);
   const mb = size / 1e6;
-  results.parser = { sizeMb: mb, plainReadMbPerS: mb / readS, parseMbPerS: mb / p.seconds, ratio: readS / p.seconds, rowsKept: p.rows, rowsCounted: p.rows + p.omitted, diagnostics: p.diagnostics, peakRssMb: p.maxRssMb };
+  results.parser = { module: parserModule.replace(`${ROOT}/`, ''), sizeMb: mb, plainReadMbPerS: mb / readS, parseMbPerS: mb / p.seconds, ratio: readS / p.seconds, rowsKept: p.rows, rowsCounted: p.rows + p.omitted, diagnostics: p.diagnostics, peakRssMb: p.maxRssMb };
   row('parser MB/s (plain read MB/s)', `${(mb / p.seconds).toFixed(0)} (${(mb / readS).toFixed(0)})`, '>= 50% of read', readS / p.seconds >= 0.5);
   row('parser peak RSS (MB); trace rows kept / counted', `${p.maxRssMb.toFixed(0)}; ${p.rows} / ${p.rows + p.omitted}`, '< 150 MB', p.maxRssMb < 150);
 }
