@@ -102,7 +102,7 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
   t.is(readFileSync(join(csv, 'fps.csv'), 'utf8').split('\n')[0], 'model_type,model_input_size,inference_fps,end_to_end_fps,frames,non_inference_share');
 });
 
-test('bad input - a missing run file, a run file that is not a run: one line, exit 2', (t) => {
+test('bad input - a missing run file, a run file that is not a run, a missing profile: one line, exit 2', (t) => {
   const missing = runCli('jetprof', ['report', '--run', join(dir, 'nope.json')]);
   t.is(missing.code, 2);
   t.regex(missing.stderr, /nope\.json: run JSON not found/);
@@ -112,6 +112,10 @@ test('bad input - a missing run file, a run file that is not a run: one line, ex
   t.is(r.code, 2);
   t.regex(r.stderr, /bad\.json: not a jetprof run result \(schema jetprof\.run\/1\)/);
   t.is(r.stderr.trim().split('\n').length, 1);
+  const noLog = runCli('jetprof', ['report', '--profile', join(dir, 'no-such-log.txt')]);
+  t.is(noLog.code, 2);
+  t.is(noLog.stderr.trim().split('\n').length, 1, noLog.stderr);
+  t.regex(noLog.stderr, /no-such-log\.txt: profiler log not found/);
 });
 
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');

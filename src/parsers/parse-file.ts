@@ -20,7 +20,13 @@ export function detectProfileKind(head: string): ProfileKind | undefined {
   return undefined;
 }
 
-function readHead(path: string): string {
+/** The first 64 KiB of a profile file, or a one-line JetprofError naming it when it is not a readable file. */
+export function readProfileHead(path: string): string {
+  try {
+    if (!statSync(path).isFile()) throw new Error();
+  } catch {
+    throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, { suggestion: 'pass the file written by nvprof --log-file or by nsys stats' });
+  }
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
@@ -33,12 +39,8 @@ function readHead(path: string): string {
 
 /** `maxTraceRows`: nvprof trace rows kept per process (default 20,000; Infinity keeps all). */
 export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number } = {}): Promise<ParsedProfile> {
-  try {
-    if (!statSync(path).isFile()) throw new Error();
-  } catch {
-    throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, { suggestion: 'pass the file written by nvprof --log-file or by nsys stats' });
-  }
-  const detected = kind ?? detectProfileKind(readHead(path));
+  const head = readProfileHead(path);
+  const detected = kind ?? detectProfileKind(head);
   if (!detected) {
     throw new JetprofError('BAD_INPUT', `${path}: neither nvprof nor Nsight Systems output (no ==PID== lines, no nsys report tables)`, {
       suggestion: 'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',

@@ -115,7 +115,10 @@ export function nsysAgents(): Map<number, number | undefined> {
   return agents;
 }
 
-const alive = (pid: number) => procState(pid) !== undefined && procState(pid) !== 'Z';
+function alive(pid: number): boolean {
+  const state = procState(pid);
+  return state !== undefined && state !== 'Z';
+}
 
 /** Agents whose `nsys profile` has exited: what a failed nsys 2022.4 run with Node leaves spinning. */
 export function orphanNsysAgents(): number[] {

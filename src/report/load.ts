@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
-import { parseProfileFile } from '../parsers/parse-file.ts';
+import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
 import { MODEL_TYPE_NAMES, type RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './lab-report.ts';
@@ -35,8 +35,8 @@ export function loadRun(path: string): RunResult {
 }
 
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {
-  const head = readFileSync(path, { encoding: 'utf8', flag: 'r' }).slice(0, 200).trimStart();
-  if (head.startsWith('{')) {
+  // The head only: a raw log can be hundreds of megabytes, and parseProfileFile streams it.
+  if (readProfileHead(path).trimStart().startsWith('{')) {
     const v = readJson(path, 'profile') as { schema?: string; backend?: RunResult['backend']; tool?: string; nvprof?: NvprofLog; nsys?: NsysStats; run?: RunResult };
     if (v.schema === 'jetprof.profile/1') {
       const label = `${v.backend ? MODEL_TYPE_NAMES[v.backend] : basename(path)} (${basename(path)})`;
