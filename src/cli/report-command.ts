@@ -1,49 +1,8 @@
 /** `jetprof report`: run JSONs and profiles -> the lab report (Markdown, CSV, HTML). Loads no native module. */
 import { Command } from 'commander';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { RunResult } from '../pipeline/run-result.ts';
-import { reportHtml } from '../report/html.ts';
-import { buildLabReport, type LabeledProfile } from '../report/lab-report.ts';
-import { loadProfile, loadRun } from '../report/load.ts';
-import { reportCsv, reportMarkdown } from '../report/markdown.ts';
-import { JetprofError } from '../util/errors.ts';
-import { writeFileAtomic } from '../util/files.ts';
+import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
 import { parseIntInRange } from './options.ts';
-
-export interface ReportFiles {
-  runs: string[];
-  profiles: string[];
-  out?: string;
-  html?: string;
-  csv?: string;
-  top: number;
-  title?: string;
-}
-
-/** Builds the report and writes what was asked; returns the Markdown. */
-export async function writeReport(o: ReportFiles): Promise<string> {
-  const runs: RunResult[] = o.runs.map(loadRun);
-  const profiles: LabeledProfile[] = [];
-  for (const p of o.profiles) {
-    const loaded = await loadProfile(p);
-    profiles.push(loaded.profile);
-    if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
-  }
-  if (runs.length === 0 && profiles.length === 0) {
-    throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
-  }
-  const report = buildLabReport(runs, profiles, o.top);
-  const md = reportMarkdown(report, o.title);
-  if (o.out) writeFileAtomic(o.out, md);
-  if (o.html) writeFileAtomic(o.html, reportHtml(report, o.title));
-  if (o.csv) {
-    mkdirSync(o.csv, { recursive: true });
-    for (const [name, text] of Object.entries(reportCsv(report))) writeFileAtomic(join(o.csv, name), text);
-  }
-  return md;
-}
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 

@@ -11,7 +11,7 @@ import { entryCommand, FILE_TAG, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { writeReport } from '../cli/report-command.ts';
+import { writeReport } from './write-report.ts';
 
 export interface CompareOptions {
   video: string;
