@@ -55,3 +55,15 @@ test('jetprof report loads no native module either', (t) => {
   t.regex(r.stdout, /## Profiles/);
   t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);
 });
+
+test('bad call - a bad option value to a jetprof subcommand exits 2 with one line naming the option', (t) => {
+  for (const [args, re] of [
+    [['parse', LOG, '--trace-rows', 'abc'], /--trace-rows must be an integer between 0 and \d+, got 'abc'/],
+    [['report', '--top', '0'], /--top must be an integer between 1 and 1000, got 0/],
+  ] as const) {
+    const r = runCli('jetprof', [...args]);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.is(r.stderr.trim().split('\n').length, 1);
+    t.regex(r.stderr, re);
+  }
+});

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
-import { parseIntInRange } from './options.ts';
+import { collect, parseIntInRange } from './options.ts';
 
 export function compareCommand(): Command {
   return new Command('compare')
@@ -19,7 +19,7 @@ export function compareCommand(): Command {
     .addOption(new Option('--profile <tool>', 'run each backend under this profiler').choices(['nvprof', 'nsys']))
     .option('-d, --out-dir <dir>', 'where runs, profiles and the report go', 'compare')
     .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
-    .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', collect, [] as string[])
     .option('--top <n>', 'rows per profile table in the report', parseIntInRange('--top', 1, 1000), 10)
     .addHelpText(
       'after',

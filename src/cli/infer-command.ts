@@ -11,7 +11,7 @@ import { formatSummary } from '../pipeline/run-result.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
-import { parseFraction, parseIntInRange, parseSize } from './options.ts';
+import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
 
 const BACKEND_ALIASES: Record<string, BackendName> = { onnx: 'onnx', ort: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt' };
@@ -71,7 +71,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
     .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)')
-    .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', collect, [] as string[])
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')

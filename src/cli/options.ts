@@ -33,3 +33,8 @@ export function parseChoice<T extends string>(name: string, choices: readonly T[
     return value as T;
   };
 }
+
+/** For repeatable options (`--plugin a --plugin b`): collects every value, in order (default []). */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

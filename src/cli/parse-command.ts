@@ -5,6 +5,7 @@ import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesTo
 import { JetprofError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
+import { parseIntInRange } from './options.ts';
 
 interface ParseOptions {
   format: 'json' | 'md' | 'csv';
@@ -28,7 +29,7 @@ export function parseCommand(): Command {
     .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default summary); nsys a report name such as nvtx_sum (default all)`)
     .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
     .option('-o, --out <file>', 'write here instead of stdout')
-    .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v) => (v === 'all' ? Infinity : Number(v)), 20_000)
+    .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
     .option('--strict', 'exit 1 when any line was not understood', false)
     .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
     .action(async (file: string, o: ParseOptions) => {

@@ -2,9 +2,7 @@
 import { Command } from 'commander';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
-import { parseIntInRange } from './options.ts';
-
-const collect = (v: string, prev: string[]) => [...prev, v];
+import { collect, parseIntInRange } from './options.ts';
 
 export function reportCommand(): Command {
   return new Command('report')
