@@ -2,7 +2,6 @@
  * `jetprof build-engine`: ONNX -> serialized TensorRT engine through trtexec, plus the sidecar JSON.
  * The engine is written to a temporary name and renamed when trtexec succeeds.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type EngineSidecar, sidecarPath } from '../backends/engine-sidecar.ts';
@@ -11,6 +10,7 @@ import { findExecutable } from '../profilers/tools.ts';
 import { baseEnv } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { requireWritableDir, sha256File, writeFileAtomic } from '../util/files.ts';
+import { runCommand } from '../util/process.ts';
 
 export interface BuildEngineOptions {
   onnx: string;
@@ -53,19 +53,9 @@ export function trtexecVersion(output: string): string | undefined {
   return m ? formatTrtVersion(Number(m[1])) : undefined;
 }
 
-function run(cmd: string, args: string[], onOutput?: (s: string) => void): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const take = (d: Buffer) => {
-      output += d.toString();
-      onOutput?.(d.toString());
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
+async function run(cmd: string, args: string[], onOutput?: (s: string) => void): Promise<{ code: number; output: string }> {
+  const r = await runCommand(cmd, args, { onOutput: onOutput && ((d) => onOutput(d.toString())) });
+  return { code: r.code, output: r.output.toString() };
 }
 
 export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar> {

@@ -2,7 +2,7 @@
  * `jetprof profile`: runs one entry script (infer-onnx / infer-trt) under nvprof or Nsight Systems, keeps the raw
  * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/files.ts';
+import { runCommand } from '../util/process.ts';
 import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
 import { detectComputeCapability } from './device.ts';
 import { findQdstrmImporter, type ProfilerTool, requireProfiler } from './tools.ts';
@@ -74,25 +75,11 @@ function readRun(path: string): RunResult | undefined {
   }
 }
 
-/** Spawns a command, teeing its output to `logPath` and to our stderr; resolves with its exit code. */
-function runLogged(cmd: string, args: string[], logPath: string, echo: boolean, watch?: (pid: number) => () => void): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const stopWatching = child.pid !== undefined && watch ? watch(child.pid) : () => undefined;
-    child.on('close', stopWatching);
-    const chunks: Buffer[] = [];
-    const take = (d: Buffer) => {
-      chunks.push(d);
-      if (echo) process.stderr.write(d);
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      writeFileSync(logPath, Buffer.concat(chunks));
-      resolvePromise(code ?? (signal === 'SIGINT' ? 130 : 1));
-    });
-  });
+/** Runs a command, teeing its output to `logPath` and (when `echo`) to our stderr; resolves with its exit code. */
+async function runLogged(cmd: string, args: string[], logPath: string, echo: boolean, watch?: (pid: number) => () => void): Promise<number> {
+  const r = await runCommand(cmd, args, { onOutput: echo ? (d) => process.stderr.write(d) : undefined, onSpawn: watch });
+  writeFileSync(logPath, r.output);
+  return r.code;
 }
 
 /**

@@ -3,7 +3,6 @@
  * skipped, with the reason, where it cannot run), under a profiler when asked, then writes the report.
  * Each backend runs in its own process (its entry script), exactly as a user or a profiler would run it.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import type { BackendName } from '../backends/types.ts';
@@ -11,6 +10,7 @@ import { entryCommand, FILE_TAG, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
+import { runCommand } from '../util/process.ts';
 import { writeReport } from './write-report.ts';
 
 export interface CompareOptions {
@@ -44,15 +44,6 @@ export async function tensorRtUnavailable(engine?: string): Promise<string | und
   } catch (e) {
     return messageOf(e);
   }
-}
-
-function runChild(cmd: string[], onLine: (s: string) => void): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr.on('data', (d: Buffer) => onLine(d.toString().trimEnd()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve(code ?? 1));
-  });
 }
 
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
@@ -91,7 +82,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       for (const n of p.notes) o.onStep(`    ${n}`);
     } else {
       o.onStep(`${step}: infer ...`);
-      code = await runChild([...entryCommand(backend), ...args], (s) => o.onStep(`    ${s}`));
+      const [cmd, ...pre] = entryCommand(backend);
+      ({ code } = await runCommand(cmd, [...pre, ...args], { onOutput: (d, from) => from === 'stderr' && o.onStep(`    ${d.toString().trimEnd()}`) }));
     }
     if (existsSync(runJson)) runs.push(runJson);
     if (code !== 0 && !existsSync(runJson)) result.failed.push({ backend, exitCode: code });
