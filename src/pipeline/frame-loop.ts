@@ -120,8 +120,36 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   return { cv, source, frameW, frameH, resize, g, sink };
 }
 
+export type LoopIo = ReturnType<typeof openLoopIo>;
+
+export function noFrameDecoded(videoPath: string): JetprofError {
+  return new JetprofError('BAD_VIDEO', `${videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
+    suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
+  });
+}
+
+/** After a loop that ran without error: closes the video, finishes the output (drops it when no frame was written). */
+export function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interrupted: boolean): FrameLoopResult {
+  const { source, sink } = io;
+  source.close();
+  if (sink && frames > 0) sink.finish();
+  else sink?.abort();
+  return {
+    recorder: tally.recorder,
+    video: source.info,
+    frameSize: [io.frameW, io.frameH],
+    output: sink && frames > 0 ? { path: sink.path, codec: sink.codec } : undefined,
+    framesRead: frames,
+    wallMs: tally.wallMs,
+    firstFrameMs: tally.firstFrameMs,
+    detections: { total: tally.total, perClass: tally.perClass },
+    interrupted,
+  };
+}
+
 export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
-  const { cv, source, frameW, frameH, resize, g, sink } = openLoopIo(model, o);
+  const io = openLoopIo(model, o);
+  const { cv, source, resize, g, sink } = io;
   const tally = new LoopTally(o.warmupFrames, model.labels);
   let framesRead = 0;
   let interrupted = false;
@@ -164,28 +192,11 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       framesRead++;
       o.onFrame?.(tally.progress(framesRead, totalFrames));
     }
-    if (framesRead === 0 && !interrupted) {
-      throw new JetprofError('BAD_VIDEO', `${o.videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
-        suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
-      });
-    }
+    if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.videoPath);
   } catch (e) {
     sink?.abort();
     source.close();
     throw e;
   }
-  source.close();
-  if (sink && framesRead > 0) sink.finish();
-  else sink?.abort();
-  return {
-    recorder: tally.recorder,
-    video: source.info,
-    frameSize: [frameW, frameH],
-    output: sink && framesRead > 0 ? { path: sink.path, codec: sink.codec } : undefined,
-    framesRead,
-    wallMs: tally.wallMs,
-    firstFrameMs: tally.firstFrameMs,
-    detections: { total: tally.total, perClass: tally.perClass },
-    interrupted,
-  };
+  return finishLoop(io, tally, framesRead, interrupted);
 }

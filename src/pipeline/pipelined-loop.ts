@@ -12,10 +12,9 @@
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import { JetprofError } from '../util/errors.ts';
 import type { VideoSource } from '../video/io.ts';
 import type { Mat } from '../video/opencv.ts';
-import { type FrameLoopOptions, type FrameLoopResult, openLoopIo, postprocess, preprocessFrame } from './frame-loop.ts';
+import { finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, postprocess, preprocessFrame } from './frame-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
@@ -106,7 +105,8 @@ async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, si
 }
 
 export async function runPipelinedLoop(session: DetectorSession, model: YoloModelInfo, o: PipelineOptions): Promise<FrameLoopResult> {
-  const { cv, source, frameW, frameH, resize, g, sink } = openLoopIo(model, o);
+  const io = openLoopIo(model, o);
+  const { cv, source, resize, g, sink } = io;
   const { nvtx } = o;
   const slots = new Slots(Math.max(1, o.inFlight ?? 3));
   const toInfer = new Channel<InFlight>();
@@ -201,27 +201,11 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
   };
 
   await Promise.all([readStage(), inferStage(), writeStage()]);
-  if (failure === undefined && framesRead === 0 && !interrupted) {
-    failure = new JetprofError('BAD_VIDEO', `${o.videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
-      suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
-    });
-  }
-  source.close();
+  if (failure === undefined && framesRead === 0 && !interrupted) failure = noFrameDecoded(o.videoPath);
   if (failure !== undefined) {
+    source.close();
     sink?.abort();
     throw failure;
   }
-  if (sink && framesWritten > 0) sink.finish();
-  else sink?.abort();
-  return {
-    recorder: tally.recorder,
-    video: source.info,
-    frameSize: [frameW, frameH],
-    output: sink && framesWritten > 0 ? { path: sink.path, codec: sink.codec } : undefined,
-    framesRead: framesWritten,
-    wallMs: tally.wallMs,
-    firstFrameMs: tally.firstFrameMs,
-    detections: { total: tally.total, perClass: tally.perClass },
-    interrupted,
-  };
+  return finishLoop(io, tally, framesWritten, interrupted);
 }
