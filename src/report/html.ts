@@ -4,7 +4,7 @@
  */
 import type { LabReport, ProfileSection, TimedRow } from './lab-report.ts';
 import { speedupLine } from './markdown.ts';
-import { formatNs, formatPct } from './tables.ts';
+import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
@@ -70,15 +70,15 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
   ].join('\n');
 }
 
-function table(headers: string[], rows: (string | number)[][], numeric: boolean[] = []): string {
+function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): string {
   const th = headers.map((h, i) => `<th${numeric[i] ? ' class="n"' : ''}>${escapeHtml(h)}</th>`).join('');
-  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c)}</td>`).join('')}</tr>`).join('\n');
+  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`).join('\n');
   return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
 function timed(title: string, rows: TimedRow[]): string {
   if (rows.length === 0) return '';
-  return `<h4>${escapeHtml(title)}</h4>${table(['Time(%)', 'Total', 'Calls', 'Name'], rows.map((r) => [r.pct === undefined ? '' : formatPct(r.pct), formatNs(r.totalNs), r.calls, r.name]), [true, true, true, false])}`;
+  return `<h4>${escapeHtml(title)}</h4>${table([...TIMED_HEADERS, 'Name'], rows.map(timedCells), [true, true, true, false])}`;
 }
 
 function profileHtml(p: ProfileSection): string {
@@ -86,7 +86,7 @@ function profileHtml(p: ProfileSection): string {
   if (p.criticalPath.length) {
     const rows = [...p.criticalPath, ...p.waiting];
     parts.push(barChart(`Critical path: ${p.label}`, rows.slice(0, 10).map((d) => ({ label: d.name.length > 24 ? `${d.name.slice(0, 23)}…` : d.name, segments: [{ name: 'critical path %', value: d.criticalPathPct }] })), '%', false));
-    parts.push(table(['Critical path(%)', 'Critical path', 'Waiting time', 'Name'], rows.map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]), [true, true, true, false]));
+    parts.push(table(CRITICAL_PATH_HEADERS, rows.map(criticalPathCells), [true, true, true, false]));
   }
   parts.push(timed('Top GPU kernels and copies', p.kernels), timed('Top CUDA API calls', p.apiCalls), timed('NVTX ranges', p.nvtx), timed('OS runtime (top calls)', p.osRuntime));
   if (p.notes.length) parts.push(`<ul class="notes">${p.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>`);

@@ -105,15 +105,9 @@ export function speedups(rows: FpsRow[]): Speedup[] {
 }
 
 function stageTable(r: RunResult): StageTable {
-  const rows: StageTable['rows'] = STAGES.map((stage) => {
-    const s = r.stages[stage];
-    return { stage, meanMs: s.meanMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, share: r.wallMs > 0 ? s.totalMs / r.wallMs : 0 };
-  });
-  if (r.device) {
-    for (const [stage, s] of [['  h2d copy', r.device.h2dMs], ['  gpu compute', r.device.gpuComputeMs], ['  d2h copy', r.device.d2hMs]] as const) {
-      rows.push({ stage: stage.trim(), meanMs: s.meanMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, share: r.wallMs > 0 ? s.totalMs / r.wallMs : 0 });
-    }
-  }
+  const row = (stage: string, s: RunResult['stages'][Stage]) => ({ stage, meanMs: s.meanMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, share: r.wallMs > 0 ? s.totalMs / r.wallMs : 0 });
+  const rows = STAGES.map((stage) => row(stage, r.stages[stage]));
+  if (r.device) rows.push(row('h2d copy', r.device.h2dMs), row('gpu compute', r.device.gpuComputeMs), row('d2h copy', r.device.d2hMs));
   return { modelType: MODEL_TYPE_NAMES[r.backend], rows };
 }
 
@@ -194,6 +188,11 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>): string[] {
   return notes;
 }
 
+/** The lab's picks from a dependency table: the top `top` rows, then every other row that waits. */
+export function pickCriticalPath(dependency: DependencyRow[], top: number): { criticalPath: DependencyRow[]; waiting: DependencyRow[] } {
+  return { criticalPath: dependency.slice(0, top), waiting: dependency.slice(top).filter((d) => d.waitingNs > 0) };
+}
+
 export function profileSection(p: LabeledProfile, top: number): ProfileSection[] {
   const out: Omit<ProfileSection, 'notes'>[] = [];
   if (p.nvprof) {
@@ -212,8 +211,7 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
       out.push({
         label,
         tool: 'nvprof',
-        criticalPath: proc.dependency.slice(0, top),
-        waiting: proc.dependency.slice(top).filter((d) => d.waitingNs > 0),
+        ...pickCriticalPath(proc.dependency, top),
         kernels: timed('GPU activities'),
         apiCalls: timed('API calls'),
         nvtx: nvtx.sort(byTotal).slice(0, top),

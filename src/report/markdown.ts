@@ -1,6 +1,6 @@
 /** The lab report as Markdown and as CSV files. Pure: a LabReport in, text out. */
 import type { LabReport, ProfileSection, TimedRow } from './lab-report.ts';
-import { csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
+import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const f2 = (v: number) => v.toFixed(2);
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -15,8 +15,8 @@ function timedTable(title: string, rows: TimedRow[], nameHeader: string): string
     `**${title}**`,
     '',
     markdownTable(
-      ['Time(%)', 'Total', 'Calls', nameHeader],
-      rows.map((r) => [r.pct === undefined ? '' : formatPct(r.pct), formatNs(r.totalNs), r.calls, r.name]),
+      [...TIMED_HEADERS, nameHeader],
+      rows.map(timedCells),
       ['r', 'r', 'r', 'l'],
     ),
     '',
@@ -29,8 +29,8 @@ function profileMarkdown(p: ProfileSection): string[] {
     out.push('**Critical path** (nvprof --dependency-analysis: top rows, then every other row that waits)', '');
     out.push(
       markdownTable(
-        ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
-        [...p.criticalPath, ...p.waiting].map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]),
+        CRITICAL_PATH_HEADERS,
+        [...p.criticalPath, ...p.waiting].map(criticalPathCells),
         ['r', 'r', 'r', 'l'],
       ),
       '',

@@ -1,7 +1,8 @@
 /** Short, pasteable views of a profile: the NVTX stage table (nsys) and the top of the critical path (nvprof). */
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
-import { formatNs, formatPct, markdownTable } from './tables.ts';
+import { pickCriticalPath } from './lab-report.ts';
+import { CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, markdownTable } from './tables.ts';
 
 /** Stage ranges jetprof pushes, in frame order. */
 export const NVTX_STAGE_ORDER = ['model-load', 'frame', 'read', 'preprocess', 'inference', 'postprocess', 'write'];
@@ -50,12 +51,11 @@ export function criticalPathMarkdown(log: NvprofLog, top = 10): string {
   const parts: string[] = [];
   for (const p of log.processes) {
     if (p.dependency.length === 0) continue;
-    const picked = p.dependency.slice(0, top);
-    for (const d of p.dependency.slice(top)) if (d.waitingNs > 0) picked.push(d);
+    const { criticalPath, waiting } = pickCriticalPath(p.dependency, top);
     parts.push(
       markdownTable(
-        ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
-        picked.map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]),
+        CRITICAL_PATH_HEADERS,
+        [...criticalPath, ...waiting].map(criticalPathCells),
         ['r', 'r', 'r', 'l'],
       ),
     );

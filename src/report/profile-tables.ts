@@ -4,7 +4,7 @@
  */
 import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
 import type { NvprofLog, NvprofProcess, SummaryRow } from '../parsers/nvprof.ts';
-import { type Cell, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
+import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
 
 export const NVPROF_SECTIONS = ['summary', 'nvtx', 'dependency', 'metrics', 'gpu-trace', 'api-trace', 'unified-memory'] as const;
 export type NvprofSection = (typeof NVPROF_SECTIONS)[number];
@@ -47,7 +47,7 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
           tables.push({
             title: `Dependency analysis, ${who}`,
             headers: ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
-            display: p.dependency.map((d) => [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name]),
+            display: p.dependency.map(criticalPathCells),
             raw: p.dependency.map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
             align: ['r', 'r', 'r', 'l'],
           });

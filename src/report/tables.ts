@@ -1,4 +1,5 @@
-/** Markdown and CSV tables from rows of cells. Pure. */
+/** Markdown and CSV tables from rows of cells, and the cells of the profile tables every view shows. Pure. */
+import type { DependencyRow } from '../parsers/nvprof.ts';
 
 export type Cell = string | number | null | undefined;
 
@@ -36,4 +37,18 @@ export function formatNs(ns: number | null | undefined): string {
 
 export function formatPct(p: number): string {
   return `${p.toFixed(2)}%`;
+}
+
+/** nvprof's dependency-analysis columns, as it prints them. */
+export const CRITICAL_PATH_HEADERS = ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'];
+
+export function criticalPathCells(d: DependencyRow): Cell[] {
+  return [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name];
+}
+
+/** A timed row (kernel, API call, NVTX range): share when the profiler printed one, total, calls, name. */
+export const TIMED_HEADERS = ['Time(%)', 'Total', 'Calls'];
+
+export function timedCells(r: { pct?: number; totalNs: number; calls: number; name: string }): Cell[] {
+  return [r.pct === undefined ? '' : formatPct(r.pct), formatNs(r.totalNs), r.calls, r.name];
 }
