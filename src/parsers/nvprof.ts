@@ -198,12 +198,10 @@ export class NvprofParser {
       this.enter('events');
     } else if (rest === 'Unified Memory profiling result:') {
       this.enter('unified');
-    } else if ((m = /^Warning: (.*)$/.exec(rest))) {
-      p.warnings.push(m[1]);
-      this.lastWasWarning = true;
-    } else if ((m = /^Error: (.*)$/.exec(rest))) {
-      // nvprof's own fatal errors (e.g. "incompatible CUDA driver version." without a GPU) are kept with the warnings.
-      p.warnings.push(`Error: ${m[1]}`);
+    } else if ((m = /^(Warning|Error): (.*)$/.exec(rest))) {
+      // nvprof's own fatal errors (e.g. "incompatible CUDA driver version." without a GPU) are kept with the
+      // warnings, with their prefix.
+      p.warnings.push(m[1] === 'Error' ? `Error: ${m[2]}` : m[2]);
       this.lastWasWarning = true;
     } else if (this.section === 'nvtx' && (m = /^Thread "(.*)" \(id = (\d+)\)$/.exec(rest))) {
       this.thread = `${m[1]} (id = ${m[2]})`;
