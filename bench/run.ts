@@ -25,6 +25,7 @@ import type { Detection } from '../src/detect/types.ts';
 import { convFlops, parseCfg } from '../src/model/cfg.ts';
 import { exportModelFile, makeWeightsFile, readModelInfo } from '../src/model/export-file.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
+import { percentile } from '../src/util/stats.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,7 +52,8 @@ const table: [string, string, string, string][] = [];
 const row = (what: string, value: string, target: string, ok: boolean | undefined) => table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED']);
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+/** The median as every jetprof statistic computes it (util/stats: numpy's linear percentile). */
+const median = (v: number[]) => percentile([...v].sort((a, b) => a - b), 50);
 
 // Seeded weights for the real yolov4-tiny cfg (80 classes, 416x416), and jetprof's ONNX of them.
 const weights = join(WORK, 'yolov4-tiny-seed1.weights');
