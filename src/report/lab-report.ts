@@ -140,8 +140,8 @@ function envBlock(r: RunResult): EnvBlock {
 function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] {
   return (rows ?? []).map((r) => ({
     name: String(nameKeys.map((k) => r[k]).find((v) => v !== undefined && v !== null) ?? ''),
-    calls: Number(r.instances ?? r.numCalls ?? r.calls ?? r.count ?? 0),
-    totalNs: Number(r.totalNs ?? r.totalTimeNs ?? 0),
+    calls: Number(r.instances ?? r.calls ?? r.count ?? 0),
+    totalNs: Number(r.totalNs ?? 0),
     ...(typeof r.timePct === 'number' ? { pct: r.timePct } : {}),
   }));
 }
