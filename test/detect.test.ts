@@ -22,7 +22,7 @@ test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back
   // cx = (0 + 0.5)/2 * 64 = 16; cy = (1 + 0.225)/2 * 64 = 39.2; w = 2*16 = 32; h = 0.5*16 = 8
   const data = headWith(2, { tx: 0, ty: logit(0.25), tw: Math.log(2), th: Math.log(0.5), obj: logit(0.9), cls: logit(0.8) });
   const g = stretchGeometry(128, 96, 64, 64); // frame 128x96: x / 0.5, y / (64/96)
-  const dets = decodeHead(data, HEAD, g, { classes: 1, confThreshold: 0.3 });
+  const dets = decodeHead(data, HEAD, g, { classes: 1, confThreshold: 0.3 }).toDetections();
   t.is(dets.length, 1);
   const d = dets[0];
   t.is(d.classId, 0);
@@ -35,15 +35,15 @@ test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back
 
 test('decode: objectness x class must exceed conf (darknet rule)', (t) => {
   const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.9), cls: logit(0.3) }); // 0.27
-  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).length, 0);
-  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).length, 1);
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections().length, 0);
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).toDetections().length, 1);
 });
 
 test('decode: new_coords uses the values as given and w = tw^2 * 4 * anchor', (t) => {
   const head = { ...HEAD, scaleXY: 2, newCoords: true };
   // x = 0.5*2 - 0.5 = 0.5 -> cx = 0.5/2*64 = 16; w = 0.5^2*4*16 = 16
   const data = headWith(0, { tx: 0.5, ty: 0.5, tw: 0.5, th: 0.5, obj: 0.9, cls: 0.9 });
-  const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.5 });
+  const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.5 }).toDetections();
   t.deepEqual([d.x1, d.y1, d.x2, d.y2].map((v) => Math.round(v * 1e4) / 1e4), [8, 8, 24, 24]);
   t.true(Math.abs(d.score - 0.81) < 1e-6);
 });
@@ -55,7 +55,7 @@ test('letterbox: geometry centres the image and boxes map back to the frame', (t
   t.deepEqual(netToFrame(g, 0, 16), [0, 0]);
   // the decoded box of cell 0 (row 0, col 0): cx = cy = 0.5/2*64 = 16, 16x16 px -> net box (8,8)-(24,24)
   const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.99), cls: logit(0.99) });
-  const [d] = decodeHead(data, { ...HEAD, scaleXY: 1 }, g, { classes: 1, confThreshold: 0.5 });
+  const [d] = decodeHead(data, { ...HEAD, scaleXY: 1 }, g, { classes: 1, confThreshold: 0.5 }).toDetections();
   t.true(Math.abs(d.x1 - 8 / 0.32) < 1e-4);
   t.true(Math.abs(d.x2 - 24 / 0.32) < 1e-4);
   t.is(d.y1, 0); // (8 - 16)/0.32 < 0: clipped to the frame
@@ -76,17 +76,18 @@ test('iou and diou by hand', (t) => {
 test('nms: IoU suppresses a shifted box that DIoU (darknet greedynms) keeps', (t) => {
   const dets = [box(3, 0, 13, 10, 0.8), box(0, 0, 10, 10, 0.9)];
   // IoU 0.538 > 0.45 suppresses; DIoU 0.538 - 0.130 = 0.408 < 0.45 keeps
-  t.deepEqual(nms(dets, 0.45, 'iou').map((d) => d.score), [0.9]);
-  t.deepEqual(nms(dets, 0.45, 'diou').map((d) => d.score), [0.9, 0.8]);
+  // scores are kept as float32, as OpenCV's NMSBoxes takes them
+  t.deepEqual(nms(dets, 0.45, 'iou').map((d) => d.score), [Math.fround(0.9)]);
+  t.deepEqual(nms(dets, 0.45, 'diou').map((d) => d.score), [Math.fround(0.9), Math.fround(0.8)]);
 });
 
 test('nms works per class: overlapping boxes of different classes both stay', (t) => {
   const kept = nms([box(0, 0, 10, 10, 0.9, 0), box(0, 0, 10, 10, 0.8, 1), box(1, 1, 10, 10, 0.7, 0)], 0.5);
-  t.deepEqual(kept.map((d) => [d.classId, d.score]), [[0, 0.9], [1, 0.8]]);
+  t.deepEqual(kept.map((d) => [d.classId, d.score]), [[0, Math.fround(0.9)], [1, Math.fround(0.8)]]);
 });
 
 test('bad call - decode rejects a head of the wrong size', (t) => {
-  t.throws(() => decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }), {
+  t.throws(() => decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections(), {
     instanceOf: RangeError,
     message: /head h has 10 values but 1 anchors x 6 x 2x2 needs 24/,
   });

@@ -3,6 +3,7 @@
  * Runtime and OpenCV, and ffprobe to check what was written.
  */
 import test from 'ava';
+import { summarize } from '../src/util/stats.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.is(probe.height, 270);
   t.true(['h264', 'mpeg4'].includes(probe.codec));
   const run = JSON.parse(readFileSync(json, 'utf8'));
-  t.is(run.schema, 'jetprof.run/1');
+  t.is(run.schema, 'jetprof.run/2');
   t.is(run.backend, 'onnx');
   t.is(run.frames, 55);
   t.is(run.warmupFrames, 5);
@@ -50,11 +51,29 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
     stagesTotal += st.totalMs;
   }
   // The default loop is pipelined: stages overlap, so together they may exceed the wall time, never each alone.
-  t.deepEqual(run.pipeline, { mode: 'on', inFlight: 3 });
+  t.like(run.setup, { loop: 'pipelined', inFlight: 3, profiler: 'none', executionProvider: 'cpu', precision: 'fp32', label: 'onnx-fp32-cpu-pipelined3' });
+  t.regex(run.setup.device, /^CPU: /);
   t.true(stagesTotal >= run.stages.inference.totalMs);
   t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
   t.true(Math.abs(run.inferenceFps - 55 / (run.stages.inference.totalMs / 1000)) < 1e-9);
   t.regex(r.stderr, /\| ONNX Runtime \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/);
+  // The per-frame records reproduce every aggregate exactly: the same totals, the same percentiles, the same FPS.
+  const pf = run.perFrame;
+  t.deepEqual(pf.index, Array.from({ length: 55 }, (_, i) => i + 5));
+  t.deepEqual(run.warmup.index, [0, 1, 2, 3, 4]);
+  for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) {
+    const { count: _count, minMs: _min, maxMs: _max, ...fromArrays } = summarize(pf[`${s}Ms`]);
+    t.deepEqual(run.stages[s], fromArrays, `${s} statistics from perFrame.${s}Ms`);
+  }
+  t.deepEqual(run.postprocess.draw, (({ count: _c, minMs: _a, maxMs: _b, ...x }) => x)(summarize(pf.drawMs)));
+  t.is(run.wallMs, pf.endMs[54] - pf.startMs[0]);
+  t.is(run.endToEndFps, 55 / (run.wallMs / 1000));
+  t.is(run.inferenceFps, 55 / (pf.inferenceMs.reduce((a: number, b: number) => a + b, 0) / 1000));
+  t.is(run.detections.total, pf.detections.reduce((a: number, b: number) => a + b, 0));
+  for (let i = 0; i < 55; i++) {
+    t.true(pf.startMs[i] <= pf.inferenceStartMs[i] && pf.inferenceStartMs[i] <= pf.postprocessStartMs[i] && pf.postprocessStartMs[i] <= pf.endMs[i], `frame ${i}: times in order`);
+    t.true(pf.drawMs[i] <= pf.postprocessMs[i], `frame ${i}: drawing is part of postprocess`);
+  }
   t.regex(r.stderr, /RANDOM weights/);
   t.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
 });

@@ -175,7 +175,7 @@ test('decoded boxes and scores equal OpenCV darknet yolo layer (scale_x_y 1.05, 
       const per = 5 + info.classes;
       const plane = h.gridW * h.gridH;
       const slice = head.subarray(a * per * plane, (a + 1) * per * plane);
-      const dets = decodeHead(slice, single, g, { classes: info.classes, confThreshold: -1 });
+      const dets = decodeHead(slice, single, g, { classes: info.classes, confThreshold: -1 }).toDetections();
       for (let cell = 0; cell < plane; cell += 7) {
         const refRow = ref.data.subarray((cell * h.anchors.length + a) * ref.cols);
         const d = dets[cell * info.classes]; // class 0 of this cell

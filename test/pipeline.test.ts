@@ -35,8 +35,11 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
   }
   const on = runs.on.json;
   const off = runs.off.json;
-  t.deepEqual(on.pipeline, { mode: 'on', inFlight: 3 });
-  t.deepEqual(off.pipeline, { mode: 'off' });
+  t.like(on.setup, { loop: 'pipelined', inFlight: 3, label: 'onnx-fp32-cpu-pipelined3' });
+  t.like(off.setup, { loop: 'sequential', label: 'onnx-fp32-cpu-sequential' });
+  t.false('inFlight' in off.setup);
+  t.deepEqual(on.perFrame.detections, off.perFrame.detections, 'frame by frame, the same number of boxes');
+  t.deepEqual(on.perFrame.candidates, off.perFrame.candidates);
   t.is(on.frames, 27);
   t.is(off.frames, 27);
   t.deepEqual(on.detections, off.detections, 'same model, same frames: same detections');

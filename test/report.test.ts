@@ -6,38 +6,75 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
-import { buildRunResult, type RunResult } from '../src/pipeline/run-result.ts';
-import { StageRecorder } from '../src/pipeline/stages.ts';
+import { buildRunResult, defaultLabel, type ProfilerName, type RunResult } from '../src/pipeline/run-result.ts';
+import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
 import { buildLabReport, speedups } from '../src/report/lab-report.ts';
 import { reportMarkdown } from '../src/report/markdown.ts';
+import { reportHtml } from '../src/report/html.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { orphanNsysAgents } from '../src/profilers/run.ts';
 import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
-/** A run result built by the real code path from fixed per-frame stage times (ms). */
-function fixedRun(backend: 'onnx' | 'tensorrt', stages: { read: number; preprocess: number; inference: number; postprocess: number; write: number }, frames: number): RunResult {
-  const rec = new StageRecorder();
+type FixedStages = { read: number; preprocess: number; inference: number; postprocess: number; write: number };
+
+/**
+ * Per-frame records of a sequential run from fixed stage times (ms), with 0.4 ms of loop overhead per frame; in
+ * 'pipelined' mode frame i+1's read starts while frame i is in inference (stages overlap).
+ */
+function fixedPerFrame(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: number, loop: 'sequential' | 'pipelined' = 'sequential'): PerFrame {
+  const p = emptyPerFrame();
+  let t = 10;
   for (let i = 0; i < frames; i++) {
     const jitter = (i % 5) * 0.1;
-    rec.add({ read: stages.read + jitter, preprocess: stages.preprocess, inference: stages.inference + jitter, postprocess: stages.postprocess, write: stages.write });
+    const st = { ...stages, read: stages.read + jitter, inference: stages.inference + jitter };
+    const start = t;
+    const inferenceStart = start + st.read + st.preprocess;
+    const postStart = inferenceStart + st.inference;
+    const end = postStart + st.postprocess + st.write;
+    p.index.push(i + 5);
+    p.startMs.push(start);
+    p.readMs.push(st.read);
+    p.preprocessMs.push(st.preprocess);
+    p.inferenceMs.push(st.inference);
+    p.postprocessMs.push(st.postprocess);
+    p.writeMs.push(st.write);
+    p.detections.push(i % 3);
+    p.inferenceStartMs.push(inferenceStart);
+    p.postprocessStartMs.push(postStart);
+    p.endMs.push(end);
+    p.drawMs.push(stages.postprocess / 2);
+    p.candidates.push(10 + i);
     if (backend === 'tensorrt') {
-      rec.device.h2dMs.push(1.5);
-      rec.device.gpuComputeMs.push(stages.inference - 3);
-      rec.device.d2hMs.push(0.5);
+      (p.h2dMs ??= []).push(1.5);
+      (p.gpuComputeMs ??= []).push(stages.inference - 3);
+      (p.d2hMs ??= []).push(0.5);
     }
+    t = loop === 'sequential' ? end + 0.4 : start + Math.max(st.read + st.preprocess, st.inference, st.postprocess + st.write) + 0.4;
   }
-  const perFrame = Object.values(stages).reduce((a, b) => a + b, 0) + 0.4;
-  return buildRunResult(rec, {
+  return p;
+}
+
+/** A run result built by the real code path (buildRunResult) from fixed per-frame stage times (ms). */
+function fixedRun(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: number, o: { loop?: 'sequential' | 'pipelined'; profiler?: ProfilerName; label?: string } = {}): RunResult {
+  const loop = o.loop ?? 'sequential';
+  const setupBase = {
+    executionProvider: backend === 'onnx' ? 'cpu' : 'tensorrt',
+    precision: backend === 'onnx' ? ('fp32' as const) : ('fp16' as const),
+    loop,
+    ...(loop === 'pipelined' ? { inFlight: 3 } : {}),
+    profiler: o.profiler ?? ('none' as const),
+  };
+  return buildRunResult(fixedPerFrame(backend, stages, frames, loop), emptyPerFrame(), {
     backend,
     backendDetail: backend === 'onnx' ? 'onnxruntime-node 1.30.0 (cpu)' : 'TensorRT 8.2.1',
+    setup: { label: o.label ?? defaultLabel(backend, setupBase), ...setupBase, device: backend === 'onnx' ? 'CPU: ARMv8 Processor rev 1 (v8l) x4' : 'GPU: NVIDIA Jetson Nano Developer Kit' },
     model: { path: backend === 'onnx' ? 'weights/yolov4-tiny.onnx' : 'engines/yolov4-tiny.trt', inputWidth: 416, inputHeight: 416, classes: 80, sha256: '0'.repeat(64) },
     video: { path: 'videos/vtest.avi', width: 768, height: 576, fps: 10, frameCount: 795 },
     frameSize: [960, 540],
     letterbox: false,
-    warmupFrames: 5,
-    wallMs: perFrame * frames,
     modelLoadMs: 1234,
     firstFrameMs: 300,
+    postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300, framesCandidatesCapped: 0, framesDetectionsCapped: 0, maxCandidatesSeen: 10 + frames - 1 },
     detections: { total: 0, perClass: {} },
     nvtx: true,
     env: { node: 'v20.20.2', cpu: 'ARMv8 Processor rev 1 (v8l) x4', jetson: { model: 'NVIDIA Jetson Nano Developer Kit', l4t: '32.7.4' }, powerMode: 'MAXN', opencv: '4.1.1', ...(backend === 'onnx' ? { onnxruntime: '1.30.0' } : { tensorrt: '8.2.1' }) },
@@ -70,15 +107,86 @@ test('golden: the report for fixed runs and profiles is exactly test/fixtures/re
 test('the lab table, the speed-up line and the share of time that is not inference follow from the runs', (t) => {
   const md = reportMarkdown(buildLabReport([onnxRun, trtRun], []));
   t.true(md.includes('| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |'));
-  t.true(md.includes(`| TensorRT | (960,540,3) | ${trtRun.inferenceFps.toFixed(2)} | ${trtRun.endToEndFps.toFixed(2)} |`));
+  t.true(md.includes(`| TensorRT (FP16) | (960,540,3) | ${trtRun.inferenceFps.toFixed(2)} | ${trtRun.endToEndFps.toFixed(2)} |`));
   const [s] = speedups(buildLabReport([onnxRun, trtRun], []).fps);
-  t.is(s.faster, 'TensorRT');
+  t.is(s.faster, 'TensorRT (FP16)');
   t.is(s.inference, trtRun.inferenceFps / onnxRun.inferenceFps);
-  t.regex(md, new RegExp(`TensorRT vs ONNX Runtime: ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`));
+  t.regex(md, new RegExp(`TensorRT \\(FP16\\) vs ONNX Runtime \\(CPU, FP32\\): ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`));
   const share = 1 - trtRun.stages.inference.totalMs / trtRun.wallMs;
-  t.true(md.includes(`TensorRT: ${(share * 100).toFixed(1)}% of end-to-end time is not inference`));
-  t.regex(md, /\| gpu compute \| 92\.70 \|/);
+  t.true(md.includes(`TensorRT (FP16): ${(share * 100).toFixed(1)}% of the wall time is not inference = `));
+  t.regex(md, /\| {3}gpu compute \(part of inference\) \| 92\.70 \|/);
   t.regex(md, /\| L4T \(JetPack\) \| 32\.7\.4 \(JetPack 4\.6\.x\) \|/);
+  t.regex(md, /## Definitions\n\n- \*\*inference FPS\*\*: measured frames \//);
+});
+
+/** Percentages printed in a string, e.g. "read 10.0% + ..." -> [10]. */
+const percents = (s: string) => [...s.matchAll(/ ([\d.]+)%/g)].map((m) => Number(m[1]));
+
+test('shares add up: sequential breakdowns and stage tables sum to what they claim, as printed', (t) => {
+  for (const run of [onnxRun, trtRun, fixedRun('onnx', { read: 3.33, preprocess: 3.33, inference: 3.34, postprocess: 3.3, write: 3.3 }, 7)]) {
+    const report = buildLabReport([run], []);
+    const md = reportMarkdown(report);
+    const sentence = md.split('\n').find((l) => l.includes('of the wall time is not inference = '))!;
+    const [total, ...parts] = percents(sentence.replace(/\(sequential loop.*$/, ''));
+    t.is(Math.round(parts.reduce((a, b) => a + b, 0) * 10), Math.round(total * 10), sentence);
+    t.is(Math.round(total * 10), Math.round((1 - run.stages.inference.totalMs / run.wallMs) * 1000), 'the total is the run\'s own figure');
+    const table = md.split('## Stages')[1].split('\n').filter((l) => /^\| (read|preprocess|inference|postprocess|write|loop overhead) \|/.test(l));
+    t.is(table.length, 6);
+    t.is(Math.round(table.map((l) => Number(/([\d.]+)% \|$/.exec(l)![1])).reduce((a, b) => a + b, 0) * 10), 1000, 'the share column adds up to 100.0%');
+    // the sentence and the table print the same numbers for the same stages
+    for (const l of table.filter((x) => !x.startsWith('| inference'))) t.true(sentence.includes(`${l.split(' | ')[0].slice(2)} ${/([\d.]+)% \|$/.exec(l)![1]}%`), l);
+  }
+});
+
+test('pipelined runs: no share of wall per stage, busy ms against wall ms per frame, a timeline instead of a stacked bar', (t) => {
+  const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 20, { loop: 'pipelined' });
+  const report = buildLabReport([run], []);
+  const md = reportMarkdown(report);
+  t.regex(md, /the model was not running [\d.]+% of the wall time\. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame read 8\.20, preprocess 6\.00, inference 30\.20, postprocess 3\.00, write 12\.00, against [\d.]+ ms of wall time per frame/);
+  const notRunning = Number(/not running ([\d.]+)%/.exec(md)![1]);
+  t.is(Math.round(notRunning * 10), Math.round((1 - run.endToEndFps / run.inferenceFps) * 1000), 'not inference = 1 - end-to-end / inference FPS');
+  t.false(md.split('## Stages')[1].split('## Definitions')[0].includes('share of wall'));
+  t.regex(md, /\| wall per frame \| [\d.]+ \|/);
+  const html = reportHtml(report);
+  t.true(html.includes('Pipelined loop timeline, 10 frames'));
+  t.false(html.includes('Mean time per frame by stage'), 'no stacked bar for overlapping stages');
+  t.true(html.includes('Latency over time per stage') && html.includes('Latency histogram per stage'));
+});
+
+test('what was measured: a run under a profiler is marked and kept out of the speed-ups; rows that differ are flagged', (t) => {
+  const profiled = fixedRun('tensorrt', { read: 20, preprocess: 30, inference: 95.7, postprocess: 25, write: 30 }, 20, { profiler: 'nsys' });
+  t.is(profiled.setup.label, 'trt-fp16-gpu-sequential-nsys');
+  const report = buildLabReport([onnxRun, profiled], []);
+  t.deepEqual(report.speedups, [], 'a profiled row is not compared with an unprofiled one');
+  const md = reportMarkdown(report);
+  t.regex(md, /left out of the speed-ups: TensorRT \(FP16\) \(measured under nsys\)/);
+  t.regex(md, /\| trt-fp16-gpu-sequential-nsys \| sequential \| nsys \| tensorrt \| fp16 \|/);
+  t.is(buildLabReport([{ ...onnxRun, setup: { ...onnxRun.setup, profiler: 'nsys', label: 'a' } }, profiled], []).speedups.length, 1, 'all profiled: compared with each other');
+  const other = fixedRun('onnx', { read: 8, preprocess: 6, inference: 900, postprocess: 3, write: 12 }, 20, { loop: 'pipelined' });
+  const mixed = reportMarkdown(buildLabReport([onnxRun, { ...other, frameSize: [640, 480] }], []));
+  t.regex(mixed, /\*\*Not comparable\*\*: different frame size: onnx-fp32-cpu-sequential: 960x540; onnx-fp32-cpu-pipelined3: 640x480\./);
+  t.regex(mixed, /\*\*Not comparable\*\*: different loop/);
+  t.regex(mixed, /\| ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] \|/, 'two rows that would read the same carry their labels');
+});
+
+test('several runs of one label: one row with mean ± std and the number of runs; a jetprof.run/1 file still reads', (t) => {
+  const a = fixedRun('onnx', { read: 8, preprocess: 6, inference: 100, postprocess: 3, write: 12 }, 20);
+  const b = fixedRun('onnx', { read: 8, preprocess: 6, inference: 110, postprocess: 3, write: 12 }, 20);
+  const report = buildLabReport([a, b], []);
+  t.is(report.fps.length, 1);
+  const row = report.fps[0];
+  t.is(row.runs, 2);
+  t.is(row.inferenceFps.mean, (a.inferenceFps + b.inferenceFps) / 2);
+  const md = reportMarkdown(report);
+  t.true(md.includes(`| ${((a.inferenceFps + b.inferenceFps) / 2).toFixed(2)} ± ${row.inferenceFps.std.toFixed(2)} (2 runs) |`));
+  t.regex(md, /sequential loop \(the shares add up to 100%\), mean of 2 runs/);
+  const v1 = join(dir, 'v1.json');
+  const { schema: _s, setup: _setup, perFrame: _p, warmup: _w, postprocess: _pp, gpuTimings: _g, backendDetail: _b, ...old } = onnxRun;
+  writeFileSync(v1, JSON.stringify({ ...old, schema: 'jetprof.run/1', pipeline: { mode: 'on', inFlight: 3 } }));
+  const r = runCli('jetprof', ['report', '--run', v1]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \|/);
+  t.regex(r.stdout, /\| onnx-fp32-cpu-pipelined3 \| pipelined \(3 in flight\) \|/, 'the loop comes from /1\'s pipeline field; no backendDetail is fine');
 });
 
 test('profile notes and picks: top critical-path rows, every waiting row, fused conv+activation, setup allocation', (t) => {
@@ -96,10 +204,14 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
   const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--csv', csv]);
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.startsWith('# YOLOv4-Tiny: ONNX Runtime vs TensorRT'));
+  t.true(readFileSync(join(csv, 'stages.csv'), 'utf8').includes('trt-fp16-gpu-sequential,gpu compute,inference,92.700,'));
   const files = readdirSync(csv).sort();
   t.deepEqual(files, ['fps.csv', 'profile1_nvprof-synthetic-trt-lab.txt_api_calls.csv', 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv', 'profile1_nvprof-synthetic-trt-lab.txt_kernels.csv', 'profile1_nvprof-synthetic-trt-lab.txt_nvtx.csv', 'stages.csv']);
   t.regex(readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv'), 'utf8'), /^37\.41,197397023000,0,cudaMalloc$/m);
-  t.is(readFileSync(join(csv, 'fps.csv'), 'utf8').split('\n')[0], 'model_type,model_input_size,inference_fps,end_to_end_fps,frames,non_inference_share');
+  t.is(
+    readFileSync(join(csv, 'fps.csv'), 'utf8').split('\n')[0],
+    'label,model_type,model_input_size,inference_fps,inference_fps_std,end_to_end_fps,end_to_end_fps_std,runs,frames,not_inference_share,loop,profiler,execution_provider,precision,device',
+  );
 });
 
 test('bad input - a missing run file, a run file that is not a run, a missing profile: one line, exit 2', (t) => {
@@ -110,7 +222,12 @@ test('bad input - a missing run file, a run file that is not a run, a missing pr
   writeFileSync(bad, '{"schema": "something/1"}');
   const r = runCli('jetprof', ['report', '--run', bad]);
   t.is(r.code, 2);
-  t.regex(r.stderr, /bad\.json: not a jetprof run result \(schema jetprof\.run\/1\)/);
+  t.regex(r.stderr, /bad\.json: not a jetprof run result \(schema jetprof\.run\/2\)/);
+  const newer = join(dir, 'newer.json');
+  writeFileSync(newer, JSON.stringify({ ...onnxRun, schema: 'jetprof.run/9' }));
+  const rn = runCli('jetprof', ['report', '--run', newer]);
+  t.is(rn.code, 2);
+  t.regex(rn.stderr, /newer\.json: schema jetprof\.run\/9 is newer than this jetprof reads/);
   t.is(r.stderr.trim().split('\n').length, 1);
   const noLog = runCli('jetprof', ['report', '--profile', join(dir, 'no-such-log.txt')]);
   t.is(noLog.code, 2);
@@ -131,7 +248,9 @@ const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-
 const CHROMIUM = '/usr/bin/chromium';
 (existsSync(CHROMIUM) ? test : test.skip)('the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)', async (t) => {
   const html = join(dir, 'report.html');
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--html', html, '--out', join(dir, 'R2.md')]);
+  const pipelinedJson = join(dir, 'pipelined.json');
+  writeFileSync(pipelinedJson, JSON.stringify(fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 40, { loop: 'pipelined' })));
+  const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--run', pipelinedJson, '--profile', labLog, '--html', html, '--out', join(dir, 'R2.md')]);
   t.is(r.code, 0, r.stderr);
   const page = readFileSync(html, 'utf8');
   t.false(/<script|https?:\/\/(?!www\.w3\.org)/.test(page), 'self-contained: no script, no network');
@@ -147,12 +266,36 @@ const CHROMIUM = '/usr/bin/chromium';
     p.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     p.on('pageerror', (e) => errors.push(e.message));
     await p.goto(`file://${html}`);
-    const charts = await p.$$eval('svg.chart', (svgs) => svgs.map((s) => ({ label: s.getAttribute('aria-label'), bars: [...s.querySelectorAll('rect')].filter((r) => Number(r.getAttribute('width')) > 0).length, box: s.getBoundingClientRect().width })));
-    t.deepEqual(charts.map((c) => c.label), ['FPS per backend', 'Mean time per frame by stage', 'Critical path: nvprof-synthetic-trt-lab.txt']);
+    const charts = await p.$$eval('svg.chart', (svgs) =>
+      svgs.map((s) => ({ label: s.getAttribute('aria-label'), bars: [...s.querySelectorAll('rect')].filter((r) => Number(r.getAttribute('width')) > 0).length, lines: s.querySelectorAll('polyline').length, box: s.getBoundingClientRect().width })),
+    );
+    t.deepEqual(charts.map((c) => c.label), [
+      'FPS per row (mean; ± std in the table where a label ran several times)',
+      'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
+      'Pipelined loop timeline, 10 frames: onnx-fp32-cpu-pipelined3',
+      'Latency over time per stage (ms): onnx-fp32-cpu-sequential',
+      'Latency histogram per stage: onnx-fp32-cpu-sequential',
+      'Latency over time per stage (ms): trt-fp16-gpu-sequential',
+      'Latency histogram per stage: trt-fp16-gpu-sequential',
+      'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
+      'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
+      'Critical path: nvprof-synthetic-trt-lab.txt',
+    ]);
     for (const c of charts) {
-      t.true(c.bars >= 3, `${c.label}: ${c.bars} bars drawn`);
+      t.true(c.bars >= 3 || c.lines === 5, `${c.label}: ${c.bars} bars / ${c.lines} lines drawn`);
       t.true(c.box > 100, `${c.label}: laid out ${c.box}px wide`);
     }
+    // labels are never clipped: every text element lies inside its chart
+    const clipped = await p.$$eval('svg.chart', (svgs) =>
+      svgs.flatMap((s) => {
+        const box = s.getBoundingClientRect();
+        return [...s.querySelectorAll('text')].filter((el) => {
+          const b = el.getBoundingClientRect();
+          return b.left < box.left - 0.5 || b.right > box.right + 0.5;
+        }).map((el) => `${s.getAttribute('aria-label')}: ${el.textContent}`);
+      }),
+    );
+    t.deepEqual(clipped, []);
     const tableText = await p.$eval('table', (el) => el.textContent ?? '');
     t.true(tableText.includes('TensorRT'));
     await p.screenshot({ path: join(dir, 'report.png'), fullPage: true });
@@ -180,11 +323,21 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   t.regex(r.stderr, /\[2\/3\] TensorRT: done in/);
   t.regex(r.stderr, /\[3\/3\] report: /);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
-  t.regex(md, /\| ONNX Runtime \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-  t.regex(md, /\| TensorRT \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-  t.regex(md, /### ONNX Runtime \(profile_onnx\.json\) \(nsys\)/);
-  t.regex(md, /### TensorRT \(profile_trt\.json\) \(nsys\)/);
-  t.regex(md, /\| [\d.]+% \| [\d.]+ (ms|s|us) \| 10 \| inference \|/, 'one NVTX inference range per frame, warm-up included');
+  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+  t.regex(md, /\| TensorRT \(precision unknown\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+  t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx\.json\) \(nsys\)/);
+  t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt\.json\) \(nsys\)/);
+  t.regex(md, /\| onnx-fp32-cpu-pipelined3-nsys \| pipelined \(3 in flight\) \| nsys \|/, 'the row says it was measured under nsys');
+  t.regex(md, /every row was measured under a profiler/);
+  // NVTX: warm-up frames have ranges of their own, so every stage's instance count equals the measured frames
+  for (const backend of ['onnx', 'trt']) {
+    const profile = JSON.parse(readFileSync(join(out, `profile_${backend}.json`), 'utf8'));
+    const counts = Object.fromEntries(profile.nsys.reports.nvtx_sum.rows.map((row: { range: string; instances: number }) => [row.range.replace(/^:/, ''), row.instances]));
+    t.is(profile.run.frames, 8);
+    for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write']) t.is(counts[stage], 8, `${backend} ${stage}: 8 instances for 8 measured frames`);
+    for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write']) t.is(counts[`warmup-${stage}`], 2, `${backend} warmup-${stage}`);
+  }
+  t.regex(md, /frame ranges overlap in the pipelined loop/);
   t.true(existsSync(join(out, 'report.html')));
   t.true(existsSync(join(out, 'csv', 'fps.csv')));
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
@@ -198,6 +351,10 @@ test('jetprof compare without an engine: TensorRT skipped with the reason, the O
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /\[2\/3\] TensorRT: skipped \(no --engine given/);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
-  t.regex(md, /\| ONNX Runtime \| \(160,120,3\) \|/);
-  t.false(md.includes('| TensorRT |'));
+  t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime (TensorRT skipped)\n'), 'the title says what ran');
+  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \|/);
+  t.regex(md, /\| TensorRT \|  \| skipped \| skipped \|/);
+  t.regex(md, /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .* --fp16, then jetprof compare .* --engine engines\/yolov4-tiny\.trt/);
+  const html = readFileSync(join(out, 'report.html'), 'utf8');
+  t.regex(html, /<li class="skipped">TensorRT skipped: no --engine given/);
 });

@@ -104,7 +104,7 @@ test('checkEngineIo accepts tensorrt_demos engines (one detections output)', (t)
 test('tensorrt_demos detections: top-left x/y and w/h as fractions of the input, score = confidence x probability', (t) => {
   const g = stretchGeometry(1280, 960, 640, 480);
   const rows = new Float32Array([0.25, 0.5, 0.1, 0.2, 0.9, 1, 0.8, /* kept: 0.72 */ 0.1, 0.1, 0.1, 0.1, 0.5, 0, 0.5, /* 0.25 < conf */ 0, 0, 0, 0, 0, 0, 0]);
-  const d = decodePluginDetections(rows, g, 0.3, 2);
+  const d = decodePluginDetections(rows, g, 0.3, 2).toDetections();
   t.is(d.length, 1);
   t.is(d[0].classId, 1);
   t.true(Math.abs(d[0].score - 0.72) < 1e-6);
@@ -123,8 +123,10 @@ test('infer --backend trt end to end through the binding: video, run JSON with h
   t.is(run.backend, 'tensorrt');
   t.is(run.frames, 6);
   t.is(run.env.tensorrt, '8.6.1');
-  for (const k of ['h2dMs', 'gpuComputeMs', 'd2hMs']) t.true(run.device[k].meanMs >= 0, k);
-  t.true(run.device.gpuComputeMs.totalMs <= run.stages.inference.totalMs);
+  for (const k of ['h2dMs', 'gpuComputeMs', 'd2hMs']) t.true(run.gpuTimings[k].meanMs >= 0, k);
+  t.true(run.gpuTimings.gpuComputeMs.totalMs <= run.stages.inference.totalMs);
+  t.is(run.perFrame.gpuComputeMs.length, 6, 'CUDA-event timings per frame');
+  t.like(run.setup, { executionProvider: 'tensorrt', precision: 'fp16', label: 'trt-fp16-gpu-pipelined3', profiler: 'none' }, 'precision from the engine sidecar');
   const out = join(dir, 'trt-tensorrt-detected.mp4');
   t.true(existsSync(out));
   t.is(probeVideo(out).frames, 8);

@@ -9,7 +9,7 @@ import type { DetectorSession } from './types.ts';
 
 export type WorkerRequest = { type: 'run'; id: number; input: Float32Array } | { type: 'dispose' };
 export type WorkerReply =
-  | { type: 'ready'; description: string; inputName: string; outputNames: string[] }
+  | { type: 'ready'; description: string; executionProvider: string; inputName: string; outputNames: string[] }
   | { type: 'warning'; message: string }
   | { type: 'result'; id: number; outputs: [string, Float32Array][] }
   | { type: 'error'; id?: number; message: string; code?: string; suggestion?: string }
@@ -21,7 +21,7 @@ const { modelPath, options } = workerData as { modelPath: string; options: Omit<
 let session: DetectorSession;
 try {
   session = await createOnnxSession(modelPath, { ...options, onWarning: (message) => port.postMessage({ type: 'warning', message } satisfies WorkerReply) });
-  port.postMessage({ type: 'ready', description: session.description, inputName: session.inputName, outputNames: [...session.outputNames] } satisfies WorkerReply);
+  port.postMessage({ type: 'ready', description: session.description, executionProvider: session.executionProvider, inputName: session.inputName, outputNames: [...session.outputNames] } satisfies WorkerReply);
 } catch (e) {
   const err = e as { code?: string; suggestion?: string };
   port.postMessage({ type: 'error', message: messageOf(e), code: err.code, suggestion: err.suggestion } satisfies WorkerReply);

@@ -59,6 +59,7 @@ export async function createOnnxWorkerSession(modelPath: string, options: OnnxSe
   return {
     backend: 'onnx',
     description: `${info.description}, in a worker thread`,
+    executionProvider: info.executionProvider,
     inputName: info.inputName,
     outputNames: info.outputNames,
     run(input: Float32Array): Promise<InferenceResult> {

@@ -74,6 +74,7 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
   return {
     backend: 'onnx',
     description: `onnxruntime-node ${onnxRuntimeVersion()} (${used})`,
+    executionProvider: used,
     inputName,
     outputNames,
     async run(input: Float32Array): Promise<InferenceResult> {

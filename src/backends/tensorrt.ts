@@ -122,6 +122,7 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
   return {
     backend: 'tensorrt',
     description: `TensorRT ${runtime}`,
+    executionProvider: 'tensorrt',
     inputName: input.name,
     outputNames: outputs.map((t) => t.name),
     async run(data: Float32Array): Promise<InferenceResult> {

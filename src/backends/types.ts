@@ -20,6 +20,8 @@ export interface DetectorSession {
   readonly backend: BackendName;
   /** e.g. 'onnxruntime-node 1.30.0 (cpu)' or 'TensorRT 8.6.1'. */
   readonly description: string;
+  /** The execution provider that actually runs the model ('cpu' after an ORT fallback; 'tensorrt' for TensorRT). */
+  readonly executionProvider: string;
   readonly inputName: string;
   readonly outputNames: readonly string[];
   run(input: Float32Array): Promise<InferenceResult>;

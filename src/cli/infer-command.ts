@@ -5,9 +5,12 @@
 import { Command, Option } from 'commander';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import type { BackendName } from '../backends/types.ts';
+import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
+import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
-import { formatSummary } from '../pipeline/run-result.ts';
+import { capNotes, formatSummary, type ProfilerName } from '../pipeline/run-result.ts';
+import { JetprofError } from '../util/errors.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
@@ -30,6 +33,11 @@ interface InferCliOptions {
   conf: number;
   nms: number;
   nmsKind: NmsKind;
+  classMode: ClassMode;
+  maxCandidates: number;
+  maxDet: number;
+  label?: string;
+  profilerAttached?: ProfilerName;
   letterbox: boolean;
   frameSize?: [number, number];
   maxFrames?: number;
@@ -79,6 +87,20 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
     .addOption(new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms').choices(['iou', 'diou']).default('iou'))
+    .addOption(
+      new Option('--class-mode <mode>', "multi: every class with objectness x p > --conf is a candidate (darknet's rule); best: only each box's best class (OpenCV's and Ultralytics' rule)")
+        .choices(['multi', 'best'])
+        .default('multi'),
+    )
+    .option(
+      '--max-candidates <n>',
+      'at most n candidates (the highest scores) enter NMS; binds only when a model fires almost everywhere (e.g. --conf 0.001); the run JSON counts the frames where it bound',
+      parseIntInRange('--max-candidates', 1),
+      DEFAULT_MAX_CANDIDATES,
+    )
+    .option('--max-det <n>', 'at most n boxes kept per frame after NMS, the highest scores (COCO evaluation uses 100)', parseIntInRange('--max-det', 1), DEFAULT_MAX_DET)
+    .option('--label <name>', 'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)')
+    .addOption(new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler').choices(['nsys', 'nvprof']).hideHelp())
     .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
     .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size)', parseSize('--frame-size'))
     .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
@@ -119,6 +141,11 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   const progress = createProgress(!o.quiet);
   try {
+    if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
+      throw new JetprofError('BAD_OPTION', `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`, {
+        suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
+      });
+    }
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json);
     const result = await runInference({
@@ -132,9 +159,9 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       plugins: o.plugin,
       output: o.write ? o.output : null,
       json: jsonToStdout ? undefined : o.json,
-      confThreshold: o.conf,
-      nmsThreshold: o.nms,
-      nmsKind: o.nmsKind,
+      postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
+      label: o.label,
+      profiler: o.profilerAttached,
       letterbox: o.letterbox,
       frameSize: o.frameSize,
       maxFrames: o.maxFrames,
@@ -152,6 +179,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       onFrame: (p) => progress.update(p),
     });
     progress.done();
+    for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
     if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     if (!o.quiet) {
       process.stderr.write(`${formatSummary(result)}\n`);

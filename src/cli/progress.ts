@@ -1,31 +1,60 @@
-/** A one-line progress display on a TTY stderr (frames, FPS, ETA); silent otherwise. */
+/**
+ * A one-line progress display on a TTY stderr (frames, FPS, ETA); silent otherwise. The line is cut to the
+ * terminal's width (a wrapped line would print a new line at every update) and its last state is always drawn, so
+ * it ends at N/N.
+ */
+export interface ProgressState {
+  frame: number;
+  totalFrames: number;
+  measured: number;
+  wallMs: number;
+  inferenceMs: number;
+}
+
 export interface Progress {
-  update(p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }): void;
+  update(p: ProgressState): void;
   done(): void;
+}
+
+/** The progress line for a terminal `columns` wide (pure, for tests). */
+export function progressLine(p: ProgressState, columns: number, elapsedMs: number): string {
+  const fps = p.measured > 0 && p.wallMs > 0 ? p.measured / (p.wallMs / 1000) : elapsedMs > 0 ? p.frame / (elapsedMs / 1000) : 0;
+  const inf = p.measured > 0 && p.inferenceMs > 0 ? p.measured / (p.inferenceMs / 1000) : 0;
+  const total = p.totalFrames > 0 ? `/${p.totalFrames}` : '';
+  const eta = p.totalFrames > 0 && fps > 0 && p.frame < p.totalFrames ? ` ETA ${Math.ceil((p.totalFrames - p.frame) / fps)}s` : '';
+  const text = `frame ${p.frame}${total}  end-to-end ${fps.toFixed(1)} FPS  inference ${inf.toFixed(1)} FPS${eta}`;
+  const width = Math.max(10, columns - 1); // the last column would wrap on some terminals
+  const barWidth = Math.min(24, width - text.length - 3);
+  if (p.totalFrames > 0 && barWidth >= 8) {
+    const frac = Math.min(1, p.frame / p.totalFrames);
+    return `[${'#'.repeat(Math.round(frac * barWidth)).padEnd(barWidth, '.')}] ${text}`;
+  }
+  return text.length > width ? text.slice(0, width) : text;
 }
 
 export function createProgress(enabled: boolean, stream: NodeJS.WriteStream = process.stderr): Progress {
   if (!enabled || !stream.isTTY) return { update() {}, done() {} };
   let last = 0;
-  let shown = false;
+  let latest: ProgressState | undefined;
+  let drawn: ProgressState | undefined;
   const start = Date.now();
+  const draw = (p: ProgressState) => {
+    const columns = stream.columns || process.stdout.columns || 80;
+    const line = progressLine(p, columns, Date.now() - start);
+    stream.write(`\r${line.padEnd(Math.min(columns - 1, line.length + 3))}`);
+    drawn = p;
+  };
   return {
     update(p) {
+      latest = p;
       const now = Date.now();
       if (now - last < 250) return;
       last = now;
-      const fps = p.measured > 0 && p.wallMs > 0 ? p.measured / (p.wallMs / 1000) : p.frame / ((now - start) / 1000);
-      const inf = p.measured > 0 && p.inferenceMs > 0 ? p.measured / (p.inferenceMs / 1000) : 0;
-      const width = 24;
-      const frac = p.totalFrames > 0 ? Math.min(1, p.frame / p.totalFrames) : 0;
-      const bar = p.totalFrames > 0 ? `[${'#'.repeat(Math.round(frac * width)).padEnd(width, '.')}] ` : '';
-      const eta = p.totalFrames > 0 && fps > 0 ? ` ETA ${Math.ceil((p.totalFrames - p.frame) / fps)}s` : '';
-      const total = p.totalFrames > 0 ? `/${p.totalFrames}` : '';
-      stream.write(`\r${bar}frame ${p.frame}${total}  end-to-end ${fps.toFixed(1)} FPS  inference ${inf.toFixed(1)} FPS${eta}   `);
-      shown = true;
+      draw(p);
     },
     done() {
-      if (shown) stream.write('\n');
+      if (latest && latest !== drawn) draw(latest);
+      if (drawn) stream.write('\n');
     },
   };
 }

@@ -6,20 +6,27 @@
  *   x = sigmoid(tx)*s - (s-1)/2  (s = scale_x_y),  bx = (col + x)/W
  *   bw = exp(tw) * anchor_w / net_w
  * With new_coords the logistic is already applied by the cfg's activation: x = tx*s - (s-1)/2, bw = tw^2*4*anchor_w/net_w.
- * A cell/anchor is kept when objectness > conf; each class with objectness*p(class) > conf becomes a candidate
- * (darknet's multi-label rule).
+ * A cell/anchor is kept when objectness > conf. Class mode 'multi' (darknet's rule, the default): each class with
+ * objectness x p(class) > conf becomes a candidate. Class mode 'best' (OpenCV's and Ultralytics' rule): only the
+ * class with the highest probability (the first one on a tie), when objectness x p > conf.
+ * Candidates go into a reusable flat buffer; nothing is allocated for a cell or class below the threshold.
  */
 import type { YoloHead } from '../model/metadata.ts';
-import type { Detection, Geometry } from './types.ts';
+import { Candidates } from './candidates.ts';
+import type { Geometry } from './types.ts';
+
+export type ClassMode = 'multi' | 'best';
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
 
 export interface DecodeOptions {
   classes: number;
   confThreshold: number;
+  /** Default 'multi'. */
+  classMode?: ClassMode;
 }
 
-export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometry, options: DecodeOptions, out: Detection[] = []): Detection[] {
+export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometry, options: DecodeOptions, out: Candidates = new Candidates()): Candidates {
   const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
   const C = options.classes;
   const conf = options.confThreshold;
@@ -30,6 +37,7 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
     throw new RangeError(`head ${head.output} has ${data.length} values but ${head.anchors.length} anchors x ${per} x ${H}x${W} needs ${expected}`);
   }
   const act = newCoords ? (v: number) => v : sigmoid;
+  const best = options.classMode === 'best';
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   for (let a = 0; a < head.anchors.length; a++) {
     const base = a * per * plane;
@@ -51,18 +59,33 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
       const y1 = clamp((cy - bh / 2 - padY) / scaleY, frameH);
       const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
       const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
+      if (!(x1 === x1 && y1 === y1 && x2 === x2 && y2 === y2)) continue; // NaN from a broken model output
+      const classBase = base + 5 * plane + cell;
+      if (best) {
+        let bestC = 0;
+        let bestV = data[classBase];
+        for (let c = 1; c < C; c++) {
+          const v = data[classBase + c * plane];
+          if (v > bestV) {
+            bestV = v;
+            bestC = c;
+          }
+        }
+        const score = obj * act(bestV);
+        if (score > conf) out.push(x1, y1, x2, y2, score, bestC);
+        continue;
+      }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
       // new_coords): the exp is computed only for the classes that pass, not for all C of them.
       const need = conf / obj;
       if (need >= 1) continue;
       // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
       const threshold = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
-      const classBase = base + 5 * plane + cell;
       for (let c = 0; c < C; c++) {
         const v = data[classBase + c * plane];
         if (!(v > threshold)) continue;
         const score = obj * act(v);
-        if (score > conf) out.push({ x1, y1, x2, y2, score, classId: c });
+        if (score > conf) out.push(x1, y1, x2, y2, score, c);
       }
     }
   }
@@ -81,7 +104,7 @@ export const PLUGIN_DETECTIONS_OUTPUT = 'detections';
  * x/y the top-left corner and w/h the size, all as fractions of the network input (yolo_layer.cu); rows the plugin
  * left empty are zeros. Kept when confidence x probability >= conf, as tensorrt_demos' _postprocess_yolo.
  */
-export function decodePluginDetections(data: Float32Array, geometry: Geometry, confThreshold: number, classes: number, out: Detection[] = []): Detection[] {
+export function decodePluginDetections(data: Float32Array, geometry: Geometry, confThreshold: number, classes: number, out: Candidates = new Candidates()): Candidates {
   if (data.length % 7 !== 0) throw new RangeError(`${PLUGIN_DETECTIONS_OUTPUT} has ${data.length} values, not a multiple of 7`);
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   for (let i = 0; i < data.length; i += 7) {
@@ -93,14 +116,7 @@ export function decodePluginDetections(data: Float32Array, geometry: Geometry, c
     const y = data[i + 1] * netH;
     const w = data[i + 2] * netW;
     const h = data[i + 3] * netH;
-    out.push({
-      x1: clamp((x - padX) / scaleX, frameW),
-      y1: clamp((y - padY) / scaleY, frameH),
-      x2: clamp((x + w - padX) / scaleX, frameW),
-      y2: clamp((y + h - padY) / scaleY, frameH),
-      score,
-      classId,
-    });
+    out.push(clamp((x - padX) / scaleX, frameW), clamp((y - padY) / scaleY, frameH), clamp((x + w - padX) / scaleX, frameW), clamp((y + h - padY) / scaleY, frameH), score, classId);
   }
   return out;
 }

@@ -1,122 +1,105 @@
 /**
- * Greedy per-class non-maximum suppression.
- * - 'iou': suppress when IoU > threshold (tensorrt_demos' rule, without its +1-pixel convention).
+ * Greedy per-class non-maximum suppression over flat candidate arrays.
+ * - 'iou': suppress when IoU > threshold (tensorrt_demos' and OpenCV NMSBoxes' rule, no +1-pixel convention).
  * - 'diou': suppress when DIoU = IoU - (d^2/c^2)^0.6 > threshold (darknet's greedynms, box.c box_diou), where d is the
  *   distance between centres and c the diagonal of the smallest box enclosing both.
+ *
+ * Candidates are visited in score order (ties: lower index first, as OpenCV's stable sort); a box is kept unless a
+ * kept box of its class suppresses it. Each kept box is compared only with the boxes of its class whose x-range can
+ * overlap it, found by binary search in an x1-sorted index: without overlap IoU is 0 and DIoU <= IoU, so neither
+ * exceeds a threshold >= 0, and the result equals the all-pairs loop. A dense frame is then not quadratic in its
+ * candidates.
  */
+import { Candidates, topByScore } from './candidates.ts';
 import type { Detection } from './types.ts';
 
 export type NmsKind = 'iou' | 'diou';
 
 export function iou(a: Detection, b: Detection): number {
-  const iw = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const ih = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (iw <= 0 || ih <= 0) return 0;
-  const inter = iw * ih;
-  const union = (a.x2 - a.x1) * (a.y2 - a.y1) + (b.x2 - b.x1) * (b.y2 - b.y1) - inter;
-  return union > 0 ? inter / union : 0;
+  return iouFlat(a.x1, a.y1, a.x2, a.y2, b.x1, b.y1, b.x2, b.y2);
 }
 
 export function diou(a: Detection, b: Detection): number {
-  const cw = Math.max(a.x2, b.x2) - Math.min(a.x1, b.x1);
-  const ch = Math.max(a.y2, b.y2) - Math.min(a.y1, b.y1);
+  return diouFlat(a.x1, a.y1, a.x2, a.y2, b.x1, b.y1, b.x2, b.y2);
+}
+
+function iouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: number, by1: number, bx2: number, by2: number): number {
+  const iw = Math.min(ax2, bx2) - Math.max(ax1, bx1);
+  const ih = Math.min(ay2, by2) - Math.max(ay1, by1);
+  if (iw <= 0 || ih <= 0) return 0;
+  const inter = iw * ih;
+  const union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter;
+  return union > 0 ? inter / union : 0;
+}
+
+function diouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: number, by1: number, bx2: number, by2: number): number {
+  const cw = Math.max(ax2, bx2) - Math.min(ax1, bx1);
+  const ch = Math.max(ay2, by2) - Math.min(ay1, by1);
   const c = cw * cw + ch * ch;
-  const i = iou(a, b);
+  const i = iouFlat(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2);
   if (c === 0) return i;
-  const dx = (a.x1 + a.x2) / 2 - (b.x1 + b.x2) / 2;
-  const dy = (a.y1 + a.y2) / 2 - (b.y1 + b.y2) / 2;
+  const dx = (ax1 + ax2) / 2 - (bx1 + bx2) / 2;
+  const dy = (ay1 + ay2) / 2 - (by1 + by2) / 2;
   return i - Math.pow((dx * dx + dy * dy) / c, 0.6);
 }
 
-/** Returns the kept detections, highest score first within each class, classes in ascending order. */
-export function nms(detections: readonly Detection[], threshold: number, kind: NmsKind = 'iou'): Detection[] {
-  // One sort by (class, score descending) and flat coordinate arrays for all candidates: a busy frame has thousands.
-  const n = detections.length;
-  const order = sortByClassThenScore(detections);
-  const x1 = new Float64Array(n);
-  const y1 = new Float64Array(n);
-  const x2 = new Float64Array(n);
-  const y2 = new Float64Array(n);
-  const area = new Float64Array(n);
-  for (let k = 0; k < n; k++) {
-    const d = detections[order[k]];
-    x1[k] = d.x1;
-    y1[k] = d.y1;
-    x2[k] = d.x2;
-    y2[k] = d.y2;
-    area[k] = (d.x2 - d.x1) * (d.y2 - d.y1);
+/**
+ * NMS over `order` (candidate indices in score order, e.g. from topByScore). Returns the kept indices in that order.
+ * `threshold` must be >= 0 (the sweep relies on it).
+ */
+export function nmsCandidates(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind = 'iou'): Int32Array {
+  if (!(threshold >= 0)) throw new RangeError(`NMS threshold must be >= 0, got ${threshold}`);
+  const n = order.length;
+  // Group by class, keeping score order inside each class (a stable counting sort on the class ids present).
+  const classOf = new Int32Array(n);
+  const slot = new Map<number, number>();
+  for (let r = 0; r < n; r++) {
+    const cls = c.classId[order[r]];
+    let s = slot.get(cls);
+    if (s === undefined) slot.set(cls, (s = slot.size));
+    classOf[r] = s;
   }
-  const suppressed = new Uint8Array(n);
-  const kept: Detection[] = [];
-  for (let start = 0; start < n; ) {
-    const classId = detections[order[start]].classId;
-    let end = start;
-    while (end < n && detections[order[end]].classId === classId) end++;
-    if (kind === 'iou' && threshold >= 0 && end - start > 64) {
-      sweepIou(start, end, x1, y1, x2, y2, area, threshold, suppressed, (i) => kept.push(detections[order[i]]));
-      start = end;
-      continue;
-    }
-    for (let i = start; i < end; i++) {
-      if (suppressed[i]) continue;
-      const di = detections[order[i]];
-      kept.push(di);
-      if (kind === 'diou') {
-        for (let j = i + 1; j < end; j++) if (!suppressed[j] && diou(di, detections[order[j]]) > threshold) suppressed[j] = 1;
-        continue;
-      }
-      // iou() inlined on the flat arrays, box i held in locals
-      const ax1 = x1[i];
-      const ay1 = y1[i];
-      const ax2 = x2[i];
-      const ay2 = y2[i];
-      const aArea = area[i];
-      for (let j = i + 1; j < end; j++) {
-        if (suppressed[j]) continue;
-        const iw = (ax2 < x2[j] ? ax2 : x2[j]) - (ax1 > x1[j] ? ax1 : x1[j]);
-        if (iw <= 0) continue;
-        const ih = (ay2 < y2[j] ? ay2 : y2[j]) - (ay1 > y1[j] ? ay1 : y1[j]);
-        if (ih <= 0) continue;
-        const inter = iw * ih;
-        const union = aArea + area[j] - inter;
-        if (union > 0 && inter / union > threshold) suppressed[j] = 1;
-      }
-    }
-    start = end;
-  }
-  return kept;
+  const starts = new Int32Array(slot.size + 1);
+  for (let r = 0; r < n; r++) starts[classOf[r] + 1]++;
+  for (let s = 0; s < slot.size; s++) starts[s + 1] += starts[s];
+  const fill = starts.slice(0, slot.size);
+  const ranks = new Int32Array(n); // positions in `order`, grouped by class, ascending within a class
+  for (let r = 0; r < n; r++) ranks[fill[classOf[r]]++] = r;
+
+  const keptRank = new Uint8Array(n);
+  for (let s = 0; s < slot.size; s++) suppressClass(c, order, ranks.subarray(starts[s], starts[s + 1]), threshold, kind, keptRank);
+  let kept = 0;
+  for (let r = 0; r < n; r++) kept += keptRank[r];
+  const out = new Int32Array(kept);
+  for (let r = 0, k = 0; r < n; r++) if (keptRank[r]) out[k++] = order[r];
+  return out;
 }
 
-/**
- * Greedy IoU suppression over one class (indices start..end-1, in score order) that compares each kept box only with
- * the boxes whose x-range can overlap it: the others are found in an x1-sorted index by binary search. Boxes without
- * overlap have IoU 0, which never exceeds a threshold >= 0, so the result equals the all-pairs loop.
- */
-function sweepIou(
-  start: number,
-  end: number,
-  x1: Float64Array,
-  y1: Float64Array,
-  x2: Float64Array,
-  y2: Float64Array,
-  area: Float64Array,
-  threshold: number,
-  suppressed: Uint8Array,
-  keep: (i: number) => void,
-): void {
-  const m = end - start;
-  const keys = new Float64Array(m);
+/** Greedy suppression inside one class; `ranks` are positions in `order`, in score order. Marks kept ranks. */
+function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, threshold: number, kind: NmsKind, keptRank: Uint8Array): void {
+  const m = ranks.length;
+  const { x1, y1, x2, y2 } = c;
+  if (m === 1) {
+    keptRank[ranks[0]] = 1;
+    return;
+  }
+  // x1-sorted index of the class members (k = position in `ranks`): keys pack x1 in 1/16 px steps and k.
+  let minX = Infinity;
   let maxW = 0;
   for (let k = 0; k < m; k++) {
-    keys[k] = Math.floor(x1[start + k] * 16) * 65536 + k; // x1 in 1/16 px steps, then the index (m < 65536)
-    maxW = Math.max(maxW, x2[start + k] - x1[start + k]);
+    const i = order[ranks[k]];
+    if (x1[i] < minX) minX = x1[i];
+    if (x2[i] - x1[i] > maxW) maxW = x2[i] - x1[i];
   }
+  const SPLIT = 2 ** 21;
+  const keys = new Float64Array(m);
+  for (let k = 0; k < m; k++) keys[k] = Math.floor((x1[order[ranks[k]]] - minX) * 16) * SPLIT + k;
   keys.sort();
   const byX = new Int32Array(m);
-  const xs = new Float64Array(m);
+  const xs = new Float64Array(m); // x1 - minX rounded down to 1/16 px
   for (let p = 0; p < m; p++) {
-    byX[p] = start + (keys[p] % 65536);
-    xs[p] = Math.floor(keys[p] / 65536) / 16;
+    byX[p] = keys[p] % SPLIT;
+    xs[p] = Math.floor(keys[p] / SPLIT) / 16;
   }
   const lowerBound = (v: number) => {
     let lo = 0;
@@ -128,50 +111,46 @@ function sweepIou(
     }
     return lo;
   };
-  for (let i = start; i < end; i++) {
-    if (suppressed[i]) continue;
-    keep(i);
+  const suppressed = new Uint8Array(m);
+  const diouKind = kind === 'diou';
+  for (let k = 0; k < m; k++) {
+    if (suppressed[k]) continue;
+    keptRank[ranks[k]] = 1;
+    const i = order[ranks[k]];
     const ax1 = x1[i];
     const ay1 = y1[i];
     const ax2 = x2[i];
     const ay2 = y2[i];
-    const hi = lowerBound(ax2 + 1 / 16);
-    for (let p = lowerBound(ax1 - maxW - 1 / 16); p < hi; p++) {
-      const j = byX[p];
-      if (j <= i || suppressed[j]) continue;
-      const iw = Math.min(ax2, x2[j]) - Math.max(ax1, x1[j]);
+    const aArea = (ax2 - ax1) * (ay2 - ay1);
+    // boxes that can overlap in x: x1_j < ax2 and x1_j > ax1 - maxW (with a 1/16 px margin for the rounding)
+    const hi = lowerBound(ax2 - minX + 1 / 16);
+    for (let p = lowerBound(ax1 - minX - maxW - 1 / 16); p < hi; p++) {
+      const q = byX[p];
+      if (q <= k || suppressed[q]) continue;
+      const j = order[ranks[q]];
+      const bx1 = x1[j];
+      const by1 = y1[j];
+      const bx2 = x2[j];
+      const by2 = y2[j];
+      const iw = (ax2 < bx2 ? ax2 : bx2) - (ax1 > bx1 ? ax1 : bx1);
       if (iw <= 0) continue;
-      const ih = Math.min(ay2, y2[j]) - Math.max(ay1, y1[j]);
+      const ih = (ay2 < by2 ? ay2 : by2) - (ay1 > by1 ? ay1 : by1);
       if (ih <= 0) continue;
-      const inter = iw * ih;
-      const union = area[i] + area[j] - inter;
-      if (union > 0 && inter / union > threshold) suppressed[j] = 1;
+      let overlap: number;
+      if (diouKind) {
+        overlap = diouFlat(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2);
+      } else {
+        const inter = iw * ih;
+        const union = aArea + (bx2 - bx1) * (by2 - by1) - inter;
+        overlap = union > 0 ? inter / union : 0;
+      }
+      if (overlap > threshold) suppressed[q] = 1;
     }
   }
 }
 
-/**
- * Indices of `detections` by class ascending, then score descending. A comparator sort of a few thousand objects
- * costs about a millisecond in V8; packing (class, 1 - score in 2^-24 steps, index) into one float64 and using the
- * native numeric sort costs a tenth of that. Scores closer than 6e-8 keep their input order.
- */
-export function sortByClassThenScore(detections: readonly Detection[]): Int32Array {
-  const n = detections.length;
-  const order = new Int32Array(n);
-  const fits = n < 1 << 16 && detections.every((d) => d.classId >= 0 && d.classId < 1 << 12);
-  if (!fits) {
-    const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => detections[a].classId - detections[b].classId || detections[b].score - detections[a].score);
-    order.set(idx);
-    return order;
-  }
-  const keys = new Float64Array(n);
-  const SCORE_STEPS = 2 ** 24 - 1;
-  for (let i = 0; i < n; i++) {
-    const d = detections[i];
-    const s = Math.min(1, Math.max(0, d.score));
-    keys[i] = (d.classId * 2 ** 24 + Math.round((1 - s) * SCORE_STEPS)) * 2 ** 16 + i;
-  }
-  keys.sort();
-  for (let i = 0; i < n; i++) order[i] = keys[i] % 2 ** 16;
-  return order;
+/** NMS on objects (tests, small sets): the kept detections, highest score first. */
+export function nms(detections: readonly Detection[], threshold: number, kind: NmsKind = 'iou'): Detection[] {
+  const c = Candidates.from(detections);
+  return c.toDetections(nmsCandidates(c, topByScore(c, c.count), threshold, kind));
 }

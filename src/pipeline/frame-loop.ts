@@ -4,10 +4,9 @@
  * range. Warm-up frames run the same path but are left out of every statistic.
  */
 import type { DetectorSession } from '../backends/types.ts';
-import { decodeHead, decodePluginDetections, PLUGIN_DETECTIONS_OUTPUT } from '../detect/decode.ts';
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
-import { type NmsKind, nms } from '../detect/nms.ts';
+import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts';
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -15,7 +14,7 @@ import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '..
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
-import { nsToMs, type StageRecorder } from './stages.ts';
+import { nsToMs } from './stages.ts';
 
 export interface FrameLoopOptions {
   videoPath: string;
@@ -24,9 +23,7 @@ export interface FrameLoopOptions {
   /** Resize frames to this size first (the lab used 960x540); default: the video's size. */
   frameSize?: [number, number];
   letterbox: boolean;
-  confThreshold: number;
-  nmsThreshold: number;
-  nmsKind: NmsKind;
+  postprocess: PostprocessOptions;
   maxFrames?: number;
   warmupFrames: number;
   nvtx: Nvtx;
@@ -36,15 +33,20 @@ export interface FrameLoopOptions {
 }
 
 export interface FrameLoopResult {
-  recorder: StageRecorder;
+  tally: LoopTally;
   video: VideoSource['info'];
   frameSize: [number, number];
   output?: { path: string; codec: string };
   framesRead: number;
-  wallMs: number;
-  firstFrameMs: number;
-  detections: { total: number; perClass: Record<string, number> };
   interrupted: boolean;
+}
+
+/**
+ * NVTX range names: warm-up frames get `warmup-` names of their own, so that a profiler's instance counts of
+ * `frame`, `read`, ... `write` equal the frames the FPS figures measure.
+ */
+export function rangeName(name: string, index: number, warmupFrames: number): string {
+  return index < warmupFrames ? `warmup-${name}` : name;
 }
 
 /** cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. */
@@ -60,21 +62,6 @@ export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): Float32Array {
   return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 }
 
-export function postprocess(outputs: Map<string, Float32Array>, model: YoloModelInfo, g: Geometry, conf: number, nmsThreshold: number, kind: NmsKind): Detection[] {
-  const candidates: Detection[] = [];
-  const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
-  if (plugin && !outputs.has(model.heads[0].output)) {
-    decodePluginDetections(plugin, g, conf, model.classes, candidates);
-    return nms(candidates, nmsThreshold, kind);
-  }
-  for (const head of model.heads) {
-    const data = outputs.get(head.output);
-    if (!data) throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, { suggestion: 'export the model again with `jetprof export`' });
-    decodeHead(data, head, g, { classes: model.classes, confThreshold: conf }, candidates);
-  }
-  return nms(candidates, nmsThreshold, kind);
-}
-
 /**
  * Reads frame `index` (resized to `size` when given) inside a `read` NVTX range nested in a `frame` range, and
  * returns it with the `frame` range left open for the caller to pop; at the end of the video it returns null with
@@ -82,19 +69,20 @@ export function postprocess(outputs: Map<string, Float32Array>, model: YoloModel
  * an `end-of-stream` range of its own, so that every `frame` and `read` range stands for a real frame (a frame
  * found there all the same, from a wrong count in the container, is processed as usual).
  */
-export function readFrame(source: VideoSource, index: number, nvtx: Nvtx, size?: [number, number]): Mat | null {
+export function readFrame(source: VideoSource, index: number, nvtx: Nvtx, size: [number, number] | undefined, warmupFrames: number): Mat | null {
   const pastCount = source.info.frameCount > 0 && index >= source.info.frameCount;
+  const name = (n: string) => rangeName(n, index, warmupFrames);
   let frame: Mat | null = null;
   if (pastCount) {
     nvtx.push('end-of-stream');
     frame = source.read();
     nvtx.pop();
     if (!frame) return null;
-    nvtx.push('frame');
-    nvtx.push('read');
+    nvtx.push(name('frame'));
+    nvtx.push(name('read'));
   } else {
-    nvtx.push('frame');
-    nvtx.push('read');
+    nvtx.push(name('frame'));
+    nvtx.push(name('read'));
     frame = source.read();
   }
   if (frame && size) frame = frame.resize(size[1], size[0]);
@@ -110,6 +98,7 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
   const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
+  const post = new Postprocessor(model, g, o.postprocess);
   let sink: VideoSink | undefined;
   try {
     sink = o.outputPath ? createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv) : undefined;
@@ -117,7 +106,7 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
     source.close();
     throw e;
   }
-  return { cv, source, frameW, frameH, resize, g, sink };
+  return { cv, source, frameW, frameH, resize, g, sink, post };
 }
 
 export type LoopIo = ReturnType<typeof openLoopIo>;
@@ -135,16 +124,22 @@ export function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interru
   if (sink && frames > 0) sink.finish();
   else sink?.abort();
   return {
-    recorder: tally.recorder,
+    tally,
     video: source.info,
     frameSize: [io.frameW, io.frameH],
     output: sink && frames > 0 ? { path: sink.path, codec: sink.codec } : undefined,
     framesRead: frames,
-    wallMs: tally.wallMs,
-    firstFrameMs: tally.firstFrameMs,
-    detections: { total: tally.total, perClass: tally.perClass },
     interrupted,
   };
+}
+
+/** Draws the boxes and the FPS overlay when a video is written; returns the time it took (ms). */
+export function drawFrame(io: LoopIo, frame: Mat, detections: Detection[], tally: LoopTally, backend: string, model: YoloModelInfo): number {
+  if (!io.sink) return 0;
+  const t0 = process.hrtime.bigint();
+  drawDetections(io.cv, frame, detections, model.labels);
+  drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights));
+  return nsToMs(process.hrtime.bigint() - t0);
 }
 
 export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
@@ -163,32 +158,34 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
         break;
       }
       const t0 = process.hrtime.bigint();
-      const frame = readFrame(source, framesRead, nvtx, resize);
+      tally.begin(t0);
+      const frame = readFrame(source, framesRead, nvtx, resize, o.warmupFrames);
       if (!frame) break;
+      const name = (n: string) => rangeName(n, framesRead, o.warmupFrames);
       const t1 = process.hrtime.bigint();
-      nvtx.push('preprocess');
+      nvtx.push(name('preprocess'));
       const input = preprocessFrame(cv, frame, g);
       nvtx.pop();
       const t2 = process.hrtime.bigint();
-      nvtx.push('inference');
+      nvtx.push(name('inference'));
       const result = await session.run(input);
       nvtx.pop();
       const t3 = process.hrtime.bigint();
-      nvtx.push('postprocess');
-      const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
-      if (sink) {
-        drawDetections(cv, frame, detections, model.labels);
-        drawOverlay(cv, frame, tally.overlayText(session.backend, !!model.source?.generatedWeights));
-      }
+      nvtx.push(name('postprocess'));
+      const frameResult = io.post.run(result.outputs);
+      const drawMs = drawFrame(io, frame, frameResult.detections, tally, session.backend, model);
       nvtx.pop();
       const t4 = process.hrtime.bigint();
-      nvtx.push('write');
+      nvtx.push(name('write'));
       sink?.write(frame);
       nvtx.pop();
       const t5 = process.hrtime.bigint();
       nvtx.pop();
-      const stages = { read: nsToMs(t1 - t0), preprocess: nsToMs(t2 - t1), inference: nsToMs(t3 - t2), postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) };
-      tally.record(framesRead, t0, t5, stages, result, detections);
+      tally.record(
+        { index: framesRead, t0, tInference: t2, tPostprocess: t3, tEnd: t5, readMs: nsToMs(t1 - t0), preprocessMs: nsToMs(t2 - t1), inferenceMs: nsToMs(t3 - t2), postprocessMs: nsToMs(t4 - t3), drawMs, writeMs: nsToMs(t5 - t4) },
+        result,
+        frameResult,
+      );
       framesRead++;
       o.onFrame?.(tally.progress(framesRead, totalFrames));
     }

@@ -6,7 +6,7 @@ import { basename, extname, resolve } from 'node:path';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
 import { readEngineSidecar } from '../backends/engine-sidecar.ts';
 import type { BackendName, DetectorSession } from '../backends/types.ts';
-import type { NmsKind } from '../detect/nms.ts';
+import type { PostprocessOptions } from '../detect/postprocess.ts';
 import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { baseEnv } from '../util/env.ts';
@@ -16,7 +16,7 @@ import { loadOpenCv } from '../video/opencv.ts';
 import { runFrameLoop, type FrameLoopOptions } from './frame-loop.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import type { Nvtx } from './nvtx.ts';
-import { buildRunResult, type RunResult } from './run-result.ts';
+import { buildRunResult, defaultLabel, type Precision, type ProfilerName, type RunResult } from './run-result.ts';
 
 export interface InferOptions {
   backend: BackendName;
@@ -33,10 +33,12 @@ export interface InferOptions {
   /** Output video; null means --no-write; undefined means the default name. */
   output?: string | null;
   json?: string;
-  confThreshold: number;
-  nmsThreshold: number;
-  nmsKind: NmsKind;
+  postprocess: PostprocessOptions;
   letterbox: boolean;
+  /** Names this run in reports; default from backend, precision, provider, loop and profiler. */
+  label?: string;
+  /** The profiler this process runs under (set by `jetprof profile`). */
+  profiler?: ProfilerName;
   frameSize?: [number, number];
   maxFrames?: number;
   warmupFrames: number;
@@ -121,22 +123,40 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       outputPath: output,
       frameSize: o.frameSize,
       letterbox: o.letterbox,
-      confThreshold: o.confThreshold,
-      nmsThreshold: o.nmsThreshold,
-      nmsKind: o.nmsKind,
+      postprocess: o.postprocess,
       maxFrames: o.maxFrames,
       warmupFrames: o.warmupFrames,
       nvtx: o.nvtx,
       shouldStop: o.shouldStop,
       onFrame: o.onFrame,
     });
+    if (loop.tally.frames === 0 && !loop.interrupted) {
+      throw new JetprofError('BAD_VIDEO', `${o.video}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`, {
+        suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
+      });
+    }
     const cv = loadOpenCv();
     const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
     else Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
-    const result = buildRunResult(loop.recorder, {
+    const precision: Precision = o.backend === 'onnx' ? 'fp32' : (o.engine && readEngineSidecar(o.engine)?.precision) || 'unknown';
+    const setupBase = {
+      executionProvider: session.executionProvider,
+      precision,
+      loop: o.pipeline ? ('pipelined' as const) : ('sequential' as const),
+      ...(o.pipeline ? { inFlight: o.inFlight ?? 3 } : {}),
+      profiler: o.profiler ?? 'none',
+    };
+    const onCpu = session.executionProvider === 'cpu';
+    const { tally } = loop;
+    const result = buildRunResult(tally.measured, tally.warmup, {
       backend: o.backend,
       backendDetail: session.description,
+      setup: {
+        label: o.label ?? defaultLabel(o.backend, setupBase),
+        ...setupBase,
+        device: onCpu ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
+      },
       model: {
         path: o.engine ?? modelPath,
         inputWidth: model.inputWidth,
@@ -149,16 +169,24 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       output: loop.output,
       frameSize: loop.frameSize,
       letterbox: o.letterbox,
-      warmupFrames: Math.min(o.warmupFrames, loop.framesRead),
-      wallMs: loop.wallMs,
       modelLoadMs,
-      firstFrameMs: loop.firstFrameMs,
-      detections: loop.detections,
+      firstFrameMs: tally.firstFrameMs,
+      postprocess: {
+        conf: o.postprocess.confThreshold,
+        nms: o.postprocess.nmsThreshold,
+        nmsKind: o.postprocess.nmsKind,
+        classMode: o.postprocess.classMode,
+        maxCandidates: o.postprocess.maxCandidates,
+        maxDet: o.postprocess.maxDet,
+        framesCandidatesCapped: tally.framesCandidatesCapped,
+        framesDetectionsCapped: tally.framesDetectionsCapped,
+        maxCandidatesSeen: tally.maxCandidates,
+      },
+      detections: { total: tally.total, perClass: tally.perClass },
       nvtx: o.nvtx.enabled,
       env,
       startedAt,
       interrupted: loop.interrupted,
-      pipeline: o.pipeline ? { mode: 'on', inFlight: o.inFlight ?? 3 } : { mode: 'off' },
     });
     if (o.json) writeFileAtomic(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;

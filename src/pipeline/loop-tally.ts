@@ -1,59 +1,109 @@
 /**
- * What both frame loops count: stage times of measured frames, device timings, detections per class, the wall
- * time from the first measured read to the last measured write, and the first frame's latency. Warm-up frames
- * (index < warmupFrames) only set the first-frame latency.
+ * What both frame loops count: one record per frame into the per-frame columns (warm-up frames in columns of their
+ * own), detections per class, and how often a postprocess cap bound. Warm-up frames (index < warmupFrames) are kept
+ * apart and enter no statistic.
  */
 import type { InferenceResult } from '../backends/types.ts';
-import type { Detection } from '../detect/types.ts';
-import { nsToMs, StageRecorder, type StageTimes } from './stages.ts';
+import type { FramePostprocess } from '../detect/postprocess.ts';
+import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
+
+/** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
+export interface FrameClock {
+  index: number;
+  /** read began */
+  t0: bigint;
+  /** inference began */
+  tInference: bigint;
+  /** postprocess began */
+  tPostprocess: bigint;
+  /** write ended */
+  tEnd: bigint;
+  readMs: number;
+  preprocessMs: number;
+  inferenceMs: number;
+  postprocessMs: number;
+  drawMs: number;
+  writeMs: number;
+}
 
 export class LoopTally {
-  readonly recorder = new StageRecorder();
+  readonly measured: PerFrame = emptyPerFrame();
+  readonly warmup: PerFrame = emptyPerFrame();
   readonly perClass: Record<string, number> = {};
   total = 0;
-  firstFrameMs = 0;
-  inferenceMs = 0;
-  private wallStart: bigint | undefined;
-  private wallEnd = 0n;
+  framesCandidatesCapped = 0;
+  framesDetectionsCapped = 0;
+  maxCandidates = 0;
+  private origin: bigint | undefined;
+  private inferenceMs = 0;
 
   constructor(
     private readonly warmupFrames: number,
     private readonly labels: readonly string[],
   ) {}
 
-  get wallMs(): number {
-    return this.wallStart === undefined ? 0 : nsToMs(this.wallEnd - this.wallStart);
+  get frames(): number {
+    return this.measured.index.length;
   }
 
-  /** Frame `index` read from `start` and written by `end` (hrtime ns). */
-  record(index: number, start: bigint, end: bigint, stages: StageTimes, result: InferenceResult, detections: Detection[]): void {
-    if (index === 0) this.firstFrameMs = nsToMs(end - start);
-    if (index < this.warmupFrames) return;
-    this.wallStart ??= start;
-    this.wallEnd = end;
-    this.recorder.add(stages);
-    this.inferenceMs += stages.inference;
+  get wallMs(): number {
+    return wallMsOf(this.measured);
+  }
+
+  /** Latency of frame 0 (read to write), excluded from every statistic. */
+  get firstFrameMs(): number {
+    const p = this.warmup.index.length ? this.warmup : this.measured;
+    return p.index.length ? p.endMs[0] - p.startMs[0] : 0;
+  }
+
+  /** Marks the moment times count from (the start of frame 0's read); the first record sets it otherwise. */
+  begin(t: bigint): void {
+    this.origin ??= t;
+  }
+
+  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess): void {
+    this.origin ??= clock.t0;
+    const at = (t: bigint) => roundMs(nsToMs(t - this.origin!));
+    const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
+    p.index.push(clock.index);
+    p.startMs.push(at(clock.t0));
+    p.readMs.push(roundMs(clock.readMs));
+    p.preprocessMs.push(roundMs(clock.preprocessMs));
+    p.inferenceMs.push(roundMs(clock.inferenceMs));
+    p.postprocessMs.push(roundMs(clock.postprocessMs));
+    p.writeMs.push(roundMs(clock.writeMs));
+    p.detections.push(post.detections.length);
+    p.inferenceStartMs.push(at(clock.tInference));
+    p.postprocessStartMs.push(at(clock.tPostprocess));
+    p.endMs.push(at(clock.tEnd));
+    p.drawMs.push(roundMs(clock.drawMs));
+    p.candidates.push(post.candidates);
     if (result.device) {
-      this.recorder.device.h2dMs.push(result.device.h2dMs);
-      this.recorder.device.gpuComputeMs.push(result.device.gpuComputeMs);
-      this.recorder.device.d2hMs.push(result.device.d2hMs);
+      (p.h2dMs ??= []).push(roundMs(result.device.h2dMs));
+      (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));
+      (p.d2hMs ??= []).push(roundMs(result.device.d2hMs));
     }
-    for (const d of detections) {
+    if (p === this.warmup) return;
+    this.inferenceMs += p.inferenceMs[p.inferenceMs.length - 1];
+    if (post.candidatesCapped) this.framesCandidatesCapped++;
+    if (post.detectionsCapped) this.framesDetectionsCapped++;
+    if (post.candidates > this.maxCandidates) this.maxCandidates = post.candidates;
+    for (const d of post.detections) {
       const label = this.labels[d.classId] ?? `class${d.classId}`;
       this.perClass[label] = (this.perClass[label] ?? 0) + 1;
     }
-    this.total += detections.length;
+    this.total += post.detections.length;
   }
 
   /** The live overlay: both FPS so far. */
   overlayText(backend: string, generatedWeights: boolean): string {
-    const n = this.recorder.frames;
+    const n = this.frames;
     const e2e = n > 0 && this.wallMs > 0 ? n / (this.wallMs / 1000) : 0;
     const inf = n > 0 && this.inferenceMs > 0 ? n / (this.inferenceMs / 1000) : 0;
     return `${backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : ''}`;
   }
 
   progress(frame: number, totalFrames: number) {
-    return { frame, totalFrames, measured: this.recorder.frames, wallMs: this.wallMs, inferenceMs: this.inferenceMs };
+    return { frame, totalFrames, measured: this.frames, wallMs: this.wallMs, inferenceMs: this.inferenceMs };
   }
 }

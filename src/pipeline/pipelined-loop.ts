@@ -10,11 +10,10 @@
  * approach inference FPS, which is the point. NVTX uses start/end ranges, which may overlap.
  */
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
-import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import type { VideoSource } from '../video/io.ts';
 import type { Mat } from '../video/opencv.ts';
-import { finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, postprocess, preprocessFrame } from './frame-loop.ts';
+import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, rangeName } from './frame-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
@@ -73,13 +72,15 @@ interface InFlight {
   tRead0: bigint;
   readMs: number;
   preprocessMs: number;
+  tInference?: bigint;
   inferenceMs?: number;
   result?: InferenceResult;
 }
 
 /** Like readFrame in frame-loop.ts, with start/end ranges: the end-of-stream read gets a range of its own. */
-async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, size?: [number, number]): Promise<{ frame: Mat; frameRange: unknown } | null> {
+async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, size: [number, number] | undefined, warmupFrames: number): Promise<{ frame: Mat; frameRange: unknown } | null> {
   const pastCount = source.info.frameCount > 0 && index >= source.info.frameCount;
+  const name = (n: string) => rangeName(n, index, warmupFrames);
   let frame: Mat | null;
   let frameRange: unknown;
   let readRange: unknown;
@@ -88,11 +89,11 @@ async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, si
     frame = await source.readAsync();
     nvtx.end(probe);
     if (!frame) return null;
-    frameRange = nvtx.start('frame');
-    readRange = nvtx.start('read');
+    frameRange = nvtx.start(name('frame'));
+    readRange = nvtx.start(name('read'));
   } else {
-    frameRange = nvtx.start('frame');
-    readRange = nvtx.start('read');
+    frameRange = nvtx.start(name('frame'));
+    readRange = nvtx.start(name('read'));
     frame = await source.readAsync();
   }
   if (frame && size) frame = frame.resize(size[1], size[0]);
@@ -133,10 +134,11 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
           break;
         }
         const tRead0 = process.hrtime.bigint();
-        const got = await readFrameAsync(source, index, nvtx, resize);
+        tally.begin(tRead0);
+        const got = await readFrameAsync(source, index, nvtx, resize, o.warmupFrames);
         if (!got) break;
         const t1 = process.hrtime.bigint();
-        const pre = nvtx.start('preprocess');
+        const pre = nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
         const input = preprocessFrame(cv, got.frame, g);
@@ -156,9 +158,10 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
     try {
       for (let item = await toInfer.take(); item; item = await toInfer.take()) {
         if (failure !== undefined) continue;
-        const r = nvtx.start('inference');
+        const r = nvtx.start(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
         item.result = await session.run(item.input);
+        item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
         nvtx.end(r);
         toWrite.put(item);
@@ -175,22 +178,35 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
       for (let item = await toWrite.take(); item; item = await toWrite.take()) {
         if (failure !== undefined) continue;
         const result = item.result!;
-        const post = nvtx.start('postprocess');
+        const name = (n: string) => rangeName(n, item.index, o.warmupFrames);
+        const post = nvtx.start(name('postprocess'));
         const t3 = process.hrtime.bigint();
-        const detections = postprocess(result.outputs, model, g, o.confThreshold, o.nmsThreshold, o.nmsKind);
-        if (sink) {
-          drawDetections(cv, item.frame, detections, model.labels);
-          drawOverlay(cv, item.frame, tally.overlayText(session.backend, !!model.source?.generatedWeights));
-        }
+        const frameResult = io.post.run(result.outputs);
+        const drawMs = drawFrame(io, item.frame, frameResult.detections, tally, session.backend, model);
         const t4 = process.hrtime.bigint();
         nvtx.end(post);
-        const wr = nvtx.start('write');
+        const wr = nvtx.start(name('write'));
         if (sink) await sink.writeAsync(item.frame);
         const t5 = process.hrtime.bigint();
         nvtx.end(wr);
         nvtx.end(item.frameRange);
-        const stages = { read: item.readMs, preprocess: item.preprocessMs, inference: item.inferenceMs!, postprocess: nsToMs(t4 - t3), write: nsToMs(t5 - t4) };
-        tally.record(item.index, item.tRead0, t5, stages, result, detections);
+        tally.record(
+          {
+            index: item.index,
+            t0: item.tRead0,
+            tInference: item.tInference!,
+            tPostprocess: t3,
+            tEnd: t5,
+            readMs: item.readMs,
+            preprocessMs: item.preprocessMs,
+            inferenceMs: item.inferenceMs!,
+            postprocessMs: nsToMs(t4 - t3),
+            drawMs,
+            writeMs: nsToMs(t5 - t4),
+          },
+          result,
+          frameResult,
+        );
         framesWritten++;
         slots.release();
         o.onFrame?.(tally.progress(framesWritten, totalFrames));

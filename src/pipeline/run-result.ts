@@ -1,15 +1,54 @@
-/** The run JSON (schema jetprof.run/1) and the lab's table row, built from recorded stage times. Pure. */
+/** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
 import type { BackendName } from '../backends/types.ts';
+import type { ClassMode } from '../detect/decode.ts';
+import type { NmsKind } from '../detect/nms.ts';
 import type { EnvInfo } from '../util/env.ts';
 import { type StageStats, summarize } from '../util/stats.ts';
-import { STAGES, type Stage, type StageRecorder } from './stages.ts';
+import { endToEndFps, inferenceFps, type LoopKind, notInferenceShare, roundedPercents, wallShares } from './figures.ts';
+import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
 
 export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'>;
 
+export type Precision = 'fp32' | 'fp16' | 'int8' | 'unknown';
+export type ProfilerName = 'none' | 'nsys' | 'nvprof';
+
+/** What was measured, under which conditions: every report row carries it. */
+export interface RunSetup {
+  /** Names the row; unique per setup (default: backend-precision-ep-loop[-profiler]). */
+  label: string;
+  /** ONNX Runtime's provider as actually used ('cpu' after a fallback); 'tensorrt' for the TensorRT backend. */
+  executionProvider: string;
+  precision: Precision;
+  /** What ran the model: the GPU (TensorRT, ORT's CUDA/TensorRT providers) or the CPU, by name. */
+  device: string;
+  loop: LoopKind;
+  /** Frames in flight (pipelined loop). */
+  inFlight?: number;
+  /** Profiler attached while the FPS was measured. */
+  profiler: ProfilerName;
+}
+
+export interface PostprocessSummary {
+  conf: number;
+  nms: number;
+  nmsKind: NmsKind;
+  classMode: ClassMode;
+  maxCandidates: number;
+  maxDet: number;
+  /** Measured frames with more candidates than maxCandidates / more boxes than maxDet after NMS. */
+  framesCandidatesCapped: number;
+  framesDetectionsCapped: number;
+  /** The most candidates one measured frame had. */
+  maxCandidatesSeen: number;
+  /** Drawing boxes and the overlay: part of the postprocess stage, shown on its own. */
+  draw: StageSummary;
+}
+
 export interface RunResult {
-  schema: 'jetprof.run/1';
+  schema: 'jetprof.run/2';
   backend: BackendName;
   backendDetail: string;
+  setup: RunSetup;
   model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; generatedWeights?: boolean };
   video: { path: string; width: number; height: number; fps: number; frameCount: number };
   output?: { path: string; codec: string };
@@ -26,14 +65,19 @@ export interface RunResult {
   modelLoadMs: number;
   firstFrameMs: number;
   stages: Record<Stage, StageSummary>;
-  device?: { h2dMs: StageSummary; gpuComputeMs: StageSummary; d2hMs: StageSummary };
+  /** TensorRT's CUDA-event timings. */
+  gpuTimings?: { h2dMs: StageSummary; gpuComputeMs: StageSummary; d2hMs: StageSummary };
+  /** Absent in runs upgraded from jetprof.run/1. */
+  postprocess?: PostprocessSummary;
   detections: { total: number; perClass: Record<string, number> };
   nvtx: boolean;
   env: EnvInfo;
   startedAt: string;
   interrupted?: boolean;
-  /** Which frame loop ran: the pipelined one (stages overlap) or the sequential one (--pipeline off). */
-  pipeline?: { mode: 'on' | 'off'; inFlight?: number };
+  /** The measured frames, one array per field (absent in runs upgraded from jetprof.run/1). */
+  perFrame?: PerFrame;
+  /** The warm-up frames, the same fields; in no statistic. */
+  warmup?: PerFrame;
 }
 
 function stageSummary(values: number[]): StageSummary {
@@ -44,45 +88,58 @@ function stageSummary(values: number[]): StageSummary {
 export interface RunFacts {
   backend: BackendName;
   backendDetail: string;
+  setup: RunSetup;
   model: RunResult['model'];
   video: RunResult['video'];
   output?: RunResult['output'];
   frameSize: [number, number];
   letterbox: boolean;
-  warmupFrames: number;
-  wallMs: number;
   modelLoadMs: number;
   firstFrameMs: number;
+  postprocess: Omit<PostprocessSummary, 'draw'>;
   detections: RunResult['detections'];
   nvtx: boolean;
   env: EnvInfo;
   startedAt: string;
   interrupted: boolean;
-  pipeline?: RunResult['pipeline'];
 }
 
-export function buildRunResult(rec: StageRecorder, facts: RunFacts): RunResult {
-  const stages = Object.fromEntries(STAGES.map((s) => [s, stageSummary(rec.samples[s])])) as Record<Stage, StageSummary>;
-  const frames = rec.frames;
-  const inferenceMs = stages.inference.totalMs;
-  const { interrupted, ...rest } = facts;
+/** Every aggregate from the per-frame columns: the same totals and percentiles anyone gets from the arrays. */
+export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunFacts): RunResult {
+  const stages = Object.fromEntries(STAGES.map((s) => [s, stageSummary(perFrame[STAGE_COLUMN[s]])])) as Record<Stage, StageSummary>;
+  const { interrupted, postprocess, ...rest } = facts;
   const result: RunResult = {
-    schema: 'jetprof.run/1',
+    schema: 'jetprof.run/2',
     ...rest,
-    frames,
-    inferenceFps: frames > 0 && inferenceMs > 0 ? frames / (inferenceMs / 1000) : 0,
-    endToEndFps: frames > 0 && facts.wallMs > 0 ? frames / (facts.wallMs / 1000) : 0,
+    frames: perFrame.index.length,
+    warmupFrames: warmup.index.length,
+    inferenceFps: inferenceFps(perFrame),
+    endToEndFps: endToEndFps(perFrame),
+    wallMs: wallMsOf(perFrame),
     stages,
+    postprocess: { ...postprocess, draw: stageSummary(perFrame.drawMs) },
+    perFrame,
+    warmup,
   };
-  if (rec.device.gpuComputeMs.length > 0) {
-    result.device = {
-      h2dMs: stageSummary(rec.device.h2dMs),
-      gpuComputeMs: stageSummary(rec.device.gpuComputeMs),
-      d2hMs: stageSummary(rec.device.d2hMs),
-    };
+  if (perFrame.gpuComputeMs?.length) {
+    result.gpuTimings = { h2dMs: stageSummary(perFrame.h2dMs!), gpuComputeMs: stageSummary(perFrame.gpuComputeMs), d2hMs: stageSummary(perFrame.d2hMs!) };
   }
   if (interrupted) result.interrupted = true;
   return result;
+}
+
+/** Each stage's total time (the same sums the per-frame arrays give). */
+export function stageTotalsOf(r: RunResult): Record<Stage, number> {
+  return Object.fromEntries(STAGES.map((s) => [s, r.stages[s].totalMs])) as Record<Stage, number>;
+}
+
+const SHORT_BACKEND: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt' };
+
+/** The default label: backend, precision, provider, loop and profiler, so no two different setups share one. */
+export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | 'device'>): string {
+  const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
+  const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
+  return [SHORT_BACKEND[backend], s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
 }
 
 export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT' };
@@ -97,30 +154,62 @@ export function labTableRow(r: RunResult): string {
 /** A short human summary for stderr: the lab row, the per-stage table, and where the gap between the two FPS goes. */
 export function formatSummary(r: RunResult): string {
   const lines: string[] = [];
-  const loop = r.pipeline?.mode === 'on' ? `pipelined loop, ${r.pipeline.inFlight} frames in flight` : 'sequential loop';
-  lines.push(`${MODEL_TYPE_NAMES[r.backend]} (${r.backendDetail}, ${loop}), ${r.frames} frames measured after ${r.warmupFrames} warm-up${r.interrupted ? ' (interrupted)' : ''}`);
+  const s = r.setup;
+  const loop = s.loop === 'pipelined' ? `pipelined loop, ${s.inFlight} frames in flight` : 'sequential loop';
+  lines.push(
+    `${r.setup.label}: ${MODEL_TYPE_NAMES[r.backend]} (${r.backendDetail}, ${s.precision}, on ${s.device}, ${loop}${s.profiler !== 'none' ? `, under ${s.profiler}` : ''}), ${r.frames} frames measured after ${r.warmupFrames} warm-up${r.interrupted ? ' (interrupted)' : ''}`,
+  );
   lines.push('');
   lines.push(LAB_TABLE_HEADER);
   lines.push(labTableRow(r));
   lines.push('');
-  lines.push('| Stage | mean ms | p50 ms | p90 ms | p99 ms | share of wall |');
-  lines.push('| --- | --- | --- | --- | --- | --- |');
-  for (const s of STAGES) {
-    const st = r.stages[s];
-    const share = r.wallMs > 0 ? `${((st.totalMs / r.wallMs) * 100).toFixed(1)}%` : '-';
-    lines.push(`| ${s} | ${st.meanMs.toFixed(2)} | ${st.p50Ms.toFixed(2)} | ${st.p90Ms.toFixed(2)} | ${st.p99Ms.toFixed(2)} | ${share} |`);
-  }
-  const nonInference = r.wallMs > 0 ? 1 - r.stages.inference.totalMs / r.wallMs : 0;
-  lines.push('');
-  if (r.pipeline?.mode === 'on') {
+  const wallPerFrame = r.frames > 0 ? r.wallMs / r.frames : 0;
+  const notInference = notInferenceShare(r.stages.inference.totalMs, r.wallMs);
+  if (s.loop === 'sequential') {
+    const shares = wallShares(stageTotalsOf(r), r.wallMs);
+    const pct = roundedPercents(shares.map((x) => x.share));
+    lines.push('| Stage | mean ms | p50 ms | p90 ms | p99 ms | share of wall |');
+    lines.push('| --- | --- | --- | --- | --- | --- |');
+    for (const [i, x] of shares.entries()) {
+      const st = x.name === 'loop overhead' ? undefined : r.stages[x.name];
+      const cells = st ? [st.meanMs, st.p50Ms, st.p90Ms, st.p99Ms].map((v) => v.toFixed(2)) : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', ''];
+      lines.push(`| ${x.name} | ${cells.join(' | ')} | ${pct[i].toFixed(1)}% |`);
+    }
+    lines.push('');
+    // The same rounded shares as the table, so the sentence adds up to what the table says.
+    const others = shares.map((x, i) => ({ ...x, pct: pct[i] })).filter((x) => x.name !== 'inference');
     lines.push(
-      `Stages overlap in the pipelined loop, so their shares add up to more than 100%; end-to-end FPS is ${((r.endToEndFps / (r.inferenceFps || 1)) * 100).toFixed(1)}% of inference FPS (compare with --pipeline off).`,
+      `Not inference: ${others.reduce((a, x) => a + x.pct, 0).toFixed(1)}% of the wall time (${others.map((x) => `${x.name} ${x.pct.toFixed(1)}%`).join(' + ')}): why end-to-end FPS is below inference FPS.`,
     );
   } else {
+    lines.push(`| Stage | busy ms per frame (mean) | p50 ms | p90 ms | p99 ms |`);
+    lines.push('| --- | --- | --- | --- | --- |');
+    for (const st of STAGES) {
+      const x = r.stages[st];
+      lines.push(`| ${st} | ${[x.meanMs, x.p50Ms, x.p90Ms, x.p99Ms].map((v) => v.toFixed(2)).join(' | ')} |`);
+    }
+    lines.push(`| wall per frame | ${wallPerFrame.toFixed(2)} | | | |`);
+    lines.push('');
     lines.push(
-      `Inference is ${(100 - nonInference * 100).toFixed(1)}% of the wall time; the other ${(nonInference * 100).toFixed(1)}% (read, preprocess, postprocess, write) is why end-to-end FPS is lower than inference FPS.`,
+      `Stages overlap in the pipelined loop: busy times add up to more than the ${wallPerFrame.toFixed(2)} ms of wall time per frame. The model was not running ${(notInference * 100).toFixed(1)}% of the wall time (end-to-end FPS is ${((1 - notInference) * 100).toFixed(1)}% of inference FPS; compare with --pipeline off).`,
     );
   }
+  const pp = r.postprocess;
+  if (pp) lines.push(`Postprocess: draw ${pp.draw.meanMs.toFixed(2)} ms of it per frame; at most ${pp.maxCandidatesSeen} candidates in a frame.`);
   lines.push(`Model load ${r.modelLoadMs.toFixed(0)} ms, first frame ${r.firstFrameMs.toFixed(1)} ms (both excluded). Detections: ${r.detections.total}.`);
   return lines.join('\n');
+}
+
+/** The caps that bound, in one line each (the console says it once per run). */
+export function capNotes(r: RunResult): string[] {
+  const pp = r.postprocess;
+  const notes: string[] = [];
+  if (!pp) return notes;
+  if (pp.framesCandidatesCapped > 0) {
+    notes.push(`${pp.framesCandidatesCapped} of ${r.frames} frames had more than --max-candidates ${pp.maxCandidates} candidates (up to ${pp.maxCandidatesSeen}): only the top ${pp.maxCandidates} by score entered NMS`);
+  }
+  if (pp.framesDetectionsCapped > 0) {
+    notes.push(`${pp.framesDetectionsCapped} of ${r.frames} frames kept more than --max-det ${pp.maxDet} boxes after NMS: the lowest-scoring ones were dropped`);
+  }
+  return notes;
 }

@@ -1,21 +1,71 @@
-/** The five timed stages of one frame, in order. Every report, JSON and NVTX range uses these names. */
+/**
+ * The five timed stages of one frame, in order, and the per-frame records both frame loops keep. Every report, JSON
+ * and NVTX range uses these names. Every aggregate of a run (FPS, stage statistics) is computed from the per-frame
+ * columns, so what the run JSON says in its summary is exactly what its `perFrame` arrays give.
+ */
 export const STAGES = ['read', 'preprocess', 'inference', 'postprocess', 'write'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** Per-frame stage durations in milliseconds (from process.hrtime.bigint). */
 export type StageTimes = Record<Stage, number>;
 
-export class StageRecorder {
-  readonly samples: Record<Stage, number[]> = { read: [], preprocess: [], inference: [], postprocess: [], write: [] };
-  /** Optional device-side timings (TensorRT). */
-  readonly device: { h2dMs: number[]; gpuComputeMs: number[]; d2hMs: number[] } = { h2dMs: [], gpuComputeMs: [], d2hMs: [] };
+export const nsToMs = (ns: bigint): number => Number(ns) / 1e6;
 
-  add(t: StageTimes): void {
-    for (const s of STAGES) this.samples[s].push(t[s]);
-  }
-  get frames(): number {
-    return this.samples.read.length;
-  }
+/** Milliseconds kept to the microsecond: the JSON stays short, and the aggregates are computed from these values. */
+export const roundMs = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/**
+ * Columnar per-frame records (one array per field, one entry per frame) for a long video to stay small.
+ * Times are milliseconds; `startMs`, `inferenceStartMs`, `postprocessStartMs` and `endMs` count from the start of
+ * frame 0's read (warm-up included), so a timeline can be drawn from them.
+ */
+export interface PerFrame {
+  index: number[];
+  /** The frame's read began. */
+  startMs: number[];
+  readMs: number[];
+  preprocessMs: number[];
+  inferenceMs: number[];
+  postprocessMs: number[];
+  writeMs: number[];
+  /** Boxes kept after NMS (and --max-det). */
+  detections: number[];
+  /** When inference began (after the frame waited for the model, in the pipelined loop). */
+  inferenceStartMs: number[];
+  /** When postprocess began; write follows it at once. */
+  postprocessStartMs: number[];
+  /** The frame's write ended. */
+  endMs: number[];
+  /** Drawing boxes and overlay, a part of postprocessMs (0 with --no-write). */
+  drawMs: number[];
+  /** Candidates above --conf before --max-candidates. */
+  candidates: number[];
+  /** TensorRT's CUDA-event timings, when the backend measures them. */
+  h2dMs?: number[];
+  gpuComputeMs?: number[];
+  d2hMs?: number[];
 }
 
-export const nsToMs = (ns: bigint): number => Number(ns) / 1e6;
+export function emptyPerFrame(): PerFrame {
+  return {
+    index: [], startMs: [], readMs: [], preprocessMs: [], inferenceMs: [], postprocessMs: [], writeMs: [], detections: [],
+    inferenceStartMs: [], postprocessStartMs: [], endMs: [], drawMs: [], candidates: [],
+  };
+}
+
+export const STAGE_COLUMN: Record<Stage, 'readMs' | 'preprocessMs' | 'inferenceMs' | 'postprocessMs' | 'writeMs'> = {
+  read: 'readMs',
+  preprocess: 'preprocessMs',
+  inference: 'inferenceMs',
+  postprocess: 'postprocessMs',
+  write: 'writeMs',
+};
+
+/**
+ * Wall time of the measured frames: from the start of the first one's read to the end of the last one's write.
+ * Frames are written in read order in both loops, so the last frame ends last.
+ */
+export function wallMsOf(p: PerFrame): number {
+  const n = p.index.length;
+  return n === 0 ? 0 : p.endMs[n - 1] - p.startMs[0];
+}

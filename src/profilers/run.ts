@@ -369,7 +369,8 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   mkdirSync(req.outDir, { recursive: true });
   const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
-  const command = [...entryCommand(req.backend), ...args];
+  // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
+  const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
   const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
   const jsonPath = join(req.outDir, `profile_${FILE_TAG[req.backend]}.json`);
   writeFileAtomic(jsonPath, `${JSON.stringify(result, null, 2)}\n`);

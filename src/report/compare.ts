@@ -27,28 +27,30 @@ export interface CompareOptions {
 
 export interface CompareResult {
   ran: BackendName[];
-  skipped: { backend: BackendName; reason: string }[];
+  skipped: { backend: BackendName; reason: string; command: string }[];
   failed: { backend: BackendName; exitCode: number }[];
   report: string;
   html: string;
 }
 
-/** Why TensorRT cannot run here, or undefined when it can. */
-export async function tensorRtUnavailable(engine?: string): Promise<string | undefined> {
-  if (!engine) return 'no --engine given (build one with jetprof build-engine on the Jetson)';
-  if (!existsSync(engine)) return `${engine} not found`;
+/** Why TensorRT cannot run here and the command that would fix it, or undefined when it can run. */
+export async function tensorRtUnavailable(engine?: string, video = 'VIDEO'): Promise<{ reason: string; command: string } | undefined> {
+  const rerun = `jetprof compare ${video} --engine engines/yolov4-tiny.trt -- <the same infer arguments>`;
+  const build = 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16';
+  if (!engine) return { reason: 'no --engine given (TensorRT engines are built on the board that runs them)', command: `${build}, then ${rerun}` };
+  if (!existsSync(engine)) return { reason: `${engine} not found`, command: `${build.replace('engines/yolov4-tiny.trt', engine)}` };
   try {
     const { loadTrtAbi } = await import('../backends/trt-abi.ts');
     loadTrtAbi();
     return undefined;
   } catch (e) {
-    return messageOf(e);
+    return { reason: messageOf(e), command: `npm run build:trt (on a machine with TensorRT), then ${rerun}` };
   }
 }
 
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   mkdirSync(o.outDir, { recursive: true });
-  const trtReason = await tensorRtUnavailable(o.engine);
+  const trtUnavailable = await tensorRtUnavailable(o.engine, o.video);
   const backends: BackendName[] = ['onnx', 'tensorrt'];
   const steps = backends.length + 1;
   const result: CompareResult = { ran: [], skipped: [], failed: [], report: join(o.outDir, 'REPORT.md'), html: join(o.outDir, 'report.html') };
@@ -58,9 +60,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   for (const [i, backend] of backends.entries()) {
     const name = MODEL_TYPE_NAMES[backend];
     const step = `[${i + 1}/${steps}] ${name}`;
-    if (backend === 'tensorrt' && trtReason) {
-      result.skipped.push({ backend, reason: trtReason });
-      o.onStep(`${step}: skipped (${trtReason})`);
+    if (backend === 'tensorrt' && trtUnavailable) {
+      result.skipped.push({ backend, ...trtUnavailable });
+      o.onStep(`${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.command}`);
       continue;
     }
     const runJson = join(o.outDir, `run_${FILE_TAG[backend]}.json`);
@@ -94,6 +96,14 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     throw new JetprofError('TOOL_FAILED', `no backend produced a result for ${o.video}; the reasons are in the lines above`, { exitCode: 1 });
   }
   o.onStep(`[${steps}/${steps}] report: ${result.report}, ${result.html}`);
-  await writeReport({ runs, profiles: o.profile ? profiles : [], out: result.report, html: result.html, csv: join(o.outDir, 'csv'), top: o.top });
+  await writeReport({
+    runs,
+    profiles: o.profile ? profiles : [],
+    out: result.report,
+    html: result.html,
+    csv: join(o.outDir, 'csv'),
+    top: o.top,
+    skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, command: s.command })),
+  });
   return result;
 }

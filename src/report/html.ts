@@ -1,9 +1,13 @@
 /**
- * The lab report as one self-contained HTML page: inline CSS, inline SVG charts (FPS per backend, stacked stage
- * times, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
+ * The lab report as one self-contained HTML page: inline CSS, inline SVG charts (FPS per row, stacked stage times
+ * for sequential runs, a timeline of frames for pipelined runs, latency over time and per-stage histograms from
+ * the per-frame records, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
-import type { LabReport, ProfileSection, TimedRow } from './lab-report.ts';
-import { speedupLine } from './markdown.ts';
+import { STAGES } from '../pipeline/stages.ts';
+import type { FrameSeries, LabReport, ProfileSection, TimedRow } from './lab-report.ts';
+import {
+  defaultTitle, fpsCell, gapSentence, LAB_HEADERS, labRows, SETUP_HEADERS, setupRows, skippedSentence, speedupLine, stageCaption, stageHeaders, stageRows,
+} from './markdown.ts';
 import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
@@ -21,10 +25,13 @@ interface Bar {
  * Horizontal bars, one per item; `stacked` puts the segments end to end, otherwise each segment is its own bar
  * under the item's label (grouped). Values are printed at the bar ends.
  */
+/** Width in px that a label of this many characters needs at 12 px sans-serif (generous: labels are never cut). */
+const textWidth = (s: string) => Math.ceil(s.length * 8) + 16;
+
 export function barChart(title: string, bars: Bar[], unit: string, stacked: boolean): string {
-  const labelW = 190;
-  const width = 720;
-  const plotW = width - labelW - 90;
+  const labelW = Math.max(120, ...bars.map((b) => textWidth(b.label)));
+  const plotW = 520;
+  const width = labelW + plotW + 110;
   const rowH = 22;
   const seriesNames = [...new Set(bars.flatMap((b) => b.segments.map((s) => s.name)))];
   const color = (name: string) => PALETTE[seriesNames.indexOf(name) % PALETTE.length];
@@ -70,6 +77,129 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
   ].join('\n');
 }
 
+function svg(title: string, width: number, height: number, parts: string[]): string {
+  return [
+    `<figure><figcaption>${escapeHtml(title)}</figcaption>`,
+    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeHtml(title)}</title>`,
+    ...parts,
+    '</svg></figure>',
+  ].join('\n');
+}
+
+const STAGE_COLOR = Object.fromEntries(STAGES.map((s, i) => [s, PALETTE[i]])) as Record<(typeof STAGES)[number], string>;
+
+function legend(x: number, y: number, names: [string, string][]): string[] {
+  return names.map(([name, color], i) => `<rect x="${x + (i % 5) * 120}" y="${y + Math.floor(i / 5) * 18}" width="12" height="12" fill="${color}"/><text x="${x + (i % 5) * 120 + 16}" y="${y + Math.floor(i / 5) * 18 + 11}">${escapeHtml(name)}</text>`);
+}
+
+/** At most `n` points per series: the maximum of each bucket, so spikes (throttling) stay visible. */
+function bucketMax(xs: number[], ys: number[], n: number): [number[], number[]] {
+  if (ys.length <= n) return [xs, ys];
+  const size = ys.length / n;
+  const ox: number[] = [];
+  const oy: number[] = [];
+  for (let b = 0; b < n; b++) {
+    const lo = Math.floor(b * size);
+    const hi = Math.max(lo + 1, Math.floor((b + 1) * size));
+    let best = lo;
+    for (let i = lo; i < hi; i++) if (ys[i] > ys[best]) best = i;
+    ox.push(xs[best]);
+    oy.push(ys[best]);
+  }
+  return [ox, oy];
+}
+
+/** Latency of each stage over the run (frame index on x), one line per stage: where throttling shows first. */
+export function latencyOverTime(s: FrameSeries): string {
+  const left = 56;
+  const plotW = 600;
+  const plotH = 180;
+  const width = left + plotW + 20;
+  const height = plotH + 70;
+  const all = STAGES.flatMap((st) => s.stages[st]);
+  const maxY = Math.max(1e-6, ...all);
+  const minX = s.index[0];
+  const maxX = Math.max(minX + 1, s.index[s.index.length - 1]);
+  const px = (x: number) => left + ((x - minX) / (maxX - minX)) * plotW;
+  const py = (y: number) => 10 + plotH - (y / maxY) * plotH;
+  const parts: string[] = [
+    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<line x1="${left}" y1="10" x2="${left}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<text x="${left - 6}" y="16" text-anchor="end">${maxY.toFixed(1)}</text>`,
+    `<text x="${left - 6}" y="${10 + plotH}" text-anchor="end">0 ms</text>`,
+    `<text x="${left}" y="${plotH + 26}">frame ${minX}</text>`,
+    `<text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">frame ${maxX}</text>`,
+  ];
+  for (const st of STAGES) {
+    const [xs, ys] = bucketMax(s.index, s.stages[st], 600);
+    const pts = xs.map((x, i) => `${px(x).toFixed(1)},${py(ys[i]).toFixed(1)}`).join(' ');
+    parts.push(`<polyline fill="none" stroke="${STAGE_COLOR[st]}" stroke-width="1.2" points="${pts}"><title>${st}</title></polyline>`);
+  }
+  parts.push(...legend(left, plotH + 38, STAGES.map((st) => [st, STAGE_COLOR[st]])));
+  return svg(`Latency over time per stage (ms): ${s.label}`, width, height, parts);
+}
+
+/** One histogram per stage (30 bins between that stage's min and max), stacked as small multiples. */
+export function stageHistograms(s: FrameSeries): string {
+  const left = 100;
+  const plotW = 420;
+  const rowH = 56;
+  const width = left + plotW + 150;
+  const parts: string[] = [];
+  STAGES.forEach((st, row) => {
+    const v = s.stages[st];
+    const lo = Math.min(...v);
+    const hi = Math.max(...v);
+    const bins = new Array<number>(30).fill(0);
+    for (const x of v) bins[hi > lo ? Math.min(29, Math.floor(((x - lo) / (hi - lo)) * 30)) : 0]++;
+    const top = Math.max(1, ...bins);
+    const y0 = 8 + row * rowH;
+    parts.push(`<text x="${left - 8}" y="${y0 + 30}" text-anchor="end">${st}</text>`);
+    bins.forEach((c, i) => {
+      const h = (c / top) * (rowH - 22);
+      parts.push(`<rect x="${(left + (i * plotW) / 30).toFixed(1)}" y="${(y0 + rowH - 18 - h).toFixed(1)}" width="${(plotW / 30 - 1).toFixed(1)}" height="${h.toFixed(1)}" fill="${STAGE_COLOR[st]}"><title>${c} frames</title></rect>`);
+    });
+    parts.push(`<text x="${left}" y="${y0 + rowH - 4}">${lo.toFixed(2)} ms</text><text x="${left + plotW}" y="${y0 + rowH - 4}" text-anchor="end">${hi.toFixed(2)} ms</text>`);
+    parts.push(`<text x="${left + plotW + 10}" y="${y0 + 30}">${v.length} frames</text>`);
+  });
+  return svg(`Latency histogram per stage: ${s.label}`, width, 16 + STAGES.length * rowH, parts);
+}
+
+/**
+ * The pipelined loop on a clock: a window of consecutive frames, one row each, with read+preprocess, inference
+ * and postprocess+write where they really happened. Overlap between rows is the pipelining.
+ */
+export function pipelineTimeline(s: FrameSeries, frames = 10): string {
+  const n = s.index.length;
+  const first = Math.max(0, Math.floor(n / 2) - Math.floor(frames / 2));
+  const rows = Array.from({ length: Math.min(frames, n) }, (_, k) => first + k);
+  const t0 = s.startMs[rows[0]];
+  const t1 = Math.max(t0 + 1e-6, ...rows.map((i) => s.endMs[i]));
+  const left = 90;
+  const plotW = 600;
+  const rowH = 18;
+  const width = left + plotW + 20;
+  const x = (t: number) => left + ((t - t0) / (t1 - t0)) * plotW;
+  const parts: string[] = [];
+  rows.forEach((i, k) => {
+    const y = 6 + k * rowH;
+    parts.push(`<text x="${left - 8}" y="${y + 12}" text-anchor="end">frame ${s.index[i]}</text>`);
+    const segs: [string, string, number, number][] = [
+      ['read+preprocess', STAGE_COLOR.read, s.startMs[i], s.startMs[i] + s.stages.read[i] + s.stages.preprocess[i]],
+      ['inference', STAGE_COLOR.inference, s.inferenceStartMs[i], s.inferenceStartMs[i] + s.stages.inference[i]],
+      ['postprocess+write', STAGE_COLOR.write, s.postprocessStartMs[i], s.postprocessStartMs[i] + s.stages.postprocess[i] + s.stages.write[i]],
+    ];
+    for (const [name, color, a, b] of segs) {
+      parts.push(`<rect x="${x(a).toFixed(1)}" y="${y}" width="${Math.max(0.5, x(b) - x(a)).toFixed(1)}" height="${rowH - 4}" fill="${color}"><title>${escapeHtml(`frame ${s.index[i]} ${name}: ${(b - a).toFixed(2)} ms`)}</title></rect>`);
+    }
+  });
+  const base = 6 + rows.length * rowH;
+  parts.push(`<text x="${left}" y="${base + 14}">${(t0 / 1000).toFixed(3)} s</text><text x="${left + plotW}" y="${base + 14}" text-anchor="end">${(t1 / 1000).toFixed(3)} s (${(t1 - t0).toFixed(0)} ms shown)</text>`);
+  parts.push(...legend(left, base + 24, [['read+preprocess', STAGE_COLOR.read], ['inference', STAGE_COLOR.inference], ['postprocess+write', STAGE_COLOR.write]]));
+  return svg(`Pipelined loop timeline, ${rows.length} frames: ${s.label}`, width, base + 48, parts);
+}
+
 function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): string {
   const th = headers.map((h, i) => `<th${numeric[i] ? ' class="n"' : ''}>${escapeHtml(h)}</th>`).join('');
   const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`).join('\n');
@@ -100,38 +230,72 @@ h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
 th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: left; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weight: bold; margin-bottom: .3rem; }
-.speedups li { font-weight: bold; } .notes li { margin: .2rem 0; } small { color: #666; font-weight: normal; }
+.speedup { font-weight: bold; } .warn { color: #a33; } .skipped { color: #666; } dt { font-weight: bold; } dd { margin: 0 0 .4rem 1rem; } .notes li { margin: .2rem 0; } small { color: #666; font-weight: normal; }
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
 
-export function reportHtml(r: LabReport, title = 'YOLOv4-Tiny: ONNX Runtime vs TensorRT'): string {
+export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
-  if (r.fps.length) {
+  if (r.fps.length || r.skipped.length) {
     body.push('<h2>Speed</h2>');
-    body.push(table(['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'], r.fps.map((x) => [x.modelType, x.inputSize, x.inferenceFps.toFixed(2), x.endToEndFps.toFixed(2)]), [false, false, true, true]));
-    if (r.speedups.length) body.push(`<ul class="speedups">${r.speedups.map((s) => `<li>${escapeHtml(speedupLine(s))}</li>`).join('')}</ul>`);
-    body.push(`<ul>${r.fps.map((x) => `<li>${escapeHtml(`${x.modelType}: ${(x.nonInferenceShare * 100).toFixed(1)}% of end-to-end time is not inference`)}</li>`).join('')}</ul>`);
-    body.push(barChart('FPS per backend', r.fps.map((x) => ({ label: x.modelType, segments: [{ name: 'inference FPS', value: x.inferenceFps }, { name: 'end-to-end FPS', value: x.endToEndFps }] })), 'FPS', false));
+    body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
+    const items = [
+      ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
+      ...r.comparability.map((w) => `<li class="warn"><b>Not comparable</b>: ${escapeHtml(w)}.</li>`),
+      ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
+      ...r.speedupNotes.map((n) => `<li>${escapeHtml(n)}</li>`),
+      ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
+    ];
+    if (items.length) body.push(`<ul>${items.join('')}</ul>`);
+    if (r.fps.length) {
+      body.push(
+        barChart(
+          'FPS per row (mean; ± std in the table where a label ran several times)',
+          r.fps.map((x) => ({ label: x.modelType, segments: [{ name: 'inference FPS', value: x.inferenceFps.mean }, { name: 'end-to-end FPS', value: x.endToEndFps.mean }] })),
+          'FPS',
+          false,
+        ),
+      );
+      body.push('<h3>What each row measured</h3>', table(SETUP_HEADERS, setupRows(r)));
+      body.push(`<p><small>${r.fps.map((x) => escapeHtml(`${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`)).join('<br>')}</small></p>`);
+    }
   }
   if (r.stages.length) {
     body.push('<h2>Stages</h2>');
-    body.push(barChart('Mean time per frame by stage', r.stages.map((s) => ({ label: s.modelType, segments: s.rows.filter((x) => !/copy|compute/.test(x.stage)).map((x) => ({ name: x.stage, value: x.meanMs })) })), 'ms', true));
-    for (const s of r.stages) {
-      body.push(`<h3>${escapeHtml(s.modelType)} <small>ms per frame</small></h3>`);
-      body.push(table(['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'], s.rows.map((x) => [x.stage, x.meanMs.toFixed(2), x.p50Ms.toFixed(2), x.p90Ms.toFixed(2), x.p99Ms.toFixed(2), `${(x.share * 100).toFixed(1)}%`]), [false, true, true, true, true, true]));
+    const sequential = r.stages.filter((t) => !t.pipelined);
+    if (sequential.length) {
+      body.push(
+        barChart(
+          'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
+          sequential.map((t) => ({ label: t.modelType, segments: t.rows.filter((x) => !x.partOf).map((x) => ({ name: x.stage, value: x.meanMs })) })),
+          'ms',
+          true,
+        ),
+      );
     }
+    for (const s of r.series.filter((x) => x.pipelined)) body.push(pipelineTimeline(s));
+    for (const t of r.stages) {
+      body.push(`<h3>${escapeHtml(stageCaption(t))}</h3>`);
+      const headers = stageHeaders(t);
+      body.push(table(headers, stageRows(t), headers.map((_, i) => i > 0)));
+    }
+  }
+  if (r.series.length) {
+    body.push('<h2>Per frame</h2>');
+    for (const s of r.series) body.push(latencyOverTime(s), stageHistograms(s));
   }
   if (r.profiles.length) body.push('<h2>Profiles</h2>', ...r.profiles.map(profileHtml));
   if (r.env.length) {
     body.push('<h2>Environment</h2>');
     for (const e of r.env) body.push(`<h3>${escapeHtml(e.label)}</h3>`, table(['', ''], e.rows));
   }
+  body.push('<h2>Definitions</h2>', `<dl>${r.definitions.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${CSS}</style></head>
 <body>
 ${body.join('\n')}
-<footer><small>Written by jetprof. Inference FPS = frames / time in the model; end-to-end FPS = frames / wall time of the whole pipeline; warm-up excluded.</small></footer>
+<footer><small>Written by jetprof. Every figure is defined under Definitions.</small></footer>
 </body></html>
 `;
 }

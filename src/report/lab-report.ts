@@ -1,32 +1,63 @@
 /**
- * The lab report as data: the FPS table per backend, speed-ups, where end-to-end time goes, per-stage tables,
- * and for each profile the critical path, waiting time, top kernels and API calls, NVTX ranges and notes drawn
- * from the numbers. Pure: run JSONs and parsed profiles in, a LabReport out; markdown.ts and html.ts render it.
+ * The lab report as data: the FPS table (one row per label, mean and spread where a label ran several times),
+ * what each row measured, speed-ups, where end-to-end time goes, per-stage tables, and for each profile the critical
+ * path, waiting time, top kernels and API calls, NVTX ranges and notes drawn from the numbers. Pure: run JSONs and
+ * parsed profiles in, a LabReport out; markdown.ts and html.ts render it.
  */
 import type { NsysRow, NsysStats } from '../parsers/nsys.ts';
 import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
-import { MODEL_TYPE_NAMES, type RunResult } from '../pipeline/run-result.ts';
+import { DEFINITIONS, notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
+import { MODEL_TYPE_NAMES, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
+import { spread, type Spread } from '../util/stats.ts';
 import { formatNs, formatPct } from './tables.ts';
 
 export interface LabeledProfile {
-  /** Shown in headings: the file name, or the backend of a `jetprof profile` result. */
+  /** Shown in headings: the file name, or the label of a `jetprof profile` result. */
   label: string;
   nvprof?: NvprofLog;
   nsys?: NsysStats;
+  /** The run this profile recorded, when known (a `jetprof profile` result carries it). */
+  run?: RunResult;
+}
+
+/** What one row measured, under which conditions. */
+export interface RowSetup {
+  loop: string;
+  profiler: string;
+  executionProvider: string;
+  precision: string;
+  device: string;
+  model: string;
+  video: string;
+  frameSize: string;
+  frames: string;
 }
 
 export interface FpsRow {
+  label: string;
+  /** The lab table's first column, unique among the rows. */
   modelType: string;
   backendDetail: string;
   inputSize: string;
-  inferenceFps: number;
-  endToEndFps: number;
+  inferenceFps: Spread;
+  endToEndFps: Spread;
+  /** Runs of this label. */
+  runs: number;
   frames: number;
-  /** Share of end-to-end wall time not spent in inference, 0..1. */
-  nonInferenceShare: number;
-  /** Stages other than inference, largest share of wall time first. */
-  otherStages: { stage: Stage; share: number }[];
+  setup: RowSetup;
+  profiled: boolean;
+  pipelined: boolean;
+  /** Share of wall time the model was not running, 0..1 (mean over runs). */
+  notInference: number;
+  /**
+   * Sequential loop: every stage's share of the wall time and the loop overhead, adding up to 1; all but inference
+   * are the parts of `notInference`. Empty for the pipelined loop, where stages overlap.
+   */
+  wallShares: { name: ShareName; share: number }[];
+  /** Pipelined loop: busy ms per frame of each stage, and wall ms per frame. */
+  busyMs?: Record<Stage, number>;
+  wallMsPerFrame: number;
 }
 
 export interface Speedup {
@@ -36,9 +67,25 @@ export interface Speedup {
   endToEnd: number;
 }
 
+export interface StageRow {
+  stage: string;
+  meanMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Share of wall time (sequential loop only; rows that are part of another stage have none). */
+  share?: number;
+  /** 'postprocess' for draw, 'inference' for GPU timings. */
+  partOf?: Stage;
+}
+
 export interface StageTable {
+  label: string;
   modelType: string;
-  rows: { stage: string; meanMs: number; p50Ms: number; p90Ms: number; p99Ms: number; share: number }[];
+  pipelined: boolean;
+  runs: number;
+  rows: StageRow[];
+  wallMsPerFrame: number;
 }
 
 export interface TimedRow {
@@ -67,48 +114,177 @@ export interface EnvBlock {
   rows: [string, string][];
 }
 
-export interface LabReport {
-  fps: FpsRow[];
-  speedups: Speedup[];
-  stages: StageTable[];
-  profiles: ProfileSection[];
-  env: EnvBlock[];
+/** A backend that did not run, with why and what would make it run. */
+export interface SkippedBackend {
+  modelType: string;
+  reason: string;
+  command?: string;
 }
 
-export function fpsRow(r: RunResult): FpsRow {
-  const wall = r.wallMs;
-  const share = (ms: number) => (wall > 0 ? ms / wall : 0);
+/** Per-frame series of one run, for charts (latency over time, histograms, the pipelined timeline). */
+export interface FrameSeries {
+  label: string;
+  pipelined: boolean;
+  index: number[];
+  startMs: number[];
+  stages: Record<Stage, number[]>;
+  inferenceStartMs: number[];
+  postprocessStartMs: number[];
+  endMs: number[];
+}
+
+export interface LabReport {
+  fps: FpsRow[];
+  skipped: SkippedBackend[];
+  /** Why rows cannot be compared directly (different model, video, frame size or loop). */
+  comparability: string[];
+  /** Why some rows are left out of the speed-ups. */
+  speedupNotes: string[];
+  speedups: Speedup[];
+  stages: StageTable[];
+  series: FrameSeries[];
+  profiles: ProfileSection[];
+  env: EnvBlock[];
+  definitions: [string, string][];
+}
+
+const upper = (s: string) => s.toUpperCase();
+
+/** Runs by label, in first-seen order. */
+export function groupByLabel(runs: RunResult[]): RunResult[][] {
+  const groups = new Map<string, RunResult[]>();
+  for (const r of runs) {
+    const g = groups.get(r.setup.label);
+    if (g) g.push(r);
+    else groups.set(r.setup.label, [r]);
+  }
+  return [...groups.values()];
+}
+
+const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+
+function rowSetup(runs: RunResult[]): RowSetup {
+  const r = runs[0];
+  const s = r.setup;
+  const frames = [...new Set(runs.map((x) => x.frames))].join('/');
   return {
-    modelType: MODEL_TYPE_NAMES[r.backend],
-    backendDetail: r.backendDetail,
-    inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
-    inferenceFps: r.inferenceFps,
-    endToEndFps: r.endToEndFps,
-    frames: r.frames,
-    nonInferenceShare: wall > 0 ? Math.max(0, 1 - r.stages.inference.totalMs / wall) : 0,
-    otherStages: STAGES.filter((s) => s !== 'inference')
-      .map((stage) => ({ stage, share: share(r.stages[stage].totalMs) }))
-      .sort((a, b) => b.share - a.share),
+    loop: s.loop === 'pipelined' ? `pipelined (${s.inFlight ?? '?'} in flight)` : 'sequential',
+    profiler: s.profiler,
+    executionProvider: s.executionProvider,
+    precision: s.precision,
+    device: s.device,
+    model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}${r.model.generatedWeights ? ' (random weights)' : ''}`,
+    video: r.video.path.split('/').pop() ?? r.video.path,
+    frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
+    frames: `${frames} measured + ${r.warmupFrames} warm-up`,
   };
 }
 
-/** Every faster backend against every slower one (by inference FPS): "TensorRT vs ONNX Runtime: 9.6x ...". */
+function baseModelType(r: RunResult): string {
+  const s = r.setup;
+  const where = r.backend === 'onnx' ? `${upper(s.executionProvider)}, ` : '';
+  return `${MODEL_TYPE_NAMES[r.backend]} (${where}${s.precision === 'unknown' ? 'precision unknown' : upper(s.precision)})`;
+}
+
+export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseModelType: string } {
+  const r = runs[0];
+  const pipelined = r.setup.loop === 'pipelined';
+  const notInference = mean(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
+  // Sequential: each run's shares add up to 1; their means do too, so the parts still add up to notInference.
+  const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
+  const meanShares = pipelined || shares[0].length === 0 ? [] : shares[0].map((x) => ({ name: x.name, share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)) }));
+  return {
+    label: r.setup.label,
+    baseModelType: baseModelType(r),
+    backendDetail: r.backendDetail,
+    inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
+    inferenceFps: spread(runs.map((x) => x.inferenceFps)),
+    endToEndFps: spread(runs.map((x) => x.endToEndFps)),
+    runs: runs.length,
+    frames: runs.reduce((t, x) => t + x.frames, 0),
+    setup: rowSetup(runs),
+    profiled: r.setup.profiler !== 'none',
+    pipelined,
+    notInference,
+    wallShares: meanShares,
+    ...(pipelined ? { busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<Stage, number> } : {}),
+    wallMsPerFrame: mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0))),
+  };
+}
+
+/** Every faster row against every slower one (by inference FPS), among the rows given. */
 export function speedups(rows: FpsRow[]): Speedup[] {
   const out: Speedup[] = [];
   for (const a of rows) {
     for (const b of rows) {
-      if (a === b || a.modelType === b.modelType || a.inferenceFps <= b.inferenceFps || b.inferenceFps <= 0 || b.endToEndFps <= 0) continue;
-      out.push({ faster: a.modelType, baseline: b.modelType, inference: a.inferenceFps / b.inferenceFps, endToEnd: a.endToEndFps / b.endToEndFps });
+      if (a === b || a.inferenceFps.mean <= b.inferenceFps.mean || b.inferenceFps.mean <= 0 || b.endToEndFps.mean <= 0) continue;
+      out.push({ faster: a.modelType, baseline: b.modelType, inference: a.inferenceFps.mean / b.inferenceFps.mean, endToEnd: a.endToEndFps.mean / b.endToEndFps.mean });
     }
   }
   return out;
 }
 
-function stageTable(r: RunResult): StageTable {
-  const row = (stage: string, s: RunResult['stages'][Stage]) => ({ stage, meanMs: s.meanMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, share: r.wallMs > 0 ? s.totalMs / r.wallMs : 0 });
-  const rows = STAGES.map((stage) => row(stage, r.stages[stage]));
-  if (r.device) rows.push(row('h2d copy', r.device.h2dMs), row('gpu compute', r.device.gpuComputeMs), row('d2h copy', r.device.d2hMs));
-  return { modelType: MODEL_TYPE_NAMES[r.backend], rows };
+/** Differences that make two rows' FPS incomparable, one sentence each. */
+export function comparabilityWarnings(groups: RunResult[][]): string[] {
+  if (groups.length < 2) return [];
+  const out: string[] = [];
+  const check = (what: string, key: (r: RunResult) => string, which: (r: RunResult) => boolean = () => true) => {
+    const values = new Map<string, string[]>();
+    for (const g of groups) for (const r of g.filter(which)) values.set(key(r), [...(values.get(key(r)) ?? []), r.setup.label]);
+    if (values.size > 1) out.push(`different ${what}: ${[...values].map(([v, labels]) => `${[...new Set(labels)].join(', ')}: ${v}`).join('; ')}`);
+  };
+  // An engine's bytes differ from its ONNX's: across backends the model is compared by shape; within one, by file.
+  check('model', (r) => `${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes`);
+  for (const backend of new Set(groups.flatMap((g) => g.map((r) => r.backend)))) {
+    check(`${MODEL_TYPE_NAMES[backend]} model file`, (r) => `sha ${r.model.sha256.slice(0, 8)}`, (r) => r.backend === backend);
+  }
+  check('video', (r) => r.video.path.split('/').pop() ?? r.video.path);
+  check('frame size', (r) => `${r.frameSize[0]}x${r.frameSize[1]}`);
+  check('loop', (r) => r.setup.loop);
+  return out;
+}
+
+function stageTable(runs: RunResult[], modelType: string): StageTable {
+  const r = runs[0];
+  const pipelined = r.setup.loop === 'pipelined';
+  const avg = (f: (x: RunResult) => number) => mean(runs.map(f));
+  const stat = (pick: (x: RunResult) => RunResult['stages'][Stage] | undefined) => ({
+    meanMs: avg((x) => pick(x)?.meanMs ?? 0),
+    p50Ms: avg((x) => pick(x)?.p50Ms ?? 0),
+    p90Ms: avg((x) => pick(x)?.p90Ms ?? 0),
+    p99Ms: avg((x) => pick(x)?.p99Ms ?? 0),
+  });
+  const shares = pipelined ? [] : runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
+  const shareOf = (name: ShareName) => (pipelined ? undefined : mean(shares.map((sh) => sh.find((y) => y.name === name)?.share ?? 0)));
+  const rows: StageRow[] = STAGES.map((stage) => ({ stage, ...stat((x) => x.stages[stage]), share: shareOf(stage) }));
+  if (!pipelined) {
+    const perFrame = avg((x) => (x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0));
+    rows.push({ stage: 'loop overhead', meanMs: Math.max(0, perFrame), p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, share: shareOf('loop overhead') });
+  }
+  if (r.postprocess) rows.push({ stage: 'draw', ...stat((x) => x.postprocess?.draw), partOf: 'postprocess' });
+  if (r.gpuTimings) {
+    rows.push(
+      { stage: 'h2d copy', ...stat((x) => x.gpuTimings?.h2dMs), partOf: 'inference' },
+      { stage: 'gpu compute', ...stat((x) => x.gpuTimings?.gpuComputeMs), partOf: 'inference' },
+      { stage: 'd2h copy', ...stat((x) => x.gpuTimings?.d2hMs), partOf: 'inference' },
+    );
+  }
+  return { label: r.setup.label, modelType, pipelined, runs: runs.length, rows, wallMsPerFrame: avg((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)) };
+}
+
+function frameSeries(r: RunResult): FrameSeries | undefined {
+  const p = r.perFrame;
+  if (!p || p.index.length === 0) return undefined;
+  return {
+    label: r.setup.label,
+    pipelined: r.setup.loop === 'pipelined',
+    index: p.index,
+    startMs: p.startMs,
+    stages: { read: p.readMs, preprocess: p.preprocessMs, inference: p.inferenceMs, postprocess: p.postprocessMs, write: p.writeMs },
+    inferenceStartMs: p.inferenceStartMs,
+    postprocessStartMs: p.postprocessStartMs,
+    endMs: p.endMs,
+  };
 }
 
 const JETPACK_OF_L4T: [RegExp, string][] = [
@@ -129,12 +305,12 @@ function envBlock(r: RunResult): EnvBlock {
   rows.push(['CPU', e.cpu]);
   if (e.gpu && e.gpu !== e.jetson?.model) rows.push(['GPU', e.gpu]);
   if (e.tensorrt) rows.push(['TensorRT', e.tensorrt]);
-  if (e.onnxruntime) rows.push(['ONNX Runtime', `${e.onnxruntime} (${r.backendDetail.replace(/^.*\((\w+)\)$/, '$1')})`]);
+  if (e.onnxruntime) rows.push(['ONNX Runtime', `${e.onnxruntime} (${r.setup.executionProvider})`]);
   if (e.opencv) rows.push(['OpenCV', e.opencv]);
   rows.push(['Node.js', e.node]);
   rows.push(['Model', `${r.model.path} (${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes${r.model.generatedWeights ? ', RANDOM weights' : ''})`]);
   rows.push(['Video', `${r.video.path} (${r.video.width}x${r.video.height}, ${r.frames} frames measured after ${r.warmupFrames} warm-up)`]);
-  return { label: MODEL_TYPE_NAMES[r.backend], rows };
+  return { label: r.setup.label, rows };
 }
 
 function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] {
@@ -149,7 +325,7 @@ function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] 
 const byTotal = (a: TimedRow, b: TimedRow) => b.totalNs - a.totalNs;
 
 /** Notes a reader would otherwise have to work out from the tables. Each is tied to a number in them. */
-export function profileNotes(p: Omit<ProfileSection, 'notes'>): string[] {
+export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
   const notes: string[] = [];
   const cp = p.criticalPath;
   const setup = cp.filter((d) => /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/.test(d.name) && d.criticalPathPct >= 1);
@@ -182,8 +358,18 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>): string[] {
   }
   const frame = p.nvtx.find((r) => r.name === 'frame');
   const inference = p.nvtx.find((r) => r.name === 'inference');
-  if (frame && inference && frame.totalNs > 0) {
-    notes.push(`inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess and write.`);
+  const runNote = run ? ` The run's figure: the model was not running ${(notInferenceShare(run.stages.inference.totalMs, run.wallMs) * 100).toFixed(1)}% of the wall time.` : '';
+  if (frame && inference && frame.totalNs > 0 && frame.calls > 0) {
+    if (run?.setup.loop === 'pipelined') {
+      notes.push(
+        `frame ranges overlap in the pipelined loop (a frame's range spans its read to its write while the next frames are read): the mean frame range is ${formatNs(Math.round(frame.totalNs / frame.calls))} against ${formatNs(Math.round((run.wallMs / Math.max(1, run.frames)) * 1e6))} of wall time per frame, so shares of the summed frame ranges mean nothing here.${runNote}`,
+      );
+    } else {
+      notes.push(`inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess and write.${runNote}`);
+    }
+  }
+  if (frame && run && frame.calls !== run.frames) {
+    notes.push(`the profile has ${frame.calls} frame ranges where the run measured ${run.frames} frames (runs before this version counted warm-up frames as frame ranges).`);
   }
   return notes;
 }
@@ -232,16 +418,40 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
       osRuntime: nsysTimed(r.osrt_sum?.rows, ['name']).sort(byTotal).slice(0, top),
     });
   }
-  return out.map((s) => ({ ...s, notes: profileNotes(s) }));
+  return out.map((s) => ({ ...s, notes: profileNotes(s, p.run) }));
 }
 
-export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], top = 10): LabReport {
-  const fps = runs.map(fpsRow);
+export interface ReportExtras {
+  skipped?: SkippedBackend[];
+}
+
+export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], top = 10, extras: ReportExtras = {}): LabReport {
+  const groups = groupByLabel(runs);
+  const partial = groups.map(fpsRow);
+  // Model Type names must tell rows apart: add the label where two rows would read the same.
+  const fps: FpsRow[] = partial.map(({ baseModelType, ...x }) => ({
+    ...x,
+    modelType: partial.filter((y) => y.baseModelType === baseModelType).length > 1 ? `${baseModelType} [${x.label}]` : baseModelType,
+  }));
+  const profiled = fps.filter((x) => x.profiled);
+  const allProfiled = profiled.length === fps.length;
+  const speedupRows = allProfiled ? fps : fps.filter((x) => !x.profiled);
+  const speedupNotes =
+    profiled.length && !allProfiled
+      ? [`left out of the speed-ups: ${profiled.map((x) => `${x.modelType} (measured under ${x.setup.profiler})`).join(', ')}: a profiler slows the run, so its FPS is not compared with unprofiled ones`]
+      : allProfiled && profiled.length
+        ? ['every row was measured under a profiler: the speed-ups compare profiled runs with each other']
+        : [];
   return {
     fps,
-    speedups: speedups(fps),
-    stages: runs.map(stageTable),
+    skipped: extras.skipped ?? [],
+    comparability: comparabilityWarnings(groups),
+    speedupNotes,
+    speedups: speedups(speedupRows),
+    stages: groups.map((g, i) => stageTable(g, fps[i].modelType)),
+    series: runs.map(frameSeries).filter((x): x is FrameSeries => !!x),
     profiles: profiles.flatMap((p) => profileSection(p, top)),
-    env: runs.map(envBlock),
+    env: groups.map((g) => envBlock(g[0])),
+    definitions: DEFINITIONS,
   };
 }

@@ -1,13 +1,14 @@
 /**
- * Reading the report's inputs: run JSONs (jetprof.run/1) and profiles in any form jetprof knows (a raw nvprof log
- * or nsys stats output, `jetprof parse` JSON, or a `jetprof profile` result, which may carry its run too).
+ * Reading the report's inputs: run JSONs (jetprof.run/2, and /1 upgraded) and profiles in any form jetprof knows
+ * (a raw nvprof log or nsys stats output, `jetprof parse` JSON, or a `jetprof profile` result, which may carry its
+ * run too).
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
-import { MODEL_TYPE_NAMES, type RunResult } from '../pipeline/run-result.ts';
+import { defaultLabel, MODEL_TYPE_NAMES, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './lab-report.ts';
 
@@ -25,22 +26,55 @@ function readJson(path: string, what: string): unknown {
   }
 }
 
-export function loadRun(path: string): RunResult {
-  const v = readJson(path, 'run JSON') as { schema?: string; run?: RunResult };
-  const run = v.schema === 'jetprof.profile/1' ? v.run : (v as RunResult);
-  if (!run || run.schema !== 'jetprof.run/1' || typeof run.inferenceFps !== 'number' || !run.stages) {
-    throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/1)`, { suggestion: 'pass the file written by `infer --json R.json`' });
+/** A jetprof.run/1 result in the /2 shape: its setup is inferred from what /1 recorded; it has no per-frame arrays. */
+export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName = 'none'): RunResult {
+  const r = v as unknown as RunResult & { schema: string; device?: RunResult['gpuTimings']; pipeline?: { mode: 'on' | 'off'; inFlight?: number } };
+  const backendDetail = typeof r.backendDetail === 'string' ? r.backendDetail : MODEL_TYPE_NAMES[r.backend] ?? String(r.backend);
+  const executionProvider = r.backend === 'tensorrt' ? 'tensorrt' : (/\((\w+)\)/.exec(backendDetail)?.[1] ?? 'cpu');
+  const pipelined = r.pipeline?.mode === 'on';
+  const base = {
+    executionProvider,
+    precision: r.backend === 'onnx' ? ('fp32' as const) : ('unknown' as const),
+    loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
+    ...(pipelined ? { inFlight: r.pipeline?.inFlight ?? 3 } : {}),
+    profiler,
+  };
+  const { device, pipeline: _pipeline, ...rest } = r;
+  return {
+    ...rest,
+    schema: 'jetprof.run/2',
+    backendDetail,
+    setup: { label: defaultLabel(r.backend, base), ...base, device: executionProvider === 'cpu' ? `CPU: ${r.env?.cpu ?? '?'}` : `GPU: ${r.env?.gpu ?? '?'}` },
+    ...(device ? { gpuTimings: device } : {}),
+  };
+}
+
+/** A run result from a file: /2 as written, /1 upgraded; anything else is one line naming the file. */
+export function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'): RunResult {
+  const r = v as { schema?: unknown; inferenceFps?: unknown; stages?: unknown; backend?: unknown };
+  const known = r && (r.schema === 'jetprof.run/1' || r.schema === 'jetprof.run/2');
+  if (known && typeof r.inferenceFps === 'number' && r.stages && (r.backend === 'onnx' || r.backend === 'tensorrt')) {
+    return r.schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
   }
-  return run;
+  if (typeof r?.schema === 'string' && /^jetprof\.run\/\d+$/.test(r.schema)) {
+    throw new JetprofError('BAD_INPUT', `${path}: schema ${r.schema} is newer than this jetprof reads (jetprof.run/1 and /2)`, { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' });
+  }
+  throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/2)`, { suggestion: 'pass the file written by `infer --json R.json`' });
+}
+
+export function loadRun(path: string): RunResult {
+  const v = readJson(path, 'run JSON') as { schema?: string; run?: unknown; tool?: ProfilerName };
+  return v?.schema === 'jetprof.profile/1' ? runFromJson(v.run, path, v.tool) : runFromJson(v, path);
 }
 
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {
   // The head only: a raw log can be hundreds of megabytes, and parseProfileFile streams it.
   if (readProfileHead(path).trimStart().startsWith('{')) {
-    const v = readJson(path, 'profile') as { schema?: string; backend?: RunResult['backend']; tool?: string; nvprof?: NvprofLog; nsys?: NsysStats; run?: RunResult };
+    const v = readJson(path, 'profile') as { schema?: string; backend?: RunResult['backend']; tool?: ProfilerName; nvprof?: NvprofLog; nsys?: NsysStats; run?: unknown };
     if (v.schema === 'jetprof.profile/1') {
-      const label = `${v.backend ? MODEL_TYPE_NAMES[v.backend] : basename(path)} (${basename(path)})`;
-      return { profile: { label, nvprof: v.nvprof, nsys: v.nsys }, run: v.run };
+      const run = v.run ? runFromJson(v.run, path, v.tool) : undefined;
+      const label = `${run?.setup.label ?? (v.backend ? MODEL_TYPE_NAMES[v.backend] : basename(path))} (${basename(path)})`;
+      return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run }, run };
     }
     if (v.schema === 'jetprof.nvprof/1') return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };
     if (v.schema === 'jetprof.nsys/1') return { profile: { label: basename(path), nsys: v as unknown as NsysStats } };

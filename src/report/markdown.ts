@@ -1,12 +1,84 @@
 /** The lab report as Markdown and as CSV files. Pure: a LabReport in, text out. */
-import type { LabReport, ProfileSection, TimedRow } from './lab-report.ts';
+import { roundedPercents } from '../pipeline/figures.ts';
+import type { Spread } from '../util/stats.ts';
+import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './lab-report.ts';
 import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, TIMED_HEADERS, timedCells } from './tables.ts';
 
-const f2 = (v: number) => v.toFixed(2);
+const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
 
 export function speedupLine(s: LabReport['speedups'][number]): string {
   return `${s.faster} vs ${s.baseline}: ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`;
+}
+
+/** "17.05" for one run, "17.05 ± 0.31 (3 runs)" for several. */
+export function fpsCell(s: Spread): string {
+  return s.n > 1 ? `${s.mean.toFixed(2)} ± ${s.std.toFixed(2)} (${s.n} runs)` : s.mean.toFixed(2);
+}
+
+export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
+
+export function labRows(r: LabReport): string[][] {
+  return [...r.fps.map((x) => [x.modelType, x.inputSize, fpsCell(x.inferenceFps), fpsCell(x.endToEndFps)]), ...r.skipped.map((x) => [x.modelType, '', 'skipped', 'skipped'])];
+}
+
+export const SETUP_HEADERS = ['Label', 'Loop', 'Profiler', 'Provider', 'Precision', 'Device', 'Model', 'Video', 'Frame size', 'Frames', 'Runs'];
+
+export function setupRows(r: LabReport): string[][] {
+  return r.fps.map((x) => [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)]);
+}
+
+/** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
+export function gapSentence(x: FpsRow): string {
+  if (x.pipelined && x.busyMs) {
+    const busy = Object.entries(x.busyMs)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ');
+    return `${x.modelType}: the model was not running ${pct(x.notInference)} of the wall time. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame ${busy}, against ${x.wallMsPerFrame.toFixed(2)} ms of wall time per frame.`;
+  }
+  // Rounded once over the whole breakdown (as the stage table), then the parts that are not inference.
+  const rounded = roundedPercents(x.wallShares.map((p) => p.share));
+  const parts = x.wallShares.map((p, i) => ({ name: p.name, pct: rounded[i] })).filter((p) => p.name !== 'inference');
+  const total = parts.reduce((a, p) => a + p.pct, 0);
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${p.name} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).`;
+}
+
+export function skippedSentence(x: LabReport['skipped'][number]): string {
+  return `${x.modelType} skipped: ${x.reason}.${x.command ? ` To include it: \`${x.command}\`` : ''}`;
+}
+
+function stageCells(t: StageTable, x: StageRow, sharePct: number | undefined): string[] {
+  const name = x.partOf ? `  ${x.stage} (part of ${x.partOf})` : x.stage;
+  const cells = [name, f2(x.meanMs), f2(x.p50Ms), f2(x.p90Ms), f2(x.p99Ms)];
+  return t.pipelined ? cells : [...cells, sharePct === undefined ? '' : `${sharePct.toFixed(1)}%`];
+}
+
+export function stageHeaders(t: StageTable): string[] {
+  return t.pipelined ? ['Stage', 'busy mean', 'p50', 'p90', 'p99'] : ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'];
+}
+
+/** Stage rows; the pipelined loop adds the wall time per frame the busy times overlap in. */
+export function stageRows(t: StageTable): string[][] {
+  // The shares (stages and loop overhead) are rounded together, so the printed column adds up to 100.0%.
+  const withShare = t.rows.filter((x) => x.share !== undefined);
+  const rounded = roundedPercents(withShare.map((x) => x.share!));
+  const rows = t.rows.map((x) => stageCells(t, x, withShare.includes(x) ? rounded[withShare.indexOf(x)] : undefined));
+  if (t.pipelined) rows.push(['wall per frame', f2(t.wallMsPerFrame), '', '', '']);
+  return rows;
+}
+
+export function stageCaption(t: StageTable): string {
+  const runs = t.runs > 1 ? `, mean of ${t.runs} runs` : '';
+  return t.pipelined
+    ? `${t.modelType}: ms per frame, pipelined loop (stages overlap: busy times add up to more than the wall time per frame)${runs}`
+    : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%)${runs}`;
+}
+
+export function defaultTitle(r: LabReport): string {
+  const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
+  const skipped = r.skipped.map((x) => x.modelType);
+  const ran = names.length ? names.join(' vs ') : 'no backend ran';
+  return `YOLOv4-Tiny: ${ran}${skipped.length ? ` (${skipped.join(', ')} skipped)` : ''}`;
 }
 
 function timedTable(title: string, rows: TimedRow[], nameHeader: string): string[] {
@@ -51,36 +123,27 @@ function profileMarkdown(p: ProfileSection): string[] {
   return out;
 }
 
-export function reportMarkdown(r: LabReport, title = 'YOLOv4-Tiny: ONNX Runtime vs TensorRT'): string {
+export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   const out: string[] = [`# ${title}`, ''];
-  if (r.fps.length) {
+  if (r.fps.length || r.skipped.length) {
     out.push('## Speed', '');
-    out.push(
-      markdownTable(
-        ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'],
-        r.fps.map((x) => [x.modelType, x.inputSize, f2(x.inferenceFps), f2(x.endToEndFps)]),
-      ),
-      '',
-    );
+    out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
+    for (const x of r.skipped) out.push(`- ${skippedSentence(x)}`);
+    for (const w of r.comparability) out.push(`- **Not comparable**: ${w}.`);
     for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);
-    for (const x of r.fps) {
-      const parts = x.otherStages.filter((s) => s.share >= 0.001).map((s) => `${s.stage} ${pct(s.share)}`);
-      out.push(`- ${x.modelType}: ${pct(x.nonInferenceShare)} of end-to-end time is not inference (${parts.join(', ')}), over ${x.frames} frames.`);
+    for (const n of r.speedupNotes) out.push(`- ${n}`);
+    for (const x of r.fps) out.push(`- ${gapSentence(x)}`);
+    out.push('');
+    if (r.fps.length) {
+      out.push('**What each row measured**', '');
+      out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
     }
-    out.push('', 'Inference FPS = frames / time in the model only; end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write. Warm-up frames are excluded from both.', '');
   }
   if (r.stages.length) {
     out.push('## Stages (ms per frame)', '');
-    for (const s of r.stages) {
-      out.push(`**${s.modelType}**`, '');
-      out.push(
-        markdownTable(
-          ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'],
-          s.rows.map((x) => [x.stage, f2(x.meanMs), f2(x.p50Ms), f2(x.p90Ms), f2(x.p99Ms), pct(x.share)]),
-          ['l', 'r', 'r', 'r', 'r', 'r'],
-        ),
-        '',
-      );
+    for (const t of r.stages) {
+      out.push(`**${stageCaption(t)}**`, '');
+      out.push(markdownTable(stageHeaders(t), stageRows(t), ['l', 'r', 'r', 'r', 'r', 'r']), '');
     }
   }
   if (r.profiles.length) {
@@ -91,6 +154,7 @@ export function reportMarkdown(r: LabReport, title = 'YOLOv4-Tiny: ONNX Runtime 
     out.push('## Environment', '');
     for (const e of r.env) out.push(`**${e.label}**`, '', markdownTable(['', ''], e.rows), '');
   }
+  out.push('## Definitions', '', ...r.definitions.map(([k, v]) => `- **${k}**: ${v}`), '');
   return `${out.join('\n').trimEnd()}\n`;
 }
 
@@ -98,12 +162,16 @@ export function reportMarkdown(r: LabReport, title = 'YOLOv4-Tiny: ONNX Runtime 
 export function reportCsv(r: LabReport): Record<string, string> {
   const files: Record<string, string> = {};
   files['fps.csv'] = csvTable(
-    ['model_type', 'model_input_size', 'inference_fps', 'end_to_end_fps', 'frames', 'non_inference_share'],
-    r.fps.map((x) => [x.modelType, x.inputSize, f2(x.inferenceFps), f2(x.endToEndFps), x.frames, x.nonInferenceShare.toFixed(4)]),
+    ['label', 'model_type', 'model_input_size', 'inference_fps', 'inference_fps_std', 'end_to_end_fps', 'end_to_end_fps_std', 'runs', 'frames', 'not_inference_share', 'loop', 'profiler', 'execution_provider', 'precision', 'device'],
+    r.fps.map((x) => [
+      x.label, x.modelType, x.inputSize, f2(x.inferenceFps.mean), f2(x.inferenceFps.std), f2(x.endToEndFps.mean), f2(x.endToEndFps.std), x.runs, x.frames, x.notInference.toFixed(4),
+      x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device,
+    ]),
   );
+  const ms3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '');
   files['stages.csv'] = csvTable(
-    ['model_type', 'stage', 'mean_ms', 'p50_ms', 'p90_ms', 'p99_ms', 'share_of_wall'],
-    r.stages.flatMap((s) => s.rows.map((x) => [s.modelType, x.stage, x.meanMs.toFixed(3), x.p50Ms.toFixed(3), x.p90Ms.toFixed(3), x.p99Ms.toFixed(3), x.share.toFixed(4)])),
+    ['label', 'stage', 'part_of', 'mean_ms', 'p50_ms', 'p90_ms', 'p99_ms', 'share_of_wall'],
+    r.stages.flatMap((s) => s.rows.map((x) => [s.label, x.stage, x.partOf ?? '', ms3(x.meanMs), ms3(x.p50Ms), ms3(x.p90Ms), ms3(x.p99Ms), x.share === undefined ? '' : x.share.toFixed(4)])),
   );
   r.profiles.forEach((p, i) => {
     const base = `profile${i + 1}_${p.label.replace(/[^\w.-]+/g, '_')}`;

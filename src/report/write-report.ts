@@ -5,7 +5,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/files.ts';
 import { reportHtml } from './html.ts';
-import { buildLabReport, type LabeledProfile } from './lab-report.ts';
+import { buildLabReport, type LabeledProfile, type SkippedBackend } from './lab-report.ts';
 import { loadProfile, loadRun } from './load.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 
@@ -17,6 +17,8 @@ export interface ReportFiles {
   csv?: string;
   top: number;
   title?: string;
+  /** Backends that did not run, shown as rows with their reason (compare). */
+  skipped?: SkippedBackend[];
 }
 
 /** Builds the report and writes what was asked; returns the Markdown. */
@@ -31,7 +33,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   if (runs.length === 0 && profiles.length === 0) {
     throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
   }
-  const report = buildLabReport(runs, profiles, o.top);
+  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped });
   const md = reportMarkdown(report, o.title);
   if (o.out) writeFileAtomic(o.out, md);
   if (o.html) writeFileAtomic(o.html, reportHtml(report, o.title));

@@ -49,3 +49,34 @@ export function summarize(values: readonly number[]): StageStats {
     covPct: mean > 0 ? (std / mean) * 100 : 0,
   };
 }
+
+/** Mean, sample standard deviation, range and a 95% confidence interval of the mean (Student's t) of repeated runs. */
+export interface Spread {
+  n: number;
+  mean: number;
+  std: number;
+  min: number;
+  max: number;
+  /** [low, high]; equal to the mean when n = 1. */
+  ci95: [number, number];
+}
+
+/** Two-sided 95% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond. */
+const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+
+export function t95(degreesOfFreedom: number): number {
+  return degreesOfFreedom >= 1 && degreesOfFreedom <= 30 ? T95[degreesOfFreedom - 1] : 1.96;
+}
+
+export function spread(values: readonly number[]): Spread {
+  const n = values.length;
+  if (n === 0) throw new RangeError('spread of no values');
+  let total = 0;
+  for (const v of values) total += v;
+  const mean = total / n;
+  let sq = 0;
+  for (const v of values) sq += (v - mean) * (v - mean);
+  const std = n > 1 ? Math.sqrt(sq / (n - 1)) : 0;
+  const half = n > 1 ? (t95(n - 1) * std) / Math.sqrt(n) : 0;
+  return { n, mean, std, min: Math.min(...values), max: Math.max(...values), ci95: [mean - half, mean + half] };
+}

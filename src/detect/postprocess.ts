@@ -1,0 +1,74 @@
+/**
+ * Postprocess of one frame: decode every head into the reusable candidate buffer, keep the top `maxCandidates` by
+ * score (linear-time selection), per-class greedy NMS, then at most `maxDet` boxes, highest score first. The two
+ * caps bound the work of a frame where the model fires everywhere (a model early in training, --conf 0.001 for
+ * mAP); on a normal frame neither binds, and the result is exactly greedy NMS over all candidates.
+ */
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { JetprofError } from '../util/errors.ts';
+import { Candidates, topByScore } from './candidates.ts';
+import { type ClassMode, decodeHead, decodePluginDetections, PLUGIN_DETECTIONS_OUTPUT } from './decode.ts';
+import { type NmsKind, nmsCandidates } from './nms.ts';
+import type { Detection, Geometry } from './types.ts';
+
+export interface PostprocessOptions {
+  confThreshold: number;
+  nmsThreshold: number;
+  nmsKind: NmsKind;
+  classMode: ClassMode;
+  /** Candidates entering NMS, the highest scores first. */
+  maxCandidates: number;
+  /** Boxes kept per frame after NMS. */
+  maxDet: number;
+}
+
+/**
+ * Defaults. 30000 candidates: Ultralytics' max_nms; far above a normal frame (a crowded vtest frame at --conf 0.3
+ * has about 3000) and cheap for the NMS here. 300 boxes: Ultralytics' max_det, three times COCO's maxDets of 100.
+ */
+export const DEFAULT_MAX_CANDIDATES = 30000;
+export const DEFAULT_MAX_DET = 300;
+
+export interface FramePostprocess {
+  detections: Detection[];
+  /** Candidates above the threshold, before the cap. */
+  candidates: number;
+  /** More candidates than maxCandidates: only the top ones entered NMS. */
+  candidatesCapped: boolean;
+  /** More boxes than maxDet survived NMS: the lowest scores were dropped. */
+  detectionsCapped: boolean;
+}
+
+export class Postprocessor {
+  private readonly buffer = new Candidates(4096);
+
+  constructor(
+    private readonly model: YoloModelInfo,
+    private readonly geometry: Geometry,
+    private readonly o: PostprocessOptions,
+  ) {}
+
+  run(outputs: Map<string, Float32Array>): FramePostprocess {
+    const { model, geometry: g, o } = this;
+    const c = this.buffer.reset();
+    const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
+    if (plugin && !outputs.has(model.heads[0].output)) {
+      decodePluginDetections(plugin, g, o.confThreshold, model.classes, c);
+    } else {
+      for (const head of model.heads) {
+        const data = outputs.get(head.output);
+        if (!data) throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, { suggestion: 'export the model again with `jetprof export`' });
+        decodeHead(data, head, g, { classes: model.classes, confThreshold: o.confThreshold, classMode: o.classMode }, c);
+      }
+    }
+    const order = topByScore(c, Math.min(c.count, o.maxCandidates));
+    const kept = nmsCandidates(c, order, o.nmsThreshold, o.nmsKind);
+    const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
+    return {
+      detections: c.toDetections(shown),
+      candidates: c.count,
+      candidatesCapped: c.count > o.maxCandidates,
+      detectionsCapped: kept.length > o.maxDet,
+    };
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The one definition of each figure jetprof reports, as text (docs, the report's definitions note) and as code
+ * (the run summary, the report, the profile summary all call these). Pure.
+ */
+import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
+
+export type LoopKind = 'pipelined' | 'sequential';
+
+export const DEFINITIONS: [string, string][] = [
+  ['inference FPS', 'measured frames / the sum of the time each of them spent in the model (ONNX Runtime run, TensorRT infer; host clock)'],
+  ['end-to-end FPS', "measured frames / wall time, from the start of the first measured frame's read to the end of the last one's write"],
+  ['wall ms per frame', 'wall time / measured frames = 1000 / end-to-end FPS'],
+  ['busy ms per frame', 'the mean time one frame spent in a stage (its p50/p90/p99 are over the same frames)'],
+  ['not inference', '1 - inference time / wall time = 1 - end-to-end FPS / inference FPS: the share of wall time the model was not running'],
+  [
+    'share of wall (sequential loop)',
+    'stage time / wall time; read + preprocess + inference + postprocess + write + loop overhead (the time between one frame\'s write and the next read) = 100%',
+  ],
+  [
+    'pipelined loop',
+    'read+preprocess, inference and postprocess+write of different frames run at the same time: busy times per frame add up to more than the wall time per frame, so no share of wall is given per stage; a `frame` NVTX range spans a frame from its read to its write, and ranges of consecutive frames overlap',
+  ],
+  ['warm-up', 'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)'],
+];
+
+export const sumOf = (v: readonly number[]): number => {
+  let s = 0;
+  for (const x of v) s += x;
+  return s;
+};
+
+export function inferenceFps(p: PerFrame): number {
+  const n = p.index.length;
+  const ms = sumOf(p.inferenceMs);
+  return n > 0 && ms > 0 ? n / (ms / 1000) : 0;
+}
+
+export function endToEndFps(p: PerFrame): number {
+  const n = p.index.length;
+  const wall = wallMsOf(p);
+  return n > 0 && wall > 0 ? n / (wall / 1000) : 0;
+}
+
+/** Share of wall time the model was not running, 0..1. */
+export function notInferenceShare(inferenceTotalMs: number, wallMs: number): number {
+  return wallMs > 0 ? Math.max(0, 1 - inferenceTotalMs / wallMs) : 0;
+}
+
+export type ShareName = Stage | 'loop overhead';
+
+/**
+ * Sequential loop: each stage's share of the wall time and the loop overhead, adding up to 1. (Meaningless for the
+ * pipelined loop, where stages overlap: callers give busy times there instead.)
+ */
+export function wallShares(stageTotalsMs: Record<Stage, number>, wallMs: number): { name: ShareName; share: number }[] {
+  if (wallMs <= 0) return [];
+  const stages = STAGES.map((s) => ({ name: s as ShareName, share: stageTotalsMs[s] / wallMs }));
+  const overhead = Math.max(0, 1 - sumOf(stages.map((s) => s.share)));
+  return [...stages, { name: 'loop overhead', share: overhead }];
+}
+
+export function stageTotals(p: PerFrame): Record<Stage, number> {
+  return Object.fromEntries(STAGES.map((s) => [s, sumOf(p[STAGE_COLUMN[s]])])) as Record<Stage, number>;
+}
+
+/**
+ * Percentages rounded so that the rounded parts add up to the rounded total (largest remainder): a breakdown that
+ * says "31% = 12% + 10% + 9%" adds up as printed.
+ */
+export function roundedPercents(shares: readonly number[], decimals = 1): number[] {
+  const scale = 10 ** decimals;
+  const scaled = shares.map((s) => s * 100 * scale);
+  const target = Math.round(sumOf(scaled));
+  const floors = scaled.map(Math.floor);
+  let rest = target - sumOf(floors);
+  const order = scaled.map((v, i) => [v - Math.floor(v), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of order) {
+    if (rest <= 0) break;
+    floors[i]++;
+    rest--;
+  }
+  return floors.map((v) => v / scale);
+}
