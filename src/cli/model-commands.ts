@@ -1,5 +1,5 @@
 /** `jetprof export` and `jetprof make-weights`. */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { cachedOnnxPath, exportModelFile, makeWeightsFile } from '../model/export-file.ts';
 import { handleError } from './handle-error.ts';
 import { parseIntInRange, parseSize } from './options.ts';
@@ -37,10 +37,19 @@ export function makeWeightsCommand(): Command {
     .requiredOption('--cfg <file.cfg>', 'darknet cfg')
     .requiredOption('--out <file.weights>', 'output weights file')
     .option('--seed <n>', 'PRNG seed (same seed, same bytes on every machine)', parseIntInRange('--seed', 0, 2 ** 32 - 1), 1)
-    .addHelpText('after', '\nExample:\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights')
-    .action((o: { cfg: string; out: string; seed: number }) => {
+    .option(
+      '--objectness-bias <b>',
+      'bias of the heads\' objectness logits: -4 (default) fires rarely, like a trained model; 2 fires almost everywhere (a dense model, to test postprocess)',
+      (v: string) => {
+        const n = Number(v);
+        if (v.trim() === '' || !Number.isFinite(n) || Math.abs(n) > 20) throw new InvalidArgumentError(`--objectness-bias must be a number between -20 and 20, got '${v}'`);
+        return n;
+      },
+    )
+    .addHelpText('after', '\nExamples:\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights')
+    .action((o: { cfg: string; out: string; seed: number; objectnessBias?: number }) => {
       try {
-        const bytes = makeWeightsFile(o.cfg, o.seed, o.out);
+        const bytes = makeWeightsFile(o.cfg, o.seed, o.out, o.objectnessBias);
         process.stderr.write(`wrote ${o.out} (${bytes} bytes, seed ${o.seed}). These weights are RANDOM: detections made with them mean nothing.\n`);
         process.stdout.write(`${o.out}\n`);
       } catch (e) {

@@ -1,47 +1,68 @@
 /**
  * Candidate boxes of one frame in flat, reusable typed arrays: decoding writes here without an object per candidate,
- * and selection and NMS read the arrays. A frame of a densely firing model has tens of thousands of candidates.
+ * and selection and NMS read the arrays. A frame of a densely firing model has 200,000 candidates (every anchor of
+ * every cell, every class), so a box is stored once per cell and shared by that cell's class candidates.
  */
 import type { Detection } from './types.ts';
 
 export class Candidates {
+  /** Candidates: score, class and the box they share with the other classes of their cell. */
   count = 0;
+  /** float32, as OpenCV's NMSBoxes takes scores: equal scores compare equal everywhere. */
+  score: Float32Array;
+  classId: Int32Array;
+  box: Int32Array;
+  /** Boxes, in frame pixels (corners). */
+  boxCount = 0;
   x1: Float64Array;
   y1: Float64Array;
   x2: Float64Array;
   y2: Float64Array;
-  /** float32, as OpenCV's NMSBoxes takes scores: equal scores compare equal everywhere. */
-  score: Float32Array;
-  classId: Int32Array;
 
   constructor(capacity = 1024) {
+    this.score = new Float32Array(capacity);
+    this.classId = new Int32Array(capacity);
+    this.box = new Int32Array(capacity);
     this.x1 = new Float64Array(capacity);
     this.y1 = new Float64Array(capacity);
     this.x2 = new Float64Array(capacity);
     this.y2 = new Float64Array(capacity);
-    this.score = new Float32Array(capacity);
-    this.classId = new Int32Array(capacity);
   }
 
   /** Empties the buffer, keeping its memory. */
   reset(): this {
     this.count = 0;
+    this.boxCount = 0;
     return this;
   }
 
-  push(x1: number, y1: number, x2: number, y2: number, score: number, classId: number): void {
-    if (this.count === this.score.length) this.grow();
+  /** Adds a box; returns its index for addCandidate. */
+  addBox(x1: number, y1: number, x2: number, y2: number): number {
+    if (this.boxCount === this.x1.length) this.growBoxes();
+    const b = this.boxCount++;
+    this.x1[b] = x1;
+    this.y1[b] = y1;
+    this.x2[b] = x2;
+    this.y2[b] = y2;
+    return b;
+  }
+
+  addCandidate(box: number, score: number, classId: number): void {
+    if (this.count === this.score.length) this.growCandidates();
     const i = this.count++;
-    this.x1[i] = x1;
-    this.y1[i] = y1;
-    this.x2[i] = x2;
-    this.y2[i] = y2;
     this.score[i] = score;
     this.classId[i] = classId;
+    this.box[i] = box;
+  }
+
+  /** A candidate with a box of its own. */
+  add(x1: number, y1: number, x2: number, y2: number, score: number, classId: number): void {
+    this.addCandidate(this.addBox(x1, y1, x2, y2), score, classId);
   }
 
   detection(i: number): Detection {
-    return { x1: this.x1[i], y1: this.y1[i], x2: this.x2[i], y2: this.y2[i], score: this.score[i], classId: this.classId[i] };
+    const b = this.box[i];
+    return { x1: this.x1[b], y1: this.y1[b], x2: this.x2[b], y2: this.y2[b], score: this.score[i], classId: this.classId[i] };
   }
 
   /** Objects for a few indices (the kept boxes), or for all candidates. */
@@ -54,99 +75,104 @@ export class Candidates {
 
   static from(detections: readonly Detection[]): Candidates {
     const c = new Candidates(Math.max(1, detections.length));
-    for (const d of detections) c.push(d.x1, d.y1, d.x2, d.y2, d.score, d.classId);
+    for (const d of detections) c.add(d.x1, d.y1, d.x2, d.y2, d.score, d.classId);
     return c;
   }
 
-  private grow(): void {
-    const cap = this.score.length * 2;
-    const f64 = (a: Float64Array) => {
+  private growBoxes(): void {
+    const cap = this.x1.length * 2;
+    const grow = (a: Float64Array) => {
       const b = new Float64Array(cap);
       b.set(a);
       return b;
     };
-    this.x1 = f64(this.x1);
-    this.y1 = f64(this.y1);
-    this.x2 = f64(this.x2);
-    this.y2 = f64(this.y2);
+    this.x1 = grow(this.x1);
+    this.y1 = grow(this.y1);
+    this.x2 = grow(this.x2);
+    this.y2 = grow(this.y2);
+  }
+
+  private growCandidates(): void {
+    const cap = this.score.length * 2;
     const s = new Float32Array(cap);
     s.set(this.score);
     this.score = s;
     const c = new Int32Array(cap);
     c.set(this.classId);
     this.classId = c;
+    const b = new Int32Array(cap);
+    b.set(this.box);
+    this.box = b;
   }
 }
 
-/** Indices below this fit in a sort key beside a 32-bit score (2^32 x 2^21 < 2^53). */
-const INDEX_BITS = 2 ** 21;
-
-/**
- * Sort keys that order candidates by score descending, then index ascending (the order OpenCV's NMSBoxes uses:
- * a stable sort by score). A float32's bits, made monotone as an unsigned integer, are exact for every score.
- * Returns undefined when there are too many candidates to pack (then the caller uses a comparator).
- */
-export function scoreKeys(c: Candidates): Float64Array | undefined {
+/** Sort keys: the float32 bits made monotone as unsigned integers, then inverted, so high scores come first. */
+function scoreKeys(c: Candidates): Uint32Array {
   const n = c.count;
-  if (n >= INDEX_BITS) return undefined;
   const bits = new Uint32Array(c.score.buffer, c.score.byteOffset, n);
-  const keys = new Float64Array(n);
+  const keys = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
     const b = bits[i];
-    const ascending = b & 0x80000000 ? ~b >>> 0 : (b | 0x80000000) >>> 0; // negative floats reversed, then positives
-    keys[i] = (0xffffffff - ascending) * INDEX_BITS + i;
+    keys[i] = ~(b & 0x80000000 ? ~b : b | 0x80000000) >>> 0; // negative floats reversed below the positives
   }
   return keys;
 }
 
-export const indexOfKey = (key: number): number => key % INDEX_BITS;
+/** Stable LSD radix sort of `order` by `keys` (aligned), 8 bits a pass; passes where every key agrees are skipped. */
+function radixSort(keysIn: Uint32Array, orderIn: Int32Array): Int32Array {
+  const n = keysIn.length;
+  let keys: Uint32Array = keysIn;
+  let order: Int32Array = orderIn;
+  let keysOut: Uint32Array = new Uint32Array(n);
+  let orderOut: Int32Array = new Int32Array(n);
+  const counts = new Int32Array(256);
+  for (let shift = 0; shift < 32; shift += 8) {
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[(keys[i] >>> shift) & 255]++;
+    if (n === 0 || counts[(keys[0] >>> shift) & 255] === n) continue; // nothing moves in this pass
+    let sum = 0;
+    for (let d = 0; d < 256; d++) {
+      const c0 = counts[d];
+      counts[d] = sum;
+      sum += c0;
+    }
+    for (let i = 0; i < n; i++) {
+      const d = (keys[i] >>> shift) & 255;
+      const p = counts[d]++;
+      keysOut[p] = keys[i];
+      orderOut[p] = order[i];
+    }
+    [keys, keysOut] = [keysOut, keys];
+    [order, orderOut] = [orderOut, order];
+  }
+  return order;
+}
 
 /**
- * The `k` candidates with the highest scores (ties: lower index first), in that order. Linear-time selection
- * (quickselect on the packed keys), then a sort of the `k` selected only.
+ * The `k` candidates with the highest scores, in that order; ties keep their index order (as OpenCV NMSBoxes'
+ * stable sort). Linear time: a histogram of the keys' top 16 bits finds the bucket where the k-th candidate lies;
+ * only the candidates at or above it (k and that bucket's share) are radix-sorted. Exact for every float32 score.
  */
 export function topByScore(c: Candidates, k: number): Int32Array {
   const n = c.count;
   const keys = scoreKeys(c);
-  if (!keys) {
-    const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => c.score[b] - c.score[a] || a - b);
-    return Int32Array.from(idx.slice(0, k));
-  }
+  let bound = 65536; // every bucket
   if (k < n) {
-    selectSmallest(keys, k);
-    const head = keys.subarray(0, k).sort();
-    return Int32Array.from(head, indexOfKey);
+    const counts = new Int32Array(65536);
+    for (let i = 0; i < n; i++) counts[keys[i] >>> 16]++;
+    let seen = 0;
+    for (bound = 0; seen < k; bound++) seen += counts[bound];
   }
-  keys.sort();
-  return Int32Array.from(keys, indexOfKey);
-}
-
-/** Rearranges `a` so that its `k` smallest values (all distinct) come first, in any order. Hoare's quickselect. */
-export function selectSmallest(a: Float64Array, k: number): void {
-  let lo = 0;
-  let hi = a.length - 1;
-  while (hi > lo) {
-    const mid = (lo + hi) >>> 1;
-    // median of three as the pivot
-    const x = a[lo];
-    const y = a[mid];
-    const z = a[hi];
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i] < pivot) i++;
-      while (a[j] > pivot) j--;
-      if (i <= j) {
-        const t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-        i++;
-        j--;
-      }
+  let m = 0;
+  for (let i = 0; i < n; i++) if (keys[i] >>> 16 < bound) m++;
+  const pickedKeys = new Uint32Array(m);
+  const picked = new Int32Array(m);
+  for (let i = 0, j = 0; i < n; i++) {
+    if (keys[i] >>> 16 < bound) {
+      pickedKeys[j] = keys[i];
+      picked[j++] = i;
     }
-    if (k - 1 <= j) hi = j;
-    else if (k - 1 >= i) lo = i;
-    else return;
   }
+  const order = radixSort(pickedKeys, picked);
+  return k < order.length ? order.slice(0, k) : order;
 }

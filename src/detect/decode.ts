@@ -39,10 +39,15 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
   const act = newCoords ? (v: number) => v : sigmoid;
   const best = options.classMode === 'best';
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
+  // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode).
+  const cellObj = new Float64Array(plane);
+  const cellThreshold = new Float64Array(plane);
+  const cellBox = new Int32Array(plane);
   for (let a = 0; a < head.anchors.length; a++) {
     const base = a * per * plane;
     const [anchorW, anchorH] = head.anchors[a];
     for (let cell = 0; cell < plane; cell++) {
+      cellThreshold[cell] = Infinity; // no class passes unless set below
       const obj = act(data[base + 4 * plane + cell]);
       if (!(obj > conf)) continue;
       const row = Math.floor(cell / W);
@@ -60,8 +65,8 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
       const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
       const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
       if (!(x1 === x1 && y1 === y1 && x2 === x2 && y2 === y2)) continue; // NaN from a broken model output
-      const classBase = base + 5 * plane + cell;
       if (best) {
+        const classBase = base + 5 * plane + cell;
         let bestC = 0;
         let bestV = data[classBase];
         for (let c = 1; c < C; c++) {
@@ -72,7 +77,7 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
           }
         }
         const score = obj * act(bestV);
-        if (score > conf) out.push(x1, y1, x2, y2, score, bestC);
+        if (score > conf) out.add(x1, y1, x2, y2, score, bestC);
         continue;
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
@@ -80,12 +85,19 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
       const need = conf / obj;
       if (need >= 1) continue;
       // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
-      const threshold = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
-      for (let c = 0; c < C; c++) {
-        const v = data[classBase + c * plane];
-        if (!(v > threshold)) continue;
-        const score = obj * act(v);
-        if (score > conf) out.push(x1, y1, x2, y2, score, c);
+      cellThreshold[cell] = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
+      cellObj[cell] = obj;
+      cellBox[cell] = out.addBox(x1, y1, x2, y2); // shared by every class of the cell that passes
+    }
+    if (best) continue;
+    // Classes outer, cells inner: the reads follow the tensor's memory order (NCHW).
+    for (let c = 0; c < C; c++) {
+      const classBase = base + (5 + c) * plane;
+      for (let cell = 0; cell < plane; cell++) {
+        const v = data[classBase + cell];
+        if (!(v > cellThreshold[cell])) continue;
+        const score = cellObj[cell] * (newCoords ? v : 1 / (1 + Math.exp(-v)));
+        if (score > conf) out.addCandidate(cellBox[cell], score, c);
       }
     }
   }
@@ -116,7 +128,7 @@ export function decodePluginDetections(data: Float32Array, geometry: Geometry, c
     const y = data[i + 1] * netH;
     const w = data[i + 2] * netW;
     const h = data[i + 3] * netH;
-    out.push(clamp((x - padX) / scaleX, frameW), clamp((y - padY) / scaleY, frameH), clamp((x + w - padX) / scaleX, frameW), clamp((y + h - padY) / scaleY, frameH), score, classId);
+    out.add(clamp((x - padX) / scaleX, frameW), clamp((y - padY) / scaleY, frameH), clamp((x + w - padX) / scaleX, frameW), clamp((y + h - padY) / scaleY, frameH), score, classId);
   }
   return out;
 }

@@ -44,41 +44,97 @@ function diouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: numbe
 }
 
 /**
- * NMS over `order` (candidate indices in score order, e.g. from topByScore). Returns the kept indices in that order.
+ * NMS over `order` (candidate indices in score order, e.g. from topByScore). Returns the kept indices in that order,
+ * at most `limit` of them. Greedy NMS decides each box from higher-scored boxes only, so the first `limit` kept
+ * boxes are the same whether or not the rest is processed: with a limit below the candidates, the loop stops there
+ * (each candidate is compared with the kept boxes of its class); without one, every class is swept in x.
  * `threshold` must be >= 0 (the sweep relies on it).
  */
-export function nmsCandidates(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind = 'iou'): Int32Array {
+export function nmsCandidates(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind = 'iou', limit = Infinity): Int32Array {
   if (!(threshold >= 0)) throw new RangeError(`NMS threshold must be >= 0, got ${threshold}`);
   const n = order.length;
-  // Group by class, keeping score order inside each class (a stable counting sort on the class ids present).
-  const classOf = new Int32Array(n);
-  const slot = new Map<number, number>();
+  // Coordinates and classes by rank (position in `order`), gathered once.
+  const x1 = new Float64Array(n);
+  const y1 = new Float64Array(n);
+  const x2 = new Float64Array(n);
+  const y2 = new Float64Array(n);
+  const cls = new Int32Array(n);
   for (let r = 0; r < n; r++) {
-    const cls = c.classId[order[r]];
-    let s = slot.get(cls);
-    if (s === undefined) slot.set(cls, (s = slot.size));
-    classOf[r] = s;
+    const i = order[r];
+    const b = c.box[i];
+    x1[r] = c.x1[b];
+    y1[r] = c.y1[b];
+    x2[r] = c.x2[b];
+    y2[r] = c.y2[b];
+    cls[r] = c.classId[i];
   }
-  const starts = new Int32Array(slot.size + 1);
-  for (let r = 0; r < n; r++) starts[classOf[r] + 1]++;
-  for (let s = 0; s < slot.size; s++) starts[s + 1] += starts[s];
-  const fill = starts.slice(0, slot.size);
-  const ranks = new Int32Array(n); // positions in `order`, grouped by class, ascending within a class
-  for (let r = 0; r < n; r++) ranks[fill[classOf[r]]++] = r;
-
-  const keptRank = new Uint8Array(n);
-  for (let s = 0; s < slot.size; s++) suppressClass(c, order, ranks.subarray(starts[s], starts[s + 1]), threshold, kind, keptRank);
-  let kept = 0;
-  for (let r = 0; r < n; r++) kept += keptRank[r];
-  const out = new Int32Array(kept);
-  for (let r = 0, k = 0; r < n; r++) if (keptRank[r]) out[k++] = order[r];
-  return out;
+  const boxes = { x1, y1, x2, y2 };
+  const keptRanks = limit < n ? greedyUpTo(boxes, cls, threshold, kind, limit) : sweepAll(boxes, cls, threshold, kind);
+  return Int32Array.from(keptRanks, (r) => order[r]);
 }
 
-/** Greedy suppression inside one class; `ranks` are positions in `order`, in score order. Marks kept ranks. */
-function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, threshold: number, kind: NmsKind, keptRank: Uint8Array): void {
+interface RankBoxes {
+  x1: Float64Array;
+  y1: Float64Array;
+  x2: Float64Array;
+  y2: Float64Array;
+}
+
+function overlapOf(b: RankBoxes, p: number, q: number, kind: NmsKind): number {
+  return kind === 'diou'
+    ? diouFlat(b.x1[p], b.y1[p], b.x2[p], b.y2[p], b.x1[q], b.y1[q], b.x2[q], b.y2[q])
+    : iouFlat(b.x1[p], b.y1[p], b.x2[p], b.y2[p], b.x1[q], b.y1[q], b.x2[q], b.y2[q]);
+}
+
+/** Ranks in score order; each is kept unless a kept box of its class overlaps it; stops after `limit` kept. */
+function greedyUpTo(b: RankBoxes, cls: Int32Array, threshold: number, kind: NmsKind, limit: number): number[] {
+  const keptByClass = new Map<number, number[]>();
+  const kept: number[] = [];
+  for (let r = 0; r < cls.length && kept.length < limit; r++) {
+    let same = keptByClass.get(cls[r]);
+    if (!same) keptByClass.set(cls[r], (same = []));
+    let suppressed = false;
+    for (const k of same) {
+      if (overlapOf(b, k, r, kind) > threshold) {
+        suppressed = true;
+        break;
+      }
+    }
+    if (suppressed) continue;
+    same.push(r);
+    kept.push(r);
+  }
+  return kept;
+}
+
+/** Every class swept in x; returns the kept ranks in score order. */
+function sweepAll(b: RankBoxes, cls: Int32Array, threshold: number, kind: NmsKind): number[] {
+  const n = cls.length;
+  // Group by class, keeping score order inside each class (a stable counting sort on the class ids present).
+  const slotOf = new Int32Array(n);
+  const slot = new Map<number, number>();
+  for (let r = 0; r < n; r++) {
+    let s = slot.get(cls[r]);
+    if (s === undefined) slot.set(cls[r], (s = slot.size));
+    slotOf[r] = s;
+  }
+  const starts = new Int32Array(slot.size + 1);
+  for (let r = 0; r < n; r++) starts[slotOf[r] + 1]++;
+  for (let s = 0; s < slot.size; s++) starts[s + 1] += starts[s];
+  const fill = starts.slice(0, slot.size);
+  const ranks = new Int32Array(n); // ranks grouped by class, ascending within a class
+  for (let r = 0; r < n; r++) ranks[fill[slotOf[r]]++] = r;
+  const keptRank = new Uint8Array(n);
+  for (let s = 0; s < slot.size; s++) suppressClass(b, ranks.subarray(starts[s], starts[s + 1]), threshold, kind, keptRank);
+  const kept: number[] = [];
+  for (let r = 0; r < n; r++) if (keptRank[r]) kept.push(r);
+  return kept;
+}
+
+/** Greedy suppression inside one class; `ranks` in score order. Marks kept ranks. */
+function suppressClass(b: RankBoxes, ranks: Int32Array, threshold: number, kind: NmsKind, keptRank: Uint8Array): void {
   const m = ranks.length;
-  const { x1, y1, x2, y2 } = c;
+  const { x1, y1, x2, y2 } = b;
   if (m === 1) {
     keptRank[ranks[0]] = 1;
     return;
@@ -87,13 +143,13 @@ function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, thre
   let minX = Infinity;
   let maxW = 0;
   for (let k = 0; k < m; k++) {
-    const i = order[ranks[k]];
-    if (x1[i] < minX) minX = x1[i];
-    if (x2[i] - x1[i] > maxW) maxW = x2[i] - x1[i];
+    const r = ranks[k];
+    if (x1[r] < minX) minX = x1[r];
+    if (x2[r] - x1[r] > maxW) maxW = x2[r] - x1[r];
   }
   const SPLIT = 2 ** 21;
   const keys = new Float64Array(m);
-  for (let k = 0; k < m; k++) keys[k] = Math.floor((x1[order[ranks[k]]] - minX) * 16) * SPLIT + k;
+  for (let k = 0; k < m; k++) keys[k] = Math.floor((x1[ranks[k]] - minX) * 16) * SPLIT + k;
   keys.sort();
   const byX = new Int32Array(m);
   const xs = new Float64Array(m); // x1 - minX rounded down to 1/16 px
@@ -112,11 +168,10 @@ function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, thre
     return lo;
   };
   const suppressed = new Uint8Array(m);
-  const diouKind = kind === 'diou';
   for (let k = 0; k < m; k++) {
     if (suppressed[k]) continue;
-    keptRank[ranks[k]] = 1;
-    const i = order[ranks[k]];
+    const i = ranks[k];
+    keptRank[i] = 1;
     const ax1 = x1[i];
     const ay1 = y1[i];
     const ax2 = x2[i];
@@ -127,7 +182,7 @@ function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, thre
     for (let p = lowerBound(ax1 - minX - maxW - 1 / 16); p < hi; p++) {
       const q = byX[p];
       if (q <= k || suppressed[q]) continue;
-      const j = order[ranks[q]];
+      const j = ranks[q];
       const bx1 = x1[j];
       const by1 = y1[j];
       const bx2 = x2[j];
@@ -137,7 +192,7 @@ function suppressClass(c: Candidates, order: Int32Array, ranks: Int32Array, thre
       const ih = (ay2 < by2 ? ay2 : by2) - (ay1 > by1 ? ay1 : by1);
       if (ih <= 0) continue;
       let overlap: number;
-      if (diouKind) {
+      if (kind === 'diou') {
         overlap = diouFlat(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2);
       } else {
         const inter = iw * ih;

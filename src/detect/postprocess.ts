@@ -62,7 +62,8 @@ export class Postprocessor {
       }
     }
     const order = topByScore(c, Math.min(c.count, o.maxCandidates));
-    const kept = nmsCandidates(c, order, o.nmsThreshold, o.nmsKind);
+    // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
+    const kept = nmsCandidates(c, order, o.nmsThreshold, o.nmsKind, o.maxDet + 1);
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),

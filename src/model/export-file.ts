@@ -77,9 +77,9 @@ export function ensureExported(req: Omit<ExportRequest, 'outPath'>): { path: str
   return { path: outPath, exported: true };
 }
 
-export function makeWeightsFile(cfgPath: string, seed: number, outPath: string): number {
+export function makeWeightsFile(cfgPath: string, seed: number, outPath: string, objectnessBias?: number): number {
   const cfg = loadCfg(cfgPath);
-  const bytes = serializeWeights(cfg, generateWeights(cfg, seed));
+  const bytes = serializeWeights(cfg, generateWeights(cfg, seed, objectnessBias));
   writeFileAtomic(outPath, bytes);
   return bytes.byteLength;
 }

@@ -167,8 +167,12 @@ export function seededRandom(seed: number): () => number {
 /**
  * Generates valid, numerically tame weights for any cfg: He-scaled uniform conv weights, batch-norm
  * statistics near identity. The detections they produce are MEANINGLESS; they exist for tests and demos.
+ * `objectnessBias` (default -4, sigmoid 0.018: few cells fire, like a trained model on an empty scene) set high
+ * (e.g. 2) makes a model that fires almost everywhere: the dense case postprocess must stay fast on.
  */
-export function generateWeights(cfg: DarknetCfg, seed: number): DarknetWeights {
+export const DEFAULT_OBJECTNESS_BIAS = -4;
+
+export function generateWeights(cfg: DarknetCfg, seed: number, objectnessBias = DEFAULT_OBJECTNESS_BIAS): DarknetWeights {
   const rand = seededRandom(seed);
   const uniform = (n: number, lo: number, hi: number) => {
     const a = new Float32Array(n);
@@ -188,7 +192,7 @@ export function generateWeights(cfg: DarknetCfg, seed: number): DarknetWeights {
     if (head && !layer.batchNormalize) {
       const per = 5 + head.classes;
       const biases = uniform(n, -0.5, 0.5);
-      for (let a = 0; a < head.mask.length; a++) biases[a * per + 4] = -4;
+      for (let a = 0; a < head.mask.length; a++) biases[a * per + 4] = objectnessBias;
       convs.set(layer.index, { biases, weights });
       continue;
     }
