@@ -259,3 +259,27 @@ test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x5
   const probe = probeVideo(join(dir, 'vtest-onnx-detected.mp4'));
   t.like(probe, { width: 960, height: 540, frames: 25 });
 });
+
+test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the report shows mean ± std over 3 runs', (t) => {
+  const video = makeVideo('repeat.mp4', 10, 160, 120);
+  const dir = freshDir('repeat');
+  const json = join(dir, 'onnx.json');
+  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(readdirSync(dir).sort(), ['onnx-1.json', 'onnx-2.json', 'onnx-3.json', 'onnx.json']);
+  const runs = [1, 2, 3].map((k) => JSON.parse(readFileSync(join(dir, `onnx-${k}.json`), 'utf8')));
+  for (const run of runs) t.like(run, { schema: 'jetprof.run/2', frames: 8 });
+  const set = JSON.parse(readFileSync(json, 'utf8'));
+  t.like(set, { schema: 'jetprof.runset/1', label: 'onnx-fp32-cpu-pipelined3', runs: 3, files: ['onnx-1.json', 'onnx-2.json', 'onnx-3.json'] });
+  const fps = runs.map((x) => x.inferenceFps);
+  const mean = (fps[0] + fps[1] + fps[2]) / 3;
+  const std = Math.sqrt(fps.reduce((a, v) => a + (v - mean) ** 2, 0) / 2);
+  t.true(Math.abs(set.inferenceFps.mean - mean) < 1e-9 && Math.abs(set.inferenceFps.std - std) < 1e-9);
+  t.is(set.inferenceFps.min, Math.min(...fps));
+  t.true(Math.abs(set.inferenceFps.ci95[1] - (mean + (4.303 * std) / Math.sqrt(3))) < 1e-9, '95% CI with Student t, 2 degrees of freedom');
+  t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
+  t.regex(r.stderr, /3 runs of onnx-fp32-cpu-pipelined3:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
+  const rep = runCli('jetprof', ['report', '--run', json]);
+  t.is(rep.code, 0, rep.stderr);
+  t.regex(rep.stdout, new RegExp(`\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`));
+});

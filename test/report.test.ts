@@ -343,16 +343,17 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
 });
 
-test('jetprof compare without an engine: TensorRT skipped with the reason, the ONNX Runtime run reported', (t) => {
+test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', (t) => {
   const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4);
   const video = makeVideo('compare2.mp4', 4, 160, 120);
   const out = join(dir, 'compare2');
-  const r = runCli('jetprof', ['compare', video, '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '1']);
+  const r = runCli('jetprof', ['compare', video, '--out-dir', out, '--repeat', '2', '--', '--model', model.onnxPath, '--warmup', '1']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /\[2\/3\] TensorRT: skipped \(no --engine given/);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
   t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime (TensorRT skipped)\n'), 'the title says what ran');
-  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \|/);
+  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \| [\d.]+ ± [\d.]+ \(2 runs\) \| [\d.]+ ± [\d.]+ \(2 runs\) \|/);
+  t.true(existsSync(join(out, 'run_onnx-1.json')) && existsSync(join(out, 'run_onnx-2.json')));
   t.regex(md, /\| TensorRT \|  \| skipped \| skipped \|/);
   t.regex(md, /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .* --fp16, then jetprof compare .* --engine engines\/yolov4-tiny\.trt/);
   const html = readFileSync(join(out, 'report.html'), 'utf8');

@@ -3,16 +3,18 @@
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
 import { Command, Option } from 'commander';
+import { dirname, relative, resolve } from 'node:path';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import type { BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
-import { capNotes, formatSummary, type ProfilerName } from '../pipeline/run-result.ts';
+import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
+import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
 import { runInference } from '../pipeline/infer.ts';
-import { requireWritableDir } from '../util/files.ts';
+import { requireWritableDir, writeFileAtomic } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
@@ -37,6 +39,7 @@ interface InferCliOptions {
   maxCandidates: number;
   maxDet: number;
   label?: string;
+  repeat: number;
   profilerAttached?: ProfilerName;
   letterbox: boolean;
   frameSize?: [number, number];
@@ -99,6 +102,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       DEFAULT_MAX_CANDIDATES,
     )
     .option('--max-det <n>', 'at most n boxes kept per frame after NMS, the highest scores (COCO evaluation uses 100)', parseIntInRange('--max-det', 1), DEFAULT_MAX_DET)
+    .option('--repeat <n>', 'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)', parseIntInRange('--repeat', 1, 1000), 1)
     .option('--label <name>', 'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)')
     .addOption(new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler').choices(['nsys', 'nvprof']).hideHelp())
     .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
@@ -139,7 +143,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const progress = createProgress(!o.quiet);
+  let progress = createProgress(!o.quiet);
   try {
     if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
       throw new JetprofError('BAD_OPTION', `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`, {
@@ -148,45 +152,64 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     }
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json);
-    const result = await runInference({
-      backend: o.backend,
-      video,
-      model: o.model,
-      cfg: o.cfg,
-      weights: o.weights,
-      labels: o.labels,
-      engine: o.engine,
-      plugins: o.plugin,
-      output: o.write ? o.output : null,
-      json: jsonToStdout ? undefined : o.json,
-      postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
-      label: o.label,
-      profiler: o.profilerAttached,
-      letterbox: o.letterbox,
-      frameSize: o.frameSize,
-      maxFrames: o.maxFrames,
-      warmupFrames: o.warmup,
-      threads: o.threads,
-      executionProvider: o.ep,
-      pipeline: o.pipeline === 'on',
-      inFlight: o.inFlight,
-      nvtx: o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx'),
-      shouldStop: () => stopRequested,
-      onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
-      onInfo: (m) => {
-        if (!o.quiet) process.stderr.write(`${program}: ${m}\n`);
-      },
-      onFrame: (p) => progress.update(p),
-    });
-    progress.done();
-    for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
-    if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    if (!o.quiet) {
-      process.stderr.write(`${formatSummary(result)}\n`);
-      if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
-      if (o.json && !jsonToStdout) process.stderr.write(`wrote ${o.json}\n`);
+    const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
+    const runs: RunResult[] = [];
+    const files: string[] = [];
+    for (let k = 1; k <= o.repeat && !stopRequested; k++) {
+      if (k > 1) progress = createProgress(!o.quiet);
+      if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
+      const json = o.json && !jsonToStdout ? (o.repeat > 1 ? repeatPath(o.json, k) : o.json) : undefined;
+      const result = await runInference({
+        backend: o.backend,
+        video,
+        model: o.model,
+        cfg: o.cfg,
+        weights: o.weights,
+        labels: o.labels,
+        engine: o.engine,
+        plugins: o.plugin,
+        output: o.write ? o.output : null,
+        json,
+        postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
+        label: o.label,
+        profiler: o.profilerAttached,
+        letterbox: o.letterbox,
+        frameSize: o.frameSize,
+        maxFrames: o.maxFrames,
+        warmupFrames: o.warmup,
+        threads: o.threads,
+        executionProvider: o.ep,
+        pipeline: o.pipeline === 'on',
+        inFlight: o.inFlight,
+        nvtx,
+        shouldStop: () => stopRequested,
+        onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+        onInfo: (m) => {
+          if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
+        },
+        onFrame: (p) => progress.update(p),
+      });
+      progress.done();
+      runs.push(result);
+      if (json) files.push(json);
+      if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
+      if (!o.quiet) {
+        process.stderr.write(`${formatSummary(result)}\n`);
+        if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
+        if (json) process.stderr.write(`wrote ${json}\n`);
+      }
     }
-    return result.interrupted ? 130 : 0;
+    const result = runs[runs.length - 1];
+    if (o.repeat > 1 && runs.some((r) => !r.interrupted)) {
+      const set = buildRunSet(runs, o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined);
+      if (!o.quiet) process.stderr.write(`${formatRunSet(set)}\n`);
+      if (jsonToStdout) process.stdout.write(`${JSON.stringify(set, null, 2)}\n`);
+      else if (o.json) {
+        writeFileAtomic(o.json, `${JSON.stringify(set, null, 2)}\n`);
+        if (!o.quiet) process.stderr.write(`wrote ${o.json} (the spread of ${set.runs} runs)\n`);
+      }
+    } else if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return stopRequested || result.interrupted ? 130 : 0;
   } catch (e) {
     progress.done();
     return handleError(e, program);

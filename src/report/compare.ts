@@ -22,6 +22,8 @@ export interface CompareOptions {
   engine?: string;
   plugins: string[];
   top: number;
+  /** Runs of each backend (--repeat). */
+  repeat: number;
   onStep: (line: string) => void;
 }
 
@@ -72,6 +74,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
       '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
       '--json', runJson,
+      ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
       '-q',
     ];
     const t0 = Date.now();

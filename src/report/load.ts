@@ -4,7 +4,7 @@
  * run too).
  */
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
@@ -65,6 +65,16 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
 export function loadRun(path: string): RunResult {
   const v = readJson(path, 'run JSON') as { schema?: string; run?: unknown; tool?: ProfilerName };
   return v?.schema === 'jetprof.profile/1' ? runFromJson(v.run, path, v.tool) : runFromJson(v, path);
+}
+
+/** A run file, or a runset (`--repeat`: jetprof.runset/1) and the run files it lists (relative to it). */
+export function loadRuns(path: string): RunResult[] {
+  const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
+  if (v?.schema !== 'jetprof.runset/1') return [loadRun(path)];
+  if (!Array.isArray(v.files) || v.files.length === 0) {
+    throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, { suggestion: 'pass the run files themselves with --run' });
+  }
+  return v.files.map((f) => loadRun(resolve(dirname(path), String(f))));
 }
 
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {

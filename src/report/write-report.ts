@@ -6,7 +6,7 @@ import { JetprofError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/files.ts';
 import { reportHtml } from './html.ts';
 import { buildLabReport, type LabeledProfile, type SkippedBackend } from './lab-report.ts';
-import { loadProfile, loadRun } from './load.ts';
+import { loadProfile, loadRuns } from './load.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 
 export interface ReportFiles {
@@ -23,7 +23,7 @@ export interface ReportFiles {
 
 /** Builds the report and writes what was asked; returns the Markdown. */
 export async function writeReport(o: ReportFiles): Promise<string> {
-  const runs: RunResult[] = o.runs.map(loadRun);
+  const runs: RunResult[] = o.runs.flatMap(loadRuns);
   const profiles: LabeledProfile[] = [];
   for (const p of o.profiles) {
     const loaded = await loadProfile(p);

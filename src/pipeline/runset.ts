@@ -1,0 +1,53 @@
+/**
+ * Repeated runs of one job (`--repeat N`): the aggregate `jetprof.runset/1` with the spread of both FPS figures and
+ * of each stage's p50 (mean, standard deviation, min, max, 95% confidence interval of the mean). Pure.
+ */
+import { spread, type Spread } from '../util/stats.ts';
+import type { RunResult } from './run-result.ts';
+import { STAGES, type Stage } from './stages.ts';
+
+export interface RunSet {
+  schema: 'jetprof.runset/1';
+  label: string;
+  /** The run files, relative to this file's folder (absent when the runs were not written). */
+  files?: string[];
+  runs: number;
+  inferenceFps: Spread;
+  endToEndFps: Spread;
+  stageP50Ms: Record<Stage, Spread>;
+  /** Runs cut short by Ctrl-C are in the files but not in the statistics. */
+  interruptedRuns?: number;
+}
+
+export function buildRunSet(runs: RunResult[], files?: string[]): RunSet {
+  const complete = runs.filter((r) => !r.interrupted && r.frames > 0);
+  if (complete.length === 0) throw new RangeError('no complete run to aggregate');
+  const set: RunSet = {
+    schema: 'jetprof.runset/1',
+    label: complete[0].setup.label,
+    ...(files ? { files } : {}),
+    runs: complete.length,
+    inferenceFps: spread(complete.map((r) => r.inferenceFps)),
+    endToEndFps: spread(complete.map((r) => r.endToEndFps)),
+    stageP50Ms: Object.fromEntries(STAGES.map((s) => [s, spread(complete.map((r) => r.stages[s].p50Ms))])) as Record<Stage, Spread>,
+  };
+  if (complete.length < runs.length) set.interruptedRuns = runs.length - complete.length;
+  return set;
+}
+
+/** `runs/onnx.json` -> `runs/onnx-2.json`: where run k of a repeated job is written. */
+export function repeatPath(jsonPath: string, k: number): string {
+  return /\.json$/i.test(jsonPath) ? jsonPath.replace(/\.json$/i, `-${k}.json`) : `${jsonPath}-${k}`;
+}
+
+const fmt = (s: Spread, digits = 2) => `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)} (95% CI ${s.ci95[0].toFixed(digits)}-${s.ci95[1].toFixed(digits)}, min ${s.min.toFixed(digits)}, max ${s.max.toFixed(digits)})`;
+
+/** The console lines for a runset. */
+export function formatRunSet(s: RunSet): string {
+  return [
+    `${s.runs} runs of ${s.label}${s.interruptedRuns ? ` (${s.interruptedRuns} interrupted, left out)` : ''}:`,
+    `  inference FPS   ${fmt(s.inferenceFps)}`,
+    `  end-to-end FPS  ${fmt(s.endToEndFps)}`,
+    ...STAGES.map((st) => `  ${`${st} p50 ms`.padEnd(16)}${fmt(s.stageP50Ms[st])}`),
+  ].join('\n');
+}
