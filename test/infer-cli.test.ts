@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { summarize } from '../src/util/stats.ts';
+import { progressLine } from '../src/cli/progress.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -282,4 +283,15 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, new RegExp(`\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`));
+});
+
+test('the progress line fits the terminal (a wrapped line would print a new line per update) and can show N/N', (t) => {
+  const state = { frame: 60, totalFrames: 60, measured: 55, wallMs: 5000, inferenceMs: 4000 };
+  for (const columns of [40, 60, 80, 120, 200]) {
+    const line = progressLine(state, columns, 6000);
+    t.true(line.length <= columns - 1, `${columns} columns: ${line.length} characters`);
+    t.true(line.includes('frame 60/60') || columns < 60, line);
+  }
+  t.regex(progressLine(state, 120, 6000), /^\[#{24}\] frame 60\/60 {2}end-to-end 11\.0 FPS {2}inference 13\.8 FPS$/);
+  t.regex(progressLine({ ...state, frame: 30 }, 120, 3000), /ETA 3s$/);
 });

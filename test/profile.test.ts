@@ -77,6 +77,9 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
   }
   t.is(byName['model-load'].instances, 1);
   t.regex(r.stdout, /\| inference \| 12 \|/);
+  t.like(profile.run.setup, { profiler: 'nsys', label: 'onnx-fp32-cpu-pipelined3-nsys' }, 'the run says it was measured under nsys');
+  const notRunning = ((1 - profile.run.stages.inference.totalMs / profile.run.wallMs) * 100).toFixed(1);
+  t.true(r.stdout.includes(`the model was not running ${notRunning}% of the wall time (pipelined loop: frame ranges overlap`), 'the same figure as the run JSON');
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
 });
 
@@ -90,7 +93,7 @@ test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
   t.is(profile.tool, 'nvprof');
   t.is(profile.exitCode, r.code, 'nvprof\'s exit code is passed on');
-  t.deepEqual(profile.command.slice(-2), ['--json', join(out, 'run_onnx.json')]);
+  t.deepEqual(profile.command.slice(-4), ['--json', join(out, 'run_onnx.json'), '--profiler-attached', 'nvprof']);
   if (profile.run === undefined) t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
   else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
 });

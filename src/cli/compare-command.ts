@@ -21,12 +21,13 @@ export function compareCommand(): Command {
     .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
     .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', collect, [] as string[])
     .option('--top <n>', 'rows per profile table in the report', parseIntInRange('--top', 1, 1000), 10)
+    .option('--label <prefix>', 'name the rows <prefix>-onnx and <prefix>-trt (default: backend-precision-provider-loop)')
     .option('--repeat <n>', 'run each backend n times; the report shows mean ± std of each row', parseIntInRange('--repeat', 1, 1000), 1)
     .addHelpText(
       'after',
       '\nExamples:\n  jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540\n  jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200   (mean ± std over 5 runs)\n  jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
     )
-    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number }) => {
+    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number; label?: string }) => {
       try {
         const { runCompare } = await import('../report/compare.ts');
         if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
@@ -37,8 +38,10 @@ export function compareCommand(): Command {
             suggestion: 'profile once (--profile), and repeat without the profiler (--repeat)',
           });
         }
-        if (inferArgs.some((a) => a === '--repeat' || a.startsWith('--repeat='))) {
-          throw new JetprofError('BAD_OPTION', 'pass --repeat to compare itself, before --', { suggestion: `jetprof compare ${video} --repeat N -- <infer arguments>` });
+        for (const own of ['--repeat', '--label']) {
+          if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
+            throw new JetprofError('BAD_OPTION', `pass ${own} to compare itself, before -- (each backend gets its own row)`, { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` });
+          }
         }
         const r = await runCompare({
           video,
@@ -49,6 +52,7 @@ export function compareCommand(): Command {
           plugins: o.plugin,
           top: o.top,
           repeat: o.repeat,
+          label: o.label,
           onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
         });
         process.stdout.write(`${r.report}\n`);

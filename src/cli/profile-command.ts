@@ -5,7 +5,7 @@ import type { BackendName } from '../backends/types.ts';
 import { defaultProfiler } from '../profilers/device.ts';
 import { FILE_TAG, queryMetrics, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
-import { criticalPathMarkdown, nvtxStageMarkdown } from '../report/profile-summary.ts';
+import { criticalPathMarkdown, nvtxStageMarkdown, profiledRunLine } from '../report/profile-summary.ts';
 import { jetsonInfo } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
@@ -75,6 +75,7 @@ export function profileCommand(): Command {
           onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
         });
         process.stdout.write(tool === 'nsys' && result.nsys ? `${nvtxStageMarkdown(result.nsys)}\n` : result.nvprof ? `${criticalPathMarkdown(result.nvprof)}\n` : '');
+        if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
         process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${FILE_TAG[backend]}.json`)}; raw output kept in ${result.files.log}\n`);
         process.exitCode = result.exitCode;

@@ -106,26 +106,65 @@ export class Candidates {
   }
 }
 
-/** Sort keys: the float32 bits made monotone as unsigned integers, then inverted, so high scores come first. */
-function scoreKeys(c: Candidates): Uint32Array {
+/** Buffers topByScore reuses from frame to frame (a dense frame needs about 3 MB; allocating them anew costs GC). */
+export class SortScratch {
+  private u32: Uint32Array[] = [new Uint32Array(0), new Uint32Array(0), new Uint32Array(0)];
+  private i32: Int32Array[] = [new Int32Array(0), new Int32Array(0)];
+  readonly histogram = new Int32Array(65536);
+  readonly bytes = new Int32Array(256);
+
+  u32s(n: number): Uint32Array[] {
+    if (this.u32[0].length < n) this.u32 = this.u32.map(() => new Uint32Array(Math.ceil(Math.max(n, 1024) * 1.5)));
+    return this.u32.map((a) => a.subarray(0, n));
+  }
+
+  i32s(n: number): Int32Array[] {
+    if (this.i32[0].length < n) this.i32 = this.i32.map(() => new Int32Array(Math.ceil(Math.max(n, 1024) * 1.5)));
+    return this.i32.map((a) => a.subarray(0, n));
+  }
+}
+
+/**
+ * The `k` candidates with the highest scores, in that order; ties keep their index order (as OpenCV NMSBoxes'
+ * stable sort). Linear time: the float32 bits made monotone as unsigned integers (then inverted, so high scores
+ * sort first) are the keys; a histogram of their top 16 bits finds the bucket where the k-th candidate lies, and only
+ * the candidates at or above it are radix-sorted (stable LSD, 8 bits a pass, passes where every key agrees skipped).
+ * Exact for every float32 score. With `scratch`, the result is a view into it, valid until its next use.
+ */
+export function topByScore(c: Candidates, k: number, scratch = new SortScratch()): Int32Array {
   const n = c.count;
   const bits = new Uint32Array(c.score.buffer, c.score.byteOffset, n);
-  const keys = new Uint32Array(n);
+  const [keys, pickedKeys, keysOut] = scratch.u32s(n);
   for (let i = 0; i < n; i++) {
     const b = bits[i];
     keys[i] = ~(b & 0x80000000 ? ~b : b | 0x80000000) >>> 0; // negative floats reversed below the positives
   }
-  return keys;
+  let bound = 65536; // every bucket
+  if (k < n) {
+    const counts = scratch.histogram.fill(0);
+    for (let i = 0; i < n; i++) counts[keys[i] >>> 16]++;
+    let seen = 0;
+    for (bound = 0; seen < k; bound++) seen += counts[bound];
+  }
+  const [picked, orderOut] = scratch.i32s(n);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    if (keys[i] >>> 16 < bound) {
+      pickedKeys[m] = keys[i];
+      picked[m++] = i;
+    }
+  }
+  const order = radixSort(pickedKeys.subarray(0, m), picked.subarray(0, m), keysOut.subarray(0, m), orderOut.subarray(0, m), scratch.bytes);
+  return k < m ? order.subarray(0, k) : order;
 }
 
-/** Stable LSD radix sort of `order` by `keys` (aligned), 8 bits a pass; passes where every key agrees are skipped. */
-function radixSort(keysIn: Uint32Array, orderIn: Int32Array): Int32Array {
+/** Stable LSD radix sort of `order` by `keys` (aligned), using the two `...Out` buffers; returns the sorted order. */
+function radixSort(keysIn: Uint32Array, orderIn: Int32Array, keysOutIn: Uint32Array, orderOutIn: Int32Array, counts: Int32Array): Int32Array {
   const n = keysIn.length;
-  let keys: Uint32Array = keysIn;
-  let order: Int32Array = orderIn;
-  let keysOut: Uint32Array = new Uint32Array(n);
-  let orderOut: Int32Array = new Int32Array(n);
-  const counts = new Int32Array(256);
+  let keys = keysIn;
+  let order = orderIn;
+  let keysOut = keysOutIn;
+  let orderOut = orderOutIn;
   for (let shift = 0; shift < 32; shift += 8) {
     counts.fill(0);
     for (let i = 0; i < n; i++) counts[(keys[i] >>> shift) & 255]++;
@@ -146,33 +185,4 @@ function radixSort(keysIn: Uint32Array, orderIn: Int32Array): Int32Array {
     [order, orderOut] = [orderOut, order];
   }
   return order;
-}
-
-/**
- * The `k` candidates with the highest scores, in that order; ties keep their index order (as OpenCV NMSBoxes'
- * stable sort). Linear time: a histogram of the keys' top 16 bits finds the bucket where the k-th candidate lies;
- * only the candidates at or above it (k and that bucket's share) are radix-sorted. Exact for every float32 score.
- */
-export function topByScore(c: Candidates, k: number): Int32Array {
-  const n = c.count;
-  const keys = scoreKeys(c);
-  let bound = 65536; // every bucket
-  if (k < n) {
-    const counts = new Int32Array(65536);
-    for (let i = 0; i < n; i++) counts[keys[i] >>> 16]++;
-    let seen = 0;
-    for (bound = 0; seen < k; bound++) seen += counts[bound];
-  }
-  let m = 0;
-  for (let i = 0; i < n; i++) if (keys[i] >>> 16 < bound) m++;
-  const pickedKeys = new Uint32Array(m);
-  const picked = new Int32Array(m);
-  for (let i = 0, j = 0; i < n; i++) {
-    if (keys[i] >>> 16 < bound) {
-      pickedKeys[j] = keys[i];
-      picked[j++] = i;
-    }
-  }
-  const order = radixSort(pickedKeys, picked);
-  return k < order.length ? order.slice(0, k) : order;
 }

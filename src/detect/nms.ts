@@ -53,7 +53,8 @@ function diouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: numbe
 export function nmsCandidates(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind = 'iou', limit = Infinity): Int32Array {
   if (!(threshold >= 0)) throw new RangeError(`NMS threshold must be >= 0, got ${threshold}`);
   const n = order.length;
-  // Coordinates and classes by rank (position in `order`), gathered once.
+  if (limit < n) return Int32Array.from(greedyUpTo(c, order, threshold, kind, limit));
+  // Coordinates and classes by rank (position in `order`), gathered once for the sweep.
   const x1 = new Float64Array(n);
   const y1 = new Float64Array(n);
   const x2 = new Float64Array(n);
@@ -68,9 +69,54 @@ export function nmsCandidates(c: Candidates, order: Int32Array, threshold: numbe
     y2[r] = c.y2[b];
     cls[r] = c.classId[i];
   }
-  const boxes = { x1, y1, x2, y2 };
-  const keptRanks = limit < n ? greedyUpTo(boxes, cls, threshold, kind, limit) : sweepAll(boxes, cls, threshold, kind);
-  return Int32Array.from(keptRanks, (r) => order[r]);
+  return Int32Array.from(sweepAll({ x1, y1, x2, y2 }, cls, threshold, kind), (r) => order[r]);
+}
+
+/**
+ * Candidates in `order`; each is kept unless a kept box of its class overlaps it; stops after `limit` kept.
+ * Returns candidate indices. Reads the boxes where they are (no copy): it visits only as far as it needs.
+ */
+function greedyUpTo(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind, limit: number): number[] {
+  const { x1, y1, x2, y2 } = c;
+  const keptByClass = new Map<number, number[]>(); // boxes kept, by class
+  const kept: number[] = [];
+  const iouKind = kind === 'iou';
+  for (let r = 0; r < order.length && kept.length < limit; r++) {
+    const i = order[r];
+    const a = c.box[i];
+    let same = keptByClass.get(c.classId[i]);
+    if (!same) keptByClass.set(c.classId[i], (same = []));
+    const ax1 = x1[a];
+    const ay1 = y1[a];
+    const ax2 = x2[a];
+    const ay2 = y2[a];
+    const aArea = (ax2 - ax1) * (ay2 - ay1);
+    let suppressed = false;
+    for (let q = 0; q < same.length; q++) {
+      const k = same[q];
+      // No overlap: IoU 0 and DIoU <= 0, neither above a threshold >= 0.
+      const iw = (ax2 < x2[k] ? ax2 : x2[k]) - (ax1 > x1[k] ? ax1 : x1[k]);
+      if (iw <= 0) continue;
+      const ih = (ay2 < y2[k] ? ay2 : y2[k]) - (ay1 > y1[k] ? ay1 : y1[k]);
+      if (ih <= 0) continue;
+      let overlap: number;
+      if (iouKind) {
+        const inter = iw * ih;
+        const union = aArea + (x2[k] - x1[k]) * (y2[k] - y1[k]) - inter;
+        overlap = union > 0 ? inter / union : 0;
+      } else {
+        overlap = diouFlat(x1[k], y1[k], x2[k], y2[k], ax1, ay1, ax2, ay2);
+      }
+      if (overlap > threshold) {
+        suppressed = true;
+        break;
+      }
+    }
+    if (suppressed) continue;
+    same.push(a);
+    kept.push(i);
+  }
+  return kept;
 }
 
 interface RankBoxes {
@@ -78,33 +124,6 @@ interface RankBoxes {
   y1: Float64Array;
   x2: Float64Array;
   y2: Float64Array;
-}
-
-function overlapOf(b: RankBoxes, p: number, q: number, kind: NmsKind): number {
-  return kind === 'diou'
-    ? diouFlat(b.x1[p], b.y1[p], b.x2[p], b.y2[p], b.x1[q], b.y1[q], b.x2[q], b.y2[q])
-    : iouFlat(b.x1[p], b.y1[p], b.x2[p], b.y2[p], b.x1[q], b.y1[q], b.x2[q], b.y2[q]);
-}
-
-/** Ranks in score order; each is kept unless a kept box of its class overlaps it; stops after `limit` kept. */
-function greedyUpTo(b: RankBoxes, cls: Int32Array, threshold: number, kind: NmsKind, limit: number): number[] {
-  const keptByClass = new Map<number, number[]>();
-  const kept: number[] = [];
-  for (let r = 0; r < cls.length && kept.length < limit; r++) {
-    let same = keptByClass.get(cls[r]);
-    if (!same) keptByClass.set(cls[r], (same = []));
-    let suppressed = false;
-    for (const k of same) {
-      if (overlapOf(b, k, r, kind) > threshold) {
-        suppressed = true;
-        break;
-      }
-    }
-    if (suppressed) continue;
-    same.push(r);
-    kept.push(r);
-  }
-  return kept;
 }
 
 /** Every class swept in x; returns the kept ranks in score order. */

@@ -6,7 +6,7 @@
  */
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { Candidates, topByScore } from './candidates.ts';
+import { Candidates, SortScratch, topByScore } from './candidates.ts';
 import { type ClassMode, decodeHead, decodePluginDetections, PLUGIN_DETECTIONS_OUTPUT } from './decode.ts';
 import { type NmsKind, nmsCandidates } from './nms.ts';
 import type { Detection, Geometry } from './types.ts';
@@ -41,6 +41,7 @@ export interface FramePostprocess {
 
 export class Postprocessor {
   private readonly buffer = new Candidates(4096);
+  private readonly sortScratch = new SortScratch();
 
   constructor(
     private readonly model: YoloModelInfo,
@@ -61,7 +62,7 @@ export class Postprocessor {
         decodeHead(data, head, g, { classes: model.classes, confThreshold: o.confThreshold, classMode: o.classMode }, c);
       }
     }
-    const order = topByScore(c, Math.min(c.count, o.maxCandidates));
+    const order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
     const kept = nmsCandidates(c, order, o.nmsThreshold, o.nmsKind, o.maxDet + 1);
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;

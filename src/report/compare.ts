@@ -24,6 +24,8 @@ export interface CompareOptions {
   top: number;
   /** Runs of each backend (--repeat). */
   repeat: number;
+  /** Labels are `<label>-onnx` and `<label>-trt` (default: infer's own, from the setup). */
+  label?: string;
   onStep: (line: string) => void;
 }
 
@@ -75,6 +77,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
       '--json', runJson,
       ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
+      ...(o.label ? ['--label', `${o.label}-${FILE_TAG[backend]}`] : []),
       '-q',
     ];
     const t0 = Date.now();

@@ -1,6 +1,8 @@
 /** Short, pasteable views of a profile: the NVTX stage table (nsys) and the top of the critical path (nvprof). */
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
+import { notInferenceShare } from '../pipeline/figures.ts';
+import type { RunResult } from '../pipeline/run-result.ts';
 import { pickCriticalPath } from './lab-report.ts';
 import { CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, markdownTable } from './tables.ts';
 
@@ -45,6 +47,19 @@ export function nvtxStageMarkdown(stats: NsysStats): string {
     rows.map((r) => [r.range, r.instances, formatNs(r.totalNs), formatNs(Math.round(r.avgNs)), formatNs(r.medNs), formatNs(r.minNs), formatNs(r.maxNs)]),
     ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
+}
+
+/**
+ * The profiled run in one line, with the same figures as the run JSON and the report (so the profile's view and the
+ * run's never disagree): both FPS, the share of wall time the model was not running, and what the frame ranges mean.
+ */
+export function profiledRunLine(run: RunResult): string {
+  const notRunning = (notInferenceShare(run.stages.inference.totalMs, run.wallMs) * 100).toFixed(1);
+  const loop =
+    run.setup.loop === 'pipelined'
+      ? 'pipelined loop: frame ranges overlap, so their total exceeds the wall time'
+      : 'sequential loop: frame ranges follow one another';
+  return `${run.setup.label}: ${run.frames} frames measured (warm-up ranges are named warmup-*), inference ${run.inferenceFps.toFixed(2)} FPS, end-to-end ${run.endToEndFps.toFixed(2)} FPS under ${run.setup.profiler}; the model was not running ${notRunning}% of the wall time (${loop}).`;
 }
 
 export function criticalPathMarkdown(log: NvprofLog, top = 10): string {
