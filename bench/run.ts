@@ -8,6 +8,7 @@
  *   4. postprocess (decode + NMS) on a busy frame
  *   5. parser throughput on a generated 200 MB nvprof log vs a plain read, and its peak RSS
  *   6. NVTX cost per range; start-up time of `jetprof parse --help`
+ *   7. a model that fires everywhere: postprocess on real frames, end to end vs the demo model, the Python peer
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -36,7 +37,7 @@ const opt = (name: string) => {
 };
 const THREADS = Number(opt('--threads') ?? cpus().length);
 const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
-const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6').split(',').map(Number));
+const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7').split(',').map(Number));
 const VIDEO = join(ROOT, 'videos', 'vtest.avi');
 const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');
 const TSX = `--import=${import.meta.resolve('tsx')}`;
@@ -46,8 +47,10 @@ const results: Record<string, unknown> = {
   date: new Date().toISOString(),
   threads: THREADS,
 };
-const table: [string, string, string, string][] = [];
-const row = (what: string, value: string, target: string, ok: boolean | undefined) => table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED']);
+const table: [string, string, string, string, number][] = [];
+/** The section being measured: table rows carry it, so `--only` replaces just those rows in results.json. */
+let section = 0;
+const row = (what: string, value: string, target: string, ok: boolean | undefined) => table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED', section]);
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 
 /** The median as every jetprof statistic computes it (util/stats: numpy's linear percentile). */
@@ -70,6 +73,7 @@ function peakGflops(): { gflops: number; how: string } {
 }
 
 async function benchInference() {
+  section = 1;
   log('1. inference: ONNX Runtime vs OpenCV DNN (darknet)');
   const cv = loadOpenCv();
   const cap = new cv.VideoCapture(VIDEO);
@@ -125,14 +129,24 @@ async function benchInference() {
   row('ONNX Runtime GFLOP/s (of est. peak)', `${ortGflops.toFixed(1)} (${((ortGflops / peak.gflops) * 100).toFixed(0)}% of ${peak.gflops.toFixed(0)})`, '', undefined);
 }
 
-function runInfer(pipeline: 'on' | 'off'): Record<string, any> {
-  const json = join(WORK, `run-${pipeline}.json`);
-  const r = spawnSync(process.execPath, [TSX, join(ROOT, 'src/cli/infer.ts'), VIDEO, '--model', onnx, '--frame-size', '960x540', '--pipeline', pipeline, '--threads', String(THREADS), '-q', '-o', join(WORK, `vtest-${pipeline}.mp4`), '--json', json, ...(FRAMES ? ['--max-frames', String(FRAMES)] : [])], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`infer --pipeline ${pipeline} failed: ${r.stderr}`);
+function runInfer(pipeline: 'on' | 'off', o: { model?: string; conf?: number; tag?: string; frames?: number } = {}): Record<string, any> {
+  const tag = `${o.tag ?? 'demo'}-${pipeline}${o.conf !== undefined ? `-conf${o.conf}` : ''}`;
+  const json = join(WORK, `run-${tag}.json`);
+  const frames = o.frames ?? FRAMES;
+  const r = spawnSync(
+    process.execPath,
+    [
+      TSX, join(ROOT, 'src/cli/infer.ts'), VIDEO, '--model', o.model ?? onnx, '--frame-size', '960x540', '--pipeline', pipeline, '--threads', String(THREADS), '-q',
+      '-o', join(WORK, `vtest-${tag}.mp4`), '--json', json, ...(o.conf !== undefined ? ['--conf', String(o.conf)] : []), ...(frames ? ['--max-frames', String(frames)] : []),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`infer ${tag} failed: ${r.stderr}`);
   return JSON.parse(readFileSync(json, 'utf8'));
 }
 
 function benchEndToEnd() {
+  section = 2;
   log(`2. end to end on ${VIDEO} at 960x540: sequential vs pipelined${FRAMES ? ` (${FRAMES} frames)` : ''}`);
   const seq = runInfer('off');
   const pipe = runInfer('on');
@@ -144,6 +158,7 @@ function benchEndToEnd() {
 }
 
 function benchPython(pipe: Record<string, any> | undefined) {
+  section = 3;
   log('3. the Python peer (cv2.dnn darknet, sequential, as the lab)');
   const py = '/usr/bin/python3';
   const check = spawnSync(py, ['-c', 'import cv2'], { encoding: 'utf8' });
@@ -213,6 +228,7 @@ function uniformHeads(info: ReturnType<typeof readModelInfo>, seed0: number) {
 }
 
 function benchPostprocess() {
+  section = 4;
   log('4. postprocess (decode + top-N + NMS) on busy frames');
   const info = readModelInfo(onnx);
   const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
@@ -237,6 +253,7 @@ function benchPostprocess() {
 }
 
 async function benchParser() {
+  section = 5;
   log('5. parser on a generated 200 MB nvprof log');
   const path = join(WORK, 'nvprof-gpu-trace-200mb-v2.txt');
   const target = 200 * 1024 * 1024;
@@ -290,6 +307,7 @@ async function benchParser() {
 }
 
 function benchNvtxAndStartup() {
+  section = 6;
   log('6. NVTX cost per range; jetprof parse --help start-up');
   const nvtx = loadNvtx();
   const n = 200_000;
@@ -317,6 +335,88 @@ function benchNvtxAndStartup() {
   row('jetprof parse --help start-up (ms)', startup.toFixed(0), '< 300 ms', startup < 300);
 }
 
+/** The Python peer (bench/peer_lab.py) on one weights file; undefined when python3-opencv is missing. */
+function runPeer(weightsPath: string, tag: string, conf: number, frames?: number): Record<string, any> | undefined {
+  const py = '/usr/bin/python3';
+  if (spawnSync(py, ['-c', 'import cv2'], { encoding: 'utf8' }).status !== 0) return undefined;
+  const r = spawnSync(py, [join(ROOT, 'bench/peer_lab.py'), CFG, weightsPath, VIDEO, join(WORK, `vtest-python-${tag}.mp4`), '--frame-size', '960x540', '--threads', String(THREADS), '--conf', String(conf), ...(frames ? ['--max-frames', String(frames)] : [])], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`peer_lab.py failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!);
+}
+
+/**
+ * 7. A model that fires almost everywhere (seeded weights, objectness bias +2: about 195,000 candidates a frame at
+ * --conf 0.3, all 202,800 at 0.001): postprocess on real vtest frames, end to end against the demo model in both
+ * loops, and the Python peer on the same weights. Frames: --frames, else 200.
+ */
+async function benchDense() {
+  section = 7;
+  log('7. dense model: postprocess on real frames, end to end vs the demo model, the Python peer');
+  const denseWeights = join(WORK, 'yolov4-tiny-seed1-dense.weights');
+  if (!existsSync(denseWeights)) makeWeightsFile(CFG, 1, denseWeights, 2);
+  const dense = join(WORK, 'yolov4-tiny-seed1-dense.onnx');
+  if (!existsSync(dense)) exportModelFile({ cfgPath: CFG, weightsPath: denseWeights, outPath: dense });
+  const frames = FRAMES ?? 200;
+
+  // Postprocess (decode + top-N + NMS, no drawing) on the dense model's real outputs for 20 vtest frames.
+  const cv = loadOpenCv();
+  const info = readModelInfo(dense);
+  const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
+  const ort = await createOnnxSession(dense, { threads: THREADS });
+  const cap = new cv.VideoCapture(VIDEO);
+  const outputs: Map<string, Float32Array>[] = [];
+  for (let i = 0; i < 20; i++) {
+    const frame = cap.read().resize(540, 960);
+    for (let k = 0; k < 20; k++) cap.read(); // frames across the clip
+    const blob = cv.blobFromImage(frame, 1 / 255, new cv.Size(416, 416), new cv.Vec3(0, 0, 0), true, false);
+    const d = blob.flattenFloat(1, 3 * 416 * 416).getData();
+    outputs.push((await ort.run(new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4))).outputs);
+  }
+  cap.release();
+  await ort.dispose();
+  const postprocess: Record<string, unknown> = {};
+  for (const conf of [0.3, 0.001]) {
+    const post = new Postprocessor(info, g, { confThreshold: conf, nmsThreshold: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: DEFAULT_MAX_CANDIDATES, maxDet: DEFAULT_MAX_DET });
+    const times: number[] = [];
+    let candidates = 0;
+    for (let rep = 0; rep < 12; rep++) {
+      for (const o of outputs) {
+        const t0 = performance.now();
+        const r = post.run(o);
+        if (rep >= 2) times.push(performance.now() - t0);
+        candidates = Math.max(candidates, r.candidates);
+      }
+    }
+    const sorted = times.sort((a, b) => a - b);
+    postprocess[`conf${conf}`] = { frames: outputs.length, maxCandidates: candidates, msP50: percentile(sorted, 50), msP99: percentile(sorted, 99), msMax: sorted[sorted.length - 1] };
+    const p99 = percentile(sorted, 99);
+    row(`dense postprocess --conf ${conf}: up to ${candidates} candidates, p99 (ms)`, p99.toFixed(2), '< 10 ms', p99 < 10);
+  }
+
+  // End to end: dense vs demo model, both loops.
+  const summary = (r: Record<string, any>) => ({
+    frames: r.frames, inferenceFps: r.inferenceFps, endToEndFps: r.endToEndFps, postprocessP99Ms: r.stages.postprocess.p99Ms, drawMeanMs: r.postprocess.draw.meanMs,
+    maxCandidatesSeen: r.postprocess.maxCandidatesSeen, framesCandidatesCapped: r.postprocess.framesCandidatesCapped, framesDetectionsCapped: r.postprocess.framesDetectionsCapped,
+  });
+  const endToEnd: Record<string, unknown> = {};
+  for (const pipeline of ['on', 'off'] as const) {
+    const loop = pipeline === 'on' ? 'pipelined' : 'sequential';
+    const demo = runInfer(pipeline, { frames, conf: 0.3, tag: 'demo' });
+    endToEnd[`demo-${loop}`] = summary(demo);
+    for (const conf of [0.3, 0.001]) {
+      const d = runInfer(pipeline, { model: dense, conf, tag: 'dense', frames });
+      endToEnd[`dense-${loop}-conf${conf}`] = summary(d);
+      const ratio = d.endToEndFps / demo.endToEndFps;
+      row(`dense / demo end-to-end FPS, ${loop}, --conf ${conf} (draw ${d.postprocess.draw.meanMs.toFixed(1)} ms/frame)`, `${d.endToEndFps.toFixed(2)} / ${demo.endToEndFps.toFixed(2)} = ${ratio.toFixed(2)}`, '>= 0.9', ratio >= 0.9);
+    }
+  }
+  // The Python peer (cv2.dnn, best class per box, NMSBoxes, drawing every kept box) on the same dense weights.
+  const peer = runPeer(denseWeights, 'dense', 0.3, frames);
+  const jet = endToEnd['dense-pipelined-conf0.3'] as { endToEndFps: number };
+  results.dense = { model: 'yolov4-tiny.cfg, seed 1, objectness bias +2', frames, postprocess, endToEnd, pythonPeer: peer ? { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps } : { skipped: 'python3-opencv is not installed' } };
+  if (peer) row('dense: jetprof / Python peer end-to-end FPS (--conf 0.3)', `${jet.endToEndFps.toFixed(2)} / ${peer.endToEndFps.toFixed(2)} = ${(jet.endToEndFps / peer.endToEndFps).toFixed(2)}`, '>= 1.5', jet.endToEndFps / peer.endToEndFps >= 1.5);
+}
+
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
 if (ONLY.has(2)) pipe = benchEndToEnd();
@@ -324,11 +424,17 @@ if (ONLY.has(3)) benchPython(pipe);
 if (ONLY.has(4)) benchPostprocess();
 if (ONLY.has(5)) await benchParser();
 if (ONLY.has(6)) benchNvtxAndStartup();
+if (ONLY.has(7)) await benchDense();
 
-results.table = table.map(([what, value, target, verdict]) => ({ what, value, target, verdict }));
+results.table = table.map(([what, value, target, verdict, sectionNo]) => ({ section: sectionNo, what, value, target, verdict }));
 const outPath = join(ROOT, 'bench', 'results.json');
-writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);
-const w = [0, 1, 2].map((i) => Math.max(...table.map((r) => r[i].length), 6));
+// --only: the sections not run keep their last results (and their table rows).
+const previous = opt('--only') && existsSync(outPath) ? (JSON.parse(readFileSync(outPath, 'utf8')) as Record<string, unknown>) : undefined;
+const merged = previous
+  ? { ...previous, ...results, table: [...((previous.table as { section?: number }[]) ?? []).filter((r) => r.section !== undefined && !ONLY.has(r.section)), ...(results.table as unknown[])] }
+  : results;
+writeFileSync(outPath, `${JSON.stringify(merged, null, 2)}\n`);
+const w = ([0, 1, 2] as const).map((i) => Math.max(...table.map((r) => r[i].length), 6));
 process.stdout.write(`${['measure'.padEnd(w[0]), 'value'.padEnd(w[1]), 'target'.padEnd(w[2]), ''].join(' | ')}\n`);
 for (const r of table) process.stdout.write(`${r[0].padEnd(w[0])} | ${r[1].padEnd(w[1])} | ${r[2].padEnd(w[2])} | ${r[3]}\n`);
 process.stdout.write(`\nwritten to ${outPath}\n`);
