@@ -314,7 +314,7 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   writeFileSync(engine, ['jetprof-cpu-engine 1', 'tensorrt 8.6.1', 'input images 0 1 3 480 640', ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`), ''].join('\n'));
   const video = makeVideo('compare.mp4', 10, 320, 240);
   const out = join(dir, 'compare');
-  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '2'], {
+  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--backends', 'onnx,trt', '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '2'], {
     env: { JETPROF_TRT_SHIM: lib },
     timeout: 600_000,
   });
@@ -338,6 +338,11 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
     for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write']) t.is(counts[`warmup-${stage}`], 2, `${backend} warmup-${stage}`);
   }
   t.regex(md, /frame ranges overlap in the pipelined loop/);
+  // accuracy beside speed: TensorRT's boxes (through the CPU ABI library) against ONNX Runtime's
+  t.true(existsSync(join(out, 'detections_onnx.json')) && existsSync(join(out, 'detections_trt.json')));
+  t.regex(md, /\*\*Accuracy\*\* \(Do they find the same boxes\? Each row against ONNX Runtime \(CPU, FP32\)/);
+  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| reference \|/);
+  t.regex(md, /\| TensorRT \(precision unknown\) \| [\d.]+% \(\d+\) \| [\d.]+ \| \d+ \/ \d+ \|/);
   t.true(existsSync(join(out, 'report.html')));
   t.true(existsSync(join(out, 'csv', 'fps.csv')));
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
@@ -349,9 +354,11 @@ test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the r
   const out = join(dir, 'compare2');
   const r = runCli('jetprof', ['compare', video, '--out-dir', out, '--repeat', '2', '--', '--model', model.onnxPath, '--warmup', '1']);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stderr, /\[2\/3\] TensorRT: skipped \(no --engine given/);
+  t.regex(r.stderr, /\[2\/4\] TensorRT: skipped \(no --engine given/);
+  t.regex(r.stderr, /\[3\/4\] OpenCV DNN: done in/);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
-  t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime (TensorRT skipped)\n'), 'the title says what ran');
+  t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime vs OpenCV DNN (TensorRT skipped)\n'), 'the title says what ran');
+  t.regex(md, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| /, 'the same .onnx through OpenCV DNN finds the same boxes');
   t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \| [\d.]+ ± [\d.]+ \(2 runs\) \| [\d.]+ ± [\d.]+ \(2 runs\) \|/);
   t.true(existsSync(join(out, 'run_onnx-1.json')) && existsSync(join(out, 'run_onnx-2.json')));
   t.regex(md, /\| TensorRT \|  \| skipped \| skipped \|/);

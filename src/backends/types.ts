@@ -2,7 +2,7 @@
  * The one contract both inference backends implement (after onnxruntime's js/common backend.ts):
  * a session takes the preprocessed NCHW float32 input and returns each YOLO head's raw tensor by name.
  */
-export type BackendName = 'onnx' | 'tensorrt';
+export type BackendName = 'onnx' | 'tensorrt' | 'opencv';
 
 /** Device-side timings a backend can measure itself (TensorRT with CUDA events). Milliseconds. */
 export interface DeviceTimings {
@@ -24,6 +24,7 @@ export interface DetectorSession {
   readonly executionProvider: string;
   readonly inputName: string;
   readonly outputNames: readonly string[];
-  run(input: Float32Array): Promise<InferenceResult>;
+  /** `input`: NCHW float32; `blob`: the same as an OpenCV Mat (the OpenCV DNN backend takes that). */
+  run(input: Float32Array, blob?: unknown): Promise<InferenceResult>;
   dispose(): Promise<void>;
 }

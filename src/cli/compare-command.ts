@@ -1,17 +1,29 @@
 /** `jetprof compare <video>`: every available backend on one video, optionally profiled, then the report. */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { BackendName } from '../backends/types.ts';
 import { resolve } from 'node:path';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { collect, parseIntInRange } from './options.ts';
 
+const BACKENDS: Record<string, BackendName> = { onnx: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt', opencv: 'opencv' };
+
+function parseBackends(value: string): BackendName[] {
+  const names = value.split(',').map((v) => v.trim()).filter(Boolean);
+  const bad = names.find((n) => !BACKENDS[n]);
+  if (bad || names.length === 0) throw new InvalidArgumentError(`--backends takes a comma-separated list of onnx, trt, opencv; got '${value}'`);
+  return [...new Set(names.map((n) => BACKENDS[n]))];
+}
+
 export function compareCommand(): Command {
   return new Command('compare')
-    .summary('the whole lab in one command: ONNX Runtime and TensorRT on one video, profiled if asked, then the report')
+    .summary('the whole lab in one command: ONNX Runtime, TensorRT and OpenCV DNN on one video, profiled if asked, then the report')
     .description(
       'Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run),\n' +
-        'under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results.\n' +
+        'under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every\n' +
+        'backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend\'s,\n' +
+        'and gives mAP per backend with --gt.\n' +
         'Arguments after -- go to infer for both backends (model, frame size, frame count ...).',
     )
     .argument('<video>', 'input video')
@@ -21,13 +33,15 @@ export function compareCommand(): Command {
     .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
     .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', collect, [] as string[])
     .option('--top <n>', 'rows per profile table in the report', parseIntInRange('--top', 1, 1000), 10)
+    .option('--backends <list>', 'backends to run, in order; the first is the reference the others are checked against', (v: string) => parseBackends(v), ['onnx', 'tensorrt', 'opencv'] as BackendName[])
+    .option('--gt <annotations.json>', 'COCO ground truth for the video\'s frames: the report adds mAP per backend')
     .option('--label <prefix>', 'name the rows <prefix>-onnx and <prefix>-trt (default: backend-precision-provider-loop)')
     .option('--repeat <n>', 'run each backend n times; the report shows mean ± std of each row', parseIntInRange('--repeat', 1, 1000), 1)
     .addHelpText(
       'after',
       '\nExamples:\n  jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540\n  jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200   (mean ± std over 5 runs)\n  jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
     )
-    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number; label?: string }) => {
+    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number; label?: string; backends: BackendName[]; gt?: string }) => {
       try {
         const { runCompare } = await import('../report/compare.ts');
         if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
@@ -53,6 +67,8 @@ export function compareCommand(): Command {
           top: o.top,
           repeat: o.repeat,
           label: o.label,
+          backends: o.backends,
+          gt: o.gt,
           onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
         });
         process.stdout.write(`${r.report}\n`);

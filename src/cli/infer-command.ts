@@ -2,7 +2,7 @@
  * `infer [--backend onnx|trt] <video>`: the commander program shared by `infer`, `infer-onnx`, `infer-trt` and
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import type { BackendName } from '../backends/types.ts';
@@ -19,7 +19,8 @@ import { handleError } from './handle-error.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
 
-const BACKEND_ALIASES: Record<string, BackendName> = { onnx: 'onnx', ort: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt' };
+const BACKEND_ALIASES: Record<string, BackendName> = { onnx: 'onnx', ort: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt', opencv: 'opencv', cv: 'opencv' };
+const BACKEND_TITLES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT', opencv: 'OpenCV DNN' };
 
 interface InferCliOptions {
   backend: BackendName;
@@ -41,6 +42,9 @@ interface InferCliOptions {
   label?: string;
   repeat: number;
   profilerAttached?: ProfilerName;
+  fp16: boolean;
+  detections?: string;
+  cocoCategoryIds: boolean;
   letterbox: boolean;
   frameSize?: [number, number];
   maxFrames?: number;
@@ -55,10 +59,10 @@ interface InferCliOptions {
 
 export function inferCommand(name: string, fixedBackend?: BackendName): Command {
   const cmd = new Command(name)
-    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${fixedBackend === 'onnx' ? 'ONNX Runtime' : 'TensorRT'}` : 'YOLOv4-Tiny on a video through ONNX Runtime or TensorRT')
+    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${BACKEND_TITLES[fixedBackend]}` : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN')
     .description(
       [
-        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<onnx|tensorrt>-detected.mp4,',
+        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<onnx|tensorrt|opencv>-detected.mp4,',
         'and reports two speeds side by side:',
         '  inference FPS  = frames / time spent in the model only',
         '  end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write',
@@ -68,11 +72,11 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .argument('<video>', 'input video (mp4, avi, ... anything OpenCV decodes)');
   if (!fixedBackend) {
     cmd.addOption(
-      new Option('-b, --backend <name>', 'onnx (ONNX Runtime) or trt (TensorRT engine)')
+      new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
         .default('onnx')
         .argParser((v) => {
           const b = BACKEND_ALIASES[v];
-          if (!b) throw new Error(`--backend must be onnx or trt, got '${v}'`);
+          if (!b) throw new InvalidArgumentError(`--backend must be onnx, trt or opencv, got '${v}'`);
           return b;
         }),
     );
@@ -110,7 +114,14 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
-    .addOption(new Option('--ep <provider>', 'ONNX Runtime execution provider (falls back to cpu with a warning)').choices(['cpu', 'cuda', 'tensorrt']).default('cpu'))
+    .addOption(
+      new Option('--ep <provider>', 'execution provider: ONNX Runtime cpu|cuda|tensorrt, OpenCV DNN cpu|cuda (DNN_BACKEND_CUDA); falls back to cpu with a warning')
+        .choices(['cpu', 'cuda', 'tensorrt'])
+        .default('cpu'),
+    )
+    .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
+    .option('--detections <file.json>', 'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map')
+    .option('--coco-category-ids', 'with --detections: category_id as COCO\'s 1..90 ids (an 80-class COCO model) instead of the class index', false)
     .addOption(new Option('--pipeline <on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series').choices(['on', 'off']).default('on'))
     .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
@@ -121,7 +132,9 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         '',
         'Examples:',
         `  ${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
-        ...(fixedBackend === 'onnx' ? [] : [`  ${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`]),
+        ...(fixedBackend === undefined || fixedBackend === 'tensorrt' ? [`  ${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`] : []),
+        ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [`  ${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`] : []),
+        `  ${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json     (5 runs and their spread)`,
         '',
         'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C: the video',
         'and JSON are still finalized with "interrupted": true).',
@@ -150,8 +163,12 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
       });
     }
+    if (o.backend === 'opencv' && o.ep === 'tensorrt') {
+      throw new JetprofError('BAD_OPTION', '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda', { suggestion: 'use --backend trt with an engine for TensorRT' });
+    }
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json);
+    if (o.detections) requireWritableDir(o.detections);
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const runs: RunResult[] = [];
     const files: string[] = [];
@@ -173,6 +190,9 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
         label: o.label,
         profiler: o.profilerAttached,
+        fp16: o.fp16,
+        detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
+        cocoCategoryIds: o.cocoCategoryIds,
         letterbox: o.letterbox,
         frameSize: o.frameSize,
         maxFrames: o.maxFrames,

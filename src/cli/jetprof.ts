@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** `jetprof`: wires the subcommands; each lives in its own file and loads heavy modules only when it runs. */
 import { Command } from 'commander';
+import { agreeCommand, mapCommand } from './accuracy-commands.ts';
 import { inferCommand } from './infer-command.ts';
 import { compareCommand } from './compare-command.ts';
 import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
@@ -19,6 +20,8 @@ const program = new Command('jetprof')
   .addCommand(parseCommand())
   .addCommand(profileCommand())
   .addCommand(reportCommand())
-  .addCommand(compareCommand());
+  .addCommand(compareCommand())
+  .addCommand(agreeCommand())
+  .addCommand(mapCommand());
 
 await runProgram(program);

@@ -19,13 +19,15 @@ export function reportCommand(): Command {
     .option('--csv <dir>', 'also write the tables as CSV files into this folder')
     .option('--top <n>', 'rows per critical-path / kernel / API table', parseIntInRange('--top', 1, 1000), 10)
     .option('--title <text>', 'report title')
+    .option('--ref <label>', 'the row whose boxes the others are checked against (default: ONNX Runtime FP32)')
+    .option('--gt <annotations.json>', 'COCO ground truth: mAP per run that kept its detections (infer --detections)')
     .addHelpText(
       'after',
       '\nExamples:\n  jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html\n  jetprof report --profile profiles/profile_onnx.json --csv report-csv',
     )
-    .action(async (o: { run: string[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string }) => {
+    .action(async (o: { run: string[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string }) => {
       try {
-        const md = await writeReport({ runs: o.run, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title });
+        const md = await writeReport({ runs: o.run, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt });
         if (!o.out) process.stdout.write(md);
         for (const [what, path] of [['Markdown', o.out], ['HTML', o.html], ['CSV', o.csv]]) if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
       } catch (e) {

@@ -24,6 +24,8 @@ export interface FrameLoopOptions {
   frameSize?: [number, number];
   letterbox: boolean;
   postprocess: PostprocessOptions;
+  /** Keep every box of every frame (for --detections). */
+  keepBoxes?: boolean;
   maxFrames?: number;
   warmupFrames: number;
   nvtx: Nvtx;
@@ -49,8 +51,11 @@ export function rangeName(name: string, index: number, warmupFrames: number): st
   return index < warmupFrames ? `warmup-${name}` : name;
 }
 
-/** cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. */
-export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): Float32Array {
+/**
+ * cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. Returns the blob's values and the
+ * blob Mat itself (OpenCV DNN takes the Mat).
+ */
+export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): { input: Float32Array; blob: Mat } {
   let img = frame;
   if (g.padX !== 0 || g.padY !== 0 || g.resizedW !== g.netW || g.resizedH !== g.netH) {
     img = frame
@@ -59,7 +64,7 @@ export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): Float32Array {
   }
   const blob = cv.blobFromImage(img, 1 / 255, new cv.Size(g.netW, g.netH), new cv.Vec3(0, 0, 0), true, false);
   const bytes = blob.flattenFloat(1, 3 * g.netW * g.netH).getData();
-  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  return { input: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), blob };
 }
 
 /**
@@ -145,7 +150,7 @@ export function drawFrame(io: LoopIo, frame: Mat, detections: Detection[], tally
 export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
   const io = openLoopIo(model, o);
   const { cv, source, resize, g, sink } = io;
-  const tally = new LoopTally(o.warmupFrames, model.labels);
+  const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
   let framesRead = 0;
   let interrupted = false;
   const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
@@ -164,11 +169,11 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       const name = (n: string) => rangeName(n, framesRead, o.warmupFrames);
       const t1 = process.hrtime.bigint();
       nvtx.push(name('preprocess'));
-      const input = preprocessFrame(cv, frame, g);
+      const { input, blob } = preprocessFrame(cv, frame, g);
       nvtx.pop();
       const t2 = process.hrtime.bigint();
       nvtx.push(name('inference'));
-      const result = await session.run(input);
+      const result = await session.run(input, blob);
       nvtx.pop();
       const t3 = process.hrtime.bigint();
       nvtx.push(name('postprocess'));

@@ -2,7 +2,9 @@
  * The `infer` job: resolve the model, open a backend session, run the frame loop, build the run JSON.
  * Process concerns (signals, exit codes, printing) stay in src/cli.
  */
-import { basename, extname, resolve } from 'node:path';
+import { basename, dirname, extname, relative, resolve } from 'node:path';
+import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
+import { cocoResultsJson } from '../accuracy/detections-file.ts';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
 import { readEngineSidecar } from '../backends/engine-sidecar.ts';
 import type { BackendName, DetectorSession } from '../backends/types.ts';
@@ -44,6 +46,12 @@ export interface InferOptions {
   warmupFrames: number;
   threads?: number;
   executionProvider: OnnxExecutionProvider;
+  /** OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16. */
+  fp16?: boolean;
+  /** Write every box here (COCO results), warm-up frames marked. */
+  detections?: string;
+  /** category_id as COCO's 1..90 ids instead of the class index. */
+  cocoCategoryIds?: boolean;
   /** true: the pipelined loop (stages overlap, ORT in a worker thread); false: the sequential loop. */
   pipeline: boolean;
   /** Frames in flight in the pipelined loop (default 3). */
@@ -57,9 +65,9 @@ export interface InferOptions {
   onFrame?: FrameLoopOptions['onFrame'];
 }
 
-export const OUTPUT_SUFFIX: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'tensorrt' };
+export const OUTPUT_SUFFIX: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'tensorrt', opencv: 'opencv' };
 
-/** `./<video name>-<onnx|tensorrt>-detected.mp4`, as the lab names them. */
+/** `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them. */
 export function defaultOutputPath(video: string, backend: BackendName): string {
   return resolve(`${basename(video, extname(video))}-${OUTPUT_SUFFIX[backend]}-detected.mp4`);
 }
@@ -87,6 +95,12 @@ async function openSession(o: InferOptions, modelPath: string, model: YoloModelI
     if (!o.pipeline) return createOnnxSession(modelPath, options);
     const { createOnnxWorkerSession } = await import('../backends/onnx-worker.ts');
     return createOnnxWorkerSession(modelPath, options);
+  }
+  if (o.backend === 'opencv') {
+    const { createOpenCvSession } = await import('../backends/opencv.ts');
+    // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
+    const darknet = o.cfg && o.weights && !o.model ? { cfg: o.cfg, weights: o.weights } : { onnx: modelPath };
+    return createOpenCvSession(darknet, { executionProvider: o.executionProvider, fp16: o.fp16, threads: o.threads, outputNames: model.heads.map((h) => h.output), onWarning: o.onWarning });
   }
   const { createTensorRtSession } = await import('../backends/tensorrt.ts');
   if (!o.engine) {
@@ -124,6 +138,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       frameSize: o.frameSize,
       letterbox: o.letterbox,
       postprocess: o.postprocess,
+      keepBoxes: !!o.detections,
       maxFrames: o.maxFrames,
       warmupFrames: o.warmupFrames,
       nvtx: o.nvtx,
@@ -138,8 +153,9 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const cv = loadOpenCv();
     const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
-    else Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
-    const precision: Precision = o.backend === 'onnx' ? 'fp32' : (o.engine && readEngineSidecar(o.engine)?.precision) || 'unknown';
+    else if (o.backend === 'tensorrt') Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
+    const precision: Precision =
+      o.backend === 'tensorrt' ? (o.engine && readEngineSidecar(o.engine)?.precision) || 'unknown' : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda' ? 'fp16' : 'fp32';
     const setupBase = {
       executionProvider: session.executionProvider,
       precision,
@@ -162,6 +178,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         inputWidth: model.inputWidth,
         inputHeight: model.inputHeight,
         classes: model.classes,
+        labels: model.labels,
         sha256: sha256File(o.engine ?? modelPath),
         ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
       },
@@ -188,6 +205,10 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       startedAt,
       interrupted: loop.interrupted,
     });
+    if (o.detections) {
+      writeFileAtomic(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));
+      result.detectionsFile = relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(o.detections));
+    }
     if (o.json) writeFileAtomic(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } finally {

@@ -5,7 +5,15 @@
  */
 import type { InferenceResult } from '../backends/types.ts';
 import type { FramePostprocess } from '../detect/postprocess.ts';
+import type { Detection } from '../detect/types.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
+
+/** The boxes of one frame, for the detections file. */
+export interface FrameBoxes {
+  index: number;
+  warmup: boolean;
+  detections: Detection[];
+}
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
 export interface FrameClock {
@@ -37,9 +45,13 @@ export class LoopTally {
   private origin: bigint | undefined;
   private inferenceMs = 0;
 
+  /** Every box of every frame, warm-up included (kept for --detections only). */
+  readonly boxes: FrameBoxes[] = [];
+
   constructor(
     private readonly warmupFrames: number,
     private readonly labels: readonly string[],
+    private readonly keepBoxes = false,
   ) {}
 
   get frames(): number {
@@ -78,6 +90,7 @@ export class LoopTally {
     p.endMs.push(at(clock.tEnd));
     p.drawMs.push(roundMs(clock.drawMs));
     p.candidates.push(post.candidates);
+    if (this.keepBoxes) this.boxes.push({ index: clock.index, warmup: clock.index < this.warmupFrames, detections: post.detections });
     if (result.device) {
       (p.h2dMs ??= []).push(roundMs(result.device.h2dMs));
       (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));

@@ -68,6 +68,7 @@ interface InFlight {
   index: number;
   frame: Mat;
   input: Float32Array;
+  blob: Mat;
   frameRange: unknown;
   tRead0: bigint;
   readMs: number;
@@ -112,7 +113,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
   const slots = new Slots(Math.max(1, o.inFlight ?? 3));
   const toInfer = new Channel<InFlight>();
   const toWrite = new Channel<InFlight>();
-  const tally = new LoopTally(o.warmupFrames, model.labels);
+  const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
   const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
   let framesRead = 0;
   let framesWritten = 0;
@@ -141,11 +142,11 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         const pre = nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const input = preprocessFrame(cv, got.frame, g);
+        const { input, blob } = preprocessFrame(cv, got.frame, g);
         nvtx.end(pre);
         const t2 = process.hrtime.bigint();
         framesRead++;
-        toInfer.put({ index, frame: got.frame, input, frameRange: got.frameRange, tRead0, readMs: nsToMs(t1 - tRead0), preprocessMs: nsToMs(t2 - t1) });
+        toInfer.put({ index, frame: got.frame, input, blob, frameRange: got.frameRange, tRead0, readMs: nsToMs(t1 - tRead0), preprocessMs: nsToMs(t2 - t1) });
       }
     } catch (e) {
       fail(e);
@@ -160,7 +161,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         if (failure !== undefined) continue;
         const r = nvtx.start(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
-        item.result = await session.run(item.input);
+        item.result = await session.run(item.input, item.blob);
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
         nvtx.end(r);

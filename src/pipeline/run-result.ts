@@ -49,7 +49,7 @@ export interface RunResult {
   backend: BackendName;
   backendDetail: string;
   setup: RunSetup;
-  model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; generatedWeights?: boolean };
+  model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; generatedWeights?: boolean; labels?: string[] };
   video: { path: string; width: number; height: number; fps: number; frameCount: number };
   output?: { path: string; codec: string };
   frameSize: [number, number];
@@ -74,6 +74,8 @@ export interface RunResult {
   env: EnvInfo;
   startedAt: string;
   interrupted?: boolean;
+  /** `--detections`: the COCO results file, relative to the run JSON's folder. */
+  detectionsFile?: string;
   /** The measured frames, one array per field (absent in runs upgraded from jetprof.run/1). */
   perFrame?: PerFrame;
   /** The warm-up frames, the same fields; in no statistic. */
@@ -133,16 +135,17 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
   return Object.fromEntries(STAGES.map((s) => [s, r.stages[s].totalMs])) as Record<Stage, number>;
 }
 
-const SHORT_BACKEND: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt' };
+const SHORT_BACKEND: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt', opencv: 'opencv' };
 
 /** The default label: backend, precision, provider, loop and profiler, so no two different setups share one. */
 export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | 'device'>): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
+  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, opencv-fp32-cuda-pipelined3
   return [SHORT_BACKEND[backend], s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
 }
 
-export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT' };
+export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT', opencv: 'OpenCV DNN' };
 
 /** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */
 export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';

@@ -47,10 +47,10 @@ export interface ProfileResult {
   notes: string[];
 }
 
-const ENTRY: Record<BackendName, string> = { onnx: 'infer-onnx', tensorrt: 'infer-trt' };
+const ENTRY: Record<BackendName, string> = { onnx: 'infer-onnx', tensorrt: 'infer-trt', opencv: 'infer-opencv' };
 
 /** The backend as the lab names its files: profiling_<onnx|trt>_log.txt, profile_<onnx|trt>.json, run_<onnx|trt>.json. */
-export const FILE_TAG: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt' };
+export const FILE_TAG: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt', opencv: 'opencv' };
 
 /** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
 export function entryCommand(backend: BackendName): string[] {

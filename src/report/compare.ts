@@ -26,6 +26,10 @@ export interface CompareOptions {
   repeat: number;
   /** Labels are `<label>-onnx` and `<label>-trt` (default: infer's own, from the setup). */
   label?: string;
+  /** Which backends to run, in order (default: onnx, tensorrt, opencv); the first is the agreement reference. */
+  backends?: BackendName[];
+  /** COCO ground truth: the report adds mAP per backend. */
+  gt?: string;
   onStep: (line: string) => void;
 }
 
@@ -55,7 +59,7 @@ export async function tensorRtUnavailable(engine?: string, video = 'VIDEO'): Pro
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   mkdirSync(o.outDir, { recursive: true });
   const trtUnavailable = await tensorRtUnavailable(o.engine, o.video);
-  const backends: BackendName[] = ['onnx', 'tensorrt'];
+  const backends: BackendName[] = o.backends ?? ['onnx', 'tensorrt', 'opencv'];
   const steps = backends.length + 1;
   const result: CompareResult = { ran: [], skipped: [], failed: [], report: join(o.outDir, 'REPORT.md'), html: join(o.outDir, 'report.html') };
   const runs: string[] = [];
@@ -76,6 +80,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
       '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
       '--json', runJson,
+      // every backend keeps its boxes: the report says whether they agree with the reference's
+      '--detections', join(o.outDir, `detections_${FILE_TAG[backend]}.json`),
       ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
       ...(o.label ? ['--label', `${o.label}-${FILE_TAG[backend]}`] : []),
       '-q',
@@ -110,6 +116,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     csv: join(o.outDir, 'csv'),
     top: o.top,
     skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, command: s.command })),
+    gt: o.gt,
   });
   return result;
 }

@@ -6,6 +6,9 @@
 import { STAGES } from '../pipeline/stages.ts';
 import type { FrameSeries, LabReport, ProfileSection, TimedRow } from './lab-report.ts';
 import {
+  ACCURACY_HEADERS,
+  accuracyCaption,
+  accuracyRows,
   defaultTitle, fpsCell, gapSentence, LAB_HEADERS, labRows, SETUP_HEADERS, setupRows, skippedSentence, speedupLine, stageCaption, stageHeaders, stageRows,
 } from './markdown.ts';
 import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
@@ -239,6 +242,7 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   if (r.fps.length || r.skipped.length) {
     body.push('<h2>Speed</h2>');
     body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
+    if (r.accuracy.length) body.push(`<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`, table(ACCURACY_HEADERS, accuracyRows(r), [false, true, true, true, true, true, true]));
     const items = [
       ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
       ...r.comparability.map((w) => `<li class="warn"><b>Not comparable</b>: ${escapeHtml(w)}.</li>`),

@@ -4,6 +4,9 @@
  * path, waiting time, top kernels and API calls, NVTX ranges and notes drawn from the numbers. Pure: run JSONs and
  * parsed profiles in, a LabReport out; markdown.ts and html.ts render it.
  */
+import type { Agreement } from '../accuracy/agree.ts';
+import type { MapResult } from '../accuracy/map.ts';
+import type { ReportAccuracy } from '../accuracy/report-accuracy.ts';
 import type { NsysRow, NsysStats } from '../parsers/nsys.ts';
 import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
 import { DEFINITIONS, notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
@@ -133,8 +136,24 @@ export interface FrameSeries {
   endMs: number[];
 }
 
+/** Accuracy read with the speed: one row per label, against the reference label's boxes and against ground truth. */
+export interface AccuracyRow {
+  label: string;
+  modelType: string;
+  /** The reference itself has no agreement (it is the yardstick). */
+  isReference: boolean;
+  agreement?: Agreement;
+  /** Why there is no agreement, when there is none and this is not the reference. */
+  note?: string;
+  map?: MapResult;
+}
+
 export interface LabReport {
   fps: FpsRow[];
+  /** Empty when no run kept its detections. */
+  accuracy: AccuracyRow[];
+  /** The label the others were checked against. */
+  accuracyReference?: string;
   skipped: SkippedBackend[];
   /** Why rows cannot be compared directly (different model, video, frame size or loop). */
   comparability: string[];
@@ -182,7 +201,8 @@ function rowSetup(runs: RunResult[]): RowSetup {
 
 function baseModelType(r: RunResult): string {
   const s = r.setup;
-  const where = r.backend === 'onnx' ? `${upper(s.executionProvider)}, ` : '';
+  // ONNX Runtime and OpenCV DNN run on the CPU or the GPU: say which (TensorRT always runs on the GPU)
+  const where = r.backend === 'tensorrt' ? '' : `${upper(s.executionProvider)}, `;
   return `${MODEL_TYPE_NAMES[r.backend]} (${where}${s.precision === 'unknown' ? 'precision unknown' : upper(s.precision)})`;
 }
 
@@ -423,6 +443,20 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
 
 export interface ReportExtras {
   skipped?: SkippedBackend[];
+  accuracy?: ReportAccuracy;
+}
+
+function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: AccuracyRow[]; reference?: string } {
+  if (!acc || (acc.agreement.length === 0 && acc.maps.length === 0)) return { rows: [] };
+  const reference = acc.agreement[0]?.ref;
+  const rows = fps
+    .map((x) => {
+      const a = acc.agreement.find((r) => r.other === x.label);
+      const m = acc.maps.find((r) => r.label === x.label)?.map;
+      return { label: x.label, modelType: x.modelType, isReference: x.label === reference, agreement: a?.agreement, note: a?.note, map: m };
+    })
+    .filter((r) => r.isReference || r.agreement || r.note || r.map);
+  return { rows, reference };
 }
 
 export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], top = 10, extras: ReportExtras = {}): LabReport {
@@ -442,8 +476,11 @@ export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], to
       : allProfiled && profiled.length
         ? ['every row was measured under a profiler: the speed-ups compare profiled runs with each other']
         : [];
+  const accuracy = accuracyRows(fps, extras.accuracy);
   return {
     fps,
+    accuracy: accuracy.rows,
+    ...(accuracy.reference ? { accuracyReference: accuracy.reference } : {}),
     skipped: extras.skipped ?? [],
     comparability: comparabilityWarnings(groups),
     speedupNotes,

@@ -53,10 +53,11 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
 export function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'): RunResult {
   const r = v as { schema?: unknown; inferenceFps?: unknown; stages?: unknown; backend?: unknown };
   const known = r && (r.schema === 'jetprof.run/1' || r.schema === 'jetprof.run/2');
-  if (known && typeof r.inferenceFps === 'number' && r.stages && (r.backend === 'onnx' || r.backend === 'tensorrt')) {
+  if (known && typeof r.inferenceFps === 'number' && r.stages && typeof r.backend === 'string' && r.backend in MODEL_TYPE_NAMES) {
     return r.schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
   }
-  if (typeof r?.schema === 'string' && /^jetprof\.run\/\d+$/.test(r.schema)) {
+  const version = typeof r?.schema === 'string' ? Number(/^jetprof\.run\/(\d+)$/.exec(r.schema)?.[1]) : NaN;
+  if (version > 2) {
     throw new JetprofError('BAD_INPUT', `${path}: schema ${r.schema} is newer than this jetprof reads (jetprof.run/1 and /2)`, { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' });
   }
   throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/2)`, { suggestion: 'pass the file written by `infer --json R.json`' });
@@ -67,14 +68,21 @@ export function loadRun(path: string): RunResult {
   return v?.schema === 'jetprof.profile/1' ? runFromJson(v.run, path, v.tool) : runFromJson(v, path);
 }
 
-/** A run file, or a runset (`--repeat`: jetprof.runset/1) and the run files it lists (relative to it). */
-export function loadRuns(path: string): RunResult[] {
+/** A run file, or a runset (`--repeat`: jetprof.runset/1) and the run files it lists (relative to it), with their paths. */
+export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
-  if (v?.schema !== 'jetprof.runset/1') return [loadRun(path)];
+  if (v?.schema !== 'jetprof.runset/1') return [{ path, run: loadRun(path) }];
   if (!Array.isArray(v.files) || v.files.length === 0) {
     throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, { suggestion: 'pass the run files themselves with --run' });
   }
-  return v.files.map((f) => loadRun(resolve(dirname(path), String(f))));
+  return v.files.map((f) => {
+    const file = resolve(dirname(path), String(f));
+    return { path: file, run: loadRun(file) };
+  });
+}
+
+export function loadRuns(path: string): RunResult[] {
+  return loadRunFiles(path).map((x) => x.run);
 }
 
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {

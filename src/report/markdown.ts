@@ -74,6 +74,27 @@ export function stageCaption(t: StageTable): string {
     : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%)${runs}`;
 }
 
+export const ACCURACY_HEADERS = ['Model Type', 'Boxes matched', 'Mean IoU', 'Only in reference / only here', 'Score diff (mean / max)', 'AP@[.5:.95]', 'AP50'];
+
+/** Accuracy cells per row: agreement with the reference's boxes, and mAP when ground truth was given. */
+export function accuracyRows(r: LabReport): string[][] {
+  const ap = (v: number | undefined) => (v === undefined ? '' : v < 0 ? 'n/a' : v.toFixed(3));
+  return r.accuracy.map((x) => {
+    const a = x.agreement;
+    const agreeCells = x.isReference
+      ? ['reference', '', '', '']
+      : a
+        ? [`${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`, a.meanIou.toFixed(4), `${a.onlyRef} / ${a.onlyOther}`, `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`]
+        : [x.note ?? '', '', '', ''];
+    return [x.modelType, ...agreeCells, ap(x.map?.ap), ap(x.map?.ap50)];
+  });
+}
+
+export function accuracyCaption(r: LabReport): string {
+  const ref = r.fps.find((x) => x.label === r.accuracyReference)?.modelType ?? r.accuracyReference ?? 'the reference';
+  return `Do they find the same boxes? Each row against ${ref}, warm-up frames excluded: boxes matched per frame and class at IoU >= 0.5 (matched / (matched + only in one)); AP as pycocotools computes it, when ground truth was given.`;
+}
+
 export function defaultTitle(r: LabReport): string {
   const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
   const skipped = r.skipped.map((x) => x.modelType);
@@ -128,6 +149,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   if (r.fps.length || r.skipped.length) {
     out.push('## Speed', '');
     out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
+    if (r.accuracy.length) out.push(`**Accuracy** (${accuracyCaption(r)})`, '', markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']), '');
     for (const x of r.skipped) out.push(`- ${skippedSentence(x)}`);
     for (const w of r.comparability) out.push(`- **Not comparable**: ${w}.`);
     for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);

@@ -6,7 +6,8 @@ import { JetprofError } from '../util/errors.ts';
 import { writeFileAtomic } from '../util/files.ts';
 import { reportHtml } from './html.ts';
 import { buildLabReport, type LabeledProfile, type SkippedBackend } from './lab-report.ts';
-import { loadProfile, loadRuns } from './load.ts';
+import { loadProfile, loadRunFiles } from './load.ts';
+import { reportAccuracy } from '../accuracy/report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 
 export interface ReportFiles {
@@ -19,11 +20,16 @@ export interface ReportFiles {
   title?: string;
   /** Backends that did not run, shown as rows with their reason (compare). */
   skipped?: SkippedBackend[];
+  /** COCO ground truth: mAP per run that kept its detections. */
+  gt?: string;
+  /** The label whose detections the others are checked against (default: the first ONNX Runtime FP32 run, else the first). */
+  ref?: string;
 }
 
 /** Builds the report and writes what was asked; returns the Markdown. */
 export async function writeReport(o: ReportFiles): Promise<string> {
-  const runs: RunResult[] = o.runs.flatMap(loadRuns);
+  const runFiles = o.runs.flatMap(loadRunFiles);
+  const runs: RunResult[] = runFiles.map((f) => f.run);
   const profiles: LabeledProfile[] = [];
   for (const p of o.profiles) {
     const loaded = await loadProfile(p);
@@ -33,7 +39,8 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   if (runs.length === 0 && profiles.length === 0) {
     throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
   }
-  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped });
+  const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
+  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, accuracy });
   const md = reportMarkdown(report, o.title);
   if (o.out) writeFileAtomic(o.out, md);
   if (o.html) writeFileAtomic(o.html, reportHtml(report, o.title));

@@ -35,8 +35,8 @@ export interface ModelFixture {
   onnxPath: string;
 }
 
-/** Writes seeded weights and the exported .onnx for a cfg (file path or cfg text). */
-export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?: (w: DarknetWeights, cfg: DarknetCfg) => void): ModelFixture {
+/** Writes seeded weights and the exported .onnx for a cfg (file path or cfg text); `objectnessBias` as make-weights'. */
+export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?: (w: DarknetWeights, cfg: DarknetCfg) => void, objectnessBias?: number): ModelFixture {
   const dir = scratchDir();
   let cfgPath = cfgPathOrText;
   if (!existsSync(cfgPathOrText)) {
@@ -44,7 +44,7 @@ export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?
     writeFileSync(cfgPath, cfgPathOrText);
   }
   const cfg = loadCfgFile(cfgPath);
-  const weights = generateWeights(cfg, seed);
+  const weights = generateWeights(cfg, seed, objectnessBias);
   mutate?.(weights, cfg);
   const weightsPath = join(dir, `${name}.weights`);
   writeFileSync(weightsPath, serializeWeights(cfg, weights));

@@ -1,0 +1,71 @@
+/**
+ * Reading and writing detection files: `infer --detections` writes COCO results (every box of every frame, warm-up
+ * frames marked); `agree` and `map` read them, directly or through the run JSON that names them (which also says
+ * which frames were processed: a frame without boxes is absent from COCO results).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { FrameBoxes } from '../pipeline/loop-tally.ts';
+import { JetprofError } from '../util/errors.ts';
+import { type CocoDetection, parseCocoDetections } from './coco.ts';
+
+const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
+
+/** COCO results text: bbox [x, y, w, h] to 1/100 px, scores to 6 digits; one box a line. */
+export function cocoResultsJson(frames: readonly FrameBoxes[], categoryIds?: readonly number[]): string {
+  const lines: string[] = [];
+  for (const f of frames) {
+    for (const d of f.detections) {
+      const entry: CocoDetection = {
+        image_id: f.index,
+        category_id: categoryIds ? (categoryIds[d.classId] ?? d.classId) : d.classId,
+        bbox: [round(d.x1, 2), round(d.y1, 2), round(d.x2 - d.x1, 2), round(d.y2 - d.y1, 2)],
+        score: round(d.score, 6),
+        ...(f.warmup ? { warmup: true } : {}),
+      };
+      lines.push(JSON.stringify(entry));
+    }
+  }
+  return `[\n${lines.join(',\n')}\n]\n`;
+}
+
+export interface DetectionSource {
+  path: string;
+  detections: CocoDetection[];
+  /** The frames the run processed (from its run JSON), or undefined for a bare COCO file. */
+  frames?: number[];
+  label?: string;
+  /** Class names by category id (from the run's model), when known. */
+  names?: Map<number, string>;
+}
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new JetprofError('FILE_NOT_FOUND', `${path}: detections file not found`, { suggestion: 'write one with `infer --detections F.json`' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass the file written by `infer --detections F.json`' });
+  }
+}
+
+/** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` names one. */
+export function loadDetections(path: string): DetectionSource {
+  const v = readJson(path) as { schema?: string; detectionsFile?: string; perFrame?: { index: number[] }; warmup?: { index: number[] }; setup?: { label?: string }; model?: { labels?: string[] } };
+  if (Array.isArray(v)) return { path, detections: parseCocoDetections(v, path) };
+  if (v?.schema === 'jetprof.run/2') {
+    if (!v.detectionsFile) {
+      throw new JetprofError('BAD_INPUT', `${path}: this run kept no detections`, { suggestion: 'run infer again with --detections F.json (compare keeps them for every backend)' });
+    }
+    const file = resolve(dirname(path), v.detectionsFile);
+    const inner = loadDetections(file);
+    const frames = [...(v.warmup?.index ?? []), ...(v.perFrame?.index ?? [])].sort((a, b) => a - b);
+    const names = v.model?.labels ? new Map(v.model.labels.map((name, i) => [i, name])) : undefined;
+    return { ...inner, path: file, frames, label: v.setup?.label, names };
+  }
+  return { path, detections: parseCocoDetections(v, path) };
+}

@@ -1,0 +1,78 @@
+/**
+ * OpenCV DNN backend: jetprof's .onnx through cv.readNetFromONNX (or the darknet cfg + weights through
+ * readNetFromDarknet: OpenCV's own darknet importer, independent of jetprof's exporter). The same heads come out as
+ * from ONNX Runtime, so the same decode and NMS follow. Many Jetson users build OpenCV with CUDA: `--ep cuda` selects
+ * DNN_BACKEND_CUDA (FP32, or FP16 with `--fp16`) when this OpenCV has CUDA and cuDNN, else the CPU with a warning.
+ * OpenCV must run on the main thread (not in worker threads), and its Net takes the blob Mat, not a Float32Array.
+ */
+import { cpus } from 'node:os';
+import { JetprofError, messageOf } from '../util/errors.ts';
+import { loadOpenCv, type Mat } from '../video/opencv.ts';
+import type { DetectorSession, InferenceResult } from './types.ts';
+
+export interface OpenCvSessionOptions {
+  /** 'cpu' (default) or 'cuda' (DNN_BACKEND_CUDA). */
+  executionProvider?: string;
+  /** With cuda: DNN_TARGET_CUDA_FP16. */
+  fp16?: boolean;
+  threads?: number;
+  /** The heads to return (the YOLO outputs, by name). */
+  outputNames: string[];
+  onWarning?: (message: string) => void;
+}
+
+/** Whether this OpenCV was built with CUDA and cuDNN (what DNN_BACKEND_CUDA needs), from its build information. */
+export function openCvHasCuda(buildInformation: string): boolean {
+  return /NVIDIA CUDA:\s*YES/.test(buildInformation) && /cuDNN:\s*YES/.test(buildInformation);
+}
+
+export function createOpenCvSession(model: { onnx?: string; cfg?: string; weights?: string }, o: OpenCvSessionOptions): DetectorSession {
+  const cv = loadOpenCv();
+  const source = model.cfg && model.weights ? `${model.cfg} + ${model.weights} (readNetFromDarknet)` : `${model.onnx} (readNetFromONNX)`;
+  let net: ReturnType<typeof cv.readNetFromONNX>;
+  try {
+    net = model.cfg && model.weights ? cv.readNetFromDarknet(model.cfg, model.weights) : cv.readNetFromONNX(model.onnx!);
+  } catch (e) {
+    throw new JetprofError('BAD_MODEL', `${source}: OpenCV DNN cannot load this model (${messageOf(e).split('\n')[0]})`, {
+      suggestion: 'export it again with `jetprof export`, or pass --cfg and --weights for OpenCV\'s darknet importer',
+    });
+  }
+  let used = 'cpu';
+  if (o.executionProvider === 'cuda') {
+    if (openCvHasCuda(cv.getBuildInformation())) {
+      net.setPreferableBackend(cv.DNN_BACKEND_CUDA);
+      net.setPreferableTarget(o.fp16 ? cv.DNN_TARGET_CUDA_FP16 : cv.DNN_TARGET_CUDA);
+      used = 'cuda';
+    } else {
+      o.onWarning?.(`OpenCV ${cv.version.major}.${cv.version.minor}.${cv.version.revision} here was built without CUDA and cuDNN (cv.getBuildInformation()); using the CPU. On a Jetson, build OpenCV with -D WITH_CUDA=ON -D WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON`);
+    }
+  }
+  if (used === 'cpu') {
+    net.setPreferableBackend(cv.DNN_BACKEND_OPENCV);
+    net.setPreferableTarget(cv.DNN_TARGET_CPU);
+  }
+  cv.setNumThreads(o.threads ?? cpus().length);
+  const version = `${cv.version.major}.${cv.version.minor}.${cv.version.revision}`;
+  return {
+    backend: 'opencv',
+    description: `OpenCV DNN ${version} (${used}${used === 'cuda' && o.fp16 ? ', fp16' : ''}), ${model.cfg && model.weights ? 'darknet importer' : 'ONNX importer'}`,
+    executionProvider: used,
+    inputName: 'blob',
+    outputNames: o.outputNames,
+    async run(_input: Float32Array, blob?: unknown): Promise<InferenceResult> {
+      if (!blob) throw new Error('the OpenCV DNN backend needs the preprocessed blob Mat');
+      net.setInput(blob as Mat);
+      const mats = net.forward(o.outputNames);
+      const outputs = new Map<string, Float32Array>();
+      mats.forEach((m: Mat, i: number) => {
+        const n = m.sizes.reduce((a: number, b: number) => a * b, 1);
+        const d = m.flattenFloat(1, n).getData();
+        outputs.set(o.outputNames[i], new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4));
+      });
+      return { outputs };
+    },
+    async dispose() {
+      // the Net is released with its JS object
+    },
+  };
+}

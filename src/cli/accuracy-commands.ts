@@ -1,0 +1,113 @@
+/** `jetprof agree` and `jetprof map`: do two backends find the same boxes, and how good are they against ground truth. */
+import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { agree } from '../accuracy/agree.ts';
+import { parseCocoGroundTruth } from '../accuracy/coco.ts';
+import { loadDetections } from '../accuracy/detections-file.ts';
+import { agreementMarkdown, mapMarkdown } from '../accuracy/format.ts';
+import { cocoMap } from '../accuracy/map.ts';
+import { JetprofError } from '../util/errors.ts';
+import { writeFileAtomic } from '../util/files.ts';
+import { handleError } from './handle-error.ts';
+import { parseFraction, parseIntInRange } from './options.ts';
+
+function parseShare(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`--min-match must be a share between 0 and 1 (e.g. 0.99), got '${value}'`);
+  return n;
+}
+
+export function agreeCommand(): Command {
+  return new Command('agree')
+    .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
+    .description(
+      'Compares two detection files (`infer --detections`, or the run JSONs that name them) frame by frame and class by\n' +
+        'class: REF\'s boxes in score order each match the unmatched OTHER box of highest IoU (at least --iou).\n' +
+        'Prints Markdown; --out and --json write it. With --min-match, exits 1 when the matched share is below it\n' +
+        '(gate an FP16 or INT8 engine in your own CI).',
+    )
+    .argument('<ref>', 'reference: detections file or run JSON (e.g. ONNX Runtime FP32)')
+    .argument('<other>', 'the one to check: detections file or run JSON (e.g. TensorRT FP16)')
+    .option('--iou <t>', 'IoU a match needs', parseFraction('--iou'), 0.5)
+    .option('--min-match <share>', 'exit 1 when the matched share is below this (0..1)', parseShare)
+    .option('--include-warmup', 'compare warm-up frames too (they are marked in the files)', false)
+    .option('--top <n>', 'frames listed in "frames that differ most"', parseIntInRange('--top', 1, 10000), 10)
+    .option('-o, --out <file.md>', 'write the Markdown here')
+    .option('--json <file.json>', 'write the agreement as JSON')
+    .addHelpText('after', '\nExamples:\n  jetprof agree runs/onnx.json runs/trt.json --min-match 0.95\n  jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json')
+    .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; top: number; out?: string; json?: string }) => {
+      try {
+        const ref = loadDetections(refPath);
+        const other = loadDetections(otherPath);
+        const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
+        let frames: number[] | undefined;
+        if (ref.frames && other.frames) {
+          const inOther = new Set(other.frames);
+          const inRef = new Set(ref.frames);
+          const missing = ref.frames.filter((f) => !inOther.has(f));
+          const extra = other.frames.filter((f) => !inRef.has(f));
+          if (missing.length || extra.length) {
+            const [path, list] = missing.length ? [otherPath, missing] : [refPath, extra];
+            throw new JetprofError('BAD_INPUT', `${path}: frames ${list[0]}${list.length > 1 ? `..${list[list.length - 1]} (${list.length})` : ''} are missing: the two runs did not process the same frames`, {
+              suggestion: 'run both on the same video with the same --max-frames (an interrupted run has fewer frames)',
+            });
+          }
+          frames = ref.frames;
+        }
+        const warmupFrames = new Set([...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id));
+        if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
+        const a = agree(ref.detections.filter(keep), other.detections.filter(keep), { iouThreshold: o.iou, names: ref.names ?? other.names, top: o.top, frames });
+        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
+        process.stdout.write(md);
+        if (o.out) writeFileAtomic(o.out, md);
+        if (o.json) writeFileAtomic(o.json, `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`);
+        if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
+          process.stderr.write(`jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`);
+          process.exitCode = 1;
+        }
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}
+
+export function mapCommand(): Command {
+  return new Command('map')
+    .summary('COCO mAP of a detections file against ground truth, computed as pycocotools does')
+    .description(
+      'AP@[.50:.95], AP50, AP75, AP by area and per class, AR@1/10/100, as pycocotools\' COCOeval (bbox) computes them.\n' +
+        'image_id in the detections is the frame index (infer --detections, warm-up frames included); the ground truth\n' +
+        'uses the same ids and decides which frames are scored.\n' +
+        'For an 80-class COCO model scored against COCO\'s own annotations, write the detections with --coco-category-ids.',
+    )
+    .argument('<detections>', 'detections file (infer --detections) or a run JSON that names one')
+    .requiredOption('--gt <annotations.json>', 'COCO ground truth: {images, annotations, categories}')
+    .option('-o, --out <file.md>', 'write the Markdown here')
+    .option('--json <file.json>', 'write the result as JSON')
+    .addHelpText('after', '\nExample:\n  jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json')
+    .action((detPath: string, o: { gt: string; out?: string; json?: string }) => {
+      try {
+        const dets = loadDetections(detPath);
+        let gtText: string;
+        try {
+          gtText = readFileSync(o.gt, 'utf8');
+        } catch {
+          throw new JetprofError('FILE_NOT_FOUND', `${o.gt}: ground truth not found`, { suggestion: 'pass COCO annotations with --gt' });
+        }
+        let gtValue: unknown;
+        try {
+          gtValue = JSON.parse(gtText);
+        } catch (e) {
+          throw new JetprofError('BAD_INPUT', `${o.gt}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass COCO annotations with --gt' });
+        }
+        const gt = parseCocoGroundTruth(gtValue, o.gt);
+        const m = cocoMap(gt, dets.detections);
+        const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
+        process.stdout.write(md);
+        if (o.out) writeFileAtomic(o.out, md);
+        if (o.json) writeFileAtomic(o.json, `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+}
