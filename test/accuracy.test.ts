@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { agree } from '../src/accuracy/agree.ts';
 import type { CocoAnnotation, CocoDetection, CocoGroundTruth } from '../src/accuracy/coco.ts';
 import { cocoMap } from '../src/accuracy/map.ts';
-import { makeModel, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
 
 const det = (image_id: number, category_id: number, bbox: [number, number, number, number], score: number): CocoDetection => ({ image_id, category_id, bbox, score });
 
@@ -312,4 +312,27 @@ const VTEST = join(ROOT, 'videos', 'vtest.avi');
   t.true(a.matched >= 180, `${a.matched} boxes matched`);
   t.true(a.matchedShare >= 0.99, `matched share ${a.matchedShare}`);
   t.true(a.meanIou >= 0.99, `mean IoU ${a.meanIou}`);
+
+  // the report reads speed and accuracy together: agreement against ONNX Runtime, and mAP with --gt (here ground
+  // truth made from ONNX Runtime's own measured-frame boxes, so its AP is 1 and OpenCV DNN's is too)
+  const dets = JSON.parse(readFileSync(join(dir, 'vtest-onnx-dets.json'), 'utf8')).filter((d: { warmup?: boolean }) => !d.warmup);
+  const frames = [...new Set<number>(dets.map((d: { image_id: number }) => d.image_id))];
+  const gt = join(dir, 'vtest-gt.json');
+  writeFileSync(gt, JSON.stringify({ images: frames.map((id) => ({ id })), categories: Array.from({ length: 80 }, (_, id) => ({ id, name: `c${id}` })), annotations: dets.map((d: CocoDetection, i: number) => ({ id: i + 1, image_id: d.image_id, category_id: d.category_id, bbox: d.bbox })) }));
+  const rep = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv, '--gt', gt]);
+  t.is(rep.code, 0, rep.stderr);
+  t.regex(rep.stdout, /\| ONNX Runtime \(CPU, FP32\) \| reference \|  \|  \|  \| 1\.000 \| 1\.000 \|/);
+  t.regex(rep.stdout, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| 1\.0000 \| 0 \/ 0 \| [\d.]+ \/ [\d.]+ \| 1\.000 \| 1\.000 \|/);
+});
+
+test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, then the CPU', (t) => {
+  const model = makeModel('cv-cuda', PERSON_VEHICLE_CFG, 2);
+  const video = makeVideo('cv-cuda.mp4', 4, 160, 120);
+  const r = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'cuda', '--warmup', '1', '--no-write', '-q', '--json', '-']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /^infer: OpenCV 4\.\d+\.\d+ here was built without CUDA and cuDNN \(cv\.getBuildInformation\(\)\); using the CPU\. On a Jetson, build OpenCV with -D WITH_CUDA=ON/m);
+  t.like(JSON.parse(r.stdout).setup, { executionProvider: 'cpu', label: 'opencv-fp32-cpu-pipelined3' });
+  const bad = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'tensorrt']);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda/);
 });

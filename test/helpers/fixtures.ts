@@ -80,7 +80,7 @@ export function probeVideo(path: string): ProbeResult {
 export const TSX_IMPORT = `--import=${import.meta.resolve('tsx')}`;
 
 /** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
-export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'jetprof', args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}) {
+export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof', args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}) {
   const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, ...options.env },
