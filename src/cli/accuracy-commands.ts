@@ -7,7 +7,7 @@ import { loadDetections } from '../accuracy/detections-file.ts';
 import { agreementMarkdown, mapMarkdown } from '../accuracy/format.ts';
 import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
-import { writeFileAtomic } from '../util/files.ts';
+import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { parseFraction, parseIntInRange } from './options.ts';
 
@@ -37,6 +37,7 @@ export function agreeCommand(): Command {
     .addHelpText('after', '\nExamples:\n  jetprof agree runs/onnx.json runs/trt.json --min-match 0.95\n  jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json')
     .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; top: number; out?: string; json?: string }) => {
       try {
+        claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
         const ref = loadDetections(refPath);
         const other = loadDetections(otherPath);
         const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
@@ -59,8 +60,8 @@ export function agreeCommand(): Command {
         const a = agree(ref.detections.filter(keep), other.detections.filter(keep), { iouThreshold: o.iou, names: ref.names ?? other.names, top: o.top, frames });
         const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
         process.stdout.write(md);
-        if (o.out) writeFileAtomic(o.out, md);
-        if (o.json) writeFileAtomic(o.json, `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`);
+        if (o.out) writeOutput(o.out, md);
+        if (o.json) writeOutput(o.json, `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`);
         if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
           process.stderr.write(`jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`);
           process.exitCode = 1;
@@ -87,6 +88,7 @@ export function mapCommand(): Command {
     .addHelpText('after', '\nExample:\n  jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json')
     .action((detPath: string, o: { gt: string; out?: string; json?: string }) => {
       try {
+        claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
         const dets = loadDetections(detPath);
         let gtText: string;
         try {
@@ -104,8 +106,8 @@ export function mapCommand(): Command {
         const m = cocoMap(gt, dets.detections);
         const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
         process.stdout.write(md);
-        if (o.out) writeFileAtomic(o.out, md);
-        if (o.json) writeFileAtomic(o.json, `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`);
+        if (o.out) writeOutput(o.out, md);
+        if (o.json) writeOutput(o.json, `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`);
       } catch (e) {
         process.exitCode = handleError(e);
       }

@@ -13,8 +13,9 @@ import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
 import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
-import { runInference } from '../pipeline/infer.ts';
-import { requireWritableDir, writeFileAtomic } from '../util/files.ts';
+import { defaultOutputPath, runInference } from '../pipeline/infer.ts';
+import { claimOutputs, writeOutput } from '../output/output.ts';
+import { requireWritableDir } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
@@ -30,6 +31,7 @@ interface InferCliOptions {
   engine?: string;
   plugin: string[];
   labels?: string;
+  strict: boolean;
   output?: string;
   write: boolean;
   json?: string;
@@ -87,6 +89,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--weights <file.weights>', 'darknet weights')
     .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)')
     .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', collect, [] as string[])
+    .option('--strict', 'a cfg key darknet does not know (a typo such as activaton=) is an error, not a warning', false)
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
@@ -110,7 +113,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--label <name>', 'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)')
     .addOption(new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler').choices(['nsys', 'nvprof']).hideHelp())
     .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
-    .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size)', parseSize('--frame-size'))
+    .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size; 32x32 to 8192x8192)', parseSize('--frame-size', 32, 8192))
     .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
@@ -136,8 +139,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [`  ${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`] : []),
         `  ${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json     (5 runs and their spread)`,
         '',
-        'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C: the video',
-        'and JSON are still finalized with "interrupted": true).',
+        'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or',
+        'SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
       ].join('\n'),
     )
     .action(async (video: string, opts: InferCliOptions) => {
@@ -149,13 +152,21 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
 async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   const program = 'infer';
   let stopRequested = false;
-  const onSignal = () => {
-    if (stopRequested) process.exit(130);
+  let repeated = false;
+  // Ctrl-C, SIGTERM (timeout, systemd) and SIGHUP (an ssh session dropped) all finish the frame in flight and close
+  // the video and JSON. A second signal does not cut that short: exiting while OpenCV's encoder runs on libuv's pool
+  // aborts the process (Napi::Error) and loses both files; finalizing takes at most a frame.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopRequested) {
+      if (!repeated) process.stderr.write(`interrupt: ${signal} again: still finishing the frame in flight (SIGKILL ends it without finalizing)\n`);
+      repeated = true;
+      return;
+    }
     stopRequested = true;
-    process.stderr.write('\ninterrupt: finishing the current frame, closing the video and JSON (Ctrl-C again to abort)\n');
+    process.stderr.write(`\ninterrupt (${signal}): finishing the current frame, closing the video and JSON\n`);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of SIGNALS) process.on(s, onSignal);
   let progress = createProgress(!o.quiet);
   try {
     if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
@@ -169,6 +180,11 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json);
     if (o.detections) requireWritableDir(o.detections);
+    // No output may be an input of the run, nor another output: checked before anything runs.
+    claimOutputs(
+      { video, model: o.model, cfg: o.cfg, weights: o.weights, labels: o.labels, engine: o.engine, ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])) },
+      { 'output video': o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
+    );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const runs: RunResult[] = [];
     const files: string[] = [];
@@ -183,6 +199,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         cfg: o.cfg,
         weights: o.weights,
         labels: o.labels,
+        strictCfg: o.strict,
         engine: o.engine,
         plugins: o.plugin,
         output: o.write ? o.output : null,
@@ -225,7 +242,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       if (!o.quiet) process.stderr.write(`${formatRunSet(set)}\n`);
       if (jsonToStdout) process.stdout.write(`${JSON.stringify(set, null, 2)}\n`);
       else if (o.json) {
-        writeFileAtomic(o.json, `${JSON.stringify(set, null, 2)}\n`);
+        writeOutput(o.json, `${JSON.stringify(set, null, 2)}\n`);
         if (!o.quiet) process.stderr.write(`wrote ${o.json} (the spread of ${set.runs} runs)\n`);
       }
     } else if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -234,7 +251,6 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     progress.done();
     return handleError(e, program);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of SIGNALS) process.off(s, onSignal);
   }
 }

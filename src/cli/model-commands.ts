@@ -1,6 +1,7 @@
 /** `jetprof export` and `jetprof make-weights`. */
 import { Command, InvalidArgumentError } from 'commander';
 import { cachedOnnxPath, exportModelFile, makeWeightsFile } from '../model/export-file.ts';
+import { claimOutputs } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { parseIntInRange, parseSize } from './options.ts';
 
@@ -17,11 +18,13 @@ export function exportCommand(): Command {
     .option('--labels <file.names>', 'class names (default: <cfg>.names beside the cfg)')
     .option('--input-size <WxH>', 'network input size (default: width/height from the cfg; multiples of 32)', parseSize('--input-size'))
     .addHelpText('after', '\nExample:\n  jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx')
-    .action((o: { cfg: string; weights: string; out?: string; labels?: string; inputSize?: [number, number] }) => {
+    .option('--strict', 'a cfg key darknet does not know is an error, not a warning', false)
+    .action((o: { cfg: string; weights: string; out?: string; labels?: string; inputSize?: [number, number]; strict: boolean }) => {
       try {
         const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
+        claimOutputs({ cfg: o.cfg, weights: o.weights, labels: o.labels }, { ONNX: out });
         const t0 = Date.now();
-        const info = exportModelFile({ cfgPath: o.cfg, weightsPath: o.weights, outPath: out, labelsPath: o.labels, inputSize: o.inputSize });
+        const info = exportModelFile({ cfgPath: o.cfg, weightsPath: o.weights, outPath: out, labelsPath: o.labels, inputSize: o.inputSize, strict: o.strict, onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`) });
         const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
         process.stderr.write(`exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`);
         process.stdout.write(`${out}\n`);
@@ -49,6 +52,7 @@ export function makeWeightsCommand(): Command {
     .addHelpText('after', '\nExamples:\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights')
     .action((o: { cfg: string; out: string; seed: number; objectnessBias?: number }) => {
       try {
+        claimOutputs({ cfg: o.cfg }, { weights: o.out });
         const bytes = makeWeightsFile(o.cfg, o.seed, o.out, o.objectnessBias);
         process.stderr.write(`wrote ${o.out} (${bytes} bytes, seed ${o.seed}). These weights are RANDOM: detections made with them mean nothing.\n`);
         process.stdout.write(`${o.out}\n`);
@@ -75,6 +79,7 @@ export function buildEngineCommand(): Command {
     .addHelpText('after', '\nExamples:\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024')
     .action(async (o: { onnx: string; out: string; fp16: boolean; int8: boolean; calib?: string; workspace?: number; quiet: boolean }) => {
       try {
+        claimOutputs({ ONNX: o.onnx, 'calibration cache': o.calib }, { engine: o.out, 'engine sidecar': `${o.out}.json` });
         const { buildEngine } = await import('../model/build-engine.ts');
         const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
         const s = await buildEngine({ onnx: o.onnx, out: o.out, precision, calib: o.calib, workspaceMb: o.workspace, onOutput: o.quiet ? undefined : (c) => process.stderr.write(c) });

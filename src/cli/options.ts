@@ -18,12 +18,14 @@ export function parseFraction(name: string) {
   };
 }
 
-/** 'WxH' -> [W, H]; both positive integers. */
-export function parseSize(name: string) {
+/** 'WxH' -> [W, H]; both integers in [min, max] (a 100000x100000 frame would ask for 30 GB). */
+export function parseSize(name: string, min = 1, max = 16384) {
   return (value: string): [number, number] => {
     const m = /^(\d+)x(\d+)$/i.exec(value.trim());
     if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new InvalidArgumentError(`${name} must look like WIDTHxHEIGHT (e.g. 960x540), got '${value}'`);
-    return [Number(m[1]), Number(m[2])];
+    const [w, h] = [Number(m[1]), Number(m[2])];
+    if (w < min || h < min || w > max || h > max) throw new InvalidArgumentError(`${name} must be between ${min}x${min} and ${max}x${max}, got ${w}x${h}`);
+    return [w, h];
   };
 }
 

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
 import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesToCsv, tablesToMarkdown } from '../report/profile-tables.ts';
 import { JetprofError } from '../util/errors.ts';
-import { writeFileAtomic } from '../util/files.ts';
+import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { parseIntInRange } from './options.ts';
 
@@ -34,6 +34,7 @@ export function parseCommand(): Command {
     .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
     .action(async (file: string, o: ParseOptions) => {
       try {
+        claimOutputs({ log: file }, { output: o.out });
         const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows });
         let text: string;
         if (o.format === 'json') {
@@ -50,7 +51,7 @@ export function parseCommand(): Command {
           if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
           text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
         }
-        if (o.out) writeFileAtomic(o.out, text);
+        if (o.out) writeOutput(o.out, text);
         else process.stdout.write(text);
         const diags = parsed.result.diagnostics;
         for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);

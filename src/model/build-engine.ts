@@ -9,7 +9,8 @@ import { formatTrtVersion } from '../backends/trt-abi.ts';
 import { findExecutable } from '../profilers/tools.ts';
 import { baseEnv } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
-import { requireWritableDir, sha256File, writeFileAtomic } from '../util/files.ts';
+import { writeOutput } from '../output/output.ts';
+import { requireWritableDir, sha256File } from '../util/files.ts';
 import { runCommand } from '../util/process.ts';
 
 export interface BuildEngineOptions {
@@ -93,6 +94,6 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
     builtAt: new Date().toISOString(),
     buildSeconds: (Date.now() - t0) / 1000,
   };
-  writeFileAtomic(sidecarPath(o.out), `${JSON.stringify(sidecar, null, 2)}\n`);
+  writeOutput(sidecarPath(o.out), `${JSON.stringify(sidecar, null, 2)}\n`);
   return sidecar;
 }

@@ -70,6 +70,50 @@ export interface DarknetCfg {
   path: string;
   net: NetSection;
   layers: Layer[];
+  /** Keys darknet does not know (typos such as `activaton=`), as darknet's "Unused field" lines: `file:line: ...`. */
+  warnings: string[];
+}
+
+/**
+ * The keys darknet's parser.c reads in each section (AlexeyAB/darknet), jetprof's or not: training keys are valid
+ * cfg, a key none of them is, is a typo darknet would report as "Unused field".
+ */
+const KNOWN_KEYS: Record<string, string[]> = {
+  net: ['batch', 'subdivisions', 'width', 'height', 'channels', 'momentum', 'decay', 'angle', 'saturation', 'exposure', 'hue', 'learning_rate', 'burn_in', 'max_batches', 'policy', 'steps', 'scales', 'mosaic', 'mosaic_bound', 'cutmix', 'mixup', 'letter_box', 'flip', 'blur', 'gaussian_noise', 'max_chart_loss', 'label_smooth_eps', 'optimized_memory', 'workspace_size_limit_MB', 'adam', 'B1', 'B2', 'eps', 'inputs', 'max_crop', 'min_crop', 'aspect', 'power', 'gamma', 'step', 'seq_scales', 'sgdr_cycle', 'sgdr_mult', 'time_steps', 'track', 'augment_speed', 'init_sequential_subdivisions', 'sequential_subdivisions', 'try_fix_nan', 'weights_reject_freq', 'loss_scale', 'dynamic_minibatch', 'contrastive', 'contrastive_jit_flip', 'contrastive_color', 'unsupervised', 'use_cuda_graph', 'equidistant_point', 'resize_step', 'attention', 'adversarial_lr', 'rotate', 'num_sigmas_reject_badlabels', 'badlabels_rejection_percentage', 'show_receptive_field', 'max_epochs'],
+  convolutional: ['filters', 'size', 'stride', 'stride_x', 'stride_y', 'pad', 'padding', 'groups', 'batch_normalize', 'activation', 'dilation', 'antialiasing', 'xnor', 'bin_output', 'binary', 'share_index', 'sway', 'rotate', 'stretch', 'stretch_sway', 'assisted_excitation', 'train_only_bn', 'deform', 'flipped', 'dot', 'angle', 'grad_centr', 'cbn', 'coordconv', 'stopbackward', 'reverse'],
+  route: ['layers', 'groups', 'group_id', 'stopbackward', 'stream', 'wait_stream'],
+  maxpool: ['size', 'stride', 'stride_x', 'stride_y', 'padding', 'maxpool_depth', 'out_channels', 'antialiasing', 'train_only_bn', 'stopbackward', 'maxpool_zero_nonmax'],
+  upsample: ['stride', 'scale', 'stopbackward'],
+  shortcut: ['from', 'activation', 'weights_type', 'weights_normalization', 'stopbackward'],
+  yolo: ['mask', 'anchors', 'classes', 'num', 'jitter', 'ignore_thresh', 'truth_thresh', 'random', 'resize', 'scale_x_y', 'iou_normalizer', 'cls_normalizer', 'obj_normalizer', 'iou_loss', 'iou_thresh_kind', 'beta_nms', 'nms_kind', 'iou_thresh', 'max_delta', 'counters_per_class', 'label_smooth_eps', 'new_coords', 'objectness_smooth', 'focal_loss', 'map', 'show_details', 'delta_normalizer', 'embedding_layer', 'track_history_size', 'sim_thresh', 'dets_for_track', 'dets_for_show', 'track_ciou_norm', 'stopbackward'],
+};
+KNOWN_KEYS.network = KNOWN_KEYS.net;
+KNOWN_KEYS.conv = KNOWN_KEYS.convolutional;
+
+/** Levenshtein distance (small strings: cfg keys). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+function unknownKeyWarnings(sections: RawSection[], path: string): string[] {
+  const out: string[] = [];
+  for (const s of sections) {
+    const known = KNOWN_KEYS[s.name];
+    if (!known) continue;
+    for (const [key, e] of s.keys) {
+      if (known.includes(key)) continue;
+      const nearest = [...known].sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
+      const hint = editDistance(key, nearest) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean '${nearest}'?)` : '';
+      out.push(`${path}:${e.line}: unknown key '${key}' in [${s.name}]${hint}; darknet ignores it too ("Unused field")`);
+    }
+  }
+  return out;
 }
 
 export interface Shape {
@@ -266,7 +310,7 @@ export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
         throw cfgError(path, s.line, `section [${s.name}] is not supported (convolutional, route, maxpool, upsample, shortcut, yolo)`);
     }
   }
-  const cfg: DarknetCfg = { path, net, layers };
+  const cfg: DarknetCfg = { path, net, layers, warnings: unknownKeyWarnings(sections, path) };
   layerShapes(cfg); // validates channel arithmetic, with line numbers
   return cfg;
 }

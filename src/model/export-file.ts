@@ -2,18 +2,31 @@
  * File-level model tasks: export a cfg+weights pair to .onnx (cached beside the weights), make seeded weights,
  * and load a .onnx's metadata for inference. This is the I/O edge of src/model.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
-import { fileExists, readLines, requireFile, sha256File, writeFileAtomic } from '../util/files.ts';
+import { writeOutput } from '../output/output.ts';
+import { fileExists, readLines, requireFile, sha256File } from '../util/files.ts';
 import { type DarknetCfg, parseCfg, withInputSize, yoloLayers } from './cfg.ts';
 import { checkModelInfo, METADATA_KEY, type YoloModelInfo } from './metadata.ts';
 import { exportOnnx, readOnnxSignature } from './onnx-export.ts';
 import { GENERATED_WEIGHTS_SEEN, generateWeights, readWeights, serializeWeights } from './weights.ts';
 
-export function loadCfg(path: string): DarknetCfg {
+export interface CfgCheck {
+  /** Unknown keys are errors (exit 2), not warnings. */
+  strict?: boolean;
+  onWarning?: (message: string) => void;
+}
+
+export function loadCfg(path: string, check: CfgCheck = {}): DarknetCfg {
   requireFile(path, 'darknet cfg', 'pass --cfg with the .cfg of your model (weights/yolov4-tiny.cfg ships with jetprof)');
-  return parseCfg(readFileSync(path, 'utf8'), path);
+  const cfg = parseCfg(readFileSync(path, 'utf8'), path);
+  if (check.strict && cfg.warnings.length) {
+    throw new JetprofError('BAD_CFG', cfg.warnings[0].replace(/; darknet ignores it too.*$/, ''), { suggestion: 'fix the key, or drop --strict to read the cfg as darknet does (ignoring it)' });
+  }
+  for (const w of cfg.warnings) check.onWarning?.(`warning: ${w}`);
+  return cfg;
 }
 
 /** Labels: the given file, else `<cfg name>.names` beside the cfg, else class0..N-1. */
@@ -30,7 +43,7 @@ export function loadLabels(cfgPath: string, classes: number, labelsPath?: string
   return labels;
 }
 
-export interface ExportRequest {
+export interface ExportRequest extends CfgCheck {
   cfgPath: string;
   weightsPath: string;
   outPath: string;
@@ -38,8 +51,26 @@ export interface ExportRequest {
   inputSize?: [number, number];
 }
 
+/** Bumped whenever the exporter's output for the same inputs changes: cached exports of older versions are redone. */
+export const EXPORTER_VERSION = 'jetprof-export/2';
+
+/** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists. */
+function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
+  const candidate = req.labelsPath ?? join(dirname(req.cfgPath), `${basename(req.cfgPath, extname(req.cfgPath))}.names`);
+  return fileExists(candidate) ? candidate : undefined;
+}
+
+/** What an export depends on, hashed: the bytes of cfg, weights and labels, the input size, the exporter version. */
+export function exportKey(req: Omit<ExportRequest, 'outPath'>): string {
+  const h = createHash('sha256').update(EXPORTER_VERSION).update('\0cfg\0').update(readFileSync(req.cfgPath)).update('\0weights\0').update(readFileSync(req.weightsPath));
+  const labels = labelsFileOf(req);
+  if (labels) h.update('\0labels\0').update(readFileSync(labels));
+  if (req.inputSize) h.update(`\0size\0${req.inputSize[0]}x${req.inputSize[1]}`);
+  return h.digest('hex');
+}
+
 export function exportModelFile(req: ExportRequest): YoloModelInfo {
-  let cfg = loadCfg(req.cfgPath);
+  let cfg = loadCfg(req.cfgPath, req);
   const weights = readWeights(req.weightsPath, cfg);
   if (req.inputSize) cfg = withInputSize(cfg, req.inputSize[0], req.inputSize[1]);
   const classes = yoloLayers(cfg)[0]?.classes ?? 0;
@@ -51,9 +82,10 @@ export function exportModelFile(req: ExportRequest): YoloModelInfo {
       weights: basename(req.weightsPath),
       weightsSha256: sha256File(req.weightsPath),
       ...(weights.header.seen === GENERATED_WEIGHTS_SEEN ? { generatedWeights: true } : {}),
+      exportKey: exportKey(req),
     },
   });
-  writeFileAtomic(req.outPath, bytes);
+  writeOutput(req.outPath, bytes);
   return info;
 }
 
@@ -64,23 +96,31 @@ export function cachedOnnxPath(weightsPath: string, inputSize?: [number, number]
   return join(dirname(weightsPath), `${stem}${size}.onnx`);
 }
 
-/** Exports unless a cached .onnx newer than both cfg and weights exists. Returns the .onnx path and whether it exported. */
+/**
+ * Exports unless the cached .onnx beside the weights was made from exactly these inputs: its metadata carries the
+ * export key (a hash of the cfg, weights and labels bytes, the input size and the exporter version), compared on
+ * every use. The cfg is parsed first either way, so a broken cfg fails even with a cache. Returns the .onnx path and
+ * whether it exported.
+ */
 export function ensureExported(req: Omit<ExportRequest, 'outPath'>): { path: string; exported: boolean } {
   const outPath = cachedOnnxPath(req.weightsPath, req.inputSize);
   requireFile(req.weightsPath, 'weights file', 'pass --weights with the darknet .weights file (see README: where weights go)');
+  loadCfg(req.cfgPath, req);
   if (fileExists(outPath)) {
-    const t = statSync(outPath).mtimeMs;
-    const inputs = [req.cfgPath, req.weightsPath, ...(req.labelsPath ? [req.labelsPath] : [])];
-    if (inputs.every((p) => fileExists(p) && statSync(p).mtimeMs <= t)) return { path: outPath, exported: false };
+    try {
+      if (readModelInfo(outPath).source?.exportKey === exportKey(req)) return { path: outPath, exported: false };
+    } catch {
+      /* not a jetprof model, or damaged: export again */
+    }
   }
-  exportModelFile({ ...req, outPath });
+  exportModelFile({ ...req, outPath, onWarning: undefined }); // warned above already
   return { path: outPath, exported: true };
 }
 
 export function makeWeightsFile(cfgPath: string, seed: number, outPath: string, objectnessBias?: number): number {
   const cfg = loadCfg(cfgPath);
   const bytes = serializeWeights(cfg, generateWeights(cfg, seed, objectnessBias));
-  writeFileAtomic(outPath, bytes);
+  writeOutput(outPath, bytes);
   return bytes.byteLength;
 }
 

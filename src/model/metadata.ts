@@ -22,7 +22,14 @@ export interface YoloModelInfo {
   labels: string[];
   heads: YoloHead[];
   /** Where it came from, for the run JSON and reports. */
-  source?: { cfg?: string; weights?: string; weightsSha256?: string; generatedWeights?: boolean };
+  source?: {
+    cfg?: string;
+    weights?: string;
+    weightsSha256?: string;
+    generatedWeights?: boolean;
+    /** sha256 over the cfg, weights and labels bytes, the input size and the exporter version: the cache key. */
+    exportKey?: string;
+  };
 }
 
 export const METADATA_KEY = 'jetprof.model';

@@ -123,10 +123,10 @@ export function noFrameDecoded(videoPath: string): JetprofError {
 }
 
 /** After a loop that ran without error: closes the video, finishes the output (drops it when no frame was written). */
-export function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interrupted: boolean): FrameLoopResult {
+export async function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interrupted: boolean): Promise<FrameLoopResult> {
   const { source, sink } = io;
   source.close();
-  if (sink && frames > 0) sink.finish();
+  if (sink && frames > 0) await sink.finish();
   else sink?.abort();
   return {
     tally,

@@ -13,7 +13,8 @@ import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { baseEnv } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
-import { sha256File, writeFileAtomic } from '../util/files.ts';
+import { writeOutput } from '../output/output.ts';
+import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import { runFrameLoop, type FrameLoopOptions } from './frame-loop.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
@@ -28,6 +29,8 @@ export interface InferOptions {
   cfg?: string;
   weights?: string;
   labels?: string;
+  /** Unknown cfg keys are errors (--strict). */
+  strictCfg?: boolean;
   /** Serialized TensorRT engine (tensorrt backend). The .onnx (or cfg+weights) still supplies the YOLO metadata. */
   engine?: string;
   /** TensorRT plugin libraries (tensorrt_demos' libyolo_layer.so). */
@@ -72,7 +75,7 @@ export function defaultOutputPath(video: string, backend: BackendName): string {
   return resolve(`${basename(video, extname(video))}-${OUTPUT_SUFFIX[backend]}-detected.mp4`);
 }
 
-export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine'>, onInfo: (m: string) => void): string {
+export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning'>, onInfo: (m: string) => void): string {
   if (o.model) return o.model;
   const built = o.engine && !o.cfg ? readEngineSidecar(o.engine)?.onnx.path : undefined;
   if (built) {
@@ -80,7 +83,7 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
     return built;
   }
   if (o.cfg && o.weights) {
-    const { path, exported } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels });
+    const { path, exported } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels, strict: o.strictCfg, onWarning: o.onWarning });
     onInfo(exported ? `exported ${o.cfg} + ${o.weights} to ${path}` : `using cached ${path}`);
     return path;
   }
@@ -150,6 +153,10 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
       });
     }
+    const declared = loop.video.frameCount;
+    if (!loop.interrupted && declared > 0 && loop.framesRead < declared && (o.maxFrames === undefined || loop.framesRead < o.maxFrames)) {
+      o.onWarning(`${o.video}: the stream ended after ${loop.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${loop.framesRead} decoded`);
+    }
     const cv = loadOpenCv();
     const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
@@ -206,10 +213,10 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       interrupted: loop.interrupted,
     });
     if (o.detections) {
-      writeFileAtomic(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));
+      writeOutput(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));
       result.detectionsFile = relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(o.detections));
     }
-    if (o.json) writeFileAtomic(o.json, `${JSON.stringify(result, null, 2)}\n`);
+    if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } finally {
     await session.dispose();

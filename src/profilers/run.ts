@@ -13,7 +13,7 @@ import { type NsysStats, parseNsysStats } from '../parsers/nsys.ts';
 import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
-import { writeFileAtomic } from '../util/files.ts';
+import { writeOutput } from '../output/output.ts';
 import { runCommand } from '../util/process.ts';
 import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
 import { detectComputeCapability } from './device.ts';
@@ -373,7 +373,7 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
   const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
   const jsonPath = join(req.outDir, `profile_${FILE_TAG[req.backend]}.json`);
-  writeFileAtomic(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+  writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }
 

@@ -54,6 +54,9 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
   const r = v as { schema?: unknown; inferenceFps?: unknown; stages?: unknown; backend?: unknown };
   const known = r && (r.schema === 'jetprof.run/1' || r.schema === 'jetprof.run/2');
   if (known && typeof r.inferenceFps === 'number' && r.stages && typeof r.backend === 'string' && r.backend in MODEL_TYPE_NAMES) {
+    if (!((v as { frames?: number }).frames! > 0)) {
+      throw new JetprofError('BAD_INPUT', `${path}: this run measured no frame (all were warm-up, or none decoded): there is nothing to report`, { suggestion: 'run infer again on a longer video or with a smaller --warmup' });
+    }
     return r.schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
   }
   const version = typeof r?.schema === 'string' ? Number(/^jetprof\.run\/(\d+)$/.exec(r.schema)?.[1]) : NaN;

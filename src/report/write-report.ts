@@ -1,9 +1,9 @@
 /** The report's file edge: load runs and profiles, build the LabReport, write Markdown, HTML and CSV atomically. */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
-import { writeFileAtomic } from '../util/files.ts';
+import { claimOutputs, writeOutput } from '../output/output.ts';
 import { reportHtml } from './html.ts';
 import { buildLabReport, type LabeledProfile, type SkippedBackend } from './lab-report.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
@@ -28,6 +28,13 @@ export interface ReportFiles {
 
 /** Builds the report and writes what was asked; returns the Markdown. */
 export async function writeReport(o: ReportFiles): Promise<string> {
+  claimOutputs(
+    { ...Object.fromEntries(o.runs.map((r, i) => [`run ${i + 1}`, r])), ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])), 'ground truth': o.gt },
+    { Markdown: o.out, HTML: o.html },
+  );
+  if (o.csv && existsSync(o.csv) && !statSync(o.csv).isDirectory()) {
+    throw new JetprofError('BAD_OUTPUT', `${o.csv}: --csv takes a folder (one CSV file per table), and this is a file`, { suggestion: 'give a folder name, e.g. --csv report-csv' });
+  }
   const runFiles = o.runs.flatMap(loadRunFiles);
   const runs: RunResult[] = runFiles.map((f) => f.run);
   const profiles: LabeledProfile[] = [];
@@ -42,11 +49,11 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
   const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, accuracy });
   const md = reportMarkdown(report, o.title);
-  if (o.out) writeFileAtomic(o.out, md);
-  if (o.html) writeFileAtomic(o.html, reportHtml(report, o.title));
+  if (o.out) writeOutput(o.out, md);
+  if (o.html) writeOutput(o.html, reportHtml(report, o.title));
   if (o.csv) {
     mkdirSync(o.csv, { recursive: true });
-    for (const [name, text] of Object.entries(reportCsv(report))) writeFileAtomic(join(o.csv, name), text);
+    for (const [name, text] of Object.entries(reportCsv(report))) writeOutput(join(o.csv, name), text);
   }
   return md;
 }

@@ -2,9 +2,11 @@
  * Video in and out through OpenCV. The output is written under a temporary name beside the target and renamed
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
-import { renameSync } from 'node:fs';
+import { existsSync, renameSync, statSync } from 'node:fs';
+import { basename, dirname, extname } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { partialPath, removeQuietly, requireFile, requireWritableDir } from '../util/files.ts';
+import { freeBytes, partialPath, removeQuietly, removeStalePartials, resolveTarget, simulatedFault, writeError } from '../output/output.ts';
+import { requireFile, requireWritableDir } from '../util/files.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
 
 export interface VideoInfo {
@@ -69,21 +71,59 @@ export interface VideoSink {
   write(frame: Mat): void;
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
-  /** Closes the video and renames it to its final name. */
-  finish(): void;
+  /** Closes the video, checks that it plays, and renames it to its final name. */
+  finish(): Promise<void>;
   /** Closes and deletes the temporary file. */
   abort(): void;
 }
 
-/** Opens an mp4 writer: H.264 (avc1) when this OpenCV/FFmpeg can encode it, else MPEG-4 part 2 (mp4v). */
+/** True when `path` opens as a video and yields a frame count or a first frame. */
+function playable(cv: Cv, path: string): boolean {
+  try {
+    if (statSync(path).size === 0) return false;
+    const probe = new cv.VideoCapture(path);
+    const ok = probe.get(cv.CAP_PROP_FRAME_COUNT) > 0 || !!probe.read()?.rows;
+    probe.release();
+    return ok;
+  } catch {
+    return false; // OpenCV throws "failed to open capture" on a file without its index (moov atom)
+  }
+}
+
+/** Containers OpenCV's FFmpeg writer picks from the extension. */
+export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.avi', '.mkv'];
+
+/** Below this much free space the writer stops: an encoder on a full disk fails silently and leaves a broken file. */
+const MIN_FREE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Opens an mp4 writer: H.264 (avc1) when this OpenCV/FFmpeg can encode it, else MPEG-4 part 2 (mp4v). Every failure
+ * OpenCV does not report is checked here: the writer really opened (its file exists), free space while writing, and
+ * on finish() a file that opens and holds frames, before it replaces anything under the final name.
+ */
 export function createVideoSink(path: string, fps: number, width: number, height: number, cv: Cv = loadOpenCv()): VideoSink {
-  requireWritableDir(path);
-  const tmp = partialPath(path);
+  const target = resolveTarget(path);
+  if (target.kind !== 'file') {
+    throw new JetprofError('BAD_OUTPUT', `${path}: the annotated video must go to a regular file`, { suggestion: 'give a .mp4 path, or pass --no-write to write no video' });
+  }
+  if (!VIDEO_EXTENSIONS.includes(extname(path).toLowerCase())) {
+    throw new JetprofError('BAD_OUTPUT', `${path}: OpenCV picks the video container from the extension, and '${extname(path) || '(none)'}' is not one`, {
+      suggestion: `name it ${VIDEO_EXTENSIONS.join(', ')} (e.g. ${basename(path, extname(path))}.mp4)`,
+    });
+  }
+  requireWritableDir(target.path);
+  removeStalePartials(dirname(target.path));
+  const tmp = partialPath(target.path);
   let writer: InstanceType<Cv['VideoWriter']> | undefined;
   let codec = '';
   for (const fourcc of ['avc1', 'mp4v']) {
     try {
       const w = new cv.VideoWriter(tmp, cv.VideoWriter.fourcc(fourcc), fps, new cv.Size(width, height), true);
+      // OpenCV may return a writer that opened nothing (it says so only on stderr): its file would not exist
+      if (!existsSync(tmp)) {
+        w.release();
+        continue;
+      }
       writer = w;
       codec = fourcc;
       break;
@@ -92,30 +132,60 @@ export function createVideoSink(path: string, fps: number, width: number, height
     }
   }
   if (!writer) {
-    throw new JetprofError('BAD_OUTPUT', `${path}: OpenCV cannot encode mp4 here (tried avc1 and mp4v)`, {
-      suggestion: 'install ffmpeg-enabled OpenCV (libopencv-dev on Debian, JetPack OpenCV on Jetson) or pass --no-write',
+    throw new JetprofError('BAD_OUTPUT', `${path}: OpenCV could not open a video writer for ${width}x${height} at ${fps} FPS (tried avc1 and mp4v)`, {
+      suggestion: 'use a .mp4 or .avi name and a frame size between 32x32 and 8192x8192 (even numbers for H.264), or pass --no-write',
     });
   }
   const w = writer;
   let closed = false;
+  let frames = 0;
   const close = () => {
     if (!closed) {
       closed = true;
       w.release();
     }
   };
+  const dir = dirname(target.path);
+  // Every 16 frames: is there room for the next ones? (A full disk makes the encoder fail without a word.)
+  const checkSpace = () => {
+    if (frames % 16 !== 0) return;
+    const fault = simulatedFault(path);
+    const free = freeBytes(dir);
+    if (fault || (free !== undefined && free < MIN_FREE_BYTES)) {
+      close();
+      removeQuietly(tmp);
+      throw writeError(path, fault ?? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+    }
+  };
   return {
     path,
     codec,
     write(frame) {
+      checkSpace();
       w.write(frame);
+      frames++;
     },
-    writeAsync(frame) {
-      return w.writeAsync(frame);
+    async writeAsync(frame) {
+      checkSpace();
+      await w.writeAsync(frame);
+      frames++;
     },
-    finish() {
+    async finish() {
       close();
-      renameSync(tmp, path);
+      // What the encoder left must open and hold frames before it replaces an older file under the final name.
+      // writeAsync's workers hold the encoder too: the container is finalized when the last of them is freed, just
+      // after its callback, so the check waits for the event loop and tries again for a moment.
+      let readable = false;
+      for (let attempt = 0; attempt < 40 && !readable; attempt++) {
+        await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
+        readable = playable(cv, tmp);
+      }
+      if (!readable) {
+        removeQuietly(tmp);
+        const full = freeBytes(dir) !== undefined && freeBytes(dir)! < MIN_FREE_BYTES;
+        throw writeError(path, Object.assign(new Error(full ? 'ENOSPC' : 'EIO: the encoder left no playable video'), { code: full ? 'ENOSPC' : 'EIO' }));
+      }
+      renameSync(tmp, target.path);
     },
     abort() {
       close();

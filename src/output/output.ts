@@ -1,0 +1,235 @@
+/**
+ * The one way jetprof writes a file. Every command's outputs come through here, so none of them can destroy an
+ * input, replace a device file, or leave half a file under its final name:
+ *
+ * - `claimOutputs` refuses an output that is the same file as an input of the run (realpath, or device + inode) or
+ *   as another output, before anything runs.
+ * - `writeOutput`: a regular file is written under a temporary name beside it, fsynced, and renamed over the old one;
+ *   character devices, FIFOs, sockets and `-` (stdout) are written straight through; a symlink is followed to its
+ *   target. Free space is checked first where the file system says. Any failure removes the temporary file, leaves
+ *   the old file untouched and throws one line with the path and the errno.
+ * - Stale temporary files (`.<name>.partial-<pid>.<ext>`) of processes that no longer run are removed.
+ *
+ * Test hook: JETPROF_FAULT_ENOSPC=<text> makes writes to paths containing <text> fail with ENOSPC, as a full disk
+ * does (a real full disk is tested where a small tmpfs can be mounted).
+ */
+import {
+  closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, statfsSync, statSync, unlinkSync, writeSync,
+} from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { JetprofError } from '../util/errors.ts';
+
+export type OutputKind = 'file' | 'stream' | 'stdout';
+
+export interface OutputTarget {
+  /** As the user gave it. */
+  requested: string;
+  /** Where the bytes go: the symlink's target, resolved; '-' for stdout. */
+  path: string;
+  /** 'stream' for character devices, FIFOs and sockets: written straight through, never renamed over. */
+  kind: OutputKind;
+}
+
+/** Where `path` really writes: stdout, a device/FIFO (written in place), or a regular file (written atomically). */
+export function resolveTarget(path: string): OutputTarget {
+  if (path === '-' || path === '/dev/stdout') return { requested: path, path: '-', kind: 'stdout' };
+  let real = resolve(path);
+  try {
+    real = realpathSync(path); // follows symlinks (to /proc/self/fd/1 too)
+  } catch {
+    // does not exist yet: its folder may still be a symlink
+    try {
+      real = join(realpathSync(dirname(resolve(path))), basename(path));
+    } catch {
+      /* the folder does not exist either: the write says so */
+    }
+  }
+  try {
+    const st = statSync(real);
+    if (st.isCharacterDevice() || st.isFIFO() || st.isSocket() || st.isBlockDevice()) return { requested: path, path: real, kind: 'stream' };
+    if (st.isDirectory()) {
+      throw new JetprofError('BAD_OUTPUT', `${path}: is a folder, not a file`, { suggestion: 'give a file name inside it' });
+    }
+  } catch (e) {
+    if (e instanceof JetprofError) throw e;
+  }
+  return { requested: path, path: real, kind: 'file' };
+}
+
+function identity(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the two paths name the same file (the same real path, or the same device and inode). */
+export function sameFile(a: string, b: string): boolean {
+  const ta = resolveTarget(a);
+  const tb = resolveTarget(b);
+  if (ta.kind === 'stdout' || tb.kind === 'stdout') return false;
+  if (ta.path === tb.path) return true;
+  const ia = identity(ta.path);
+  return ia !== undefined && ia === identity(tb.path);
+}
+
+/**
+ * Checks a run's outputs before it starts: none may be the same file as an input, nor as another output. Undefined
+ * entries are skipped. Stdout ('-') and devices may be named more than once.
+ */
+export function claimOutputs(inputs: Record<string, string | undefined>, outputs: Record<string, string | undefined>): void {
+  const given = (r: Record<string, string | undefined>) => Object.entries(r).filter((e): e is [string, string] => !!e[1]);
+  const outs = given(outputs);
+  for (const [what, out] of outs) {
+    const target = resolveTarget(out);
+    if (target.kind !== 'file') continue;
+    for (const [inWhat, input] of given(inputs)) {
+      if (sameFile(out, input)) {
+        throw new JetprofError('BAD_OUTPUT', `${out}: the ${what} would overwrite the ${inWhat} (${input})`, { suggestion: `choose another path for the ${what}` });
+      }
+    }
+  }
+  for (let i = 0; i < outs.length; i++) {
+    for (let j = i + 1; j < outs.length; j++) {
+      const [wa, a] = outs[i];
+      const [wb, b] = outs[j];
+      if (resolveTarget(a).kind === 'file' && sameFile(a, b)) {
+        throw new JetprofError('BAD_OUTPUT', `${b}: the ${wb} and the ${wa} are the same file`, { suggestion: `give the ${wb} a path of its own` });
+      }
+    }
+  }
+}
+
+/**
+ * A temporary name beside `path` that keeps its extension (OpenCV picks the container from it):
+ * `out/clip-onnx-detected.mp4` -> `out/.clip-onnx-detected.partial-1234.mp4`.
+ */
+export function partialPath(path: string): string {
+  const ext = extname(path);
+  return join(dirname(path), `.${basename(path, ext)}.partial-${process.pid}${ext}`);
+}
+
+/** Free bytes for an unprivileged writer in `dir`, or undefined where the file system does not say. */
+export function freeBytes(dir: string): number | undefined {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An Error as the file system gives it (code ENOSPC ...), for the test hook. */
+export function simulatedFault(path: string): NodeJS.ErrnoException | undefined {
+  const marker = process.env.JETPROF_FAULT_ENOSPC;
+  if (!marker || !path.includes(marker)) return undefined;
+  return Object.assign(new Error(`ENOSPC: no space left on device, write '${path}'`), { code: 'ENOSPC', errno: -28, syscall: 'write', path });
+}
+
+/** One line for a failed write: the path, the errno and what to do. */
+export function writeError(path: string, e: unknown): JetprofError {
+  const err = e as NodeJS.ErrnoException;
+  const why = err.code ? `${err.code}: ${err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}` : String(err?.message ?? e);
+  const fix = err.code === 'ENOSPC' ? 'free some space or write elsewhere; the previous file, if any, is untouched' : 'choose a writable output path';
+  return new JetprofError('BAD_OUTPUT', `${path}: cannot write (${why})`, { suggestion: fix });
+}
+
+function writeAll(fd: number, data: Uint8Array): void {
+  for (let off = 0; off < data.length; ) off += writeSync(fd, data, off, data.length - off);
+}
+
+/** Writes `data` to `path` as the module comment says. Throws BAD_OUTPUT (exit 2) with the path and the errno. */
+export function writeOutput(path: string, data: string | Uint8Array): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  const target = resolveTarget(path);
+  if (target.kind === 'stdout') {
+    writeAll(1, bytes);
+    return;
+  }
+  if (target.kind === 'stream') {
+    let fd: number | undefined;
+    try {
+      fd = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+      writeAll(fd, bytes);
+    } catch (e) {
+      throw writeError(path, e);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    return;
+  }
+  removeStalePartials(dirname(target.path));
+  const free = freeBytes(dirname(target.path));
+  if (free !== undefined && bytes.length > free) {
+    throw writeError(path, Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+  }
+  const tmp = partialPath(target.path);
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, 'w');
+    const fault = simulatedFault(path);
+    if (fault) throw fault;
+    writeAll(fd, bytes);
+    fsyncSync(fd);
+    // keep the mode of the file it replaces
+    try {
+      const old = statSync(target.path);
+      if (fstatSync(fd).mode !== old.mode) fchmodSync(fd, old.mode & 0o7777);
+    } catch {
+      /* a new file */
+    }
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, target.path);
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    removeQuietly(tmp);
+    throw e instanceof JetprofError ? e : writeError(path, e);
+  }
+}
+
+export function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // alive, owned by someone else
+  }
+}
+
+/**
+ * Removes `.<name>.partial-<pid>.<ext>` files in `dir` left by processes that are gone (a SIGKILL, a power cut).
+ * Returns what it removed. Files of running processes (another jetprof writing there now) stay.
+ */
+export function removeStalePartials(dir: string): string[] {
+  const removed: string[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of entries) {
+    const m = /^\..+\.partial-(\d+)(\.[^.]*)?$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
+    const p = join(dir, name);
+    try {
+      if (!lstatSync(p).isFile()) continue;
+      unlinkSync(p);
+      removed.push(p);
+    } catch {
+      /* raced with someone */
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,313 @@
+/**
+ * Nothing lost, ever: the bad-input, fault and signal cases of issue 17, each asserting the exit code, the one-line
+ * message and exactly which files are left. A full disk is a real 300 KB tmpfs where this machine lets the test
+ * mount one (root, as CI), else the output module's ENOSPC test hook.
+ */
+import test from 'ava';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir, TSX_IMPORT, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+
+const model = makeModel('reliable', PERSON_VEHICLE_CFG, 13);
+const video = makeVideo('reliable.mp4', 12, 160, 120);
+let dirs = 0;
+const fresh = (name: string) => {
+  const d = join(scratchDir(), `rel-${name}-${dirs++}`);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
+const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) => t.is(stderr.trim().split('\n').length, 1, stderr);
+const partials = (dir: string) => readdirSync(dir).filter((f) => f.includes('.partial'));
+
+// 1. a full disk ------------------------------------------------------------------------------------------------
+
+/** A 300 KB tmpfs, or undefined where mounting is not allowed. */
+function smallDisk(): string | undefined {
+  const dir = fresh('tmpfs');
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300k', 'tmpfs', dir], { encoding: 'utf8' });
+  return r.status === 0 ? dir : undefined;
+}
+
+test.serial('1. a full disk: exit 2 with the path and ENOSPC, the good file that was there untouched, no partial left (a real 300 KB tmpfs where allowed)', (t) => {
+  const disk = smallDisk();
+  const dir = disk ?? fresh('enospc');
+  const out = join(dir, 'out.mp4');
+  const good = makeVideo('good.mp4', 3, 64, 48);
+  copyFileSync(good, out);
+  const before = readFileSync(out);
+  const json = join(fresh('enospc-json'), 'run.json');
+  try {
+    const r = runCli('infer', [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '1', '-q'], { env: disk ? {} : { JETPROF_FAULT_ENOSPC: 'out.mp4' } });
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, /out\.mp4: cannot write \(ENOSPC: no space left on device\) \(fix: free some space or write elsewhere; the previous file, if any, is untouched\)/);
+    oneLine(t, r.stderr);
+    t.is(Buffer.compare(readFileSync(out), before), 0, 'the good out.mp4 is untouched');
+    t.deepEqual(partials(dir), []);
+    t.false(existsSync(json), 'no run JSON claims a video that was not written');
+    // the same for a JSON output: the old file stays as it was
+    const jsonDir = fresh('enospc-json2');
+    const oldJson = join(jsonDir, 'run.json');
+    writeFileSync(oldJson, '{"old": true}');
+    const r2 = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', oldJson, '--warmup', '1', '-q'], { env: { JETPROF_FAULT_ENOSPC: 'run.json' } });
+    t.is(r2.code, 2, r2.stderr);
+    t.regex(r2.stderr, /run\.json: cannot write \(ENOSPC: no space left on device\)/);
+    t.is(readFileSync(oldJson, 'utf8'), '{"old": true}');
+    t.deepEqual(partials(jsonDir), []);
+  } finally {
+    if (disk) spawnSync('umount', [disk]);
+  }
+  if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');
+});
+
+// 2. an output that is an input ----------------------------------------------------------------------------------
+
+test('2. an output path equal to an input (or to another output, or through a symlink) is refused before anything runs', (t) => {
+  const dir = fresh('same');
+  const input = join(dir, 'in.mp4');
+  copyFileSync(video, input);
+  const before = readFileSync(input);
+  const cases: [string[], RegExp][] = [
+    [['--output', input], /in\.mp4: the output video would overwrite the video/],
+    [['--no-write', '--json', input], /in\.mp4: the run JSON would overwrite the video/],
+    [['--json', join(dir, 'o.mp4'), '--output', join(dir, 'o.mp4')], /o\.mp4: the run JSON and the output video are the same file/],
+    [['--no-write', '--detections', model.onnxPath], /the detections file would overwrite the model/],
+  ];
+  for (const [args, message] of cases) {
+    const r = runCli('infer', [input, '--model', model.onnxPath, '--warmup', '1', '-q', ...args], { cwd: dir });
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, message);
+    oneLine(t, r.stderr);
+  }
+  const link = join(dir, 'link.mp4');
+  symlinkSync(input, link);
+  const r = runCli('infer', [input, '--model', model.onnxPath, '--output', link, '-q'], { cwd: dir });
+  t.is(r.code, 2);
+  t.regex(r.stderr, /link\.mp4: the output video would overwrite the video/);
+  t.is(Buffer.compare(readFileSync(input), before), 0, 'the input video is untouched');
+  t.true(lstatSync(link).isSymbolicLink());
+  // export over its own weights, make-weights over its cfg
+  const weights = readFileSync(model.weightsPath);
+  const e = runCli('jetprof', ['export', '--cfg', model.cfgPath, '--weights', model.weightsPath, '--out', model.weightsPath]);
+  t.is(e.code, 2);
+  t.regex(e.stderr, /the ONNX would overwrite the weights/);
+  t.is(Buffer.compare(readFileSync(model.weightsPath), weights), 0, 'trained weights are not overwritten by ONNX bytes');
+  const cfgCopy = join(dir, 'c.cfg');
+  copyFileSync(PERSON_VEHICLE_CFG, cfgCopy);
+  const m = runCli('jetprof', ['make-weights', '--cfg', cfgCopy, '--out', cfgCopy]);
+  t.is(m.code, 2);
+  t.regex(m.stderr, /c\.cfg: the weights would overwrite the cfg/);
+  t.is(readFileSync(cfgCopy, 'utf8'), readFileSync(PERSON_VEHICLE_CFG, 'utf8'));
+});
+
+// 3. special files ------------------------------------------------------------------------------------------------
+
+test('3. device files and symlinks: written through, never replaced', async (t) => {
+  const dir = fresh('special');
+  const runJson = join(dir, 'run.json');
+  t.is(runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code, 0);
+  const r = runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
+  t.is(r.code, 0, r.stderr);
+  t.true(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
+  const fifo = join(dir, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  const reader = spawn('cat', [fifo]);
+  let piped = '';
+  reader.stdout.on('data', (d) => (piped += d));
+  const readerDone = new Promise((r) => reader.on('close', r));
+  const viaFifo = runCli('jetprof', ['report', '--run', runJson, '--out', fifo]);
+  t.is(viaFifo.code, 0, viaFifo.stderr);
+  t.true(lstatSync(fifo).isFIFO(), 'the FIFO is still a FIFO');
+  const target = join(dir, 'real.md');
+  const link = join(dir, 'link.md');
+  writeFileSync(target, 'old');
+  symlinkSync(target, link);
+  t.is(runCli('jetprof', ['report', '--run', runJson, '--out', link]).code, 0);
+  t.true(lstatSync(link).isSymbolicLink(), 'the link is still a link');
+  t.regex(readFileSync(target, 'utf8'), /^# YOLOv4-Tiny/, 'its target got the report');
+  await readerDone;
+  t.regex(piped, /^# YOLOv4-Tiny/, 'the reader of the FIFO got the report');
+  const bad = runCli('infer', [video, '--model', model.onnxPath, '--output', '/dev/null']);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /\/dev\/null: the annotated video must go to a regular file \(fix: give a \.mp4 path, or pass --no-write/);
+});
+
+// 4. the ONNX cache -----------------------------------------------------------------------------------------------
+
+test('4. the ONNX cache is keyed on content: another cfg with the same weights, an edited .names, a broken cfg', (t) => {
+  const dir = fresh('cache');
+  const cfg416 = join(dir, 'a416.cfg');
+  const cfg608 = join(dir, 'b608.cfg');
+  const text = readFileSync(YOLOV4_TINY_CFG, 'utf8');
+  writeFileSync(cfg416, text);
+  writeFileSync(cfg608, text.replace(/^width=416$/m, 'width=608').replace(/^height=416$/m, 'height=608'));
+  const weights = join(dir, 'm.weights');
+  t.is(runCli('jetprof', ['make-weights', '--cfg', cfg416, '--out', weights]).code, 0);
+  const run = (cfg: string) => {
+    const r = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--max-frames', '3', '--warmup', '1', '--json', '-', '-q']);
+    t.is(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  t.is(run(cfg416).model.inputWidth, 416);
+  t.is(run(cfg608).model.inputWidth, 608, 'the 608 cfg runs the 608 model, not the cached 416 one');
+  writeFileSync(join(dir, 'a416.names'), Array.from({ length: 80 }, (_, i) => `thing${i}`).join('\n'));
+  t.deepEqual(run(cfg416).model.labels.slice(0, 2), ['thing0', 'thing1'], 'an edited .names file is used');
+  writeFileSync(cfg416, text.replace(/^filters=255$/m, 'filters=25x'));
+  const broken = runCli('infer', [video, '--cfg', cfg416, '--weights', weights, '--no-write', '-q']);
+  t.is(broken.code, 2, 'a broken cfg fails even though a cached export exists');
+  t.regex(broken.stderr, /a416\.cfg:\d+: filters=25x is not an integer/);
+});
+
+// 5. video writers that cannot open -------------------------------------------------------------------------------
+
+test('5. a video writer that cannot open fails before the first frame, in one line', (t) => {
+  const dir = fresh('writer');
+  mkdirSync(join(dir, 'folder.mp4'));
+  const cases: [string[], RegExp][] = [
+    [['--output', join(dir, 'out')], /out: OpenCV picks the video container from the extension, and '\(none\)' is not one/],
+    [['--output', join(dir, 'out.txt')], /out\.txt: OpenCV picks the video container from the extension, and '\.txt' is not one/],
+    [['--output', join(dir, 'folder.mp4')], /folder\.mp4: is a folder, not a file/],
+    [['--frame-size', '1x1'], /--frame-size must be between 32x32 and 8192x8192, got 1x1/],
+    [['--frame-size', '20000x20000'], /--frame-size must be between 32x32 and 8192x8192, got 20000x20000/],
+    [['--frame-size', '100000x100000'], /--frame-size must be between 32x32 and 8192x8192/],
+  ];
+  for (const [args, message] of cases) {
+    const t0 = Date.now();
+    const r = runCli('infer', [video, '--model', model.onnxPath, '-q', ...args], { cwd: dir });
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, message);
+    oneLine(t, r.stderr);
+    t.false(/internal error|at .*\.ts:\d+/.test(r.stderr), 'no stack trace');
+    t.true(Date.now() - t0 < 60_000);
+  }
+  t.deepEqual(readdirSync(dir).sort(), ['folder.mp4'], 'nothing written');
+});
+
+// 6. other internal errors ----------------------------------------------------------------------------------------
+
+test('6. --backend foo and report --csv on a file: one line, exit 2, no stack', (t) => {
+  const r = runCli('infer', [video, '--backend', 'foo']);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /--backend must be onnx, trt or opencv, got 'foo'/);
+  t.false(r.stderr.includes('internal error'));
+  const dir = fresh('csv');
+  const runJson = join(dir, 'run.json');
+  t.is(runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code, 0);
+  const file = join(dir, 'existing.csv');
+  writeFileSync(file, 'x');
+  const c = runCli('jetprof', ['report', '--run', runJson, '--csv', file]);
+  t.is(c.code, 2, c.stderr);
+  t.regex(c.stderr, /existing\.csv: --csv takes a folder \(one CSV file per table\), and this is a file/);
+  oneLine(t, c.stderr);
+});
+
+// 7. runs that measure nothing, streams that end early --------------------------------------------------------------
+
+test('7. a run that measures no frame exits 2 with why; a stream that ends early is a warning with the counts', (t) => {
+  const dir = fresh('zero');
+  const one = makeVideo('one.mp4', 1, 160, 120);
+  const r = runCli('infer', [one, '--model', model.onnxPath, '--no-write', '--json', join(dir, 'r.json'), '-q']);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /one\.mp4: no frame was measured: it gave 1 frame\(s\), all within --warmup 5 \(fix: use a longer video, or a smaller --warmup \(e\.g\. --warmup 0\)\)/);
+  t.false(existsSync(join(dir, 'r.json')));
+  const big = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '50', '-q']);
+  t.is(big.code, 2);
+  t.regex(big.stderr, /no frame was measured: it gave 12 frame\(s\), all within --warmup 50/);
+  // a report of an old run JSON that measured nothing: one line, not a crash on null
+  const empty = join(dir, 'empty.json');
+  writeFileSync(empty, JSON.stringify({ schema: 'jetprof.run/1', backend: 'onnx', backendDetail: 'x', frames: 0, inferenceFps: 0, endToEndFps: 0, stages: { read: { meanMs: null } } }));
+  const rep = runCli('jetprof', ['report', '--run', empty]);
+  t.is(rep.code, 2);
+  t.regex(rep.stderr, /empty\.json: this run measured no frame/);
+  // an mp4 cut short: fewer frames than the container declares
+  const whole = makeVideo('whole.avi', 50, 160, 120);
+  const cut = join(dir, 'cut.avi');
+  copyFileSync(whole, cut);
+  truncateSync(cut, Math.floor(statSync(whole).size * 0.3));
+  const w = runCli('infer', [cut, '--model', model.onnxPath, '--no-write', '--warmup', '1', '--json', '-']);
+  t.is(w.code, 0, w.stderr);
+  t.regex(w.stderr, /cut\.avi: the stream ended after \d+ of the 50 frames its container declares \(a cut or damaged file\?\)/);
+});
+
+// 8. signals ------------------------------------------------------------------------------------------------------
+
+function startLongRun(dir: string) {
+  const long = makeVideo('sig-long.mp4', 600, 160, 120);
+  const out = join(dir, 'out.mp4');
+  const json = join(dir, 'run.json');
+  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), long, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '2'], { cwd: dir });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  return { child, out, json, stderr: () => stderr };
+}
+
+async function whenWriting(dir: string) {
+  const started = Date.now();
+  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 1500));
+}
+
+test.serial('8a. two SIGINTs 50 ms apart: no abort; the video and JSON are finalized', async (t) => {
+  const dir = fresh('sig2');
+  const run = startLongRun(dir);
+  await whenWriting(dir);
+  run.child.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 50));
+  run.child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => run.child.on('exit', (c) => resolve(c)));
+  t.is(code, 130, run.stderr());
+  t.false(/terminate called|Napi::Error|Aborted/.test(run.stderr()));
+  t.regex(run.stderr(), /SIGINT again: still finishing the frame in flight/);
+  const json = JSON.parse(readFileSync(run.json, 'utf8'));
+  t.true(json.interrupted);
+  t.is(probeVideo(run.out).frames, json.frames + json.warmupFrames);
+  t.deepEqual(partials(dir), []);
+});
+
+test.serial('8b. SIGHUP (an ssh session dropped) finalizes like SIGTERM', async (t) => {
+  const dir = fresh('hup');
+  const run = startLongRun(dir);
+  await whenWriting(dir);
+  run.child.kill('SIGHUP');
+  const code = await new Promise<number | null>((resolve) => run.child.on('exit', (c) => resolve(c)));
+  t.is(code, 130, run.stderr());
+  t.true(JSON.parse(readFileSync(run.json, 'utf8')).interrupted);
+  t.true(probeVideo(run.out).frames > 0);
+  t.deepEqual(partials(dir), []);
+});
+
+test('8c. partial files of dead processes are removed at the next run; those of running ones stay', (t) => {
+  const dir = fresh('stale');
+  const dead = join(dir, '.out.partial-999999.mp4');
+  const alive = join(dir, `.out.partial-${process.pid}.mp4`);
+  writeFileSync(dead, 'half a video');
+  writeFileSync(alive, 'being written');
+  const r = runCli('infer', [video, '--model', model.onnxPath, '--output', join(dir, 'out.mp4'), '--warmup', '1', '-q']);
+  t.is(r.code, 0, r.stderr);
+  t.false(existsSync(dead), 'the dead process\'s partial is gone');
+  t.true(existsSync(alive), 'a running process\'s partial stays');
+});
+
+// 10. cfg keys darknet does not know ----------------------------------------------------------------------------------
+
+test('10. an unknown cfg key is a warning with the line and the nearest key; --strict makes it an error', (t) => {
+  const dir = fresh('cfgkey');
+  const cfg = join(dir, 'typo.cfg');
+  writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG, 'utf8').replace('activation=leaky', 'activaton=leaky').replace(/^width=640$/m, 'width=640\nwidht=416'));
+  const weights = join(dir, 'typo.weights');
+  t.is(runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights]).code, 0);
+  const r = runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'typo.onnx')]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\); darknet ignores it too \("Unused field"\)/);
+  t.regex(r.stderr, /typo\.cfg:\d+: unknown key 'activaton' in \[convolutional\] \(did you mean 'activation'\?\)/);
+  const strict = runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'strict.onnx'), '--strict']);
+  t.is(strict.code, 2);
+  t.regex(strict.stderr, /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\) \(fix: fix the key, or drop --strict/);
+  t.false(existsSync(join(dir, 'strict.onnx')));
+  // the shipped cfgs use only keys darknet knows
+  for (const c of [YOLOV4_TINY_CFG, PERSON_VEHICLE_CFG]) {
+    const e = runCli('jetprof', ['export', '--cfg', c, '--weights', c === YOLOV4_TINY_CFG ? join(dir, 'x.weights') : weights, '--out', join(dir, 'x.onnx'), '--strict']);
+    if (c === YOLOV4_TINY_CFG) continue; // (no weights for it here; the lab cfg is checked)
+    t.is(e.code, 0, e.stderr);
+  }
+});
