@@ -75,6 +75,7 @@ test('generated nvprof summary and dependency tables round-trip to the exact nan
         '==42== Dependency Analysis:',
         'Critical path(%)  Critical path  Waiting time  Name',
         ...deps.map((d) => `  ${pct(d.pct)}  ${d.cp.text}  ${d.wait.text}  ${d.name}`),
+        '', // a log ends with a newline (one that does not may have been cut)
       ].join('\n');
       const r = parseNvprof(text);
       const p = r.value.processes[0];

@@ -311,3 +311,91 @@ test('10. an unknown cfg key is a warning with the line and the nearest key; --s
     t.is(e.code, 0, e.stderr);
   }
 });
+
+// 9. profiler logs cut, concatenated, or fuzzed ---------------------------------------------------------------------
+
+const SYNTHETIC_NVPROF = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt'), 'utf8');
+const NSYS_2022 = readFileSync(join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt'), 'utf8');
+
+test('9a. a log cut mid-line: the half line is a diagnostic, not a row', async (t) => {
+  const { parseNsysStats } = await import('../src/parsers/nsys.ts');
+  const { parseNvprof } = await import('../src/parsers/nvprof.ts');
+  // cut inside the last range name of the nsys NVTX table: "inference" -> "infer"
+  const nsysText = NSYS_2022.trimEnd();
+  const cut = nsysText.slice(0, nsysText.lastIndexOf('inference') + 5);
+  const r = parseNsysStats(cut);
+  const ranges = (r.value.reports.nvtx_sum?.rows ?? []).map((x) => x.range);
+  t.false(ranges.includes('infer'), `no half name among ${ranges}`);
+  t.true(r.diagnostics.some((d) => d.code === 'TRUNCATED_LINE' && /the log ends mid-line/.test(d.message)));
+  // the same through a file, and for nvprof: the last row of the dependency table cut in its name
+  const dir = fresh('cut');
+  const file = join(dir, 'cut.txt');
+  const nv = SYNTHETIC_NVPROF.trimEnd();
+  writeFileSync(file, nv.slice(0, nv.length - 4));
+  const p = runCli('jetprof', ['parse', file]);
+  t.is(p.code, 0, p.stderr);
+  const parsed = JSON.parse(p.stdout);
+  const lastName = nv.split('\n').pop()!.trim().split(/\s{2,}/).pop()!;
+  const names = parsed.processes.flatMap((x: { dependency: { name: string }[]; summary: { name: string }[] }) => [...x.dependency, ...x.summary].map((d) => d.name));
+  t.false(names.includes(lastName.slice(0, -4)), 'the cut name is not a row');
+  t.regex(p.stderr, /the log ends mid-line/);
+  t.is(parseNvprof(nv.slice(0, nv.length - 4)).diagnostics.filter((d) => d.code === 'TRUNCATED_LINE').length, 1);
+});
+
+test('9b. a log concatenated with itself: no doubled rows, one diagnostic; --all-runs keeps each copy', async (t) => {
+  const { parseNvprof } = await import('../src/parsers/nvprof.ts');
+  const once = parseNvprof(SYNTHETIC_NVPROF).value;
+  const twice = parseNvprof(SYNTHETIC_NVPROF + SYNTHETIC_NVPROF);
+  t.is(twice.value.processes.length, once.processes.length);
+  t.deepEqual(twice.value.processes.map((p) => p.summary.length), once.processes.map((p) => p.summary.length), 'rows not doubled');
+  t.deepEqual(twice.value.processes[0].summary, once.processes[0].summary);
+  t.true(twice.diagnostics.some((d) => d.code === 'DUPLICATE_RUN' && /the first copy is kept \(jetprof parse --all-runs keeps each\)/.test(d.message)));
+  const all = parseNvprof(SYNTHETIC_NVPROF + SYNTHETIC_NVPROF, { allRuns: true }).value;
+  t.is(all.processes.length, once.processes.length * 2);
+  t.is(all.processes[1].run, 2);
+  t.deepEqual(all.processes[1].summary, once.processes[0].summary);
+  const { parseNsysStats } = await import('../src/parsers/nsys.ts');
+  const ns = parseNsysStats(NSYS_2022 + NSYS_2022);
+  t.deepEqual(ns.value.reports.nvtx_sum.rows, parseNsysStats(NSYS_2022).value.reports.nvtx_sum.rows);
+  t.true(ns.diagnostics.some((d) => d.code === 'DUPLICATE_RUN'));
+});
+
+test('9c. a number nsys could not have printed ("2,3414.") leaves the field empty with a diagnostic, never a string', async (t) => {
+  const { parseNsysStats } = await import('../src/parsers/nsys.ts');
+  const text = ['Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range', '41.3,51019894,5,"2,3414.",10168216.0,10151811,10344318,80235.0,PushPop,inference', ''].join('\n');
+  const r = parseNsysStats(text);
+  const row = r.value.reports.nvtx_sum?.rows[0] ?? r.value.tables[0].rows[0];
+  t.is(row.avgNs, null);
+  t.is(row.medNs, 10168216);
+  t.true(r.diagnostics.some((d) => d.code === 'BAD_ROW' && d.message.includes('Avg (ns)=2,3414.')));
+});
+
+test('9d. fuzzed nsys output: every *Ns field is an integer or empty, and reports never print NaN', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const { parseNsysStats } = await import('../src/parsers/nsys.ts');
+  const { buildLabReport } = await import('../src/report/lab-report.ts');
+  const { reportMarkdown, reportCsv } = await import('../src/report/markdown.ts');
+  const lines = NSYS_2022.split('\n');
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('', ',', '.', 'x', '-', '1e9', ' ', '"', '2,3414.', '∞')), { maxLength: 12 }), (edits) => {
+      // (no 'NaN' among the edits: a name may hold any text; a NaN in the output must come from a number)
+      const mutated = [...lines];
+      for (const [li, ci, s] of edits) {
+        const i = li % mutated.length;
+        const c = ci % (mutated[i].length + 1);
+        mutated[i] = mutated[i].slice(0, c) + s + mutated[i].slice(c + 1);
+      }
+      const r = parseNsysStats(mutated.join('\n'));
+      for (const table of r.value.tables) {
+        for (const row of table.rows) {
+          for (const [k, v] of Object.entries(row)) if (k.endsWith('Ns') && !(v === null || Number.isSafeInteger(v))) return false;
+        }
+      }
+      const report = buildLabReport([], [{ label: 'fuzz', nsys: r.value }]);
+      const text = reportMarkdown(report) + Object.values(reportCsv(report)).join('');
+      return !/NaN|undefined/.test(text);
+    }),
+    { numRuns: 300 },
+  );
+  t.pass();
+});

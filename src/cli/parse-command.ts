@@ -14,6 +14,7 @@ interface ParseOptions {
   out?: string;
   strict: boolean;
   traceRows: number;
+  allRuns: boolean;
 }
 
 export function parseCommand(): Command {
@@ -31,11 +32,12 @@ export function parseCommand(): Command {
     .option('-o, --out <file>', 'write here instead of stdout')
     .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
     .option('--strict', 'exit 1 when any line was not understood', false)
+    .option('--all-runs', 'a log holding the same process\'s run twice (a file concatenated with itself) keeps each as its own process (default: the first)', false)
     .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
     .action(async (file: string, o: ParseOptions) => {
       try {
         claimOutputs({ log: file }, { output: o.out });
-        const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows });
+        const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows, allRuns: o.allRuns });
         let text: string;
         if (o.format === 'json') {
           text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;

@@ -4,7 +4,9 @@ export type DiagnosticCode =
   | 'BAD_ROW'
   | 'TRUNCATED'
   | 'NO_DATA'
-  | 'UNKNOWN_FORMAT';
+  | 'UNKNOWN_FORMAT'
+  | 'TRUNCATED_LINE'
+  | 'DUPLICATE_RUN';
 
 export interface Diagnostic {
   severity: 'warning' | 'error';
@@ -23,6 +25,30 @@ export function splitLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return lines;
+}
+
+/**
+ * A log that does not end with a newline may have been cut mid-line (a copy that stopped, a full disk): its last line
+ * is kept only when it is evidently whole, a CSV row closed by a quote (as nvprof --csv ends its rows). Otherwise it
+ * becomes a diagnostic: half an NVTX name must not become a row.
+ */
+export function lastLineIsWhole(line: string): boolean {
+  const t = line.trim();
+  return t.endsWith('"') && (t.match(/"/g)?.length ?? 0) % 2 === 0 && t.includes(',');
+}
+
+export function cutLineDiagnostic(line: number, text: string): Diagnostic {
+  return { severity: 'warning', code: 'TRUNCATED_LINE', line, message: `the log ends mid-line (no newline after its last line), so that line was not used: ${text.trim().slice(0, 120)}` };
+}
+
+/** Feeds `text` line by line; a last line without a newline goes through the rule above. */
+export function feedText(text: string, parser: { push(line: string): void; cutLine(text: string): void }): void {
+  const lines = splitLines(text);
+  const terminated = text.endsWith('\n') || text.endsWith('\r');
+  lines.forEach((line, i) => {
+    if (i === lines.length - 1 && !terminated && !lastLineIsWhole(line)) parser.cutLine(line);
+    else parser.push(line);
+  });
 }
 
 /** At most this many diagnostics are kept; the rest are counted (a 200 MB log of junk must not fill memory). */

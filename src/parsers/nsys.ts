@@ -7,7 +7,7 @@
  * new ones. Pure, line by line, never throws.
  */
 import { type Column, camelKey, ruleColumns, sliceByRule } from './columns.ts';
-import { DiagnosticList, type ParseResult, splitLines } from './diagnostics.ts';
+import { cutLineDiagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
 import { parseGroupedInteger, parseGroupedNumber, splitCsvLine } from './units.ts';
 
 /** Old (nsys <= 2022) report names -> current names. */
@@ -122,11 +122,23 @@ function columnSpec(report: string, label: string): [string, Kind] {
   return table[label] ?? [camelKey(label), 'str'];
 }
 
-function convert(value: string, kind: Kind): NsysValue {
+/** A cell as its column's kind; undefined when a numeric column holds something that is not a number. */
+function convert(value: string, kind: Kind, key: string): NsysValue | undefined {
   if (value === '' || value === '-') return null;
-  if (kind === 'int') return parseGroupedInteger(value) ?? value;
-  if (kind === 'float') return parseGroupedNumber(value) ?? value;
+  // nanosecond columns are integers: nsys' fractional averages (10203978.8) are rounded on the decimal string
+  if (key.endsWith('Ns')) return parseGroupedNsRounded(value);
+  if (kind === 'int') return parseGroupedInteger(value);
+  if (kind === 'float') return parseGroupedNumber(value);
   return value;
+}
+
+/** `10,203,978.8` -> 10203979: digit grouping removed, rounded half up on the decimal digits (no float multiply). */
+export function parseGroupedNsRounded(token: string): number | undefined {
+  const t = token.trim().replace(/,/g, '');
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(t);
+  if (!m) return undefined;
+  const whole = BigInt(m[1]);
+  return Number(m[2] && m[2][0] >= '5' ? whole + 1n : whole);
 }
 
 const RULE = /^\s*-+(\s+-+)*\s*$/;
@@ -192,10 +204,28 @@ export class NsysParser {
     }
   }
 
+  /** The last line of a log cut mid-line: a diagnostic, not a row. */
+  cutLine(text: string): void {
+    this.lineNo++;
+    this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
+  }
+
   finish(): ParseResult<NsysStats> {
     if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
     const reports: NsysStats['reports'] = {};
-    for (const t of this.tables) reports[t.report] ??= { columns: t.columns, keys: t.keys, rows: t.rows };
+    // Old --stats output repeats a report once per process; a table identical to an earlier one of the same report
+    // is the same output twice (a file concatenated with itself): noted, and the first one is used.
+    const seen = new Set<string>();
+    let duplicates = 0;
+    for (const t of this.tables) {
+      const key = `${t.report}\0${JSON.stringify(t.rows)}`;
+      if (t.rows.length && seen.has(key)) duplicates++;
+      seen.add(key);
+      reports[t.report] ??= { columns: t.columns, keys: t.keys, rows: t.rows };
+    }
+    if (duplicates) {
+      this.diagnostics.push({ severity: 'warning', code: 'DUPLICATE_RUN', line: this.lineNo, message: `${duplicates} table(s) appear twice with the same rows (a file concatenated with itself?): each report uses its first table` });
+    }
     return { value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings }, diagnostics: this.diagnostics.finish() };
   }
 
@@ -237,14 +267,15 @@ export class NsysParser {
     if (cells.length !== tb.t.columns.length) return false;
     if (!tb.csv && RULE.test(line)) return false;
     const row: NsysRow = {};
-    let numericOk = true;
+    const bad: string[] = [];
     cells.forEach((cell, i) => {
-      const v = convert(cell, tb.kinds[i]);
-      if (tb.kinds[i] !== 'str' && typeof v === 'string') numericOk = false;
-      row[tb.t.keys[i]] = v;
+      const v = convert(cell, tb.kinds[i], tb.t.keys[i]);
+      if (v === undefined) bad.push(`${tb.t.columns[i]}=${cell.trim()}`);
+      // a numeric field holds a number or nothing, never the text it could not read
+      row[tb.t.keys[i]] = v === undefined ? null : v;
     });
-    if (!numericOk) {
-      this.diagnostics.push({ severity: 'warning', code: 'BAD_ROW', line: this.lineNo, message: `a numeric cell is not a number: ${line.trim().slice(0, 120)}` });
+    if (bad.length) {
+      this.diagnostics.push({ severity: 'warning', code: 'BAD_ROW', line: this.lineNo, message: `not a number: ${bad.join(', ').slice(0, 120)} (left empty)` });
     }
     tb.t.rows.push(row);
     return true;
@@ -253,7 +284,7 @@ export class NsysParser {
 
 export function parseNsysStats(text: string): ParseResult<NsysStats> {
   const parser = new NsysParser();
-  for (const line of splitLines(text)) parser.push(line);
+  feedText(text, parser);
   return parser.finish();
 }
 

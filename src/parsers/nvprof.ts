@@ -9,7 +9,7 @@
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
 import { camelKey, type Column, headerColumns, sliceRightAligned } from './columns.ts';
-import { type Diagnostic, DiagnosticList, type ParseResult, splitLines } from './diagnostics.ts';
+import { cutLineDiagnostic, type Diagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
 import { decimalToNs, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
 export interface SummaryRow {
@@ -72,6 +72,8 @@ export interface NvtxDomain {
 export interface NvprofProcess {
   /** null in import mode (`======== `). */
   pid: number | null;
+  /** 2, 3 ... for a run of the same process repeated in one log (parse --all-runs). */
+  run?: number;
   command?: string;
   summary: SummaryRow[];
   nvtx: { domains: NvtxDomain[] };
@@ -119,7 +121,14 @@ export const DEFAULT_MAX_TRACE_ROWS = 20_000;
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();
   private readonly interned = new Map<string, string>();
-  constructor(private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS) {}
+  /** `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first. */
+  constructor(
+    private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS,
+    private readonly allRuns = false,
+  ) {}
+  /** Processes whose run header was seen, and whether rows came after it. */
+  private readonly runs = new Map<string, number>();
+  private discarding: string | undefined;
   private readonly diagnostics = new DiagnosticList();
   private current: NvprofProcess | undefined;
   private section: Section = 'none';
@@ -131,6 +140,12 @@ export class NvprofParser {
   private lastWasWarning = false;
   private lineNo = 0;
 
+  /** The last line of a log cut mid-line: a diagnostic, not a row. */
+  cutLine(text: string): void {
+    this.lineNo++;
+    this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
+  }
+
   /** Feeds one line (without its terminator). */
   push(raw: string): void {
     this.lineNo++;
@@ -141,10 +156,16 @@ export class NvprofParser {
     const im = m ? undefined : IMPORT_PREFIX.exec(line);
     if (m || im) {
       const pid = m ? Number(m[1]) : null;
+      const rest = (m ? m[2] : im![1]).trim();
+      // The same process's run header again after its tables: the log holds the run twice (a file concatenated
+      // with itself, or two nvprof runs that got the same PID).
+      if (/^NVPROF is profiling process \d+/.test(rest)) this.startRun(pid);
+      if (this.discarding === String(pid)) return;
       this.switchProcess(pid);
-      this.prefixed((m ? m[2] : im![1]).trim(), line);
+      this.prefixed(rest, line);
       return;
     }
+    if (this.discarding !== undefined && this.current === undefined) return;
     this.unprefixed(line, wasWarning);
   }
 
@@ -160,7 +181,40 @@ export class NvprofParser {
     return this.current!;
   }
 
+  private startRun(pid: number | null): void {
+    const key = String(pid);
+    this.discarding = undefined;
+    const p = this.processes.get(key);
+    const hasRows = p && (p.summary.length || p.dependency.length || p.nvtx.domains.length || p.metrics.length);
+    if (!hasRows) return;
+    const n = (this.runs.get(key) ?? 1) + 1;
+    this.runs.set(key, n);
+    if (this.allRuns) {
+      // a process entry of its own for the repeated run
+      const copy = newProcess(pid);
+      copy.run = n;
+      this.processes.set(`${key}#${n}`, copy);
+      this.current = copy;
+      this.table = undefined;
+      return;
+    }
+    this.diag('DUPLICATE_RUN', `process ${pid ?? '?'} starts again here: the log holds its run ${n} times (a file concatenated with itself?); the first copy is kept (jetprof parse --all-runs keeps each)`);
+    this.discarding = key;
+    this.current = undefined;
+    this.table = undefined;
+  }
+
   private switchProcess(pid: number | null): void {
+    if (this.allRuns && (this.runs.get(String(pid)) ?? 1) > 1) {
+      const repeated = this.processes.get(`${pid}#${this.runs.get(String(pid))}`);
+      if (repeated) {
+        if (repeated !== this.current) {
+          this.current = repeated;
+          this.table = undefined;
+        }
+        return;
+      }
+    }
     const key = String(pid);
     let p = this.processes.get(key);
     if (!p) {
@@ -460,9 +514,9 @@ export class NvprofParser {
   }
 }
 
-export function parseNvprof(text: string): ParseResult<NvprofLog> {
-  const parser = new NvprofParser();
-  for (const line of splitLines(text)) parser.push(line);
+export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {
+  const parser = new NvprofParser(DEFAULT_MAX_TRACE_ROWS, options.allRuns);
+  feedText(text, parser);
   return parser.finish();
 }
 

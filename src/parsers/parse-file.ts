@@ -5,7 +5,7 @@
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { JetprofError } from '../util/errors.ts';
-import type { ParseResult } from './diagnostics.ts';
+import { lastLineIsWhole, type ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
 
@@ -37,8 +37,25 @@ export function readProfileHead(path: string): string {
   }
 }
 
-/** `maxTraceRows`: nvprof trace rows kept per process (default 20,000; Infinity keeps all). */
-export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number } = {}): Promise<ParsedProfile> {
+/** Whether the file's last byte is a line terminator (a log that does not end with one may have been cut). */
+function endsWithNewline(path: string): boolean {
+  const size = statSync(path).size;
+  if (size === 0) return true;
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, size - 1);
+    return b[0] === 0x0a || b[0] === 0x0d;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * `maxTraceRows`: nvprof trace rows kept per process (default 20,000; Infinity keeps all). `allRuns`: a log holding
+ * the same process's run twice keeps each (default: the first, with a diagnostic).
+ */
+export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number; allRuns?: boolean } = {}): Promise<ParsedProfile> {
   const head = readProfileHead(path);
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
@@ -46,8 +63,18 @@ export async function parseProfileFile(path: string, kind?: ProfileKind, options
       suggestion: 'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',
     });
   }
-  const parser = detected === 'nvprof' ? new NvprofParser(options.maxTraceRows) : new NsysParser();
+  const parser = detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns) : new NsysParser();
+  const terminated = endsWithNewline(path);
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 16 }), crlfDelay: Infinity }); // 64 KiB chunks: faster than 1 MiB here and half the peak RSS
-  for await (const line of lines) parser.push(line);
+  // one line behind, so the last one can be judged: a log cut mid-line must not turn half a line into a row
+  let pending: string | undefined;
+  for await (const line of lines) {
+    if (pending !== undefined) parser.push(pending);
+    pending = line;
+  }
+  if (pending !== undefined) {
+    if (terminated || lastLineIsWhole(pending)) parser.push(pending);
+    else parser.cutLine(pending);
+  }
   return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
 }

@@ -36,6 +36,7 @@ export function formatNs(ns: number | null | undefined): string {
 }
 
 export function formatPct(p: number): string {
+  if (!Number.isFinite(p)) return '';
   return `${p.toFixed(2)}%`;
 }
 
