@@ -29,7 +29,7 @@ test('nsys command lines: profile with cuda,nvtx,osrt and stats as CSV', (t) => 
 test('backend flag is taken out of the infer arguments; the default profiler follows the JetPack release', (t) => {
   t.deepEqual(splitBackend(['v.mp4', '--backend', 'trt', '--engine', 'e.trt']), { backend: 'tensorrt', rest: ['v.mp4', '--engine', 'e.trt'] });
   t.deepEqual(splitBackend(['-b', 'onnx', 'v.mp4']), { backend: 'onnx', rest: ['v.mp4'] });
-  t.throws(() => splitBackend(['--backend=gpu']), { message: /--backend must be onnx or trt/ });
+  t.throws(() => splitBackend(['--backend=gpu']), { message: /--backend must be onnx, trt or opencv/ });
   t.is(defaultProfiler('32.7.4'), 'nvprof');
   t.is(defaultProfiler('36.3.0'), 'nsys');
   t.is(defaultProfiler(undefined), 'nsys');
@@ -92,7 +92,9 @@ test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported
   t.regex(r.stderr, /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped.*\): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys/);
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
   t.is(profile.tool, 'nvprof');
-  t.is(profile.exitCode, r.code, 'nvprof\'s exit code is passed on');
+  t.true(profile.noGpu);
+  t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
+  t.true(Number.isInteger(profile.exitCode), `nvprof's own exit code is kept in the JSON (${profile.exitCode})`);
   t.deepEqual(profile.command.slice(-4), ['--json', join(out, 'run_onnx.json'), '--profiler-attached', 'nvprof']);
   if (profile.run === undefined) t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
   else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');

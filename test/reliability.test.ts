@@ -399,3 +399,22 @@ test('9d. fuzzed nsys output: every *Ns field is an integer or empty, and report
   );
   t.pass();
 });
+
+// 11. profile -------------------------------------------------------------------------------------------------------
+
+test('11. profile checks its input before the profiler starts: a text file named .mp4 fails at once and leaves nothing', (t) => {
+  const dir = fresh('profile-input');
+  const fake = join(dir, 'notes.mp4');
+  writeFileSync(fake, 'this is not a video\n');
+  const out = join(dir, 'profiles');
+  const t0 = Date.now();
+  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', fake, '--model', model.onnxPath]);
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /notes\.mp4/);
+  oneLine(t, r.stderr);
+  t.true(Date.now() - t0 < 20_000, `failed in ${Date.now() - t0} ms, before any profiler ran`);
+  t.false(existsSync(out), 'no report files for a run that never started');
+  const none = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', '--model', model.onnxPath]);
+  t.is(none.code, 2);
+  t.regex(none.stderr, /no video among the infer arguments/);
+});

@@ -8,6 +8,7 @@ import type { ProfilerTool } from '../profilers/tools.ts';
 import { criticalPathMarkdown, nvtxStageMarkdown, profiledRunLine } from '../report/profile-summary.ts';
 import { jetsonInfo } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
+import { EXIT_NO_GPU } from '../profilers/run.ts';
 import { handleError } from './handle-error.ts';
 
 interface ProfileOptions {
@@ -33,7 +34,8 @@ export function splitBackend(args: string[]): { backend: BackendName; rest: stri
     }
     if (value === 'onnx' || value === 'ort') backend = 'onnx';
     else if (value === 'trt' || value === 'tensorrt') backend = 'tensorrt';
-    else throw new JetprofError('BAD_OPTION', `--backend must be onnx or trt, got '${value ?? ''}'`);
+    else if (value === 'opencv' || value === 'cv') backend = 'opencv';
+    else throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${value ?? ''}'`);
   }
   return { backend, rest };
 }
@@ -47,7 +49,8 @@ export function profileCommand(): Command {
         '         --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...   (prints the top of the critical path)\n' +
         '  nsys   (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ...\n' +
         '         then nsys stats (prints the NVTX stage table: read, preprocess, inference, postprocess, write)\n' +
-        'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).',
+        'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).\n' +
+        `Exit codes: the run's own (0 done, 2 bad input, 130 interrupted); ${EXIT_NO_GPU} when nvprof found no usable GPU.`,
     )
     .addOption(new Option('-t, --tool <tool>', 'profiler (default: nvprof on JetPack 4.x, nsys elsewhere)').choices(['nvprof', 'nsys']))
     .option('--metrics <a,b,c>', 'nvprof metrics to collect (see --query-metrics), e.g. achieved_occupancy,sm_efficiency')
@@ -78,7 +81,8 @@ export function profileCommand(): Command {
         if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
         process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${FILE_TAG[backend]}.json`)}; raw output kept in ${result.files.log}\n`);
-        process.exitCode = result.exitCode;
+        // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
+        process.exitCode = result.noGpu ? EXIT_NO_GPU : result.exitCode;
       } catch (e) {
         process.exitCode = handleError(e);
       }

@@ -44,6 +44,8 @@ export interface ProfileResult {
   nsys?: NsysStats;
   diagnostics: Diagnostic[];
   run?: RunResult;
+  /** nvprof collected nothing because there is no usable GPU. */
+  noGpu?: boolean;
   notes: string[];
 }
 
@@ -355,6 +357,7 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
   return {
     schema: 'jetprof.profile/1',
     tool: 'nvprof',
+    ...(hasData ? {} : { noGpu: true }),
     backend: req.backend,
     command,
     exitCode,
@@ -366,7 +369,51 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
   };
 }
 
+/** `jetprof profile` exits with this when nvprof found no usable GPU (nvprof itself may exit 19, or 0). */
+export const EXIT_NO_GPU = 3;
+
+/** Infer's options that take a value (so the video is the first argument that is neither an option nor a value). */
+function valueOptions(): Set<string> {
+  return new Set(
+    ['--model', '-m', '--cfg', '--weights', '--engine', '--plugin', '--labels', '--output', '-o', '--json', '--conf', '--nms', '--nms-kind', '--class-mode', '--max-candidates', '--max-det', '--label', '--repeat', '--frame-size', '--max-frames', '--warmup', '--threads', '--ep', '--pipeline', '--in-flight', '--detections', '--profiler-attached', '--backend', '-b'],
+  );
+}
+
+/** The video among infer's arguments, or undefined. */
+export function videoOfInferArgs(args: string[]): string | undefined {
+  const takes = valueOptions();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith('-')) {
+      if (takes.has(a)) i++;
+      continue;
+    }
+    return a;
+  }
+  return undefined;
+}
+
+/**
+ * The video must open and give a frame before a profiler starts: a profiler run takes tens of seconds, and one that
+ * could never work must not leave report files behind.
+ */
+async function checkVideo(args: string[]): Promise<void> {
+  const video = videoOfInferArgs(args);
+  if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
+  const { openVideo } = await import('../video/io.ts');
+  const source = openVideo(video);
+  try {
+    if (!source.read()) {
+      throw new JetprofError('BAD_VIDEO', `${video}: no frame could be decoded (empty video or unsupported codec)`, { suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`' });
+    }
+  } finally {
+    source.close();
+  }
+}
+
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
+  requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
+  await checkVideo(req.inferArgs);
   mkdirSync(req.outDir, { recursive: true });
   const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
