@@ -10,6 +10,7 @@ import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
+import { findTegrastats } from '../platform/tegrastats-runner.ts';
 import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -45,6 +46,8 @@ interface InferCliOptions {
   repeat: number;
   profilerAttached?: ProfilerName;
   fp16: boolean;
+  tegrastats: boolean;
+  tegrastatsInterval: number;
   detections?: string;
   cocoCategoryIds: boolean;
   letterbox: boolean;
@@ -127,6 +130,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--coco-category-ids', 'with --detections: category_id as COCO\'s 1..90 ids (an 80-class COCO model) instead of the class index', false)
     .addOption(new Option('--pipeline <on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series').choices(['on', 'off']).default('on'))
     .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
+    .option('--no-tegrastats', 'do not record tegrastats beside the run (default: recorded when tegrastats exists, i.e. on a Jetson)')
+    .option('--tegrastats-interval <ms>', 'tegrastats sampling interval', parseIntInRange('--tegrastats-interval', 10, 60_000), 200)
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
     .addHelpText(
@@ -186,6 +191,8 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       { 'output video': o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
     );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
+    const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
+    if (tegrastatsBin && !o.quiet) process.stderr.write(`${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`);
     const runs: RunResult[] = [];
     const files: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested; k++) {
@@ -208,6 +215,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         label: o.label,
         profiler: o.profilerAttached,
         fp16: o.fp16,
+        tegrastats: tegrastatsBin ? { bin: tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
         detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
         cocoCategoryIds: o.cocoCategoryIds,
         letterbox: o.letterbox,

@@ -4,6 +4,8 @@
  */
 import { basename, dirname, extname, relative, resolve } from 'node:path';
 import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
+import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
+import { startTegrastats } from '../platform/tegrastats-runner.ts';
 import { cocoResultsJson } from '../accuracy/detections-file.ts';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
 import { readEngineSidecar } from '../backends/engine-sidecar.ts';
@@ -51,6 +53,8 @@ export interface InferOptions {
   executionProvider: OnnxExecutionProvider;
   /** OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16. */
   fp16?: boolean;
+  /** tegrastats beside the run: its path and interval (undefined: none). */
+  tegrastats?: { bin: string; intervalMs: number };
   /** Write every box here (COCO results), warm-up frames marked. */
   detections?: string;
   /** category_id as COCO's 1..90 ids instead of the class index. */
@@ -133,6 +137,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     o.nvtx.pop();
   }
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const tegrastats = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
     const loop = await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, {
       inFlight: o.inFlight,
@@ -212,6 +217,16 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       startedAt,
       interrupted: loop.interrupted,
     });
+    if (tegrastats && o.tegrastats) {
+      const lines = await tegrastats.stop();
+      const origin = tally.originNs ?? process.hrtime.bigint();
+      const series = emptySeries(o.tegrastats.intervalMs);
+      for (const l of lines) addLine(series, Number(l.tNs - origin) / 1e6, l.line);
+      const pf = result.perFrame!;
+      const summary = summarizeSeries(series, { startMs: pf.startMs[0] ?? 0, endMs: pf.endMs[pf.endMs.length - 1] ?? 0, frames: result.frames });
+      result.tegrastats = { command: tegrastats.command, series, summary };
+      if (series.diagnostics.length) o.onWarning(`tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`);
+    }
     if (o.detections) {
       writeOutput(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));
       result.detectionsFile = relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(o.detections));
@@ -219,6 +234,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } finally {
+    await tegrastats?.stop();
     await session.dispose();
   }
 }

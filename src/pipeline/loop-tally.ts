@@ -68,6 +68,11 @@ export class LoopTally {
     return p.index.length ? p.endMs[0] - p.startMs[0] : 0;
   }
 
+  /** The moment every `...Ms` time of the run counts from (hrtime ns), once frame 0's read began. */
+  get originNs(): bigint | undefined {
+    return this.origin;
+  }
+
   /** Marks the moment times count from (the start of frame 0's read); the first record sets it otherwise. */
   begin(t: bigint): void {
     this.origin ??= t;

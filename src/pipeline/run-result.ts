@@ -2,6 +2,7 @@
 import type { BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
+import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../util/env.ts';
 import { type StageStats, summarize } from '../util/stats.ts';
 import { endToEndFps, inferenceFps, type LoopKind, notInferenceShare, roundedPercents, wallShares } from './figures.ts';
@@ -74,6 +75,8 @@ export interface RunResult {
   env: EnvInfo;
   startedAt: string;
   interrupted?: boolean;
+  /** tegrastats beside the run (on a Jetson): the samples on the run's clock, and their summary over the measured frames. */
+  tegrastats?: { command: string[]; series: TegrastatsSeries; summary: TegrastatsSummary };
   /** `--detections`: the COCO results file, relative to the run JSON's folder. */
   detectionsFile?: string;
   /** The measured frames, one array per field (absent in runs upgraded from jetprof.run/1). */

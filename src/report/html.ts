@@ -4,8 +4,10 @@
  * the per-frame records, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
 import { STAGES } from '../pipeline/stages.ts';
-import type { FrameSeries, LabReport, ProfileSection, TimedRow } from './lab-report.ts';
+import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './lab-report.ts';
 import {
+  BOARD_HEADERS,
+  boardRows,
   ACCURACY_HEADERS,
   accuracyCaption,
   accuracyRows,
@@ -141,6 +143,32 @@ export function latencyOverTime(s: FrameSeries): string {
   }
   parts.push(...legend(left, plotH + 38, STAGES.map((st) => [st, STAGE_COLOR[st]])));
   return svg(`Latency over time per stage (ms): ${s.label}`, width, height, parts);
+}
+
+/** GPU load (%) and input power (W) over the run, from tegrastats: where a Jetson throttles, FPS falls with them. */
+export function boardOverTime(b: BoardRow): string {
+  const s = b.series;
+  const left = 56;
+  const plotW = 600;
+  const plotH = 150;
+  const width = left + plotW + 60;
+  const t0 = s.tMs[0] ?? 0;
+  const t1 = Math.max(t0 + 1, s.tMs[s.tMs.length - 1] ?? 1);
+  const px = (t: number) => left + ((t - t0) / (t1 - t0)) * plotW;
+  const maxW = Math.max(1, ...s.inputMw.filter((v): v is number => v !== null)) / 1000;
+  const line = (values: (number | null)[], scale: (v: number) => number, color: string, name: string) => {
+    const pts = s.tMs.map((t, i) => (values[i] === null ? '' : `${px(t).toFixed(1)},${(10 + plotH - scale(values[i]!) * plotH).toFixed(1)}`)).filter(Boolean).join(' ');
+    return `<polyline fill="none" stroke="${color}" stroke-width="1.4" points="${pts}"><title>${escapeHtml(name)}</title></polyline>`;
+  };
+  const parts = [
+    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<text x="${left - 6}" y="16" text-anchor="end">100%</text><text x="${left + plotW + 6}" y="16">${maxW.toFixed(1)} W</text>`,
+    `<text x="${left}" y="${plotH + 26}">${(t0 / 1000).toFixed(1)} s</text><text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">${(t1 / 1000).toFixed(1)} s</text>`,
+    line(s.gpuLoadPct, (v) => v / 100, PALETTE[2], 'GPU load %'),
+    line(s.inputMw, (v) => v / 1000 / maxW, PALETTE[3], 'input power W'),
+    ...legend(left, plotH + 38, [['GPU load (left axis)', PALETTE[2]], ['input power (right axis)', PALETTE[3]]]),
+  ];
+  return svg(`GPU load and input power over time: ${b.label}`, width, plotH + 66, parts);
 }
 
 /** One histogram per stage (30 bins between that stage's min and max), stacked as small multiples. */
@@ -287,6 +315,10 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   if (r.series.length) {
     body.push('<h2>Per frame</h2>');
     for (const s of r.series) body.push(latencyOverTime(s), stageHistograms(s));
+  }
+  if (r.board.length) {
+    body.push('<h2>On the board (tegrastats)</h2>', table(BOARD_HEADERS, boardRows(r), BOARD_HEADERS.map((_, i) => i > 0)));
+    for (const b of r.board) body.push(boardOverTime(b));
   }
   if (r.profiles.length) body.push('<h2>Profiles</h2>', ...r.profiles.map(profileHtml));
   if (r.env.length) {

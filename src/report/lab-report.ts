@@ -8,6 +8,7 @@ import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
 import type { ReportAccuracy } from '../accuracy/report-accuracy.ts';
 import type { NsysRow, NsysStats } from '../parsers/nsys.ts';
+import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
 import { DEFINITIONS, notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
 import { MODEL_TYPE_NAMES, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
@@ -148,8 +149,18 @@ export interface AccuracyRow {
   map?: MapResult;
 }
 
+/** tegrastats beside a run: what the board did while it was measured. */
+export interface BoardRow {
+  label: string;
+  modelType: string;
+  summary: TegrastatsSummary;
+  series: TegrastatsSeries;
+}
+
 export interface LabReport {
   fps: FpsRow[];
+  /** Empty unless a run recorded tegrastats (on a Jetson). */
+  board: BoardRow[];
   /** Empty when no run kept its detections. */
   accuracy: AccuracyRow[];
   /** The label the others were checked against. */
@@ -477,8 +488,13 @@ export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], to
         ? ['every row was measured under a profiler: the speed-ups compare profiled runs with each other']
         : [];
   const accuracy = accuracyRows(fps, extras.accuracy);
+  const board = groups
+    .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
+    .filter((x) => x.run.tegrastats)
+    .map((x) => ({ label: x.run.setup.label, modelType: x.modelType, summary: x.run.tegrastats!.summary, series: x.run.tegrastats!.series }));
   return {
     fps,
+    board,
     accuracy: accuracy.rows,
     ...(accuracy.reference ? { accuracyReference: accuracy.reference } : {}),
     skipped: extras.skipped ?? [],

@@ -95,6 +95,17 @@ export function accuracyCaption(r: LabReport): string {
   return `Do they find the same boxes? Each row against ${ref}, warm-up frames excluded: boxes matched per frame and class at IoU >= 0.5 (matched / (matched + only in one)); AP as pycocotools computes it, when ground truth was given.`;
 }
 
+export const BOARD_HEADERS = ['Model Type', 'GPU load (mean)', 'GPU clock (mean)', 'EMC load', 'CPU load', 'Peak temp.', 'Input power (mean)', 'Energy per frame', 'Samples'];
+
+/** tegrastats over the measured frames, per row (the board's input rail: VDD_IN or POM_5V_IN, else the sum of rails). */
+export function boardRows(r: LabReport): string[][] {
+  const f = (v: number | undefined, unit: string, d = 0) => (v === undefined ? '' : `${v.toFixed(d)} ${unit}`);
+  return r.board.map((b) => [
+    b.modelType, f(b.summary.meanGpuLoadPct, '%', 1), f(b.summary.meanGpuMhz, 'MHz'), f(b.summary.meanEmcLoadPct, '%', 1), f(b.summary.meanCpuLoadPct, '%', 1),
+    f(b.summary.peakTempC, 'C', 1), f(b.summary.meanInputMw, 'mW'), f(b.summary.energyPerFrameMj, 'mJ', 1), String(b.summary.samples),
+  ]);
+}
+
 export function defaultTitle(r: LabReport): string {
   const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
   const skipped = r.skipped.map((x) => x.modelType);
@@ -160,6 +171,11 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
       out.push('**What each row measured**', '');
       out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
     }
+  }
+  if (r.board.length) {
+    out.push('## On the board (tegrastats)', '');
+    out.push(markdownTable(BOARD_HEADERS, boardRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']), '');
+    out.push('Means over the measured frames (first read to last write); energy per frame = mean input power x wall time per frame.', '');
   }
   if (r.stages.length) {
     out.push('## Stages (ms per frame)', '');

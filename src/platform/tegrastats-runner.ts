@@ -1,0 +1,53 @@
+/**
+ * Runs `tegrastats --interval <ms>` beside a job and keeps each line with the time it arrived (hrtime ns), so the
+ * samples can be placed on the run's clock next to the per-frame records. On a Jetson tegrastats is in /usr/bin
+ * (root shows a few more fields); elsewhere it is absent and nothing runs.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** The tegrastats on PATH (or /usr/bin/tegrastats), or undefined. */
+export function findTegrastats(pathVar = process.env.PATH ?? ''): string | undefined {
+  for (const dir of [...pathVar.split(delimiter).filter(Boolean), '/usr/bin']) {
+    const p = join(dir, 'tegrastats');
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+export interface TegrastatsLine {
+  tNs: bigint;
+  line: string;
+}
+
+export interface RunningTegrastats {
+  command: string[];
+  /** Ends tegrastats and returns every line it printed. */
+  stop(): Promise<TegrastatsLine[]>;
+}
+
+export function startTegrastats(bin: string, intervalMs: number): RunningTegrastats {
+  const command = [bin, '--interval', String(intervalMs)];
+  const child = spawn(bin, command.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines: TegrastatsLine[] = [];
+  const closed = new Promise<void>((resolve) => {
+    child.on('close', () => resolve());
+    child.on('error', () => resolve()); // not startable: no samples, the run goes on
+  });
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push({ tNs: process.hrtime.bigint(), line }));
+  return {
+    command,
+    async stop() {
+      child.kill('SIGTERM');
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+      return lines;
+    },
+  };
+}
