@@ -57,7 +57,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.true(stagesTotal >= run.stages.inference.totalMs);
   t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
   t.true(Math.abs(run.inferenceFps - 55 / (run.stages.inference.totalMs / 1000)) < 1e-9);
-  t.regex(r.stderr, /\| ONNX Runtime \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/);
+  t.regex(r.stderr, /\| ONNX Runtime \(CPU\) \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/);
   // The per-frame records reproduce every aggregate exactly: the same totals, the same percentiles, the same FPS.
   const pf = run.perFrame;
   t.deepEqual(pf.index, Array.from({ length: 55 }, (_, i) => i + 5));
@@ -294,4 +294,12 @@ test('the progress line fits the terminal (a wrapped line would print a new line
   }
   t.regex(progressLine(state, 120, 6000), /^\[#{24}\] frame 60\/60 {2}end-to-end 11\.0 FPS {2}inference 13\.8 FPS$/);
   t.regex(progressLine({ ...state, frame: 30 }, 120, 3000), /ETA 3s$/);
+});
+
+test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node cannot use the GPU there and what would', async (t) => {
+  const { unavailableProviderMessage } = await import('../src/backends/onnx.ts');
+  const jetson = unavailableProviderMessage('cuda', 'Failed to load shared library', 'linux', 'arm64');
+  t.regex(jetson, /onnxruntime-node ships CUDA and TensorRT providers for linux x64 only, so on a Jetson \(arm64\) it runs on the CPU; using 'cpu'\. For the GPU use --backend trt/);
+  t.false(jetson.includes('\n'));
+  t.regex(unavailableProviderMessage('cuda', 'Failed to load shared library\nmore', 'linux', 'x64'), /^ONNX Runtime execution provider 'cuda' is not available here \(Failed to load shared library\); using 'cpu'$/);
 });

@@ -366,3 +366,15 @@ test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the r
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   t.regex(html, /<li class="skipped">TensorRT skipped: no --engine given/);
 });
+
+test('report --fps: the lab table from typed-in figures (the off-board route: no run JSON), with the speed-up and the gap', (t) => {
+  const r = runCli('jetprof', ['report', '--fps', 'PyTorch@960x540=1.09/0.92', '--fps', 'TensorRT@960x540=10.45/4.99']);
+  t.is(r.code, 0, r.stderr);
+  t.true(r.stdout.includes('| PyTorch | (960,540,3) | 1.09 | 0.92 |\n| TensorRT | (960,540,3) | 10.45 | 4.99 |'));
+  t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/);
+  t.regex(r.stdout, /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/);
+  t.false(r.stdout.includes('What each row measured'), 'no setup table for typed-in rows');
+  const bad = runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--fps takes NAME\[@WxH\]=INFERENCE\/END_TO_END/);
+});

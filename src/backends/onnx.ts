@@ -40,6 +40,17 @@ export function onnxRuntimeVersion(): string {
   }
 }
 
+/**
+ * Why a GPU provider is not used, in one line. onnxruntime-node ships its CUDA and TensorRT providers for linux x64
+ * only: on a Jetson (linux arm64) ONNX Runtime from Node always runs on the CPU, and the line says what would use the GPU.
+ */
+export function unavailableProviderMessage(ep: string, error: string, platform: string = process.platform, arch: string = process.arch): string {
+  if (platform === 'linux' && arch === 'arm64') {
+    return `ONNX Runtime execution provider '${ep}' cannot work here: onnxruntime-node ships CUDA and TensorRT providers for linux x64 only, so on a Jetson (arm64) it runs on the CPU; using 'cpu'. For the GPU use --backend trt (a TensorRT engine) or --backend opencv --ep cuda (an OpenCV built with CUDA)`;
+  }
+  return `ONNX Runtime execution provider '${ep}' is not available here (${error.split('\n')[0].slice(0, 120)}); using 'cpu'`;
+}
+
 export async function createOnnxSession(modelPath: string, options: OnnxSessionOptions = {}): Promise<DetectorSession> {
   const ort = loadOrt();
   const ep = options.executionProvider ?? 'cpu';
@@ -60,7 +71,7 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
         suggestion: 'export it again with `jetprof export`',
       });
     }
-    options.onWarning?.(`ONNX Runtime execution provider '${ep}' is not available here (${messageOf(e).split('\n')[0].slice(0, 120)}); using 'cpu'`);
+    options.onWarning?.(unavailableProviderMessage(ep, messageOf(e)));
     used = 'cpu';
     session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: ['cpu'] });
   }

@@ -1,8 +1,18 @@
 /** `jetprof report`: run JSONs and profiles -> the lab report (Markdown, CSV, HTML). Loads no native module. */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import type { TypedFps } from '../report/lab-report.ts';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
 import { collect, parseIntInRange } from './options.ts';
+
+/** "TensorRT@960x540=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
+export function parseTypedFps(value: string): TypedFps {
+  const m = /^(.+?)(?:@(\d+)x(\d+))?=(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value.trim());
+  if (!m || Number(m[4]) <= 0 || Number(m[5]) <= 0) {
+    throw new InvalidArgumentError(`--fps takes NAME[@WxH]=INFERENCE/END_TO_END with positive FPS, e.g. "TensorRT@960x540=10.45/4.99"; got '${value}'`);
+  }
+  return { name: m[1].trim(), ...(m[2] ? { inputSize: [Number(m[2]), Number(m[3])] as [number, number] } : {}), inferenceFps: Number(m[4]), endToEndFps: Number(m[5]) };
+}
 
 export function reportCommand(): Command {
   return new Command('report')
@@ -13,6 +23,7 @@ export function reportCommand(): Command {
         'Prints the Markdown on stdout unless --out is given.',
     )
     .option('-r, --run <run.json>', 'a run result; repeat for each backend', collect, [] as string[])
+    .option('--fps <NAME[@WxH]=INF/E2E>', 'a row from figures typed in (e.g. the lab\'s own scripts on a JetPack 4 board): "TensorRT@960x540=10.45/4.99"; repeatable', (v: string, prev: TypedFps[]) => [...prev, parseTypedFps(v)], [] as TypedFps[])
     .option('-p, --profile <file>', 'a profile; repeat for each', collect, [] as string[])
     .option('-o, --out <REPORT.md>', 'write the Markdown here')
     .option('--html <report.html>', 'also write a self-contained HTML page with charts')
@@ -25,9 +36,9 @@ export function reportCommand(): Command {
       'after',
       '\nExamples:\n  jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html\n  jetprof report --profile profiles/profile_onnx.json --csv report-csv',
     )
-    .action(async (o: { run: string[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string }) => {
+    .action(async (o: { run: string[]; fps: TypedFps[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string }) => {
       try {
-        const md = await writeReport({ runs: o.run, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt });
+        const md = await writeReport({ runs: o.run, typedFps: o.fps, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt });
         if (!o.out) process.stdout.write(md);
         for (const [what, path] of [['Markdown', o.out], ['HTML', o.html], ['CSV', o.csv]]) if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
       } catch (e) {

@@ -153,8 +153,13 @@ export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runti
 /** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */
 export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
 
+/** "ONNX Runtime (CPU)", "OpenCV DNN (CUDA)", "TensorRT": where ORT or OpenCV ran is part of the name. */
+export function modelTypeName(r: Pick<RunResult, 'backend' | 'setup'>): string {
+  return r.backend === 'tensorrt' ? MODEL_TYPE_NAMES[r.backend] : `${MODEL_TYPE_NAMES[r.backend]} (${r.setup.executionProvider.toUpperCase()})`;
+}
+
 export function labTableRow(r: RunResult): string {
-  return `| ${MODEL_TYPE_NAMES[r.backend]} | (${r.frameSize[0]},${r.frameSize[1]},3) | ${r.inferenceFps.toFixed(2)} | ${r.endToEndFps.toFixed(2)} |`;
+  return `| ${modelTypeName(r)} | (${r.frameSize[0]},${r.frameSize[1]},3) | ${r.inferenceFps.toFixed(2)} | ${r.endToEndFps.toFixed(2)} |`;
 }
 
 /** A short human summary for stderr: the lab row, the per-stage table, and where the gap between the two FPS goes. */

@@ -62,6 +62,37 @@ export interface FpsRow {
   /** Pipelined loop: busy ms per frame of each stage, and wall ms per frame. */
   busyMs?: Record<Stage, number>;
   wallMsPerFrame: number;
+  /** Figures typed in with `report --fps` (no run JSON behind them: no stages, no setup). */
+  typedIn?: boolean;
+}
+
+/** `report --fps "TensorRT@960x540=10.45/4.99"`: the lab's own figures when there is no run JSON (the off-board route). */
+export interface TypedFps {
+  name: string;
+  inputSize?: [number, number];
+  inferenceFps: number;
+  endToEndFps: number;
+}
+
+export function typedFpsRow(x: TypedFps): FpsRow {
+  const one = (v: number) => spread([v]);
+  return {
+    label: x.name,
+    modelType: x.name,
+    backendDetail: 'typed in',
+    inputSize: x.inputSize ? `(${x.inputSize[0]},${x.inputSize[1]},3)` : '',
+    inferenceFps: one(x.inferenceFps),
+    endToEndFps: one(x.endToEndFps),
+    runs: 1,
+    frames: 0,
+    setup: { loop: 'typed in', profiler: 'unknown', executionProvider: '', precision: '', device: '', model: '', video: '', frameSize: '', frames: '' },
+    profiled: false,
+    pipelined: false,
+    notInference: notInferenceShare(1000 / x.inferenceFps, 1000 / x.endToEndFps),
+    wallShares: [],
+    wallMsPerFrame: 1000 / x.endToEndFps,
+    typedIn: true,
+  };
 }
 
 export interface Speedup {
@@ -455,6 +486,7 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
 export interface ReportExtras {
   skipped?: SkippedBackend[];
   accuracy?: ReportAccuracy;
+  typedFps?: TypedFps[];
 }
 
 function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: AccuracyRow[]; reference?: string } {
@@ -474,10 +506,13 @@ export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], to
   const groups = groupByLabel(runs);
   const partial = groups.map(fpsRow);
   // Model Type names must tell rows apart: add the label where two rows would read the same.
-  const fps: FpsRow[] = partial.map(({ baseModelType, ...x }) => ({
-    ...x,
-    modelType: partial.filter((y) => y.baseModelType === baseModelType).length > 1 ? `${baseModelType} [${x.label}]` : baseModelType,
-  }));
+  const fps: FpsRow[] = [
+    ...partial.map(({ baseModelType, ...x }) => ({
+      ...x,
+      modelType: partial.filter((y) => y.baseModelType === baseModelType).length > 1 ? `${baseModelType} [${x.label}]` : baseModelType,
+    })),
+    ...(extras.typedFps ?? []).map(typedFpsRow),
+  ];
   const profiled = fps.filter((x) => x.profiled);
   const allProfiled = profiled.length === fps.length;
   const speedupRows = allProfiled ? fps : fps.filter((x) => !x.profiled);

@@ -25,11 +25,14 @@ export function labRows(r: LabReport): string[][] {
 export const SETUP_HEADERS = ['Label', 'Loop', 'Profiler', 'Provider', 'Precision', 'Device', 'Model', 'Video', 'Frame size', 'Frames', 'Runs'];
 
 export function setupRows(r: LabReport): string[][] {
-  return r.fps.map((x) => [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)]);
+  return r.fps.filter((x) => !x.typedIn).map((x) => [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)]);
 }
 
 /** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
 export function gapSentence(x: FpsRow): string {
+  if (x.typedIn) {
+    return `${x.modelType} (typed in): ${(x.notInference * 100).toFixed(1)}% of the wall time is not inference, by 1 - end-to-end FPS / inference FPS; a run JSON (infer --json) would break it down by stage.`;
+  }
   if (x.pipelined && x.busyMs) {
     const busy = Object.entries(x.busyMs)
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
@@ -167,7 +170,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     for (const n of r.speedupNotes) out.push(`- ${n}`);
     for (const x of r.fps) out.push(`- ${gapSentence(x)}`);
     out.push('');
-    if (r.fps.length) {
+    if (r.fps.some((x) => !x.typedIn)) {
       out.push('**What each row measured**', '');
       out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
     }

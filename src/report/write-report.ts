@@ -5,7 +5,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { reportHtml } from './html.ts';
-import { buildLabReport, type LabeledProfile, type SkippedBackend } from './lab-report.ts';
+import { buildLabReport, type LabeledProfile, type SkippedBackend, type TypedFps } from './lab-report.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
 import { reportAccuracy } from '../accuracy/report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
@@ -24,6 +24,8 @@ export interface ReportFiles {
   gt?: string;
   /** The label whose detections the others are checked against (default: the first ONNX Runtime FP32 run, else the first). */
   ref?: string;
+  /** Typed-in lab figures (`--fps`), for runs without a run JSON. */
+  typedFps?: TypedFps[];
 }
 
 /** Builds the report and writes what was asked; returns the Markdown. */
@@ -43,11 +45,11 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     profiles.push(loaded.profile);
     if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
   }
-  if (runs.length === 0 && profiles.length === 0) {
+  if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length) {
     throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
   }
   const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
-  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, accuracy });
+  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, accuracy, typedFps: o.typedFps });
   const md = reportMarkdown(report, o.title);
   if (o.out) writeOutput(o.out, md);
   if (o.html) writeOutput(o.html, reportHtml(report, o.title));
