@@ -89,6 +89,13 @@ profiler_packages() {
   fi
 }
 
+stream_test_packages() {
+  # The RTSP test serves a clip on 127.0.0.1 with GStreamer's RTSP server (test/helpers/rtsp_server.py) and reads
+  # a GStreamer pipeline; tegrastats' test replays lines through bash (nothing else needed).
+  $SUDO apt-get install -y -q --no-install-recommends python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-rtsp-server-1.0 \
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+}
+
 browser_packages() {
   # Debian's chromium, driven headless by playwright-core in the HTML report test (no browser download).
   if [ "${ID:-}" = debian ]; then
@@ -109,6 +116,7 @@ step "apt-get update" apt_update
 step "system packages (OpenCV, ffmpeg)" system_packages
 [ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
 [ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
+[ $TEST = 1 ] && [ $JETPACK = 0 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
 step "npm ci (builds the OpenCV binding: about 3 min on 2 cores)" npm_install
 step "build (TypeScript -> dist/)" npm run build --silent
 [ $TEST = 1 ] && step "sample video (videos/vtest.avi)" bash scripts/fetch-sample-video.sh

@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
+import { classifySource } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import type { BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
@@ -53,6 +54,7 @@ interface InferCliOptions {
   letterbox: boolean;
   frameSize?: [number, number];
   maxFrames?: number;
+  duration?: number;
   warmup: number;
   threads?: number;
   ep: OnnxExecutionProvider;
@@ -74,7 +76,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
       ].join('\n'),
     )
-    .argument('<video>', 'input video (mp4, avi, ... anything OpenCV decodes)');
+    .argument('<video>', 'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images');
   if (!fixedBackend) {
     cmd.addOption(
       new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
@@ -117,6 +119,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .addOption(new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler').choices(['nsys', 'nvprof']).hideHelp())
     .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
     .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size; 32x32 to 8192x8192)', parseSize('--frame-size', 32, 8192))
+    .option('--duration <s>', 'end after s seconds of frames (for a camera or stream, which never end by themselves); the run ends normally, exit 0', parseIntInRange('--duration', 1, 10_000_000))
     .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
@@ -143,6 +146,9 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         ...(fixedBackend === undefined || fixedBackend === 'tensorrt' ? [`  ${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`] : []),
         ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [`  ${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`] : []),
         `  ${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json     (5 runs and their spread)`,
+        `  ${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60            (a stream, for a minute)`,
+        `  ${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4                       (a Jetson CSI camera)`,
+        `  ${name} images/ --model weights/yolov4-tiny.onnx                                                (a folder in, annotated images out)`,
         '',
         'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or',
         'SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
@@ -186,9 +192,18 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     if (o.json && !jsonToStdout) requireWritableDir(o.json);
     if (o.detections) requireWritableDir(o.detections);
     // No output may be an input of the run, nor another output: checked before anything runs.
+    const source = classifySource(video);
+    const outputVideo = o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined;
+    if (source.kind === 'images' && outputVideo && resolve(outputVideo) === resolve(video)) {
+      throw new JetprofError('BAD_OUTPUT', `${outputVideo}: the annotated images would overwrite the input images`, { suggestion: 'give --output another folder' });
+    }
     claimOutputs(
-      { video, model: o.model, cfg: o.cfg, weights: o.weights, labels: o.labels, engine: o.engine, ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])) },
-      { 'output video': o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
+      {
+        ...(source.kind === 'file' ? { video } : {}),
+        model: o.model, cfg: o.cfg, weights: o.weights, labels: o.labels, engine: o.engine,
+        ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
+      },
+      { 'output video': source.kind === 'images' ? undefined : outputVideo, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
     );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
@@ -221,6 +236,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         letterbox: o.letterbox,
         frameSize: o.frameSize,
         maxFrames: o.maxFrames,
+        durationS: o.duration,
         warmupFrames: o.warmup,
         threads: o.threads,
         executionProvider: o.ep,

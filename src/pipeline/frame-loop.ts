@@ -10,7 +10,8 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { createVideoSink, openVideo, type VideoSink, type VideoSource } from '../video/io.ts';
+import { createImageFolderSink, createVideoSink, type VideoSink, type VideoSource } from '../video/io.ts';
+import { openSource } from '../video/sources.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
@@ -29,8 +30,10 @@ export interface FrameLoopOptions {
   maxFrames?: number;
   warmupFrames: number;
   nvtx: Nvtx;
-  /** Polled between frames; true stops reading (Ctrl-C). */
+  /** Polled between frames; true stops reading (Ctrl-C): the run is marked interrupted. */
   shouldStop: () => boolean;
+  /** Polled between frames; true ends the run normally (--duration on an endless source). */
+  shouldEnd?: () => boolean;
   onFrame?: (p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }) => void;
 }
 
@@ -99,14 +102,18 @@ export function readFrame(source: VideoSource, index: number, nvtx: Nvtx, size: 
 /** What both loops open first: OpenCV, the video, the frame geometry, and the output video (closed on failure). */
 export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const cv = loadOpenCv();
-  const source = openVideo(o.videoPath, cv);
+  const source = openSource(o.videoPath, cv);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
   const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
   const post = new Postprocessor(model, g, o.postprocess);
   let sink: VideoSink | undefined;
   try {
-    sink = o.outputPath ? createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv) : undefined;
+    sink = !o.outputPath
+      ? undefined
+      : source.kind === 'images'
+        ? createImageFolderSink(o.outputPath, source.names ?? [], cv)
+        : createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv);
   } catch (e) {
     source.close();
     throw e;
@@ -158,6 +165,7 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
   try {
     for (;;) {
       if (o.maxFrames !== undefined && framesRead >= o.maxFrames) break;
+      if (o.shouldEnd?.()) break;
       if (o.shouldStop()) {
         interrupted = true;
         break;

@@ -2,7 +2,8 @@
  * The `infer` job: resolve the model, open a backend session, run the frame loop, build the run JSON.
  * Process concerns (signals, exit codes, printing) stay in src/cli.
  */
-import { basename, dirname, extname, relative, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
+import { classifySource, sourceStem } from '../video/sources.ts';
 import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
 import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
@@ -63,6 +64,8 @@ export interface InferOptions {
   pipeline: boolean;
   /** Frames in flight in the pipelined loop (default 3). */
   inFlight?: number;
+  /** End the run normally after this many seconds of frames (for endless sources). */
+  durationS?: number;
   nvtx: Nvtx;
   shouldStop: () => boolean;
   /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
@@ -74,9 +77,13 @@ export interface InferOptions {
 
 export const OUTPUT_SUFFIX: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'tensorrt', opencv: 'opencv' };
 
-/** `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them. */
+/**
+ * `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them; for a stream or camera its short name
+ * (rtsp://host/live -> live-onnx-detected.mp4); for a folder of images a folder `<folder>-<backend>-detected`.
+ */
 export function defaultOutputPath(video: string, backend: BackendName): string {
-  return resolve(`${basename(video, extname(video))}-${OUTPUT_SUFFIX[backend]}-detected.mp4`);
+  const stem = `${sourceStem(video)}-${OUTPUT_SUFFIX[backend]}-detected`;
+  return resolve(classifySource(video).kind === 'images' ? stem : `${stem}.mp4`);
 }
 
 export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning'>, onInfo: (m: string) => void): string {
@@ -151,6 +158,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       warmupFrames: o.warmupFrames,
       nvtx: o.nvtx,
       shouldStop: o.shouldStop,
+      shouldEnd: o.durationS === undefined ? undefined : ((start) => () => Date.now() - start >= o.durationS! * 1000)(Date.now()),
       onFrame: o.onFrame,
     });
     if (loop.tally.frames === 0 && !loop.interrupted) {

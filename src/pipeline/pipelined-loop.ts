@@ -130,6 +130,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         if (o.maxFrames !== undefined && index >= o.maxFrames) break;
         await slots.acquire();
         if (failure !== undefined) break;
+        if (o.shouldEnd?.()) break;
         if (o.shouldStop()) {
           interrupted = true;
           break;

@@ -2,8 +2,8 @@
  * Video in and out through OpenCV. The output is written under a temporary name beside the target and renamed
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
-import { existsSync, renameSync, statSync } from 'node:fs';
-import { basename, dirname, extname } from 'node:path';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { freeBytes, partialPath, removeQuietly, removeStalePartials, resolveTarget, simulatedFault, writeError } from '../output/output.ts';
 import { requireFile, requireWritableDir } from '../util/files.ts';
@@ -191,5 +191,40 @@ export function createVideoSink(path: string, fps: number, width: number, height
       close();
       removeQuietly(tmp);
     },
+  };
+}
+
+/**
+ * Annotated images into a folder, one per input image under the same name (an image-folder source). Each image is
+ * written under a temporary name and renamed, so the folder never holds half an image.
+ */
+export function createImageFolderSink(dir: string, names: readonly string[], cv: Cv = loadOpenCv()): VideoSink {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw writeError(dir, e);
+  }
+  if (!statSync(dir).isDirectory()) throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, { suggestion: 'give a folder name with --output' });
+  let i = 0;
+  const write = (frame: Mat) => {
+    const file = join(dir, names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`);
+    const tmp = partialPath(file);
+    try {
+      cv.imwrite(tmp, frame);
+      renameSync(tmp, file);
+    } catch (e) {
+      removeQuietly(tmp);
+      throw writeError(file, e);
+    }
+  };
+  return {
+    path: dir,
+    codec: 'images',
+    write,
+    async writeAsync(frame) {
+      write(frame);
+    },
+    async finish() {},
+    abort() {},
   };
 }

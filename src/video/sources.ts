@@ -1,0 +1,178 @@
+/**
+ * Where frames come from, as tensorrt_demos' camera module offers them: a video file, an RTSP or HTTP stream, a V4L2
+ * camera (/dev/videoN), a Jetson CSI camera (csi://N: the nvarguscamerasrc GStreamer pipeline), any GStreamer
+ * pipeline (gst:...), or a folder of images. A source that cannot open says why in one line. Live sources are
+ * endless: --duration or Ctrl-C ends them, with the same finalization as a file.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { JetprofError, messageOf } from '../util/errors.ts';
+import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
+import { openVideo, type VideoInfo, type VideoSource } from './io.ts';
+
+export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
+
+export const IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp'];
+
+/** What a source argument names (pure). */
+export function classifySource(spec: string): { kind: SourceKind; target: string } {
+  if (/^(rtsps?|rtmp|https?|udp|tcp):\/\//i.test(spec)) return { kind: 'stream', target: spec };
+  if (/^\/dev\/video\d+$/.test(spec)) return { kind: 'device', target: spec };
+  const csi = /^csi:\/\/(\d+)$/i.exec(spec);
+  if (csi) return { kind: 'csi', target: csi[1] };
+  if (/^gst:/i.test(spec)) return { kind: 'gstreamer', target: spec.slice(4) };
+  try {
+    if (statSync(spec).isDirectory()) return { kind: 'images', target: spec };
+  } catch {
+    /* not there: the file source says so */
+  }
+  return { kind: 'file', target: spec };
+}
+
+/** True for sources without an end of their own (cameras and streams). */
+export function isLive(kind: SourceKind): boolean {
+  return kind === 'stream' || kind === 'device' || kind === 'csi' || kind === 'gstreamer';
+}
+
+/** The pipeline for a Jetson CSI camera (nvarguscamerasrc), converted to BGR for OpenCV's appsink. */
+export function csiPipeline(sensorId: number, width = 1280, height = 720, fps = 30): string {
+  return [
+    `nvarguscamerasrc sensor-id=${sensorId}`,
+    `video/x-raw(memory:NVMM), width=(int)${width}, height=(int)${height}, format=(string)NV12, framerate=(fraction)${fps}/1`,
+    'nvvidconv',
+    'video/x-raw, format=(string)BGRx',
+    'videoconvert',
+    'video/x-raw, format=(string)BGR',
+    'appsink drop=true max-buffers=2',
+  ].join(' ! ');
+}
+
+/** A short name for default outputs: rtsp://host:8554/live -> live, /dev/video0 -> video0, csi://0 -> csi0. */
+export function sourceStem(spec: string): string {
+  const { kind, target } = classifySource(spec);
+  if (kind === 'csi') return `csi${target}`;
+  if (kind === 'gstreamer') return 'gstreamer';
+  if (kind === 'stream') return basename(new URL(target).pathname) || new URL(target).hostname || 'stream';
+  if (kind === 'images') return basename(target.replace(/\/+$/, ''));
+  return basename(target, extname(target));
+}
+
+function fromCapture(cv: Cv, cap: InstanceType<Cv['VideoCapture']>, path: string, live: boolean): VideoSource {
+  const first = cap.read();
+  if (first.empty) {
+    cap.release();
+    throw new JetprofError('BAD_VIDEO', `${path}: opened, but no frame arrived`, { suggestion: 'check that the camera or stream is sending (ffplay URL, or v4l2-ctl --list-devices)' });
+  }
+  const info: VideoInfo = { path, width: first.cols, height: first.rows, fps: cap.get(cv.CAP_PROP_FPS), frameCount: live ? 0 : Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))) };
+  if (!(info.fps > 0 && info.fps < 1000)) info.fps = 30;
+  let pending: Mat | undefined = first; // the frame read to learn the size is the first one handed out
+  return {
+    info,
+    read() {
+      if (pending) {
+        const m = pending;
+        pending = undefined;
+        return m;
+      }
+      const m = cap.read();
+      return m.empty ? null : m;
+    },
+    async readAsync() {
+      if (pending) {
+        const m = pending;
+        pending = undefined;
+        return m;
+      }
+      const m = await cap.readAsync();
+      return m.empty ? null : m;
+    },
+    close() {
+      cap.release();
+    },
+  };
+}
+
+function openCapture(cv: Cv, target: string | number, api: number, path: string, why: (e: string) => { message: string; suggestion: string }): InstanceType<Cv['VideoCapture']> {
+  try {
+    return new cv.VideoCapture(target, api);
+  } catch (e) {
+    const { message, suggestion } = why(messageOf(e));
+    throw new JetprofError('BAD_VIDEO', `${path}: ${message}`, { suggestion });
+  }
+}
+
+/** The sorted image files of a folder, as a source (one frame per image; `names` for the output folder). */
+export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: string[] } {
+  const names = readdirSync(dir)
+    .filter((f) => IMAGE_EXTENSIONS.includes(extname(f).toLowerCase()))
+    .sort();
+  if (names.length === 0) {
+    throw new JetprofError('BAD_VIDEO', `${dir}: a folder without images (${IMAGE_EXTENSIONS.join(', ')})`, { suggestion: 'pass a folder of images, or a video' });
+  }
+  const read = (i: number): Mat => {
+    const file = join(dir, names[i]);
+    let m: Mat;
+    try {
+      m = cv.imread(file);
+    } catch (e) {
+      throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode (${messageOf(e)})`, { suggestion: 'remove it from the folder' });
+    }
+    if (m.empty) throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode`, { suggestion: 'remove it from the folder' });
+    return m;
+  };
+  const first = read(0);
+  let next = 0;
+  const nextFrame = () => (next < names.length ? (next === 0 ? (next++, first) : read(next++)) : null);
+  return {
+    names,
+    info: { path: dir, width: first.cols, height: first.rows, fps: 1, frameCount: names.length },
+    read: nextFrame,
+    readAsync: async () => nextFrame(),
+    close() {},
+  };
+}
+
+/** Opens any source jetprof reads; one line naming it and the fix when it cannot. */
+export function openSource(spec: string, cv: Cv = loadOpenCv()): VideoSource & { kind: SourceKind; names?: string[] } {
+  const { kind, target } = classifySource(spec);
+  const hasGst = () => /GStreamer:\s*YES/.test(cv.getBuildInformation());
+  switch (kind) {
+    case 'file':
+      return { ...openVideo(target, cv), kind };
+    case 'images':
+      return { ...openImageFolder(target, cv), kind };
+    case 'stream': {
+      // TCP for RTSP: UDP through NAT and firewalls loses packets silently
+      process.env.OPENCV_FFMPEG_CAPTURE_OPTIONS ??= 'rtsp_transport;tcp';
+      const cap = openCapture(cv, target, cv.CAP_FFMPEG, spec, (e) => ({
+        message: `the stream could not be opened (refused, timed out or no such path: ${e.split('\n')[0]})`,
+        suggestion: 'check the URL and that the server is up (ffplay URL shows it)',
+      }));
+      return { ...fromCapture(cv, cap, spec, true), kind };
+    }
+    case 'device': {
+      try {
+        statSync(target);
+      } catch {
+        throw new JetprofError('BAD_VIDEO', `${target}: no such device`, { suggestion: 'list the cameras with `v4l2-ctl --list-devices` (package v4l-utils)' });
+      }
+      const cap = openCapture(cv, Number(target.slice('/dev/video'.length)), cv.CAP_V4L2, spec, (e) => ({ message: `the camera could not be opened (${e.split('\n')[0]})`, suggestion: 'is it in use by another program?' }));
+      return { ...fromCapture(cv, cap, spec, true), kind };
+    }
+    case 'csi':
+    case 'gstreamer': {
+      if (!hasGst()) {
+        throw new JetprofError('BAD_VIDEO', `${spec}: this OpenCV was built without GStreamer (cv.getBuildInformation())`, { suggestion: 'use the OpenCV JetPack ships, or build OpenCV with -D WITH_GSTREAMER=ON' });
+      }
+      // loadOpenCv turns GStreamer's priority to 0 (off) so bad files are not retried through it; a pipeline needs
+      // it on. OpenCV reads this when its first capture opens, which this is.
+      process.env.OPENCV_VIDEOIO_PRIORITY_GSTREAMER = '1000';
+      const pipeline = kind === 'csi' ? csiPipeline(Number(target)) : target;
+      const cap = openCapture(cv, pipeline, cv.CAP_GSTREAMER, spec, (e) => ({
+        message: `the GStreamer pipeline could not start (${e.split('\n')[0]})`,
+        suggestion: kind === 'csi' ? 'is a CSI camera connected, and nvargus-daemon running (sudo systemctl restart nvargus-daemon)?' : 'try the pipeline with gst-launch-1.0 first',
+      }));
+      return { ...fromCapture(cv, cap, spec, true), kind };
+    }
+  }
+}

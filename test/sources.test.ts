@@ -1,0 +1,114 @@
+/**
+ * Live sources: what a source argument names, an RTSP stream served on 127.0.0.1 by GStreamer's RTSP server
+ * (test/helpers/rtsp_server.py, Debian's packages) read for a few seconds with --duration, a refused port, a missing
+ * camera, a GStreamer pipeline, and a folder of images in with annotated images out.
+ */
+import test from 'ava';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { classifySource, csiPipeline, sourceStem } from '../src/video/sources.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
+
+const model = makeModel('sources', PERSON_VEHICLE_CFG, 6);
+const dir = join(scratchDir(), 'sources');
+mkdirSync(dir, { recursive: true });
+
+test('a source argument names a file, a stream, a camera, a CSI camera, a pipeline or a folder', (t) => {
+  t.deepEqual(classifySource('rtsp://127.0.0.1:8554/live'), { kind: 'stream', target: 'rtsp://127.0.0.1:8554/live' });
+  t.deepEqual(classifySource('/dev/video0'), { kind: 'device', target: '/dev/video0' });
+  t.deepEqual(classifySource('csi://1'), { kind: 'csi', target: '1' });
+  t.deepEqual(classifySource('gst:videotestsrc ! appsink'), { kind: 'gstreamer', target: 'videotestsrc ! appsink' });
+  t.deepEqual(classifySource(dir), { kind: 'images', target: dir });
+  t.deepEqual(classifySource('videos/vtest.avi'), { kind: 'file', target: 'videos/vtest.avi' });
+  t.is(sourceStem('rtsp://127.0.0.1:8554/live'), 'live');
+  t.is(sourceStem('csi://0'), 'csi0');
+  t.is(sourceStem('/dev/video2'), 'video2');
+  t.regex(csiPipeline(1), /^nvarguscamerasrc sensor-id=1 ! video\/x-raw\(memory:NVMM\), width=\(int\)1280, height=\(int\)720, format=\(string\)NV12, framerate=\(fraction\)30\/1 ! nvvidconv ! .* ! appsink/);
+});
+
+/** A free TCP port on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+test.serial('RTSP end to end: a server on 127.0.0.1 streaming vtest.avi, infer for 4 s with --duration, a playable video and a run JSON', async (t) => {
+  const vtest = join(ROOT, 'videos/vtest.avi');
+  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
+  // RTP/JPEG needs no decoder in the server: the clip re-encoded as MJPEG first
+  const mjpeg = join(dir, 'vtest-mjpeg.avi');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+  const port = await freePort();
+  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+  let serverLog = '';
+  server.stdout.on('data', (d) => (serverLog += d));
+  server.stderr.on('data', (d) => (serverLog += d));
+  try {
+    const started = Date.now();
+    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    t.true(serverLog.includes('ready'), `RTSP server (gir1.2-gst-rtsp-server-1.0, from scripts/setup.sh --test): ${serverLog}`);
+    const out = join(dir, 'rtsp.mp4');
+    const json = join(dir, 'rtsp.json');
+    const t0 = Date.now();
+    const r = runCli('infer', [`rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '4', '--warmup', '2', '-o', out, '--json', json, '-q'], { timeout: 120_000 });
+    t.is(r.code, 0, r.stderr);
+    t.true(Date.now() - t0 < 90_000);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.false(!!run.interrupted, '--duration ends a live run normally');
+    t.is(run.video.frameCount, 0, 'a stream declares no length');
+    t.true(run.frames >= 10, `${run.frames} frames measured in 4 s`);
+    t.like(run.video, { width: 768, height: 576 });
+    const probe = probeVideo(out);
+    t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written, and the file plays');
+  } finally {
+    server.kill();
+  }
+});
+
+test('a refused RTSP port, a camera that does not exist: one line each, exit 2', async (t) => {
+  const port = await freePort();
+  const t0 = Date.now();
+  const r = runCli('infer', [`rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '2', '-q']);
+  t.is(r.code, 2);
+  t.regex(r.stderr, new RegExp(`rtsp://127\\.0\\.0\\.1:${port}/live: the stream could not be opened \\(refused, timed out or no such path`));
+  t.is(r.stderr.trim().split('\n').length, 1);
+  t.true(Date.now() - t0 < 30_000, 'refused at once');
+  const cam = runCli('infer', ['/dev/video99', '--model', model.onnxPath, '-q']);
+  t.is(cam.code, 2);
+  t.regex(cam.stderr, /\/dev\/video99: no such device \(fix: list the cameras with `v4l2-ctl --list-devices`/);
+});
+
+test('a GStreamer pipeline as the source (gst:...)', (t) => {
+  const json = join(dir, 'gst.json');
+  const r = runCli('infer', ['gst:videotestsrc num-buffers=12 ! video/x-raw,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink', '--model', model.onnxPath, '--warmup', '2', '--no-write', '--json', json, '-q']);
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.frames + run.warmupFrames, 12, 'the pipeline ends after its 12 buffers');
+  t.like(run.video, { width: 160, height: 120 });
+});
+
+test('a folder of images in, a folder of annotated images out (same names); an output folder that is the input is refused', (t) => {
+  const images = join(dir, 'images');
+  mkdirSync(images, { recursive: true });
+  const clip = makeVideo('for-images.mp4', 6, 160, 120);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', clip, join(images, 'img-%02d.jpg')]);
+  const names = readdirSync(images).sort();
+  t.is(names.length, 6);
+  const json = join(dir, 'images.json');
+  const r = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '--json', json, '-q'], { cwd: dir });
+  t.is(r.code, 0, r.stderr);
+  const out = join(dir, 'images-onnx-detected');
+  t.deepEqual(readdirSync(out).sort(), names, 'one annotated image per input, same names, no partial file');
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.like(run, { frames: 5, warmupFrames: 1 });
+  t.like(run.output, { path: out, codec: 'images' });
+  const same = runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
+  t.is(same.code, 2);
+  t.regex(same.stderr, /the annotated images would overwrite the input images/);
+});
