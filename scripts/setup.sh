@@ -116,7 +116,7 @@ step "apt-get update" apt_update
 step "system packages (OpenCV, ffmpeg)" system_packages
 [ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
 [ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
-[ $TEST = 1 ] && [ $JETPACK = 0 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
+[ $TEST = 1 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
 step "npm ci (builds the OpenCV binding: about 3 min on 2 cores)" npm_install
 step "build (TypeScript -> dist/)" npm run build --silent
 [ $TEST = 1 ] && step "sample video (videos/vtest.avi)" bash scripts/fetch-sample-video.sh
