@@ -2,6 +2,7 @@
 /** `jetprof`: wires the subcommands; each lives in its own file and loads heavy modules only when it runs. */
 import { Command } from 'commander';
 import { agreeCommand, mapCommand } from './accuracy-commands.ts';
+import { doctorCommand } from './doctor-command.ts';
 import { inferCommand } from './infer-command.ts';
 import { compareCommand } from './compare-command.ts';
 import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
@@ -22,6 +23,7 @@ const program = new Command('jetprof')
   .addCommand(reportCommand())
   .addCommand(compareCommand())
   .addCommand(agreeCommand())
-  .addCommand(mapCommand());
+  .addCommand(mapCommand())
+  .addCommand(doctorCommand());
 
 await runProgram(program);

@@ -1,0 +1,71 @@
+/**
+ * jetprof doctor on board file trees (test/fixtures/boards, sources in its README) and live on this machine: the
+ * table, the exit code, and the JetPack 4 limit with its routes.
+ */
+import test from 'ava';
+import { join } from 'node:path';
+import { glibcOfOs, jetpackOf } from '../src/platform/board.ts';
+import { ROOT, runCli } from './helpers/fixtures.ts';
+
+const BOARDS = join(ROOT, 'test/fixtures/boards');
+const doctorOf = (root?: string) => {
+  const r = runCli('jetprof', ['doctor', '--json', ...(root ? ['--root', join(BOARDS, root)] : [])]);
+  const report = JSON.parse(r.stdout);
+  const row = (check: string) => report.rows.find((x: { check: string }) => x.check === check);
+  return { r, report, row };
+};
+
+test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-node; exit 1 with the two routes', (t) => {
+  const { r, report, row } = doctorOf('nano-jp46');
+  t.is(r.code, 1, r.stderr);
+  t.like(row('L4T (JetPack)'), { value: '32.7.6 (JetPack 4.6.1+)' });
+  t.like(row('glibc'), { status: 'fail', value: '2.27' });
+  t.like(row('Node.js'), { status: 'fail', value: 'official Node 20 builds cannot run (glibc 2.27)' });
+  t.like(row('ONNX Runtime (Node)'), { status: 'fail', value: 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load' });
+  t.like(row('GPU'), { value: 'NVIDIA Jetson Nano Developer Kit (compute capability 5.3)' });
+  t.like(row('TensorRT'), { status: 'ok', value: '8.2.1' });
+  t.like(row('nvprof'), { status: 'ok' }, 'nvprof works on a Nano (compute 5.3): the lab\'s tool');
+  t.false(report.canRun);
+  t.regex(report.routes.join('\n'), /container with glibc >= 2\.28/);
+  t.regex(report.routes.join('\n'), /the off-board route: .* jetprof report --profile LOG --fps/);
+});
+
+test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6: the job runs, ORT on the CPU, nvprof not on Orin', (t) => {
+  const nx = doctorOf('xaviernx-jp51');
+  t.is(nx.r.code, 0, nx.r.stderr);
+  t.like(nx.row('L4T (JetPack)'), { value: '35.4.1 (JetPack 5.1.x)' });
+  t.like(nx.row('ONNX Runtime (Node)'), { status: 'ok', value: 'CPU only (GPU providers are for linux x64 only)' });
+  t.like(nx.row('nvprof'), { status: 'ok' });
+  t.like(nx.row('nsys'), { status: 'ok', value: '/opt/nvidia/nsight-systems/2023.2.4/bin/nsys' });
+  const orin = doctorOf('orin-jp6');
+  t.is(orin.r.code, 0, orin.r.stderr);
+  t.like(orin.row('L4T (JetPack)'), { value: '36.3.0 (JetPack 6.0)' });
+  t.like(orin.row('GPU'), { value: 'NVIDIA Jetson AGX Orin Developer Kit (compute capability 8.7)' });
+  t.like(orin.row('nvprof'), { status: 'warn', fix: 'use jetprof profile --tool nsys' });
+  t.regex(orin.row('nvprof').value, /does not support compute capability 8\.7/);
+  t.like(orin.row('CUDA runtime'), { value: '12.2.12' });
+});
+
+test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorRT; exit 0; the table on the console', (t) => {
+  const { r, report, row } = doctorOf();
+  t.is(r.code, 0, r.stderr);
+  t.true(report.canRun);
+  t.like(row('ONNX Runtime (Node)'), { status: 'ok' });
+  t.regex(row('ONNX Runtime (Node)').value, /^loads; providers cpu/);
+  t.regex(row('OpenCV').value, /^4\.\d+\.\d+; video I\/O FFMPEG/);
+  t.like(row('Board'), { value: 'not a Jetson' });
+  const md = runCli('jetprof', ['doctor']);
+  t.is(md.code, 0);
+  t.regex(md.stdout, /^\| check \| \| value \| fix \|/);
+  t.regex(md.stdout, /The main job \(infer\) can run here\./);
+});
+
+test('L4T to JetPack, OS to glibc', (t) => {
+  t.is(jetpackOf('32.7.6'), '4.6.1+');
+  t.is(jetpackOf('32.6.1'), '4.6');
+  t.is(jetpackOf('35.4.1'), '5.1.x');
+  t.is(jetpackOf('36.4.3'), '6.1/6.2');
+  t.is(glibcOfOs('ubuntu', '18.04'), '2.27');
+  t.is(glibcOfOs('ubuntu', '22.04'), '2.35');
+  t.is(glibcOfOs('debian', '12'), '2.36');
+});
