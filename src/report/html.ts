@@ -73,13 +73,7 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
     parts.push(`<rect x="${x}" y="${ly}" width="12" height="12" fill="${color(name)}"/><text x="${x + 16}" y="${ly + 11}">${escapeHtml(name)}</text>`);
   });
   const height = legendY + Math.ceil(seriesNames.length / 4) * 18 + 8;
-  return [
-    `<figure><figcaption>${escapeHtml(title)}</figcaption>`,
-    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="12">`,
-    `<title>${escapeHtml(title)}</title>`,
-    ...parts,
-    '</svg></figure>',
-  ].join('\n');
+  return svg(title, width, height, parts);
 }
 
 function svg(title: string, width: number, height: number, parts: string[]): string {

@@ -25,18 +25,24 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
 }
 
+/** Sum, mean and sample standard deviation (n - 1; 0 for a single value) of a non-empty list. */
+function meanAndStd(values: readonly number[]): { total: number; mean: number; std: number } {
+  const n = values.length;
+  let total = 0;
+  for (const v of values) total += v;
+  const mean = total / n;
+  let sq = 0;
+  for (const v of values) sq += (v - mean) * (v - mean);
+  return { total, mean, std: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
+}
+
 export function summarize(values: readonly number[]): StageStats {
   const n = values.length;
   if (n === 0) {
     return { count: 0, totalMs: 0, meanMs: NaN, minMs: NaN, maxMs: NaN, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, covPct: NaN };
   }
   const sorted = [...values].sort((a, b) => a - b);
-  let total = 0;
-  for (const v of values) total += v;
-  const mean = total / n;
-  let sq = 0;
-  for (const v of values) sq += (v - mean) * (v - mean);
-  const std = n > 1 ? Math.sqrt(sq / (n - 1)) : 0;
+  const { total, mean, std } = meanAndStd(values);
   return {
     count: n,
     totalMs: total,
@@ -71,12 +77,7 @@ export function t95(degreesOfFreedom: number): number {
 export function spread(values: readonly number[]): Spread {
   const n = values.length;
   if (n === 0) throw new RangeError('spread of no values');
-  let total = 0;
-  for (const v of values) total += v;
-  const mean = total / n;
-  let sq = 0;
-  for (const v of values) sq += (v - mean) * (v - mean);
-  const std = n > 1 ? Math.sqrt(sq / (n - 1)) : 0;
+  const { mean, std } = meanAndStd(values);
   const half = n > 1 ? (t95(n - 1) * std) / Math.sqrt(n) : 0;
   return { n, mean, std, min: Math.min(...values), max: Math.max(...values), ci95: [mean - half, mean + half] };
 }
