@@ -90,3 +90,38 @@ test('generated nvprof summary and dependency tables round-trip to the exact nan
   );
   t.pass();
 });
+
+test('files of random bytes behind a random BOM, and real logs re-encoded and cut anywhere, give a result or one JetprofError line, never another exception', async (t) => {
+  const { writeFileSync } = await import('node:fs');
+  const { parseProfileFile } = await import('../src/parsers/parse-file.ts');
+  const { JetprofError } = await import('../src/util/errors.ts');
+  const { scratchDir } = await import('./helpers/fixtures.ts');
+  const boms = [[], [0xef, 0xbb, 0xbf], [0xff, 0xfe], [0xfe, 0xff]];
+  const file = join(scratchDir(), 'fuzz.txt');
+  let results = 0;
+  let errors = 0;
+  const attempt = async (bytes: Uint8Array, kind?: 'nvprof' | 'nsys') => {
+    writeFileSync(file, bytes);
+    try {
+      await parseProfileFile(file, kind);
+      results++;
+    } catch (e) {
+      if (!(e instanceof JetprofError) || e.message.includes('\n')) throw e;
+      errors++;
+    }
+  };
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...boms), fc.uint8Array({ maxLength: 3000 }), fc.constantFrom(undefined, 'nvprof' as const, 'nsys' as const), async (bom, body, kind) => {
+      await attempt(Uint8Array.from([...bom, ...body]), kind);
+    }),
+    { numRuns: 150 },
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 0, max: logs.length - 1 }), fc.constantFrom('utf8', 'utf16le'), fc.double({ min: 0, max: 1, noNaN: true }), async (i, enc, cut) => {
+      const bytes = Buffer.from(logs[i], enc as BufferEncoding);
+      await attempt(bytes.subarray(0, Math.floor(bytes.length * cut)));
+    }),
+    { numRuns: 100 },
+  );
+  t.true(results > 0 && errors > 0, `${results} results, ${errors} one-line errors`);
+});

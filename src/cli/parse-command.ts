@@ -1,6 +1,6 @@
 /** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
 import { Command, Option } from 'commander';
-import { parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
+import { emptyParseReason, keptAnyTable, parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
 import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesToCsv, tablesToMarkdown } from '../report/profile-tables.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
@@ -15,6 +15,7 @@ interface ParseOptions {
   strict: boolean;
   traceRows: number;
   allRuns: boolean;
+  allowEmpty: boolean;
 }
 
 export function parseCommand(): Command {
@@ -23,7 +24,8 @@ export function parseCommand(): Command {
     .description(
       'Reads an nvprof log (summary, NVTX, dependency analysis, metrics, traces, unified memory, CSV mode) or the output\n' +
         'of `nsys stats` / `nsys profile --stats=true` (table or CSV, old and new report names), detecting which.\n' +
-        'Times are exact integer nanoseconds. Lines it does not understand are listed on stderr with their line numbers.',
+        'Times are exact integer nanoseconds. Lines it does not understand are listed on stderr with their line numbers.\n' +
+        'Files may be UTF-8 (with or without a byte-order mark) or UTF-16 (PowerShell\'s `>`), with LF, CRLF or CR line ends.',
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
     .addOption(new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv').choices(['json', 'md', 'csv']).default('json'))
@@ -33,11 +35,17 @@ export function parseCommand(): Command {
     .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
     .option('--strict', 'exit 1 when any line was not understood', false)
     .option('--all-runs', 'a log holding the same process\'s run twice (a file concatenated with itself) keeps each as its own process (default: the first)', false)
+    .option('--allow-empty', 'a log from which no table can be read is written as an empty result (exit 0) instead of an error (exit 2)', false)
     .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
     .action(async (file: string, o: ParseOptions) => {
       try {
         claimOutputs({ log: file }, { output: o.out });
         const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows, allRuns: o.allRuns });
+        if (!o.allowEmpty && !keptAnyTable(parsed)) {
+          throw new JetprofError('BAD_INPUT', `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`, {
+            suggestion: 'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
+          });
+        }
         let text: string;
         if (o.format === 'json') {
           text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;

@@ -3,7 +3,7 @@
  * (a raw nvprof log or nsys stats output, `jetprof parse` JSON, or a `jetprof profile` result, which may carry its
  * run too).
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../parsers/text-input.ts';
 import { basename, dirname, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
@@ -15,7 +15,7 @@ import type { LabeledProfile } from './lab-report.ts';
 function readJson(path: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch {
     throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`);
   }
