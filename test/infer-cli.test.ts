@@ -3,6 +3,7 @@
  * Runtime and OpenCV, and ffprobe to check what was written.
  */
 import test from 'ava';
+import { validateRunFile } from '../src/schemas/validate.ts';
 import { summarize } from '../src/util/stats.ts';
 import { progressLine } from '../src/cli/progress.ts';
 import { execFileSync, spawn } from 'node:child_process';
@@ -34,6 +35,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.true(['h264', 'mpeg4'].includes(probe.codec));
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.schema, 'jetprof.run/2');
+  t.notThrows(() => validateRunFile(run, json), 'what infer writes follows src/schemas/run-v2.schema.json');
   t.is(run.backend, 'onnx');
   t.is(run.frames, 55);
   t.is(run.warmupFrames, 5);

@@ -235,6 +235,35 @@ test('bad input - a missing run file, a run file that is not a run, a missing pr
   t.regex(noLog.stderr, /no-such-log\.txt: profiler log not found/);
 });
 
+test('run files are checked against src/schemas: a missing optional field is fine, a missing or mistyped required one is one line naming the field', (t) => {
+  const { tegrastats: _t, detectionsFile: _d, output: _o, gpuTimings: _g, ...withoutOptionals } = onnxRun;
+  const ok = join(dir, 'schema-ok.json');
+  writeFileSync(ok, JSON.stringify(withoutOptionals));
+  t.is(runCli('jetprof', ['report', '--run', ok]).code, 0);
+  const cases: [string, (r: Record<string, any>) => void, RegExp][] = [
+    ['no-label', (r) => delete r.setup.label, /not a valid jetprof\.run\/2 file: field setup\.label is missing/],
+    ['no-stages', (r) => delete r.stages, /not a valid jetprof\.run\/2 file: field stages is missing/],
+    ['frames-text', (r) => (r.frames = '20'), /not a valid jetprof\.run\/2 file: field frames must be integer/],
+    ['bad-loop', (r) => (r.setup.loop = 'async'), /not a valid jetprof\.run\/2 file: field setup\.loop must be "sequential" or "pipelined"/],
+    ['bad-column', (r) => (r.perFrame.inferenceMs = 'fast'), /not a valid jetprof\.run\/2 file: field perFrame\.inferenceMs must be array/],
+  ];
+  for (const [name, spoil, expected] of cases) {
+    const run = structuredClone(onnxRun) as unknown as Record<string, any>;
+    spoil(run);
+    const file = join(dir, `schema-${name}.json`);
+    writeFileSync(file, JSON.stringify(run));
+    const r = runCli('jetprof', ['report', '--run', file]);
+    t.is(r.code, 2, name);
+    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+    t.regex(r.stderr, new RegExp(`schema-${name}\\.json: ${expected.source}`), name);
+  }
+  const set = join(dir, 'schema-set.json');
+  writeFileSync(set, JSON.stringify({ schema: 'jetprof.runset/1', label: 'x', files: ['onnx.json'], runs: 1, inferenceFps: { n: 1 } }));
+  const rs = runCli('jetprof', ['report', '--run', set]);
+  t.is(rs.code, 2);
+  t.regex(rs.stderr, /schema-set\.json: not a valid jetprof\.runset\/1 file: field (endToEndFps|inferenceFps\.\w+) is missing/);
+});
+
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');
 (existsSync(realLog) ? test : test.skip)('the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX', (t) => {
   const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);

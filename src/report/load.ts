@@ -9,6 +9,7 @@ import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
 import { defaultLabel, MODEL_TYPE_NAMES, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
+import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './lab-report.ts';
 
@@ -49,21 +50,19 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
   };
 }
 
-/** A run result from a file: /2 as written, /1 upgraded; anything else is one line naming the file. */
+/** A run result from a file, checked against its schema: /2 as written, /1 upgraded; anything else is one line naming the file. */
 export function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'): RunResult {
-  const r = v as { schema?: unknown; inferenceFps?: unknown; stages?: unknown; backend?: unknown };
-  const known = r && (r.schema === 'jetprof.run/1' || r.schema === 'jetprof.run/2');
-  if (known && typeof r.inferenceFps === 'number' && r.stages && typeof r.backend === 'string' && r.backend in MODEL_TYPE_NAMES) {
-    if (!((v as { frames?: number }).frames! > 0)) {
-      throw new JetprofError('BAD_INPUT', `${path}: this run measured no frame (all were warm-up, or none decoded): there is nothing to report`, { suggestion: 'run infer again on a longer video or with a smaller --warmup' });
-    }
-    return r.schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
+  const schema = (v as { schema?: unknown } | null)?.schema;
+  const isRun = typeof schema === 'string' && /^jetprof\.run\/\d+$/.test(schema);
+  if (!isRun) {
+    throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/2): its schema field is ${JSON.stringify(schema ?? null)}`, { suggestion: 'pass the file written by `infer --json R.json`' });
   }
-  const version = typeof r?.schema === 'string' ? Number(/^jetprof\.run\/(\d+)$/.exec(r.schema)?.[1]) : NaN;
-  if (version > 2) {
-    throw new JetprofError('BAD_INPUT', `${path}: schema ${r.schema} is newer than this jetprof reads (jetprof.run/1 and /2)`, { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' });
+  // before the schema: a run that measured nothing is the thing to say, even when it lacks fields because of it
+  if ((v as { frames?: unknown }).frames === 0) {
+    throw new JetprofError('BAD_INPUT', `${path}: this run measured no frame (all were warm-up, or none decoded): there is nothing to report`, { suggestion: 'run infer again on a longer video or with a smaller --warmup' });
   }
-  throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/2)`, { suggestion: 'pass the file written by `infer --json R.json`' });
+  validateRunFile(v, path);
+  return schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
 }
 
 export function loadRun(path: string): RunResult {
@@ -75,6 +74,7 @@ export function loadRun(path: string): RunResult {
 export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
   if (v?.schema !== 'jetprof.runset/1') return [{ path, run: loadRun(path) }];
+  validateRunFile(v, path);
   if (!Array.isArray(v.files) || v.files.length === 0) {
     throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, { suggestion: 'pass the run files themselves with --run' });
   }
