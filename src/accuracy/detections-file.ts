@@ -3,11 +3,11 @@
  * frames marked); `agree` and `map` read them, directly or through the run JSON that names them (which also says
  * which frames were processed: a frame without boxes is absent from COCO results).
  */
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { FrameBoxes } from '../pipeline/loop-tally.ts';
+import { readJsonFile } from '../parsers/text-input.ts';
 import { JetprofError } from '../util/errors.ts';
-import { type CocoDetection, parseCocoDetections } from './coco.ts';
+import { type CocoDetection, type CocoGroundTruth, parseCocoDetections, parseCocoGroundTruth } from './coco.ts';
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
 
@@ -39,23 +39,14 @@ export interface DetectionSource {
   names?: Map<number, string>;
 }
 
-function readJson(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new JetprofError('FILE_NOT_FOUND', `${path}: detections file not found`, { suggestion: 'write one with `infer --detections F.json`' });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass the file written by `infer --detections F.json`' });
-  }
+/** COCO ground truth ({images, annotations, categories}) from a file: `map --gt` and `report --gt`. */
+export function loadGroundTruth(path: string): CocoGroundTruth {
+  return parseCocoGroundTruth(readJsonFile(path, 'ground truth', 'pass COCO annotations with --gt'), path);
 }
 
 /** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` names one. */
 export function loadDetections(path: string): DetectionSource {
-  const v = readJson(path) as { schema?: string; detectionsFile?: string; perFrame?: { index: number[] }; warmup?: { index: number[] }; setup?: { label?: string }; model?: { labels?: string[] } };
+  const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as { schema?: string; detectionsFile?: string; perFrame?: { index: number[] }; warmup?: { index: number[] }; setup?: { label?: string }; model?: { labels?: string[] } };
   if (Array.isArray(v)) return { path, detections: parseCocoDetections(v, path) };
   if (v?.schema === 'jetprof.run/2') {
     if (!v.detectionsFile) {

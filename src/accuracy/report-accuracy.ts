@@ -2,12 +2,10 @@
  * Accuracy beside speed, for the report: each label's boxes against the reference label's (agreement), and mAP per
  * label against COCO ground truth when given. The file edge: reads the detection files the run JSONs name.
  */
-import { readFileSync } from 'node:fs';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { type Agreement, agree } from './agree.ts';
-import { parseCocoGroundTruth } from './coco.ts';
-import { loadDetections } from './detections-file.ts';
+import { loadDetections, loadGroundTruth } from './detections-file.ts';
 import { cocoMap, type MapResult } from './map.ts';
 
 export interface AgreementRow {
@@ -66,13 +64,7 @@ export function reportAccuracy(runFiles: { path: string; run: RunResult }[], o: 
     }
   }
   if (o.gt) {
-    let value: unknown;
-    try {
-      value = JSON.parse(readFileSync(o.gt, 'utf8'));
-    } catch (e) {
-      throw new JetprofError('BAD_INPUT', `${o.gt}: ground truth not readable as JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass COCO annotations with --gt' });
-    }
-    const gt = parseCocoGroundTruth(value, o.gt);
+    const gt = loadGroundTruth(o.gt);
     for (const f of withBoxes) out.maps.push({ label: f.run.setup.label, map: cocoMap(gt, loadDetections(f.path).detections) });
   }
   return out;

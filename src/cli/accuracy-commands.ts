@@ -1,9 +1,7 @@
 /** `jetprof agree` and `jetprof map`: do two backends find the same boxes, and how good are they against ground truth. */
 import { Command, InvalidArgumentError } from 'commander';
-import { readFileSync } from 'node:fs';
 import { agree } from '../accuracy/agree.ts';
-import { parseCocoGroundTruth } from '../accuracy/coco.ts';
-import { loadDetections } from '../accuracy/detections-file.ts';
+import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
 import { agreementMarkdown, mapMarkdown } from '../accuracy/format.ts';
 import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -90,19 +88,7 @@ export function mapCommand(): Command {
       try {
         claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
         const dets = loadDetections(detPath);
-        let gtText: string;
-        try {
-          gtText = readFileSync(o.gt, 'utf8');
-        } catch {
-          throw new JetprofError('FILE_NOT_FOUND', `${o.gt}: ground truth not found`, { suggestion: 'pass COCO annotations with --gt' });
-        }
-        let gtValue: unknown;
-        try {
-          gtValue = JSON.parse(gtText);
-        } catch (e) {
-          throw new JetprofError('BAD_INPUT', `${o.gt}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass COCO annotations with --gt' });
-        }
-        const gt = parseCocoGroundTruth(gtValue, o.gt);
+        const gt = loadGroundTruth(o.gt);
         const m = cocoMap(gt, dets.detections);
         const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
         process.stdout.write(md);

@@ -4,6 +4,7 @@
  * Line endings (LF, CRLF, lone CR) are left to readline, which splits on all three.
  */
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { JetprofError } from '../util/errors.ts';
 
 export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be';
 
@@ -93,4 +94,22 @@ export async function* textChunks(path: string, detected: DetectedEncoding): Asy
   }
   const rest = decoder.decode();
   if (rest) yield rest;
+}
+
+/**
+ * A JSON file a user passes in (run, detections, ground truth), decoded as above: a missing file and invalid JSON are
+ * each one line naming the file, with `suggestion` as the fix.
+ */
+export function readJsonFile(path: string, what: string, suggestion: string): unknown {
+  let text: string;
+  try {
+    text = readTextFile(path);
+  } catch {
+    throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion });
+  }
 }

@@ -3,28 +3,18 @@
  * (a raw nvprof log or nsys stats output, `jetprof parse` JSON, or a `jetprof profile` result, which may carry its
  * run too).
  */
-import { readTextFile } from '../parsers/text-input.ts';
 import { basename, dirname, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
+import { readJsonFile } from '../parsers/text-input.ts';
 import { defaultLabel, MODEL_TYPE_NAMES, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './lab-report.ts';
 
 function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readTextFile(path);
-  } catch {
-    throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON (${(e as Error).message.split('\n')[0]})`, { suggestion: 'pass the file written by infer --json' });
-  }
+  return readJsonFile(path, what, 'pass the file written by infer --json');
 }
 
 /** A jetprof.run/1 result in the /2 shape: its setup is inferred from what /1 recorded; it has no per-frame arrays. */
@@ -65,15 +55,20 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
   return schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
 }
 
+/** A run file's parsed content: a run, or the run a `jetprof profile` result carries. */
+function runOfFile(v: unknown, path: string): RunResult {
+  const p = v as { schema?: string; run?: unknown; tool?: ProfilerName } | null;
+  return p?.schema === 'jetprof.profile/1' ? runFromJson(p.run, path, p.tool) : runFromJson(v, path);
+}
+
 export function loadRun(path: string): RunResult {
-  const v = readJson(path, 'run JSON') as { schema?: string; run?: unknown; tool?: ProfilerName };
-  return v?.schema === 'jetprof.profile/1' ? runFromJson(v.run, path, v.tool) : runFromJson(v, path);
+  return runOfFile(readJson(path, 'run JSON'), path);
 }
 
 /** A run file, or a runset (`--repeat`: jetprof.runset/1) and the run files it lists (relative to it), with their paths. */
 export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
-  if (v?.schema !== 'jetprof.runset/1') return [{ path, run: loadRun(path) }];
+  if (v?.schema !== 'jetprof.runset/1') return [{ path, run: runOfFile(v, path) }];
   validateRunFile(v, path);
   if (!Array.isArray(v.files) || v.files.length === 0) {
     throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, { suggestion: 'pass the run files themselves with --run' });

@@ -59,10 +59,11 @@ export function validateRunFile(value: unknown, path: string): void {
   if (!validate) {
     const m = name ? /^(jetprof\.\w+)\/(\d+)$/.exec(name) : null;
     const known = Object.keys(SCHEMAS).filter((k) => m && k.startsWith(`${m[1]}/`));
-    if (m && known.length > 0) {
+    const newest = Math.max(...known.map((k) => Number(k.split('/')[1])));
+    if (m && known.length > 0 && Number(m[2]) > newest) {
       throw new JetprofError('BAD_INPUT', `${path}: schema ${name} is newer than this jetprof reads (${known.join(', ')})`, { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' });
     }
-    throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (its schema field is ${JSON.stringify(schema ?? null)}; expected jetprof.run/2)`, { suggestion: 'pass the file written by `infer --json R.json`' });
+    throw new JetprofError('BAD_INPUT', `${path}: schema ${JSON.stringify(schema ?? null)} is not one this jetprof reads (${Object.keys(SCHEMAS).join(', ')})`, { suggestion: 'pass the file written by `infer --json R.json`' });
   }
   if (!validate(value)) {
     const first = validate.errors?.[0];
