@@ -8,7 +8,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler, jetsonComputeCapability } from '../src/profilers/device.ts';
-import { orphanNsysAgents, watchNsys } from '../src/profilers/run.ts';
+import { inferValueOptions, orphanNsysAgents, videoOfInferArgs, watchNsys } from '../src/profilers/run.ts';
 import { splitBackend } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
@@ -35,6 +35,14 @@ test('backend flag is taken out of the infer arguments; the default profiler fol
   t.is(defaultProfiler(undefined), 'nsys');
   t.is(jetsonComputeCapability('NVIDIA Jetson AGX Orin Developer Kit'), 8.7);
   t.is(jetsonComputeCapability('NVIDIA Jetson Nano Developer Kit'), 5.3);
+});
+
+test('the video among infer arguments: every value-taking infer option (from infer\'s own definition) is skipped with its value', async (t) => {
+  const takes = await inferValueOptions();
+  for (const o of ['--model', '-m', '--duration', '--tegrastats-interval', '--max-det', '--backend', '-b', '--json']) t.true(takes.has(o), o);
+  for (const flag of ['--letterbox', '--no-write', '-q', '--fp16']) t.false(takes.has(flag), flag);
+  t.is(videoOfInferArgs(['--duration', '5', '--model', 'm.onnx', '--letterbox', 'rtsp://cam/1', '--warmup', '2'], takes), 'rtsp://cam/1');
+  t.is(videoOfInferArgs(['--tegrastats-interval', '100', '-q'], takes), undefined);
 });
 
 test('bad call - a profiler that is not installed: one line with the install hint, exit 2', (t) => {

@@ -98,7 +98,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
-    .option('--json <file>', 'write the run result (schema jetprof.run/1); - for stdout')
+    .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout')
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
     .addOption(new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms').choices(['iou', 'diou']).default('iou'))

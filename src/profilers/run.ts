@@ -372,20 +372,21 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
 /** `jetprof profile` exits with this when nvprof found no usable GPU (nvprof itself may exit 19, or 0). */
 export const EXIT_NO_GPU = 3;
 
-/** Infer's options that take a value (so the video is the first argument that is neither an option nor a value). */
-function valueOptions(): Set<string> {
-  return new Set(
-    ['--model', '-m', '--cfg', '--weights', '--engine', '--plugin', '--labels', '--output', '-o', '--json', '--conf', '--nms', '--nms-kind', '--class-mode', '--max-candidates', '--max-det', '--label', '--repeat', '--frame-size', '--max-frames', '--warmup', '--threads', '--ep', '--pipeline', '--in-flight', '--detections', '--profiler-attached', '--backend', '-b'],
-  );
+/**
+ * Infer's options that take a value (so the video is the first argument that is neither an option nor a value), read
+ * from infer's own command definition so that a new option cannot be mistaken for the video.
+ */
+export async function inferValueOptions(): Promise<Set<string>> {
+  const { inferCommand } = await import('../cli/infer-command.ts');
+  return new Set(inferCommand('infer').options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)));
 }
 
 /** The video among infer's arguments, or undefined. */
-export function videoOfInferArgs(args: string[]): string | undefined {
-  const takes = valueOptions();
+export function videoOfInferArgs(args: string[], takesValue: ReadonlySet<string>): string | undefined {
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a.startsWith('-')) {
-      if (takes.has(a)) i++;
+      if (takesValue.has(a)) i++;
       continue;
     }
     return a;
@@ -398,7 +399,7 @@ export function videoOfInferArgs(args: string[]): string | undefined {
  * could never work must not leave report files behind.
  */
 async function checkVideo(args: string[]): Promise<void> {
-  const video = videoOfInferArgs(args);
+  const video = videoOfInferArgs(args, await inferValueOptions());
   if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
   const { openVideo } = await import('../video/io.ts');
   const source = openVideo(video);
