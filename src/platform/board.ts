@@ -97,11 +97,18 @@ function defines(text: string | undefined, names: string[]): string | undefined 
   return parts.every((p) => p !== undefined) ? parts.join('.') : undefined;
 }
 
-export function readBoard(root = '/'): BoardFacts {
+/** The board's identity files: the device-tree model string and the L4T release line with its number ("32.7.6"). */
+export function readJetsonIdentity(root = '/'): { model?: string; l4tLine?: string; l4t?: string } {
   const l4tLine = read(root, 'etc/nv_tegra_release');
   const m = l4tLine ? /R(\d+) \(release\), REVISION: ([\d.]+)/.exec(l4tLine) : null;
-  const l4t = m ? `${m[1]}.${m[2]}` : undefined;
-  const model = read(root, 'proc/device-tree/model');
+  return { model: read(root, 'proc/device-tree/model'), l4tLine, l4t: m ? `${m[1]}.${m[2]}` : undefined };
+}
+
+/** A device-tree model string that names a Jetson (or another NVIDIA board). */
+export const isJetsonModel = (model: string | undefined): model is string => !!model && /jetson|nvidia/i.test(model);
+
+export function readBoard(root = '/'): BoardFacts {
+  const { model, l4tLine, l4t } = readJetsonIdentity(root);
   const os = osRelease(root);
   const live = root === '/';
   const arch =
@@ -120,7 +127,7 @@ export function readBoard(root = '/'): BoardFacts {
   }
   return {
     root,
-    ...(model && /jetson|nvidia/i.test(model) ? { jetsonModel: model } : {}),
+    ...(isJetsonModel(model) ? { jetsonModel: model } : {}),
     ...(l4t ? { l4t, jetpack: jetpackOf(l4t) } : {}),
     os,
     glibc: glibcLive ?? glibcOfOs(os?.id, os?.versionId),

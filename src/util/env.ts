@@ -1,7 +1,7 @@
 /** What the run ran on, for the run JSON and the report's environment block. Reads files only; never fails. */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { isJetsonModel, readJetsonIdentity } from '../platform/board.ts';
 
 export interface EnvInfo {
   node: string;
@@ -15,21 +15,11 @@ export interface EnvInfo {
   powerMode?: string;
 }
 
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8').replace(/\0/g, '').trim();
-  } catch {
-    return undefined;
-  }
-}
-
 /** Jetson boards: /proc/device-tree/model names the board, /etc/nv_tegra_release the L4T (JetPack) release. */
 export function jetsonInfo(): EnvInfo['jetson'] {
-  const l4tLine = readText('/etc/nv_tegra_release');
-  const model = readText('/proc/device-tree/model');
-  if (!l4tLine && !(model && /jetson|nvidia/i.test(model))) return undefined;
-  const m = l4tLine?.match(/R(\d+) \(release\), REVISION: ([\d.]+)/);
-  return { model, l4t: m ? `${m[1]}.${m[2]}` : l4tLine };
+  const { model, l4tLine, l4t } = readJetsonIdentity();
+  if (!l4tLine && !isJetsonModel(model)) return undefined;
+  return { model, l4t: l4t ?? l4tLine };
 }
 
 export function baseEnv(): EnvInfo {

@@ -182,7 +182,8 @@ export function createVideoSink(path: string, fps: number, width: number, height
       }
       if (!readable) {
         removeQuietly(tmp);
-        const full = freeBytes(dir) !== undefined && freeBytes(dir)! < MIN_FREE_BYTES;
+        const free = freeBytes(dir);
+        const full = free !== undefined && free < MIN_FREE_BYTES;
         throw writeError(path, Object.assign(new Error(full ? 'ENOSPC' : 'EIO: the encoder left no playable video'), { code: full ? 'ENOSPC' : 'EIO' }));
       }
       renameSync(tmp, target.path);
