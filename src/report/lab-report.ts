@@ -224,6 +224,17 @@ export function groupByLabel(runs: RunResult[]): RunResult[][] {
 
 const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
 
+/**
+ * Sequential loop: the mean over runs of each part's share of wall time (stages and loop overhead). Each run's shares
+ * add up to 1, so their means do too, and the parts still add up to the mean not-inference share.
+ */
+function meanWallShares(runs: RunResult[]): { name: ShareName; share: number }[] {
+  const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
+  return shares[0].map((x) => ({ name: x.name, share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)) }));
+}
+
+const meanWallMsPerFrame = (runs: RunResult[]) => mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)));
+
 function rowSetup(runs: RunResult[]): RowSetup {
   const r = runs[0];
   const s = r.setup;
@@ -252,9 +263,6 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
   const r = runs[0];
   const pipelined = r.setup.loop === 'pipelined';
   const notInference = mean(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
-  // Sequential: each run's shares add up to 1; their means do too, so the parts still add up to notInference.
-  const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
-  const meanShares = pipelined || shares[0].length === 0 ? [] : shares[0].map((x) => ({ name: x.name, share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)) }));
   return {
     label: r.setup.label,
     baseModelType: baseModelType(r),
@@ -268,9 +276,9 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     profiled: r.setup.profiler !== 'none',
     pipelined,
     notInference,
-    wallShares: meanShares,
+    wallShares: pipelined ? [] : meanWallShares(runs),
     ...(pipelined ? { busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<Stage, number> } : {}),
-    wallMsPerFrame: mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0))),
+    wallMsPerFrame: meanWallMsPerFrame(runs),
   };
 }
 
@@ -316,8 +324,8 @@ function stageTable(runs: RunResult[], modelType: string): StageTable {
     p90Ms: avg((x) => pick(x)?.p90Ms ?? 0),
     p99Ms: avg((x) => pick(x)?.p99Ms ?? 0),
   });
-  const shares = pipelined ? [] : runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
-  const shareOf = (name: ShareName) => (pipelined ? undefined : mean(shares.map((sh) => sh.find((y) => y.name === name)?.share ?? 0)));
+  const shares = pipelined ? [] : meanWallShares(runs);
+  const shareOf = (name: ShareName) => (pipelined ? undefined : (shares.find((y) => y.name === name)?.share ?? 0));
   const rows: StageRow[] = STAGES.map((stage) => ({ stage, ...stat((x) => x.stages[stage]), share: shareOf(stage) }));
   if (!pipelined) {
     const perFrame = avg((x) => (x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0));
@@ -331,7 +339,7 @@ function stageTable(runs: RunResult[], modelType: string): StageTable {
       { stage: 'd2h copy', ...stat((x) => x.gpuTimings?.d2hMs), partOf: 'inference' },
     );
   }
-  return { label: r.setup.label, modelType, pipelined, runs: runs.length, rows, wallMsPerFrame: avg((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)) };
+  return { label: r.setup.label, modelType, pipelined, runs: runs.length, rows, wallMsPerFrame: meanWallMsPerFrame(runs) };
 }
 
 function frameSeries(r: RunResult): FrameSeries | undefined {
