@@ -4,22 +4,12 @@
  * (root shows a few more fields); elsewhere it is absent and nothing runs.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { findExecutable } from '../profilers/tools.ts';
 
 /** The tegrastats on PATH (or /usr/bin/tegrastats), or undefined. */
-export function findTegrastats(pathVar = process.env.PATH ?? ''): string | undefined {
-  for (const dir of [...pathVar.split(delimiter).filter(Boolean), '/usr/bin']) {
-    const p = join(dir, 'tegrastats');
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
+export function findTegrastats(): string | undefined {
+  return findExecutable('tegrastats', ['/usr/bin/tegrastats']);
 }
 
 export interface TegrastatsLine {
