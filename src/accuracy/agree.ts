@@ -8,7 +8,7 @@
  * Boxes left unmatched that overlap a leftover box of another class in the same frame are counted as class swaps
  * (they stay in "only in REF" and "only in OTHER" as well).
  */
-import type { CocoDetection } from './coco.ts';
+import { type CocoDetection, cocoIou } from './coco.ts';
 
 export interface ClassAgreement {
   categoryId: number;
@@ -42,15 +42,6 @@ export interface Agreement {
   perClass: ClassAgreement[];
   /** The frames with the most unmatched boxes, most first (at most `top`). */
   worstFrames: FrameDifference[];
-}
-
-export function boxIou(a: readonly number[], b: readonly number[]): number {
-  const iw = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
-  const ih = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
-  if (iw <= 0 || ih <= 0) return 0;
-  const inter = iw * ih;
-  const union = a[2] * a[3] + b[2] * b[3] - inter;
-  return union > 0 ? inter / union : 0;
 }
 
 const byScore = (a: CocoDetection, b: CocoDetection) => b.score - a.score;
@@ -111,7 +102,7 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
         let bestIou = thr;
         for (let j = 0; j < ts.length; j++) {
           if (used[j]) continue;
-          const v = boxIou(a.bbox, ts[j].bbox);
+          const v = cocoIou(a.bbox, ts[j].bbox);
           if (v > bestIou || (best < 0 && v >= bestIou)) {
             best = j;
             bestIou = v;
@@ -140,7 +131,7 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
     }
     const swapped = new Uint8Array(leftOther.length);
     for (const a of leftRef) {
-      const j = leftOther.findIndex((d, k) => !swapped[k] && d.category_id !== a.category_id && boxIou(a.bbox, d.bbox) >= thr);
+      const j = leftOther.findIndex((d, k) => !swapped[k] && d.category_id !== a.category_id && cocoIou(a.bbox, d.bbox) >= thr);
       if (j >= 0) {
         swapped[j] = 1;
         classSwaps++;

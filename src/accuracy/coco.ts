@@ -92,3 +92,18 @@ export const COCO80_TO_COCO91 = [
   44, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 67, 70, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 84, 85,
   86, 87, 88, 89, 90,
 ];
+
+/**
+ * IoU of two COCO boxes [x, y, w, h]. Against a crowd region (`crowd`) the union is the detection's own area, as in
+ * COCOeval, so a detection inside a crowd counts as covered.
+ */
+export function cocoIou(d: readonly number[], g: readonly number[], crowd = false): number {
+  const [dx, dy, dw, dh] = d;
+  const [gx, gy, gw, gh] = g;
+  const iw = Math.min(dx + dw, gx + gw) - Math.max(dx, gx);
+  const ih = Math.min(dy + dh, gy + gh) - Math.max(dy, gy);
+  if (iw <= 0 || ih <= 0) return 0;
+  const inter = iw * ih;
+  const union = crowd ? dw * dh : dw * dh + gw * gh - inter;
+  return union > 0 ? inter / union : 0;
+}

@@ -13,7 +13,7 @@
  * - summarize: the mean over thresholds, recall points and categories of the precisions that exist (> -1).
  * Images are the ground truth's; detections on other images are left out. Categories are the ground truth's.
  */
-import type { CocoAnnotation, CocoDetection, CocoGroundTruth } from './coco.ts';
+import { type CocoAnnotation, type CocoDetection, type CocoGroundTruth, cocoIou } from './coco.ts';
 
 /** np.linspace(start, stop, num): i * step + start, the last value exactly `stop` (as pycocotools builds them). */
 function linspace(start: number, stop: number, num: number): number[] {
@@ -59,18 +59,7 @@ interface EvalImg {
 }
 
 function iouMatrix(dts: CocoDetection[], gts: CocoAnnotation[]): number[][] {
-  return dts.map((d) =>
-    gts.map((g) => {
-      const [dx, dy, dw, dh] = d.bbox;
-      const [gx, gy, gw, gh] = g.bbox;
-      const iw = Math.min(dx + dw, gx + gw) - Math.max(dx, gx);
-      const ih = Math.min(dy + dh, gy + gh) - Math.max(dy, gy);
-      if (iw <= 0 || ih <= 0) return 0;
-      const inter = iw * ih;
-      const union = g.iscrowd ? dw * dh : dw * dh + gw * gh - inter;
-      return union > 0 ? inter / union : 0;
-    }),
-  );
+  return dts.map((d) => gts.map((g) => cocoIou(d.bbox, g.bbox, !!g.iscrowd)));
 }
 
 const areaOf = (g: CocoAnnotation) => g.area ?? g.bbox[2] * g.bbox[3];

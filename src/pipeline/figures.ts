@@ -2,7 +2,7 @@
  * The one definition of each figure jetprof reports, as text (docs, the report's definitions note) and as code
  * (the run summary, the report, the profile summary all call these). Pure.
  */
-import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
+import { STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
 
 export type LoopKind = 'pipelined' | 'sequential';
 
@@ -57,10 +57,6 @@ export function wallShares(stageTotalsMs: Record<Stage, number>, wallMs: number)
   const stages = STAGES.map((s) => ({ name: s as ShareName, share: stageTotalsMs[s] / wallMs }));
   const overhead = Math.max(0, 1 - sumOf(stages.map((s) => s.share)));
   return [...stages, { name: 'loop overhead', share: overhead }];
-}
-
-export function stageTotals(p: PerFrame): Record<Stage, number> {
-  return Object.fromEntries(STAGES.map((s) => [s, sumOf(p[STAGE_COLUMN[s]])])) as Record<Stage, number>;
 }
 
 /**

@@ -29,11 +29,6 @@ export function classifySource(spec: string): { kind: SourceKind; target: string
   return { kind: 'file', target: spec };
 }
 
-/** True for sources without an end of their own (cameras and streams). */
-export function isLive(kind: SourceKind): boolean {
-  return kind === 'stream' || kind === 'device' || kind === 'csi' || kind === 'gstreamer';
-}
-
 /** The pipeline for a Jetson CSI camera (nvarguscamerasrc), converted to BGR for OpenCV's appsink. */
 export function csiPipeline(sensorId: number, width = 1280, height = 720, fps = 30): string {
   return [
