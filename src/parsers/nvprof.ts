@@ -99,7 +99,7 @@ type Table =
   | { kind: 'summary'; typed: boolean; type: string }
   | { kind: 'dependency' }
   | { kind: 'metrics' | 'events'; cols: Column[] }
-  | { kind: 'trace'; cols: Column[]; target: 'gpuTrace' | 'apiTrace' }
+  | { kind: 'trace'; cols: Column[]; keys: string[]; template: TraceRow; target: 'gpuTrace' | 'apiTrace' }
   | { kind: 'unified'; cols: Column[] }
   | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: 'summary' | 'dependency' | 'other' };
 
@@ -113,7 +113,53 @@ function newProcess(pid: number | null): NvprofProcess {
   return { pid, summary: [], nvtx: { domains: [] }, dependency: [], metrics: [], warnings: [], notes: [] };
 }
 
+const NOT_BLANK = /\S/;
 const TRACE_ROW_START = /^\s*\d+(\.\d+)?[mun]?s\s+\d+(\.\d+)?[mun]?s\s/;
+
+/** A non-empty run of ASCII digits (`/^\d+$/` without a regex per cell). */
+function isDigits(v: string): boolean {
+  if (v.length === 0) return false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+/** ASCII whitespace as `\s` has it (tab, LF, VT, FF, CR, space); other bytes, and non-ASCII spaces, are not. */
+function isAsciiSpace(b: number): boolean {
+  return b === 0x20 || (b >= 0x09 && b <= 0x0d);
+}
+
+/** The end of a time (`12`, `3.5`, then `m`, `u` or `n`, then `s`) starting at `i`, or -1. */
+function timeEnd(buf: Uint8Array, i: number, end: number): number {
+  let k = i;
+  while (k < end && buf[k] >= 0x30 && buf[k] <= 0x39) k++;
+  if (k === i || k >= end) return -1;
+  if (buf[k] === 0x2e && k + 1 < end && buf[k + 1] >= 0x30 && buf[k + 1] <= 0x39) {
+    k++;
+    while (k < end && buf[k] >= 0x30 && buf[k] <= 0x39) k++;
+    if (k >= end) return -1;
+  }
+  const c = buf[k];
+  if (c === 0x73) return k + 1;
+  if ((c === 0x6d || c === 0x75 || c === 0x6e) && k + 1 < end && buf[k + 1] === 0x73) return k + 2;
+  return -1;
+}
+
+/**
+ * TRACE_ROW_START on bytes: true only where the regex surely matches the decoded line (ASCII whitespace and digits),
+ * so a caller that falls back to the string path on false gets exactly the regex's answer.
+ */
+export function isTraceRowStart(buf: Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && isAsciiSpace(buf[i])) i++;
+  i = timeEnd(buf, i, end);
+  if (i < 0 || i >= end || !isAsciiSpace(buf[i])) return false;
+  while (i < end && isAsciiSpace(buf[i])) i++;
+  i = timeEnd(buf, i, end);
+  return i >= 0 && i < end && isAsciiSpace(buf[i]);
+}
 
 /** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
 export const DEFAULT_MAX_TRACE_ROWS = 20_000;
@@ -121,6 +167,8 @@ export const DEFAULT_MAX_TRACE_ROWS = 20_000;
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();
   private readonly interned = new Map<string, string>();
+  private readonly lastCells: string[] = [];
+  private readonly internStats: { lookups: number; hits: number }[] = [];
   /** `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first. */
   constructor(
     private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS,
@@ -146,14 +194,68 @@ export class NvprofParser {
     this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
   }
 
+  /**
+   * Feeds one line as bytes [start, end) of `buf` (without its terminator). A trace row past maxTraceRows, which is
+   * only counted, is recognised on the bytes without making a string; every other line is decoded and goes to push().
+   */
+  pushBytes(buf: Buffer, start: number, end: number): void {
+    const p = this.countingProcess();
+    if (p && isTraceRowStart(buf, start, end)) {
+      this.lineNo++;
+      this.lastWasWarning = false;
+      p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
+      return;
+    }
+    this.push(buf.toString('utf8', start, end));
+  }
+
+  /**
+   * Counts, in one loop, the trace rows past maxTraceRows that start at `pos` in `buf`, each ended by LF or CRLF (the
+   * millions of rows of a long trace). Stops at the first line that is not such a row, or at a lone CR, and returns
+   * where it stopped: that line goes through pushBytes as usual.
+   */
+  countRows(buf: Buffer, pos: number, len: number): number {
+    const p = this.countingProcess();
+    if (!p) return pos;
+    let cr = buf.indexOf(0x0d, pos);
+    let n = 0;
+    for (;;) {
+      const lf = buf.indexOf(0x0a, pos);
+      if (lf === -1) break;
+      let end = lf;
+      if (cr !== -1 && cr < lf) {
+        if (cr !== lf - 1) break; // a lone CR ends a line of its own: the line-by-line path splits it
+        end = cr;
+      }
+      if (!isTraceRowStart(buf, pos, end)) break;
+      n++;
+      pos = lf + 1;
+      if (cr !== -1 && cr < pos) cr = buf.indexOf(0x0d, pos);
+    }
+    if (n > 0) {
+      this.lineNo += n;
+      this.lastWasWarning = false;
+      p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + n;
+    }
+    return pos;
+  }
+
+  /** The process whose trace is past maxTraceRows while a trace table is open: its rows are only counted. */
+  private countingProcess(): NvprofProcess | undefined {
+    const t = this.table;
+    const p = this.current;
+    return t?.kind === 'trace' && p && p[t.target]!.length >= this.maxTraceRows ? p : undefined;
+  }
+
   /** Feeds one line (without its terminator). */
   push(raw: string): void {
     this.lineNo++;
-    const line = raw.replace(/\r$/, '');
+    const line = raw.charCodeAt(raw.length - 1) === 0x0d ? raw.slice(0, -1) : raw;
     const wasWarning = this.lastWasWarning;
     this.lastWasWarning = false;
-    const m = PREFIX.exec(line);
-    const im = m ? undefined : IMPORT_PREFIX.exec(line);
+    // both prefixes start with `=`: most lines (rows) skip the two regexes
+    const m = line.charCodeAt(0) === 0x3d ? PREFIX.exec(line) : null;
+    const im = m || line.charCodeAt(0) !== 0x3d ? undefined : IMPORT_PREFIX.exec(line);
     if (m || im) {
       const pid = m ? Number(m[1]) : null;
       const rest = (m ? m[2] : im![1]).trim();
@@ -292,7 +394,7 @@ export class NvprofParser {
   }
 
   private unprefixed(line: string, wasWarning: boolean): void {
-    if (line.trim() === '') {
+    if (!NOT_BLANK.test(line)) {
       this.table = undefined;
       return;
     }
@@ -308,6 +410,8 @@ export class NvprofParser {
   /** Headers, context lines and rows of the current section. Returns false when the line is none of these. */
   private tableLine(line: string): boolean {
     const p = this.proc();
+    // a trace row first: it starts with a time, which no header or context line below does
+    if (this.table?.kind === 'trace' && this.traceRow(line, this.table)) return true;
     const trimmed = line.trim();
     let m: RegExpExecArray | null;
     // headers
@@ -333,7 +437,11 @@ export class NvprofParser {
       const isGpu = cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) && !/^Start\s+Duration\s+Name$/.test(trimmed);
       const target = isGpu ? 'gpuTrace' : 'apiTrace';
       p[target] ??= [];
-      this.table = { kind: 'trace', cols, target };
+      const keys = cols.map((c) => camelKey(c.label));
+      // every row a copy of one object with all the keys: stores into existing fields, not a new shape per key
+      const template: TraceRow = { startNs: 0, durationNs: 0 };
+      for (const k of keys.slice(2)) template[k] = '';
+      this.table = { kind: 'trace', cols, keys, template, target };
       return true;
     }
     if (/^Count\s+Avg Size\s+Min Size\s+Max Size\s+Total Size\s+Total Time\s+Name$/.test(trimmed)) {
@@ -379,7 +487,7 @@ export class NvprofParser {
       case 'events':
         return this.metricRow(line, t.cols, t.kind);
       case 'trace':
-        return this.traceRow(line, t.cols, t.target);
+        return false; // tried first, above
       case 'unified':
         return this.unifiedRow(line, t.cols);
       case 'csv':
@@ -431,34 +539,50 @@ export class NvprofParser {
     return false;
   }
 
-  private traceRow(line: string, cols: Column[], target: 'gpuTrace' | 'apiTrace'): boolean {
+  private traceRow(line: string, t: Extract<Table, { kind: 'trace' }>): boolean {
     const p = this.proc();
-    if (p[target]!.length >= this.maxTraceRows) {
+    const rows = p[t.target]!;
+    if (rows.length >= this.maxTraceRows) {
       // Past the cap a row is only counted: a cheap look at its two leading times instead of the full parse.
       if (!TRACE_ROW_START.test(line)) return false;
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return true;
     }
-    const cells = sliceRightAligned(line, cols);
+    const cells = sliceRightAligned(line, t.cols);
     const start = parseDurationNs(cells[0] ?? '');
     const duration = parseDurationNs(cells[1] ?? '');
     if (start === undefined || duration === undefined) return false;
-    const row: TraceRow = { startNs: start, durationNs: duration };
-    cols.slice(2).forEach((c, i) => {
-      const v = cells[i + 2];
-      row[camelKey(c.label)] = /^\d+$/.test(v) ? Number(v) : this.intern(v);
-    });
-    p[target]!.push(row);
+    const row: TraceRow = { ...t.template };
+    row.startNs = start;
+    row.durationNs = duration;
+    for (let i = 2; i < t.keys.length; i++) {
+      const v = cells[i];
+      row[t.keys[i]] = isDigits(v) ? Number(v) : this.intern(v, i);
+    }
+    rows.push(row);
     return true;
   }
 
-  /** One copy per distinct cell text (kernel names repeat), not a slice that keeps its whole line alive. */
-  private intern(v: string): string {
-    let s = this.interned.get(v);
+  /**
+   * A kept cell as its own string (not a slice that keeps its whole line alive), shared with the previous row's or an
+   * earlier equal cell where values repeat (devices, streams, grid sizes; not names that carry a correlation id).
+   */
+  private intern(v: string, column: number): string {
+    const last = this.lastCells[column];
+    if (last === v) return last;
+    const stats = (this.internStats[column] ??= { lookups: 0, hits: 0 });
+    let s: string | undefined;
+    // a column whose values rarely repeat stops paying for the map after 1000 lookups
+    if (stats.lookups < 1000 || stats.hits * 4 >= stats.lookups) {
+      stats.lookups++;
+      s = this.interned.get(v);
+      if (s !== undefined) stats.hits++;
+    }
     if (s === undefined) {
-      s = (' ' + v).slice(1);
+      s = v.length < 13 ? v : (' ' + v).slice(1); // V8 copies strings shorter than 13 characters when slicing
       if (this.interned.size < 100_000) this.interned.set(s, s);
     }
+    this.lastCells[column] = s;
     return s;
   }
 

@@ -1,5 +1,5 @@
 /**
- * Parses a profiler output file by streaming its lines (memory stays flat however large the log), detecting
+ * Parses a profiler output file by streaming its lines as bytes (memory stays flat however large the log), detecting
  * nvprof or nsys from the first lines. The I/O edge of src/parsers; decoding (BOM, UTF-16) is text-input.ts.
  */
 import { statSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { JetprofError } from '../util/errors.ts';
 import { lastLineIsWhole, type ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
+import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
 import { decodeText, detectEncoding, type DetectedEncoding, endsWithLineBreak, readHeadBytes, textChunks } from './text-input.ts';
 
 export type ProfileKind = 'nvprof' | 'nsys';
@@ -40,9 +41,10 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
 
 /**
  * `maxTraceRows`: nvprof trace rows kept per process (default 20,000; Infinity keeps all). `allRuns`: a log holding
- * the same process's run twice keeps each (default: the first, with a diagnostic).
+ * the same process's run twice keeps each (default: the first, with a diagnostic). Lines come from the byte scanner
+ * (line-scanner.ts); `lineReader: 'readline'` is the old line source, for the equivalence test only.
  */
-export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number; allRuns?: boolean } = {}): Promise<ParsedProfile> {
+export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline' } = {}): Promise<ParsedProfile> {
   const { text: head, detected: encoding } = readHead(path);
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
@@ -54,9 +56,28 @@ export async function parseProfileFile(path: string, kind?: ProfileKind, options
     });
   }
   const parser = detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns) : new NsysParser();
+  if (options.lineReader === 'readline') await feedByReadline(path, encoding, parser);
+  else {
+    const nvprof = parser instanceof NvprofParser ? parser : undefined;
+    const onLine: ByteLineHandler = nvprof ? (b, s, e) => nvprof.pushBytes(b, s, e) : (b, s, e) => parser.push(b.toString('utf8', s, e));
+    const tail = await scanFileLines(path, encoding, onLine, nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)));
+    // a log cut mid-line must not turn half a line into a row
+    if (tail !== undefined) {
+      const text = tail.toString('utf8');
+      if (lastLineIsWhole(text)) parser.push(text);
+      else parser.cutLine(text);
+    }
+  }
+  return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
+}
+
+/**
+ * The line source before the byte scanner (readline over decoded text), kept only so a test can check that both give
+ * the same result on every fixture; remove it with that test.
+ */
+async function feedByReadline(path: string, encoding: DetectedEncoding, parser: { push(line: string): void; cutLine(text: string): void }): Promise<void> {
   const terminated = endsWithLineBreak(path, encoding.encoding);
   const lines = createInterface({ input: Readable.from(textChunks(path, encoding)), crlfDelay: Infinity });
-  // one line behind, so the last one can be judged: a log cut mid-line must not turn half a line into a row
   let pending: string | undefined;
   for await (const line of lines) {
     if (pending !== undefined) parser.push(pending);
@@ -66,7 +87,6 @@ export async function parseProfileFile(path: string, kind?: ProfileKind, options
     if (terminated || lastLineIsWhole(pending)) parser.push(pending);
     else parser.cutLine(pending);
   }
-  return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
 }
 
 /** Whether a parse kept any table row (a trace counted but not kept counts): a log that yields none lost its data. */

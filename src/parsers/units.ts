@@ -1,6 +1,7 @@
 /**
  * Exact number handling for profiler text: times become integer nanoseconds by decimal arithmetic on the digits
- * (BigInt), never by multiplying floats. `197.397023s` -> 197397023000, `7.9230us` -> 7923, `0ns` -> 0.
+ * (integers: safe-integer Numbers, BigInt beyond), never by multiplying floats. `197.397023s` -> 197397023000,
+ * `7.9230us` -> 7923, `0ns` -> 0.
  */
 
 const NS_PER_UNIT: Record<string, bigint> = { ns: 1n, us: 1_000n, 'µs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
@@ -12,25 +13,52 @@ export type TimeUnit = 'ns' | 'us' | 'ms' | 's';
  */
 export function decimalToNs(value: string, unit: string): number | undefined {
   const scale = NS_PER_UNIT[unit];
-  if (scale === undefined) return undefined;
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(value.trim());
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
-  const sign = m[1] === '-' ? -1n : 1n;
-  const whole = BigInt(m[2] === '' ? '0' : m[2]);
-  const frac = m[3] ?? '';
-  const fracValue = frac === '' ? 0n : BigInt(frac);
-  const denom = 10n ** BigInt(frac.length);
-  const numerator = (whole * denom + fracValue) * scale;
-  let ns = numerator / denom;
-  if ((numerator % denom) * 2n >= denom) ns += 1n;
-  return Number(sign * ns);
+  return scale === undefined ? undefined : digitsToNs(value.trim(), scale);
+}
+
+/** `[+-]digits[.digits]` times `scale`, in integers: safe-integer Numbers up to 15 digits, BigInt beyond. */
+function digitsToNs(v: string, scale: bigint): number | undefined {
+  let i = 0;
+  let negative = false;
+  if (v.charCodeAt(0) === 0x2b || v.charCodeAt(0) === 0x2d) {
+    negative = v.charCodeAt(0) === 0x2d;
+    i = 1;
+  }
+  let digits = 0;
+  let fracDigits = 0;
+  let seenDot = false;
+  let n = 0;
+  for (; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) {
+      n = n * 10 + (c - 0x30);
+      digits++;
+      if (seenDot) fracDigits++;
+    } else if (c === 0x2e && !seenDot) seenDot = true;
+    else return undefined;
+  }
+  if (digits === 0) return undefined;
+  let ns: number;
+  const numerator = n * Number(scale);
+  if (digits <= 15 && Number.isSafeInteger(numerator)) {
+    const denom = 10 ** fracDigits;
+    const rem = numerator % denom;
+    ns = (numerator - rem) / denom + (rem * 2 >= denom ? 1 : 0);
+  } else {
+    const big = BigInt(v.replace(/^[+-]/, '').replace('.', '') || '0') * scale;
+    const bigDenom = 10n ** BigInt(fracDigits);
+    ns = Number(big / bigDenom + ((big % bigDenom) * 2n >= bigDenom ? 1n : 0n));
+  }
+  return negative && ns !== 0 ? -ns : ns;
 }
 
 /** `6.35491s`, `987.46us`, `625ns`, `20.348ms` -> integer nanoseconds; undefined when not a time. */
 export function parseDurationNs(token: string): number | undefined {
-  const m = /^([+-]?[\d.]+)(ns|us|µs|ms|s)$/.exec(token.trim());
-  if (!m) return undefined;
-  return decimalToNs(m[1], m[2]);
+  const t = token.trim();
+  const two = t.slice(-2);
+  const unit = Object.hasOwn(NS_PER_UNIT, two) ? two : t.endsWith('s') ? 's' : undefined;
+  if (unit === undefined || t.length === unit.length) return undefined;
+  return digitsToNs(t.slice(0, t.length - unit.length), NS_PER_UNIT[unit]);
 }
 
 /** `64.43%` or `64.43` -> 64.43. */
