@@ -114,7 +114,7 @@ shared('08 --print-gpu-trace: 120 rows, values with spaces, mixed time units', (
   t.is(rows.filter((r) => String(r.name).startsWith('vector_add_kernel')).length, 30);
   t.is(rows.filter((r) => r.name === '[CUDA memcpy HtoD]').length, 60);
   t.deepEqual(rows[0], { startNs: 0, durationNs: 128830, gridSize: '-', blockSize: '-', regs: '-', ssmem: '-', dsmem: '-', size: '8.0000MB', throughput: '60.641GB/s', srcMemType: 'Pinned', dstMemType: 'Device', device: 'Tesla V100-SXM2', context: 1, stream: 14, name: '[CUDA memcpy HtoD]' });
-  t.like(rows[2], { startNs: 271550, durationNs: 35996, gridSize: '(4097 1 1)', blockSize: '(512 1 1)', regs: 16, ssmem: '0B', name: 'vector_add_kernel(float const *, float const *, float*, int) [129]' });
+  t.like(rows[2], { startNs: 271550, durationNs: 35996, gridSize: '(4097 1 1)', blockSize: '(512 1 1)', regs: 16, ssmem: '0B', name: 'vector_add_kernel(float const *, float const *, float*, int) [129]', correlationId: 129 });
   t.like(rows[119], { startNs: 443010000, durationNs: 65504, size: '4.0000MB', srcMemType: 'Device', dstMemType: 'Pinned', stream: 13, name: '[CUDA memcpy DtoH]' });
 });
 

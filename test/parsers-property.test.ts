@@ -8,8 +8,8 @@ import { parseNvprof } from '../src/parsers/nvprof.ts';
 import { ROOT, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 function realLogs(): string[] {
-  const dirs = [join(ROOT, 'test/fixtures/profiles'), join(SHARED_FIXTURES, 'profiler-logs/nvprof'), join(SHARED_FIXTURES, 'profiler-logs/nsys')];
-  return dirs.filter(existsSync).flatMap((d) => readdirSync(d).map((f) => readFileSync(join(d, f), 'utf8')));
+  const dirs = [join(ROOT, 'test/fixtures/profiles'), join(ROOT, 'test/fixtures/profiles/public'), join(SHARED_FIXTURES, 'profiler-logs/nvprof'), join(SHARED_FIXTURES, 'profiler-logs/nsys')];
+  return dirs.filter(existsSync).flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.txt')).map((f) => readFileSync(join(d, f), 'utf8')));
 }
 const logs = realLogs();
 const parsers = [parseNvprof, parseNsysStats];

@@ -88,6 +88,6 @@ test('a log of junk keeps the first 1000 diagnostics and counts the rest; long t
   const p = value.processes[0];
   t.is(p.gpuTrace?.length, 5);
   t.is(p.traceRowsOmitted, 7);
-  t.deepEqual(p.gpuTrace?.[4], { startNs: 4000, durationNs: 3100, gridSize: '(4 1 1)', blockSize: '(128 1 1)', regs: 32, ssmem: '0B', dsmem: '0B', size: '-', throughput: '-', srcMemType: '-', dstMemType: '-', device: 'Tegra X1 (0)', context: 1, stream: 7, name: 'kernel_1 [4]' });
+  t.deepEqual(p.gpuTrace?.[4], { startNs: 4000, durationNs: 3100, gridSize: '(4 1 1)', blockSize: '(128 1 1)', regs: 32, ssmem: '0B', dsmem: '0B', size: '-', throughput: '-', srcMemType: '-', dstMemType: '-', device: 'Tegra X1 (0)', context: 1, stream: 7, name: 'kernel_1 [4]', correlationId: 4 });
   t.regex(p.warnings[0], /^7 trace rows counted but not kept \(the first 5 are/);
 });

@@ -6,7 +6,8 @@ export type DiagnosticCode =
   | 'NO_DATA'
   | 'UNKNOWN_FORMAT'
   | 'TRUNCATED_LINE'
-  | 'DUPLICATE_RUN';
+  | 'DUPLICATE_RUN'
+  | 'JOINED_LINE';
 
 export interface Diagnostic {
   severity: 'warning' | 'error';

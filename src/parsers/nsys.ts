@@ -1,8 +1,9 @@
 /**
  * Nsight Systems statistics -> typed data (schema jetprof.nsys/1). Reads the console output of
- * `nsys profile --stats=true` and `nsys stats` in table (column) or CSV format, from nsys 2021 to 2024:
+ * `nsys profile --stats=true` and `nsys stats` in table (column) or CSV format, from nsys 2019.5 to 2024:
  * report markers (`[3/8] Executing 'nvtxsum' stats report`, `Processing [...] with [.../osrt_sum.py]...`,
- * ` ** OS Runtime Summary (osrt_sum):`, and the old bare titles such as `CUDA API Statistics:`), `SKIPPED:` notices,
+ * ` ** OS Runtime Summary (osrt_sum):`, and the old bare titles such as `CUDA API Statistics:` or, older still,
+ * `CUDA API Statistics (nanoseconds)`), `SKIPPED:` notices,
  * digit grouping in threes or fours, and `…` truncation (kept as printed). Old report names are canonicalised to the
  * new ones. Pure, line by line, never throws.
  */
@@ -35,14 +36,17 @@ export const NSYS_REPORT_ALIASES: Record<string, string> = {
   umcpupagefaults: 'um_cpu_page_faults_sum',
 };
 
-/** Titles of the oldest nsys, which print no report name. */
+/**
+ * Titles of the oldest nsys, which print no report name: `CUDA API Statistics:` (2020-2021), or with the unit instead
+ * of the colon, `CUDA API Statistics (nanoseconds)` after `Generating CUDA API Statistics...` (2019.5-2020).
+ */
 const OLD_TITLES: [RegExp, string][] = [
-  [/^NVTX (Push-Pop )?Range Statistics:$/, 'nvtx_sum'],
-  [/^Operating System Runtime API Statistics:$/, 'osrt_sum'],
-  [/^CUDA API Statistics:$/, 'cuda_api_sum'],
-  [/^CUDA Kernel Statistics:$/, 'cuda_gpu_kern_sum'],
-  [/^CUDA Memory Operation Statistics \(by time\):$/, 'cuda_gpu_mem_time_sum'],
-  [/^CUDA Memory Operation Statistics \(by size.*\):$/, 'cuda_gpu_mem_size_sum'],
+  [/^NVTX (Push-Pop )?Range Statistics(:| \(nanoseconds\))$/, 'nvtx_sum'],
+  [/^Operating System Runtime API Statistics(:| \(nanoseconds\))$/, 'osrt_sum'],
+  [/^CUDA API Statistics(:| \(nanoseconds\))$/, 'cuda_api_sum'],
+  [/^CUDA Kernel Statistics(:| \(nanoseconds\))$/, 'cuda_gpu_kern_sum'],
+  [/^CUDA Memory Operation Statistics( \(by time\):| \(nanoseconds\))$/, 'cuda_gpu_mem_time_sum'],
+  [/^CUDA Memory Operation Statistics( \(by size.*\):| \((KiB|MB)\))$/, 'cuda_gpu_mem_size_sum'],
 ];
 
 export function canonicalReportName(name: string): string {
@@ -191,7 +195,7 @@ export class NsysParser {
       this.skipped[name] = m[1].replace(/^\S+ does not contain/, 'does not contain');
     } else if (OLD_TITLES.some(([re]) => re.test(trimmed))) {
       const found = OLD_TITLES.find(([re]) => re.test(trimmed))!;
-      this.pendingTitle = trimmed.replace(/:$/, '');
+      this.pendingTitle = trimmed.replace(/:$/, '').replace(/ \(nanoseconds\)$/, '');
       this.pendingReport ??= found[1]; // a name from an `Executing` line wins over the title's
     } else if (/^"?Time ?\(%\)"?,/.test(trimmed) || /^"?Total \((MB|KiB)\)"?,/.test(trimmed) || /^"?Total"?,"?(Count|Operations)"?,/.test(trimmed)) {
       this.startCsvTable(trimmed);
@@ -235,7 +239,7 @@ export class NsysParser {
 
   /** Lines nsys prints around its tables that carry nothing to keep. */
   private isKnownNoise(t: string): boolean {
-    return /^(WARNING:|Generating |Generated:|Exporting |Collecting data|Processing events|Saving |Report file|Importing|\[\d+\/\d+\]|NOTICE:|Failed to create|The target application|Processing \[)/.test(t) || /\.(nsys-rep|qdrep|sqlite|qdstrm)$/.test(t);
+    return /^(WARNING:|Generating |Generated:|Exporting |Exported successfully|Collecting data|Processing events|Capturing symbol files|Creating final output files|Saved report file|Saving |Report file|Importing|\[\d+\/\d+\]|NOTICE:|Failed to create|The target application|Processing \[)/.test(t) || /\.(nsys-rep|qdrep|sqlite|qdstrm)$/.test(t);
   }
 
   private newTable(columns: string[]): NsysTable {
@@ -266,6 +270,9 @@ export class NsysParser {
     const cells = tb.csv ? splitCsvLine(line.trim()) : sliceByRule(line, tb.cols!);
     if (cells.length !== tb.t.columns.length) return false;
     if (!tb.csv && RULE.test(line)) return false;
+    // a line whose every number is missing is not a row (`   ....` where an author cut the table short)
+    const numeric = tb.kinds.map((k, i) => (k === 'str' ? -1 : i)).filter((i) => i >= 0);
+    if (numeric.length > 0 && numeric.every((i) => (convert(cells[i], tb.kinds[i], tb.t.keys[i]) ?? null) === null)) return false;
     const row: NsysRow = {};
     const bad: string[] = [];
     cells.forEach((cell, i) => {
@@ -290,5 +297,5 @@ export function parseNsysStats(text: string): ParseResult<NsysStats> {
 
 /** True when the text looks like nsys statistics output. */
 export function looksLikeNsys(head: string): boolean {
-  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics:|CUDA API Statistics:|NVTX Range Statistics:|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(head);
+  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics[: ]|CUDA API Statistics[: ]|NVTX Range Statistics:|^Generating CUDA (API|Kernel) Statistics\.\.\.$|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(head);
 }

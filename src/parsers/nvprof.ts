@@ -101,7 +101,8 @@ type Table =
   | { kind: 'metrics' | 'events'; cols: Column[] }
   | { kind: 'trace'; cols: Column[]; keys: string[]; template: TraceRow; target: 'gpuTrace' | 'apiTrace' }
   | { kind: 'unified'; cols: Column[] }
-  | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: 'summary' | 'dependency' | 'other' };
+  | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: CsvFlavour };
+type CsvFlavour = 'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 'other';
 
 const PREFIX = /^==(\d+)== ?(.*)$/;
 const IMPORT_PREFIX = /^======== ?(.*)$/;
@@ -187,6 +188,8 @@ export class NvprofParser {
   private thread: string | undefined;
   private lastWasWarning = false;
   private lineNo = 0;
+  /** The line of the last trace row kept, for a name wrapped onto the next line. */
+  private lastTraceRowLine = -1;
 
   /** The last line of a log cut mid-line: a diagnostic, not a row. */
   cutLine(text: string): void {
@@ -409,9 +412,11 @@ export class NvprofParser {
 
   /** Headers, context lines and rows of the current section. Returns false when the line is none of these. */
   private tableLine(line: string): boolean {
-    const p = this.proc();
+    // The process is created only where something is stored: a line that is none of these must not leave an empty
+    // PID-less process behind (the shell prompt and program output before a log's first ==PID== line).
+    const p = this.current;
     // a trace row first: it starts with a time, which no header or context line below does
-    if (this.table?.kind === 'trace' && this.traceRow(line, this.table)) return true;
+    if (this.table?.kind === 'trace' && (this.traceRow(line, this.table) || this.traceRowContinued(line, this.table))) return true;
     const trimmed = line.trim();
     let m: RegExpExecArray | null;
     // headers
@@ -436,7 +441,7 @@ export class NvprofParser {
       const cols = headerColumns(line);
       const isGpu = cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) && !/^Start\s+Duration\s+Name$/.test(trimmed);
       const target = isGpu ? 'gpuTrace' : 'apiTrace';
-      p[target] ??= [];
+      this.proc()[target] ??= [];
       const keys = cols.map((c) => camelKey(c.label));
       // every row a copy of one object with all the keys: stores into existing fields, not a new shape per key
       const template: TraceRow = { startNs: 0, durationNs: 0 };
@@ -445,13 +450,14 @@ export class NvprofParser {
       return true;
     }
     if (/^Count\s+Avg Size\s+Min Size\s+Max Size\s+Total Size\s+Total Time\s+Name$/.test(trimmed)) {
-      p.unifiedMemory ??= { rows: [], totals: {} };
+      this.proc().unifiedMemory ??= { rows: [], totals: {} };
       this.table = { kind: 'unified', cols: headerColumns(line) };
       return true;
     }
     if (/^"[^"]+"(,"[^"]*")+$/.test(trimmed)) {
       const header = splitCsvLine(trimmed);
-      const flavour = header[0] === 'Type' || header[0] === 'Time(%)' ? 'summary' : header[0] === 'Critical path(%)' ? 'dependency' : 'other';
+      const flavour = csvFlavour(header);
+      if (flavour === 'unified') this.proc().unifiedMemory ??= { rows: [], totals: {} };
       this.table = { kind: 'csv', header, units: undefined, flavour };
       return true;
     }
@@ -465,14 +471,14 @@ export class NvprofParser {
       return true;
     }
     if (trimmed === 'No kernels were profiled.' || trimmed === 'No API activities were profiled.') {
-      p.notes.push(trimmed);
+      this.proc().notes.push(trimmed);
       return true;
     }
-    if ((m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(trimmed)) && p.unifiedMemory) {
+    if ((m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(trimmed)) && p?.unifiedMemory) {
       p.unifiedMemory.totals[camelKey(m[1])] = Number(m[2]);
       return true;
     }
-    if (/^(Regs|SSMem|DSMem|SrcMemType|DstMemType|Size|Throughput|Context|Stream|Device): /.test(trimmed) && (p.gpuTrace || p.apiTrace)) {
+    if (/^(Regs|SSMem|DSMem|SrcMemType|DstMemType|Size|Throughput|Context|Stream|Device): /.test(trimmed) && (p?.gpuTrace || p?.apiTrace)) {
       return true; // the trace legend
     }
     // rows
@@ -559,7 +565,27 @@ export class NvprofParser {
       const v = cells[i];
       row[t.keys[i]] = isDigits(v) ? Number(v) : this.intern(v, i);
     }
+    if (typeof row.name === 'string' && row.name.endsWith(']')) Object.assign(row, splitTraceName(row.name));
     rows.push(row);
+    this.lastTraceRowLine = this.lineNo;
+    return true;
+  }
+
+  /**
+   * The rest of the previous trace row's name, wrapped onto this line when the log was copied through a page or an
+   * editor (`cudaLaunchKernel (vector_add(float*,` then `float*, float*, int) [112])`): joined when the row just
+   * before left a parenthesis open, with a diagnostic saying so.
+   */
+  private traceRowContinued(line: string, t: Extract<Table, { kind: 'trace' }>): boolean {
+    const rows = this.current?.[t.target];
+    const last = rows?.[rows.length - 1];
+    if (!last || this.lastTraceRowLine !== this.lineNo - 1 || typeof last.name !== 'string') return false;
+    const open = (last.name.match(/\(/g)?.length ?? 0) - (last.name.match(/\)/g)?.length ?? 0);
+    const rest = line.trim();
+    if (open <= 0 || rest === '') return false;
+    Object.assign(last, splitTraceName(`${last.name} ${rest}`));
+    this.lastTraceRowLine = this.lineNo;
+    this.diag('JOINED_LINE', `joined to the trace row above (its name was wrapped onto this line): ${rest.slice(0, 120)}`);
     return true;
   }
 
@@ -634,8 +660,61 @@ export class NvprofParser {
       this.proc().dependency.push({ criticalPathPct: parsePercent(cells[0]) ?? NaN, criticalPathNs: cp, waitingNs: wait, name: cells[3] });
       return true;
     }
+    if (t.flavour === 'metrics' || t.flavour === 'events') {
+      // "Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg" (events: "Event Name", no
+      // description, then "Total"); values as printed, like the text form's
+      if (!/^\d+$/.test(cells[2])) return false;
+      const [device, kernel, invocations, metric] = cells;
+      const row: MetricRow =
+        t.flavour === 'metrics'
+          ? { device, kernel, invocations: Number(invocations), metric, description: cells[4], min: cells[5], max: cells[6], avg: cells[7] }
+          : { device, kernel, invocations: Number(invocations), metric, min: cells[4], max: cells[5], avg: cells[6], total: cells[7] };
+      this.proc().metrics.push(row);
+      return true;
+    }
+    if (t.flavour === 'unified') return this.csvUnifiedRow(line, cells, units);
     return true; // other CSV tables: recognised, not typed
   }
+
+  /**
+   * `"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time","Name"`: a size keeps its unit (from the
+   * cell or the units row) as the text form prints it; the time becomes nanoseconds; an empty cell is `-`.
+   */
+  private csvUnifiedRow(line: string, cells: string[], units: string[]): boolean {
+    if (!/^\d+$/.test(cells[1])) return false;
+    const size = (i: number) => (cells[i] === '' || cells[i] === '-' ? '-' : /[A-Za-z]$/.test(cells[i]) ? cells[i] : `${cells[i]}${units[i] ?? ''}`);
+    const time = cells[6];
+    const totalNs = time === '' || time === '-' ? null : (parseDurationNs(time) ?? (units[6] ? decimalToNs(time, units[6]) : undefined));
+    if (totalNs === undefined) {
+      this.diag('BAD_ROW', `the total time in this unified-memory CSV row has no unit: ${line.slice(0, 120)}`);
+      return true;
+    }
+    this.proc().unifiedMemory!.rows.push({ ...(cells[0] ? { device: cells[0] } : {}), count: Number(cells[1]), avgSize: size(2), minSize: size(3), maxSize: size(4), totalSize: size(5), totalNs, name: cells[7] });
+    return true;
+  }
+}
+
+/** Which table a CSV header starts: nvprof --csv prints every section this way. */
+function csvFlavour(header: string[]): CsvFlavour {
+  const [a, b, c, d] = header;
+  if (a === 'Type' || a === 'Time(%)') return 'summary';
+  if (a === 'Critical path(%)') return 'dependency';
+  if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8) return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
+  if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
+  return 'other';
+}
+
+/**
+ * A trace row's name, read: an API row that launched a kernel prints `cudaLaunchKernel (kernel(args) [129])` and becomes
+ * the API name, the kernel and the correlation id; a GPU row `kernel(args) [129]` keeps its name as printed (names are
+ * exact) and gains the id, which pairs it with its launch. Names without an id are left as they are.
+ */
+export function splitTraceName(name: string): { name: string; kernel?: string; correlationId?: number } {
+  const api = /^([A-Za-z_]\w*) \((.*) \[(\d+)\]\)$/.exec(name);
+  if (api) return { name: api[1], kernel: api[2], correlationId: Number(api[3]) };
+  const gpu = /\S \[(\d+)\]$/.exec(name);
+  if (gpu) return { name, correlationId: Number(gpu[1]) };
+  return { name };
 }
 
 export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {

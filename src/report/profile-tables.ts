@@ -63,12 +63,13 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
       case 'api-trace': {
         const rows = section === 'gpu-trace' ? p.gpuTrace : p.apiTrace;
         if (rows?.length) {
-          const keys = Object.keys(rows[0]);
+          // every key any row has, in first-seen order (only rows that launched a kernel have `kernel`)
+          const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
           tables.push({
             title: `${section === 'gpu-trace' ? 'GPU' : 'API'} trace, ${who}`,
             headers: keys,
-            display: rows.map((r) => keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : r[k]))),
-            raw: rows.map((r) => keys.map((k) => r[k])),
+            display: rows.map((r) => keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : (r[k] ?? '')))),
+            raw: rows.map((r) => keys.map((k) => r[k] ?? '')),
           });
         }
         break;
