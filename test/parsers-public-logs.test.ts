@@ -203,3 +203,18 @@ test('a log whose only content is a prompt line and program output keeps no PID-
   t.deepEqual(r.value.processes, []);
   t.false(keptAnyTable({ kind: 'nvprof', result: r }));
 });
+
+test('a trace-only log concatenated with itself is noticed as a repeated run, like one with a summary', async (t) => {
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const { scratchDir } = await import('./helpers/fixtures.ts');
+  const once = readFileSync(join(PUBLIC, 'nvprof-api-trace-vector-add.txt'), 'utf8');
+  // the excerpt starts at `Profiling application`; a whole log starts with the run header
+  const run = `==84665== NVPROF is profiling process 84665, command: ./vector-add\n${once}`;
+  const file = join(scratchDir(), 'api-trace-twice.txt');
+  writeFileSync(file, run + run);
+  const parsed = await parseProfileFile(file);
+  if (parsed.kind !== 'nvprof') return t.fail('detected as nsys');
+  t.is(parsed.result.value.processes.length, 1);
+  t.is(parsed.result.value.processes[0].apiTrace?.length, 23, 'the first copy is kept, not both');
+  t.true(parsed.result.diagnostics.some((d) => d.code === 'DUPLICATE_RUN'));
+});

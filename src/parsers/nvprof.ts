@@ -290,7 +290,8 @@ export class NvprofParser {
     const key = String(pid);
     this.discarding = undefined;
     const p = this.processes.get(key);
-    const hasRows = p && (p.summary.length || p.dependency.length || p.nvtx.domains.length || p.metrics.length);
+    // any table counts, traces and unified memory too (as keptAnyTable counts them)
+    const hasRows = p && (p.summary.length || p.dependency.length || p.nvtx.domains.length || p.metrics.length || p.gpuTrace?.length || p.apiTrace?.length || p.traceRowsOmitted || p.unifiedMemory?.rows.length);
     if (!hasRows) return;
     const n = (this.runs.get(key) ?? 1) + 1;
     this.runs.set(key, n);
