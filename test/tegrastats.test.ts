@@ -50,15 +50,16 @@ test('JetPack 7 (AGX Orin): a timestamp, GR3D_FREQ x%@[a,b], cur/max temperature
   t.is(inputPowerMw(s), 5139 + 3268 + 5500);
 });
 
-test('JetPack 5/6 form (built from the documented layout: mW rails, plain temperatures, GR3D without a clock)', (t) => {
-  const s = parseTegrastatsLine(
-    '10-09-2025 00:27:03 RAM 5173/7620MB (lfb 1x4MB) SWAP 111/3810MB (cached 0MB) CPU [45%@1728,30%@1728,off,off,46%@1113,39%@1113] GR3D_FREQ 55% cpu@48.781C soc2@48.093C gpu@50.718C tj@50.718C VDD_IN 6030mW/6030mW VDD_CPU_GPU_CV 1913mW/1913mW VDD_SOC 1557mW/1557mW',
-  )!;
-  t.like(s, { ramUsedMb: 5173, gpuLoadPct: 55 });
-  t.is(s.gpuMhz, undefined);
-  t.deepEqual(s.cpu![2], null, 'a core that is off');
-  t.is(s.temps.tj, 50.718);
-  t.is(inputPowerMw(s), 6030);
+test('JetPack 6 (Orin Nano): a timestamp, GR3D_FREQ with and without its clock, plain temperatures, mW rails with VDD_IN', (t) => {
+  const [busy, idle] = lines('jp6-orin-nano.txt').map((l) => parseTegrastatsLine(l)!);
+  t.like(busy, { ramUsedMb: 6185, ramTotalMb: 7620, gpuLoadPct: 63, gpuMhz: 621, emcLoadPct: 43, emcMhz: 2133 });
+  t.is(busy.cpu!.length, 6);
+  t.deepEqual(busy.temps, { cpu: 53.968, soc2: 52.437, soc0: 50.75, gpu: 53.343, tj: 53.968, soc1: 51.656 });
+  t.deepEqual(busy.rails, { VDD_IN: { mw: 12479, avgMw: 12479 }, VDD_CPU_GPU_CV: { mw: 4667, avgMw: 4667 }, VDD_SOC: { mw: 2817, avgMw: 2817 } });
+  t.is(inputPowerMw(busy), 12479, 'VDD_IN is the board input: the other rails are inside it');
+  t.like(idle, { ramUsedMb: 3452, gpuLoadPct: 0, swapUsedMb: 1518 });
+  t.is(idle.gpuMhz, undefined, 'GR3D_FREQ 0% prints no clock');
+  t.is(inputPowerMw(idle), 4824);
 });
 
 test('garbage lines are no samples: they become diagnostics, never a crash', (t) => {
