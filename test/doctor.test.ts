@@ -30,7 +30,7 @@ test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-n
   t.regex(report.routes.join('\n'), /the off-board route: .* jetprof report --profile LOG --fps/);
 });
 
-test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6: the job runs, ORT on the CPU, nvprof not on Orin', (t) => {
+test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6.1: the job runs, ORT on the CPU, nvprof not on Orin, TensorRT 10', (t) => {
   const nx = doctorOf('xaviernx-jp51');
   t.is(nx.r.code, 0, nx.r.stderr);
   t.like(nx.row('L4T (JetPack)'), { value: '35.4.1 (JetPack 5.1.x)' });
@@ -39,11 +39,12 @@ test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6: the job runs, ORT
   t.like(nx.row('nsys'), { status: 'ok', value: '/opt/nvidia/nsight-systems/2023.2.4/bin/nsys' });
   const orin = doctorOf('orin-jp6');
   t.is(orin.r.code, 0, orin.r.stderr);
-  t.like(orin.row('L4T (JetPack)'), { value: '36.3.0 (JetPack 6.0)' });
+  t.like(orin.row('L4T (JetPack)'), { value: '36.4.0 (JetPack 6.1/6.2)' });
   t.like(orin.row('GPU'), { value: 'NVIDIA Jetson AGX Orin Developer Kit (compute capability 8.7)' });
   t.like(orin.row('nvprof'), { status: 'warn', fix: 'use jetprof profile --tool nsys' });
   t.regex(orin.row('nvprof').value, /does not support compute capability 8\.7/);
-  t.like(orin.row('CUDA runtime'), { value: '12.2.12' });
+  t.like(orin.row('CUDA runtime'), { value: '12.6.68' });
+  t.regex(orin.row('TensorRT').value, /^10\.3\.0/);
 });
 
 test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorRT; exit 0; the table on the console', (t) => {
