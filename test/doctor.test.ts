@@ -5,6 +5,7 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { glibcOfOs, jetpackOf } from '../src/platform/board.ts';
+import { parsePowerMode } from '../src/util/env.ts';
 import { ROOT, runCli } from './helpers/fixtures.ts';
 
 const BOARDS = join(ROOT, 'test/fixtures/boards');
@@ -69,4 +70,17 @@ test('L4T to JetPack, OS to glibc', (t) => {
   t.is(glibcOfOs('ubuntu', '18.04'), '2.27');
   t.is(glibcOfOs('ubuntu', '22.04'), '2.35');
   t.is(glibcOfOs('debian', '12'), '2.36');
+});
+
+test('nvpmodel -q in the forms boards print it: plain, after the fan mode line, verbose; anything else is no mode', (t) => {
+  t.is(parsePowerMode('NV Power Mode: MODE_15W_6CORE\n2\n'), 'MODE_15W_6CORE (mode 2)');
+  t.is(parsePowerMode('NV Fan Mode:quiet\nNV Power Mode: MAXN\n0\n'), 'MAXN (mode 0)');
+  t.is(
+    parsePowerMode('NVPM VERB: Config file: /etc/nvpmodel.conf\nNVPM VERB: parsing done for /etc/nvpmodel.conf\nNV Fan Mode:quiet\nNVPM VERB: Current mode: NV Power Mode: MODE_15W_6CORE\n2\nNVPM VERB: PARAM CPU_ONLINE: ARG CORE_0: PATH /sys/devices/system/cpu/cpu0/online: REAL_VAL: 1 CONF_VAL: 1\n'),
+    'MODE_15W_6CORE (mode 2)',
+  );
+  t.is(parsePowerMode('NV Power Mode: MODE_30W\r\n8\r\n'), 'MODE_30W (mode 8)');
+  t.is(parsePowerMode('NV Power Mode: 15W'), '15W');
+  t.is(parsePowerMode('nvpmodel: command not found\n'), undefined);
+  t.is(parsePowerMode(''), undefined);
 });

@@ -34,8 +34,22 @@ export function baseEnv(): EnvInfo {
   return env;
 }
 
-/** `nvpmodel -q` prints "NV Power Mode: MAXN" then the mode number; undefined where nvpmodel is absent. */
+/** The current power mode from `nvpmodel -q`; undefined where nvpmodel is absent or says nothing readable. */
 export function powerMode(): string | undefined {
   const r = spawnSync('nvpmodel', ['-q'], { encoding: 'utf8', timeout: 3000 });
-  return r.status === 0 ? /NV Power Mode:\s*(.+)/.exec(r.stdout)?.[1]?.trim() : undefined;
+  return r.status === 0 ? parsePowerMode(r.stdout) : undefined;
+}
+
+/**
+ * `nvpmodel -q` output -> `MODE_15W_6CORE (mode 2)`. It prints `NV Power Mode: <name>` and the mode number on the next
+ * line, after an `NV Fan Mode:quiet` line on some boards, and behind `NVPM VERB: Current mode: ` with --verbose. Pure.
+ */
+export function parsePowerMode(stdout: string): string | undefined {
+  const lines = stdout.split(/\r?\n/);
+  const i = lines.findIndex((l) => /NV Power Mode:/.test(l));
+  if (i < 0) return undefined;
+  const name = /NV Power Mode:\s*(\S.*?)\s*$/.exec(lines[i])?.[1];
+  if (!name) return undefined;
+  const id = /^\s*(\d+)\s*$/.exec(lines[i + 1] ?? '')?.[1];
+  return id === undefined ? name : `${name} (mode ${id})`;
 }
