@@ -99,7 +99,7 @@ type Table =
   | { kind: 'summary'; typed: boolean; type: string }
   | { kind: 'dependency' }
   | { kind: 'metrics' | 'events'; cols: Column[] }
-  | { kind: 'trace'; cols: Column[]; keys: string[]; template: TraceRow; target: 'gpuTrace' | 'apiTrace' }
+  | { kind: 'trace'; cols: Column[]; keys: string[]; templates: TraceTemplates; target: 'gpuTrace' | 'apiTrace' }
   | { kind: 'unified'; cols: Column[] }
   | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: CsvFlavour };
 type CsvFlavour = 'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 'other';
@@ -162,14 +162,36 @@ export function isTraceRowStart(buf: Uint8Array, start: number, end: number): bo
   return i >= 0 && i < end && isAsciiSpace(buf[i]);
 }
 
+/**
+ * Trace rows are copies of one of three objects with every key already there (stores into existing fields, not a new
+ * shape per key or per row): plain, with the correlation id a GPU row's name carries, and an API row that launched a
+ * kernel (the kernel and the id).
+ */
+interface TraceTemplates {
+  plain: TraceRow;
+  withId: TraceRow;
+  launch: TraceRow;
+}
+
+function traceTemplates(keys: string[]): TraceTemplates {
+  const plain: TraceRow = { startNs: 0, durationNs: 0 };
+  for (const k of keys.slice(2)) plain[k] = '';
+  return { plain, withId: { ...plain, correlationId: 0 }, launch: { ...plain, kernel: '', correlationId: 0 } };
+}
+
+/** Trace columns whose cells are deduplicated by column (nvprof prints at most 17). */
+const MAX_INTERN_COLUMNS = 64;
+
 /** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
 export const DEFAULT_MAX_TRACE_ROWS = 20_000;
 
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();
   private readonly interned = new Map<string, string>();
-  private readonly lastCells: string[] = [];
-  private readonly internStats: { lookups: number; hits: number }[] = [];
+  /** Per trace column: the previous row's cell, and how often the map found a value (repeats pay for the map). */
+  private readonly lastCells: string[] = new Array<string>(MAX_INTERN_COLUMNS).fill('');
+  private readonly internLookups = new Uint32Array(MAX_INTERN_COLUMNS);
+  private readonly internHits = new Uint32Array(MAX_INTERN_COLUMNS);
   /** `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first. */
   constructor(
     private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS,
@@ -445,9 +467,7 @@ export class NvprofParser {
       this.proc()[target] ??= [];
       const keys = cols.map((c) => camelKey(c.label));
       // every row a copy of one object with all the keys: stores into existing fields, not a new shape per key
-      const template: TraceRow = { startNs: 0, durationNs: 0 };
-      for (const k of keys.slice(2)) template[k] = '';
-      this.table = { kind: 'trace', cols, keys, template, target };
+      this.table = { kind: 'trace', cols, keys, templates: traceTemplates(keys), target };
       return true;
     }
     if (/^Count\s+Avg Size\s+Min Size\s+Max Size\s+Total Size\s+Total Time\s+Name$/.test(trimmed)) {
@@ -559,14 +579,21 @@ export class NvprofParser {
     const start = parseDurationNs(cells[0] ?? '');
     const duration = parseDurationNs(cells[1] ?? '');
     if (start === undefined || duration === undefined) return false;
-    const row: TraceRow = { ...t.template };
+    // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
+    const nameCell = cells[cells.length - 1];
+    const split = t.keys[t.keys.length - 1] === 'name' && nameCell.endsWith(']') ? splitTraceName(nameCell) : undefined;
+    const row: TraceRow = { ...(split?.kernel !== undefined ? t.templates.launch : split?.correlationId !== undefined ? t.templates.withId : t.templates.plain) };
     row.startNs = start;
     row.durationNs = duration;
     for (let i = 2; i < t.keys.length; i++) {
       const v = cells[i];
       row[t.keys[i]] = isDigits(v) ? Number(v) : this.intern(v, i);
     }
-    if (typeof row.name === 'string' && row.name.endsWith(']')) Object.assign(row, splitTraceName(row.name));
+    if (split) {
+      row.name = split.name;
+      if (split.kernel !== undefined) row.kernel = split.kernel;
+      if (split.correlationId !== undefined) row.correlationId = split.correlationId;
+    }
     rows.push(row);
     this.lastTraceRowLine = this.lineNo;
     return true;
@@ -584,10 +611,18 @@ export class NvprofParser {
     const open = (last.name.match(/\(/g)?.length ?? 0) - (last.name.match(/\)/g)?.length ?? 0);
     const rest = line.trim();
     if (open <= 0 || rest === '') return false;
-    Object.assign(last, splitTraceName(`${last.name} ${rest}`));
+    this.readTraceName(last, `${last.name} ${rest}`);
     this.lastTraceRowLine = this.lineNo;
     this.diag('JOINED_LINE', `joined to the trace row above (its name was wrapped onto this line): ${rest.slice(0, 120)}`);
     return true;
+  }
+
+  /** splitTraceName's fields set on the row itself (no object per row). */
+  private readTraceName(row: TraceRow, name: string): void {
+    const r = splitTraceName(name);
+    row.name = r.name;
+    if (r.kernel !== undefined) row.kernel = r.kernel;
+    if (r.correlationId !== undefined) row.correlationId = r.correlationId;
   }
 
   /**
@@ -597,19 +632,19 @@ export class NvprofParser {
   private intern(v: string, column: number): string {
     const last = this.lastCells[column];
     if (last === v) return last;
-    const stats = (this.internStats[column] ??= { lookups: 0, hits: 0 });
     let s: string | undefined;
     // a column whose values rarely repeat stops paying for the map after 1000 lookups
-    if (stats.lookups < 1000 || stats.hits * 4 >= stats.lookups) {
-      stats.lookups++;
+    const lookups = this.internLookups[column];
+    if (lookups < 1000 || this.internHits[column] * 4 >= lookups) {
+      this.internLookups[column] = lookups + 1;
       s = this.interned.get(v);
-      if (s !== undefined) stats.hits++;
+      if (s !== undefined) this.internHits[column]++;
     }
     if (s === undefined) {
       s = v.length < 13 ? v : (' ' + v).slice(1); // V8 copies strings shorter than 13 characters when slicing
       if (this.interned.size < 100_000) this.interned.set(s, s);
     }
-    this.lastCells[column] = s;
+    if (column < MAX_INTERN_COLUMNS) this.lastCells[column] = s;
     return s;
   }
 
@@ -711,11 +746,19 @@ function csvFlavour(header: string[]): CsvFlavour {
  * exact) and gains the id, which pairs it with its launch. Names without an id are left as they are.
  */
 export function splitTraceName(name: string): { name: string; kernel?: string; correlationId?: number } {
-  const api = /^([A-Za-z_]\w*) \((.*) \[(\d+)\]\)$/.exec(name);
-  if (api) return { name: api[1], kernel: api[2], correlationId: Number(api[3]) };
-  const gpu = /\S \[(\d+)\]$/.exec(name);
-  if (gpu) return { name, correlationId: Number(gpu[1]) };
-  return { name };
+  // string scans, not a regex per row: a long trace keeps tens of thousands of rows
+  const apiLaunch = name.endsWith('])');
+  if (!apiLaunch && !name.endsWith(']')) return { name };
+  const closing = name.length - (apiLaunch ? 2 : 1);
+  const open = name.lastIndexOf(' [', closing);
+  const id = open > 0 ? name.slice(open + 2, closing) : '';
+  if (!isDigits(id)) return { name };
+  if (apiLaunch) {
+    const paren = name.indexOf(' (');
+    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren))) return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: Number(id) };
+    return { name };
+  }
+  return { name, correlationId: Number(id) };
 }
 
 export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {

@@ -13,22 +13,27 @@ export type TimeUnit = 'ns' | 'us' | 'ms' | 's';
  */
 export function decimalToNs(value: string, unit: string): number | undefined {
   const scale = NS_PER_UNIT[unit];
-  return scale === undefined ? undefined : digitsToNs(value.trim(), scale);
+  if (scale === undefined) return undefined;
+  const v = value.trim();
+  return digitsToNs(v, 0, v.length, scale);
 }
 
-/** `[+-]digits[.digits]` times `scale`, in integers: safe-integer Numbers up to 15 digits, BigInt beyond. */
-function digitsToNs(v: string, scale: bigint): number | undefined {
-  let i = 0;
+/**
+ * `[+-]digits[.digits]` (characters [from, to) of `v`) times `scale`, in integers: safe-integer Numbers up to 15
+ * digits, BigInt beyond.
+ */
+function digitsToNs(v: string, from: number, to: number, scale: bigint): number | undefined {
+  let i = from;
   let negative = false;
-  if (v.charCodeAt(0) === 0x2b || v.charCodeAt(0) === 0x2d) {
-    negative = v.charCodeAt(0) === 0x2d;
-    i = 1;
+  if (v.charCodeAt(i) === 0x2b || v.charCodeAt(i) === 0x2d) {
+    negative = v.charCodeAt(i) === 0x2d;
+    i++;
   }
   let digits = 0;
   let fracDigits = 0;
   let seenDot = false;
   let n = 0;
-  for (; i < v.length; i++) {
+  for (; i < to; i++) {
     const c = v.charCodeAt(i);
     if (c >= 0x30 && c <= 0x39) {
       n = n * 10 + (c - 0x30);
@@ -45,7 +50,7 @@ function digitsToNs(v: string, scale: bigint): number | undefined {
     const rem = numerator % denom;
     ns = (numerator - rem) / denom + (rem * 2 >= denom ? 1 : 0);
   } else {
-    const big = BigInt(v.replace(/^[+-]/, '').replace('.', '') || '0') * scale;
+    const big = BigInt(v.slice(from, to).replace(/^[+-]/, '').replace('.', '') || '0') * scale;
     const bigDenom = 10n ** BigInt(fracDigits);
     ns = Number(big / bigDenom + ((big % bigDenom) * 2n >= bigDenom ? 1n : 0n));
   }
@@ -55,10 +60,13 @@ function digitsToNs(v: string, scale: bigint): number | undefined {
 /** `6.35491s`, `987.46us`, `625ns`, `20.348ms` -> integer nanoseconds; undefined when not a time. */
 export function parseDurationNs(token: string): number | undefined {
   const t = token.trim();
-  const two = t.slice(-2);
-  const unit = Object.hasOwn(NS_PER_UNIT, two) ? two : t.endsWith('s') ? 's' : undefined;
-  if (unit === undefined || t.length === unit.length) return undefined;
-  return digitsToNs(t.slice(0, t.length - unit.length), NS_PER_UNIT[unit]);
+  const n = t.length;
+  if (n < 2 || t.charCodeAt(n - 1) !== 0x73) return undefined; // ends with `s`
+  // the unit from the character before the `s`, without making a string per cell (trace rows have millions)
+  const u = t.charCodeAt(n - 2);
+  const scale = u === 0x6e ? NS_PER_UNIT.ns : u === 0x75 || u === 0xb5 ? NS_PER_UNIT.us : u === 0x6d ? NS_PER_UNIT.ms : NS_PER_UNIT.s;
+  const digitsEnd = scale === NS_PER_UNIT.s ? n - 1 : n - 2;
+  return digitsEnd > 0 ? digitsToNs(t, 0, digitsEnd, scale) : undefined;
 }
 
 /** `64.43%` or `64.43` -> 64.43. */
