@@ -159,3 +159,23 @@ test('countRows counts a run of trace rows past the cap in one call and stops at
   t.is(log.processes[0].apiTrace?.length, 1);
   t.is(log.processes[0].traceRowsOmitted, 2);
 });
+
+test('sliceRightAligned gives what slice-then-trim gives, for any line and columns, Unicode spaces included', async (t) => {
+  const { sliceRightAligned } = await import('../src/parsers/columns.ts');
+  const ch = fc.constantFrom('a', '1', ' ', '\t', '\u00a0', '\u2003', '\ufeff', 'µ', '(', ')');
+  fc.assert(
+    fc.property(fc.array(ch, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 6 }), (chars, widths) => {
+      const line = chars.join('');
+      let end = 0;
+      const cols = widths.map((w, i) => ({ label: `c${i}`, start: end, end: (end += w) }));
+      const expected: string[] = [];
+      let from = 0;
+      cols.forEach((c, i) => {
+        expected.push((i === cols.length - 1 ? line.slice(from) : line.slice(from, c.end)).trim());
+        from = c.end;
+      });
+      t.deepEqual(sliceRightAligned(line, cols), expected);
+    }),
+    { numRuns: 2000 },
+  );
+});

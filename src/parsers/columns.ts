@@ -30,13 +30,27 @@ export function ruleColumns(rule: string, header: string): Column[] {
   return cols;
 }
 
-/** Cells of a row whose columns are right-aligned to their header labels; the last column runs to the end. */
+/** What String.prototype.trim removes (ECMAScript WhiteSpace and LineTerminator). */
+function isTrimmedSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/**
+ * Cells of a row whose columns are right-aligned to their header labels; the last column runs to the end. Each cell
+ * is `line.slice(from, to).trim()`, made as one string instead of two (kept trace rows are sliced by the ten thousand).
+ */
 export function sliceRightAligned(line: string, cols: Column[]): string[] {
-  const cells: string[] = [];
+  const n = cols.length;
+  const cells = new Array<string>(n);
   let from = 0;
-  for (let i = 0; i < cols.length; i++) {
-    const last = i === cols.length - 1;
-    cells.push((last ? line.slice(from) : line.slice(from, cols[i].end)).trim());
+  for (let i = 0; i < n; i++) {
+    let a = from;
+    let b = i === n - 1 ? line.length : Math.min(cols[i].end, line.length);
+    while (a < b && isTrimmedSpace(line.charCodeAt(a))) a++;
+    while (b > a && isTrimmedSpace(line.charCodeAt(b - 1))) b--;
+    cells[i] = line.slice(a, b);
     from = cols[i].end;
   }
   return cells;
