@@ -231,7 +231,18 @@ export class NvprofParser {
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return;
     }
-    this.push(buf.toString('utf8', start, end));
+    const line = buf.toString('utf8', start, end);
+    // a kept trace row goes straight to its parser (what push() would reach after its checks, which a row passes)
+    const t = this.table;
+    if (t?.kind === 'trace') {
+      this.lineNo++;
+      if (this.traceRow(line, t)) {
+        this.lastWasWarning = false;
+        return;
+      }
+      this.lineNo--;
+    }
+    this.push(line);
   }
 
   /**
