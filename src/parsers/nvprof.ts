@@ -644,16 +644,17 @@ export class NvprofParser {
     const last = this.lastCells[column];
     if (last === v) return last;
     let s: string | undefined;
-    // a column whose values rarely repeat stops paying for the map after 1000 lookups
+    // a column whose values rarely repeat (names with a correlation id) stops paying for the map after 1000 rows
     const lookups = this.internLookups[column];
-    if (lookups < 1000 || this.internHits[column] * 4 >= lookups) {
+    const useMap = lookups < 1000 || this.internHits[column] * 4 >= lookups;
+    if (useMap) {
       this.internLookups[column] = lookups + 1;
       s = this.interned.get(v);
       if (s !== undefined) this.internHits[column]++;
     }
     if (s === undefined) {
       s = v.length < 13 ? v : (' ' + v).slice(1); // V8 copies strings shorter than 13 characters when slicing
-      if (this.interned.size < 100_000) this.interned.set(s, s);
+      if (useMap && this.interned.size < 100_000) this.interned.set(s, s);
     }
     if (column < MAX_INTERN_COLUMNS) this.lastCells[column] = s;
     return s;
