@@ -179,3 +179,21 @@ test('sliceRightAligned gives what slice-then-trim gives, for any line and colum
     { numRuns: 2000 },
   );
 });
+
+test('memory stays bounded on a 64 MB file without a line break: the line is cut to MAX_LINE_BYTES, the parse ends with a one-line answer', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
+  const file = join(scratchDir(), 'no-newline-64mb.txt');
+  // an nvprof header, then 64 MB of one line (what a binary or a cut download looks like to a line reader)
+  writeFileSync(file, Buffer.concat([Buffer.from('==1== Profiling result:\n'), Buffer.alloc(64 << 20, 0x41)]));
+  const script = `
+    const { parseProfileFile } = await import(${JSON.stringify(join(ROOT, 'src/parsers/parse-file.ts'))});
+    const r = await parseProfileFile(${JSON.stringify(file)});
+    console.log(JSON.stringify({ diagnostics: r.result.diagnostics.map((d) => d.code), rssMb: process.resourceUsage().maxRSS / 1024 }));
+  `;
+  const r = spawnSync(process.execPath, [TSX_IMPORT, '--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  t.deepEqual(out.diagnostics, ['TRUNCATED_LINE'], 'the cut line is reported, not kept');
+  t.true(out.rssMb < 200, `peak RSS ${out.rssMb} MB for a 64 MB line`);
+});

@@ -16,6 +16,11 @@ const LF = 0x0a;
 const CR = 0x0d;
 /** 1 MiB reads into two reused buffers: few calls, flat memory. */
 const READ_BYTES = 1 << 20;
+/**
+ * A line longer than this is cut to it (the rest, up to the next line break, is dropped): no profiler prints such
+ * lines, and a file without line breaks (a binary, a .nsys-rep passed by mistake) must not be held whole in memory.
+ */
+export const MAX_LINE_BYTES = 1 << 20;
 
 /**
  * Takes a run of lines at `pos` in one go (lines ended by LF or CRLF only, wholly inside `buf[pos, len)`) and returns
@@ -69,9 +74,12 @@ export class LineSplitter {
       pos = next;
     }
     if (pos < len) {
-      // a line running into the next chunk: copied, since the caller reuses its buffer
-      const rest = Buffer.from(chunk.subarray(pos));
-      this.carry = this.carry ? Buffer.concat([this.carry, rest]) : rest;
+      // a line running into the next chunk: copied, since the caller reuses its buffer; kept to MAX_LINE_BYTES
+      const have = this.carry?.length ?? 0;
+      if (have < MAX_LINE_BYTES) {
+        const rest = Buffer.from(chunk.subarray(pos, Math.min(len, pos + MAX_LINE_BYTES - have)));
+        this.carry = this.carry ? Buffer.concat([this.carry, rest]) : rest;
+      }
     }
   }
 
