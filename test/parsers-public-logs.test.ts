@@ -218,3 +218,12 @@ test('a trace-only log concatenated with itself is noticed as a repeated run, li
   t.is(parsed.result.value.processes[0].apiTrace?.length, 23, 'the first copy is kept, not both');
   t.true(parsed.result.diagnostics.some((d) => d.code === 'DUPLICATE_RUN'));
 });
+
+test('jetprof parse --format md on a trace-only log shows the trace (there is no summary) and says so', async (t) => {
+  const { runCli } = await import('./helpers/fixtures.ts');
+  const r = runCli('jetprof', ['parse', join(PUBLIC, 'nvprof-api-trace-vector-add.txt'), '--format', 'md']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /has no summary table; showing --section api-trace/);
+  t.regex(r.stdout, /^### API trace, process 84665/m);
+  t.regex(r.stdout, /\| 286\.210 ms \| 40\.939 us \| cudaLaunchKernel \| vector_add\(float\*, float\*, float\*, int\) \| 112 \|/);
+});

@@ -29,7 +29,7 @@ export function parseCommand(): Command {
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
     .addOption(new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv').choices(['json', 'md', 'csv']).default('json'))
-    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default summary); nsys a report name such as nvtx_sum (default all)`)
+    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default: summary, or the first section the log has); nsys a report name such as nvtx_sum (default all)`)
     .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
     .option('-o, --out <file>', 'write here instead of stdout')
     .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
@@ -52,9 +52,14 @@ export function parseCommand(): Command {
         } else {
           let tables;
           if (parsed.kind === 'nvprof') {
-            const section = (o.section ?? 'summary') as NvprofSection;
-            if (!NVPROF_SECTIONS.includes(section)) throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, { suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}` });
-            tables = nvprofTables(parsed.result.value, section);
+            if (o.section !== undefined && !NVPROF_SECTIONS.includes(o.section as NvprofSection)) {
+              throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, { suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}` });
+            }
+            // without --section: the summary, or else the first section the log has (a trace-only log has no summary)
+            const log = parsed.result.value;
+            const section = (o.section as NvprofSection | undefined) ?? NVPROF_SECTIONS.find((s) => nvprofTables(log, s).length > 0) ?? 'summary';
+            if (o.section === undefined && section !== 'summary') process.stderr.write(`jetprof parse: ${file} has no summary table; showing --section ${section}\n`);
+            tables = nvprofTables(log, section);
           } else {
             tables = nsysTables(parsed.result.value, o.section);
           }
