@@ -10,7 +10,10 @@
  */
 import { camelKey, type Column, headerColumns, sliceRightAligned } from './columns.ts';
 import { cutLineDiagnostic, type Diagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
+import { isDigits, isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
 import { decimalToNs, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
+
+export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
 export interface SummaryRow {
   /** `GPU activities`, `API calls` or `Range`. */
@@ -44,8 +47,6 @@ export interface MetricRow {
   total?: string;
 }
 
-/** A `--print-gpu-trace` / `--print-api-trace` row: columns by header; `Start` and `Duration` in ns. */
-export type TraceRow = Record<string, string | number>;
 
 export interface UnifiedMemoryRow {
   device?: string;
@@ -115,69 +116,6 @@ function newProcess(pid: number | null): NvprofProcess {
 }
 
 const NOT_BLANK = /\S/;
-const TRACE_ROW_START = /^\s*\d+(\.\d+)?[mun]?s\s+\d+(\.\d+)?[mun]?s\s/;
-
-/** A non-empty run of ASCII digits (`/^\d+$/` without a regex per cell). */
-function isDigits(v: string): boolean {
-  if (v.length === 0) return false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return false;
-  }
-  return true;
-}
-
-/** ASCII whitespace as `\s` has it (tab, LF, VT, FF, CR, space); other bytes, and non-ASCII spaces, are not. */
-function isAsciiSpace(b: number): boolean {
-  return b === 0x20 || (b >= 0x09 && b <= 0x0d);
-}
-
-/** The end of a time (`12`, `3.5`, then `m`, `u` or `n`, then `s`) starting at `i`, or -1. */
-function timeEnd(buf: Uint8Array, i: number, end: number): number {
-  let k = i;
-  while (k < end && buf[k] >= 0x30 && buf[k] <= 0x39) k++;
-  if (k === i || k >= end) return -1;
-  if (buf[k] === 0x2e && k + 1 < end && buf[k + 1] >= 0x30 && buf[k + 1] <= 0x39) {
-    k++;
-    while (k < end && buf[k] >= 0x30 && buf[k] <= 0x39) k++;
-    if (k >= end) return -1;
-  }
-  const c = buf[k];
-  if (c === 0x73) return k + 1;
-  if ((c === 0x6d || c === 0x75 || c === 0x6e) && k + 1 < end && buf[k + 1] === 0x73) return k + 2;
-  return -1;
-}
-
-/**
- * TRACE_ROW_START on bytes: true only where the regex surely matches the decoded line (ASCII whitespace and digits),
- * so a caller that falls back to the string path on false gets exactly the regex's answer.
- */
-export function isTraceRowStart(buf: Uint8Array, start: number, end: number): boolean {
-  let i = start;
-  while (i < end && isAsciiSpace(buf[i])) i++;
-  i = timeEnd(buf, i, end);
-  if (i < 0 || i >= end || !isAsciiSpace(buf[i])) return false;
-  while (i < end && isAsciiSpace(buf[i])) i++;
-  i = timeEnd(buf, i, end);
-  return i >= 0 && i < end && isAsciiSpace(buf[i]);
-}
-
-/**
- * Trace rows are copies of one of three objects with every key already there (stores into existing fields, not a new
- * shape per key or per row): plain, with the correlation id a GPU row's name carries, and an API row that launched a
- * kernel (the kernel and the id).
- */
-interface TraceTemplates {
-  plain: TraceRow;
-  withId: TraceRow;
-  launch: TraceRow;
-}
-
-function traceTemplates(keys: string[]): TraceTemplates {
-  const plain: TraceRow = { startNs: 0, durationNs: 0 };
-  for (const k of keys.slice(2)) plain[k] = '';
-  return { plain, withId: { ...plain, correlationId: 0 }, launch: { ...plain, kernel: '', correlationId: 0 } };
-}
 
 /** Trace columns whose cells are deduplicated by column (nvprof prints at most 17). */
 const MAX_INTERN_COLUMNS = 64;
@@ -750,27 +688,6 @@ function csvFlavour(header: string[]): CsvFlavour {
   if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8) return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
   if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
   return 'other';
-}
-
-/**
- * A trace row's name, read: an API row that launched a kernel prints `cudaLaunchKernel (kernel(args) [129])` and becomes
- * the API name, the kernel and the correlation id; a GPU row `kernel(args) [129]` keeps its name as printed (names are
- * exact) and gains the id, which pairs it with its launch. Names without an id are left as they are.
- */
-export function splitTraceName(name: string): { name: string; kernel?: string; correlationId?: number } {
-  // string scans, not a regex per row: a long trace keeps tens of thousands of rows
-  const apiLaunch = name.endsWith('])');
-  if (!apiLaunch && !name.endsWith(']')) return { name };
-  const closing = name.length - (apiLaunch ? 2 : 1);
-  const open = name.lastIndexOf(' [', closing);
-  const id = open > 0 ? name.slice(open + 2, closing) : '';
-  if (!isDigits(id)) return { name };
-  if (apiLaunch) {
-    const paren = name.indexOf(' (');
-    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren))) return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: Number(id) };
-    return { name };
-  }
-  return { name, correlationId: Number(id) };
 }
 
 export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {
