@@ -8,10 +8,10 @@
  * result:`, CSV mode (with its units row), several processes, `======== ` import mode, warnings (with unprefixed
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
-import { camelKey, type Column, headerColumns, sliceRightAligned } from './columns.ts';
+import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
 import { cutLineDiagnostic, type Diagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
-import { isDigits, isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
-import { decimalToNs, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
+import { isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
+import { decimalToNs, durationNsAt, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -117,7 +117,22 @@ function newProcess(pid: number | null): NvprofProcess {
 
 const NOT_BLANK = /\S/;
 
-/** Trace columns whose cells are deduplicated by column (nvprof prints at most 17). */
+/**
+ * The number a cell of digits holds (`Number(cell)`, as `/^\d+$/` cells are kept), read in place; undefined for any
+ * other cell. Up to 15 digits the value is exact by accumulation; longer runs go through Number() like the string.
+ */
+function digitsValue(s: string, from: number, to: number): number | undefined {
+  if (to <= from) return undefined;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return undefined;
+    v = v * 10 + (c - 0x30);
+  }
+  return to - from <= 15 ? v : Number(s.slice(from, to));
+}
+
+/** Trace columns read and deduplicated per column (nvprof prints at most 17); a wider table is not a trace. */
 const MAX_INTERN_COLUMNS = 64;
 
 /** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
@@ -130,6 +145,8 @@ export class NvprofParser {
   private readonly lastCells: string[] = new Array<string>(MAX_INTERN_COLUMNS).fill('');
   private readonly internLookups = new Uint32Array(MAX_INTERN_COLUMNS);
   private readonly internHits = new Uint32Array(MAX_INTERN_COLUMNS);
+  /** Start and end of each cell of the trace row being read (reused: no array per row). */
+  private readonly cellBounds = new Int32Array(2 * MAX_INTERN_COLUMNS);
   /** `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first. */
   constructor(
     private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS,
@@ -524,25 +541,32 @@ export class NvprofParser {
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return true;
     }
-    const cells = sliceRightAligned(line, t.cols);
-    const start = parseDurationNs(cells[0] ?? '');
-    const duration = parseDurationNs(cells[1] ?? '');
+    // Cells are read in place: their bounds first (right-aligned under each label, trimmed), strings only for the
+    // cells kept as text; a row is not a row unless its first two cells are times.
+    const n = t.cols.length;
+    if (n > MAX_INTERN_COLUMNS || n < 2) return false;
+    const bounds = this.cellBounds;
+    rightAlignedBounds(line, t.cols, bounds);
+    const start = durationNsAt(line, bounds[0], bounds[1]);
+    const duration = durationNsAt(line, bounds[2], bounds[3]);
     if (start === undefined || duration === undefined) return false;
     // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
-    const nameCell = cells[cells.length - 1];
-    const split = t.keys[t.keys.length - 1] === 'name' && nameCell.endsWith(']') ? splitTraceName(nameCell) : undefined;
+    const nameCell = line.slice(bounds[2 * n - 2], bounds[2 * n - 1]);
+    const split = t.keys[n - 1] === 'name' && nameCell.endsWith(']') ? splitTraceName(nameCell) : undefined;
     const row: TraceRow = { ...(split?.kernel !== undefined ? t.templates.launch : split?.correlationId !== undefined ? t.templates.withId : t.templates.plain) };
     row.startNs = start;
     row.durationNs = duration;
-    for (let i = 2; i < t.keys.length; i++) {
-      const v = cells[i];
-      row[t.keys[i]] = isDigits(v) ? Number(v) : this.intern(v, i);
+    for (let i = 2; i < n; i++) {
+      const a = bounds[2 * i];
+      const b = bounds[2 * i + 1];
+      const whole = digitsValue(line, a, b);
+      row[t.keys[i]] = whole !== undefined ? whole : this.intern(i === n - 1 ? nameCell : line.slice(a, b), i);
     }
-    if (split) {
-      row.name = split.name;
-      if (split.kernel !== undefined) row.kernel = split.kernel;
-      if (split.correlationId !== undefined) row.correlationId = split.correlationId;
+    if (split?.kernel !== undefined) {
+      row.name = this.intern(split.name, n - 1);
+      row.kernel = this.intern(split.kernel, n - 1);
     }
+    if (split?.correlationId !== undefined) row.correlationId = split.correlationId;
     rows.push(row);
     this.lastTraceRowLine = this.lineNo;
     return true;

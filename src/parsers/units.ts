@@ -60,13 +60,20 @@ function digitsToNs(v: string, from: number, to: number, scale: bigint): number 
 /** `6.35491s`, `987.46us`, `625ns`, `20.348ms` -> integer nanoseconds; undefined when not a time. */
 export function parseDurationNs(token: string): number | undefined {
   const t = token.trim();
-  const n = t.length;
-  if (n < 2 || t.charCodeAt(n - 1) !== 0x73) return undefined; // ends with `s`
-  // the unit from the character before the `s`, without making a string per cell (trace rows have millions)
-  const u = t.charCodeAt(n - 2);
+  return durationNsAt(t, 0, t.length);
+}
+
+/**
+ * parseDurationNs on characters [from, to) of `s`, which hold no surrounding space: a cell of a row read in place,
+ * without a string per cell (trace rows come by the ten thousand).
+ */
+export function durationNsAt(s: string, from: number, to: number): number | undefined {
+  if (to - from < 2 || s.charCodeAt(to - 1) !== 0x73) return undefined; // ends with `s`
+  // the unit from the character before the `s`
+  const u = s.charCodeAt(to - 2);
   const scale = u === 0x6e ? NS_PER_UNIT.ns : u === 0x75 || u === 0xb5 ? NS_PER_UNIT.us : u === 0x6d ? NS_PER_UNIT.ms : NS_PER_UNIT.s;
-  const digitsEnd = scale === NS_PER_UNIT.s ? n - 1 : n - 2;
-  return digitsEnd > 0 ? digitsToNs(t, 0, digitsEnd, scale) : undefined;
+  const digitsEnd = scale === NS_PER_UNIT.s ? to - 1 : to - 2;
+  return digitsEnd > from ? digitsToNs(s, from, digitsEnd, scale) : undefined;
 }
 
 /** `64.43%` or `64.43` -> 64.43. */
