@@ -57,9 +57,16 @@ export function parseCommand(): Command {
             }
             // without --section: the summary, or else the first section the log has (a trace-only log has no summary)
             const log = parsed.result.value;
-            const section = (o.section as NvprofSection | undefined) ?? NVPROF_SECTIONS.find((s) => nvprofTables(log, s).length > 0) ?? 'summary';
-            if (o.section === undefined && section !== 'summary') process.stderr.write(`jetprof parse: ${file} has no summary table; showing --section ${section}\n`);
-            tables = nvprofTables(log, section);
+            tables = nvprofTables(log, (o.section as NvprofSection | undefined) ?? 'summary');
+            if (o.section === undefined && tables.length === 0) {
+              for (const other of NVPROF_SECTIONS) {
+                const found = nvprofTables(log, other);
+                if (found.length === 0) continue;
+                process.stderr.write(`jetprof parse: ${file} has no summary table; showing --section ${other}\n`);
+                tables = found;
+                break;
+              }
+            }
           } else {
             tables = nsysTables(parsed.result.value, o.section);
           }

@@ -270,13 +270,14 @@ export class NsysParser {
     const cells = tb.csv ? splitCsvLine(line.trim()) : sliceByRule(line, tb.cols!);
     if (cells.length !== tb.t.columns.length) return false;
     if (!tb.csv && RULE.test(line)) return false;
+    const values = cells.map((cell, i) => convert(cell, tb.kinds[i], tb.t.keys[i]));
     // a line whose every number is missing is not a row (`   ....` where an author cut the table short)
-    const numeric = tb.kinds.map((k, i) => (k === 'str' ? -1 : i)).filter((i) => i >= 0);
-    if (numeric.length > 0 && numeric.every((i) => (convert(cells[i], tb.kinds[i], tb.t.keys[i]) ?? null) === null)) return false;
+    const numeric = tb.kinds.some((k) => k !== 'str');
+    if (numeric && values.every((v, i) => tb.kinds[i] === 'str' || v === undefined || v === null)) return false;
     const row: NsysRow = {};
     const bad: string[] = [];
     cells.forEach((cell, i) => {
-      const v = convert(cell, tb.kinds[i], tb.t.keys[i]);
+      const v = values[i];
       if (v === undefined) bad.push(`${tb.t.columns[i]}=${cell.trim()}`);
       // a numeric field holds a number or nothing, never the text it could not read
       row[tb.t.keys[i]] = v === undefined ? null : v;

@@ -10,7 +10,7 @@
  */
 import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
 import { cutLineDiagnostic, type Diagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
-import { isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
+import { digitsValue, isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
 import { decimalToNs, durationNsAt, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
@@ -46,7 +46,6 @@ export interface MetricRow {
   avg: string;
   total?: string;
 }
-
 
 export interface UnifiedMemoryRow {
   device?: string;
@@ -116,21 +115,6 @@ function newProcess(pid: number | null): NvprofProcess {
 }
 
 const NOT_BLANK = /\S/;
-
-/**
- * The number a cell of digits holds (`Number(cell)`, as `/^\d+$/` cells are kept), read in place; undefined for any
- * other cell. Up to 15 digits the value is exact by accumulation; longer runs go through Number() like the string.
- */
-function digitsValue(s: string, from: number, to: number): number | undefined {
-  if (to <= from) return undefined;
-  let v = 0;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return undefined;
-    v = v * 10 + (c - 0x30);
-  }
-  return to - from <= 15 ? v : Number(s.slice(from, to));
-}
 
 /** Trace columns read and deduplicated per column (nvprof prints at most 17); a wider table is not a trace. */
 const MAX_INTERN_COLUMNS = 64;
@@ -590,7 +574,7 @@ export class NvprofParser {
     return true;
   }
 
-  /** splitTraceName's fields set on the row itself (no object per row). */
+  /** splitTraceName's fields set on a row already kept (its name completed by a wrapped line). */
   private readTraceName(row: TraceRow, name: string): void {
     const r = splitTraceName(name);
     row.name = r.name;

@@ -10,14 +10,19 @@ export type TraceRow = Record<string, string | number>;
 /** The start of a trace row: two times (start, duration) and a space. */
 export const TRACE_ROW_START = /^\s*\d+(\.\d+)?[mun]?s\s+\d+(\.\d+)?[mun]?s\s/;
 
-/** A non-empty run of ASCII digits (`/^\d+$/` without a regex per cell). */
-export function isDigits(v: string): boolean {
-  if (v.length === 0) return false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return false;
+/**
+ * The number a cell of digits holds (`Number(cell)`, as `/^\d+$/` cells are kept), read in place; undefined for any
+ * other cell. Up to 15 digits the value is exact by accumulation; longer runs go through Number() like the string.
+ */
+export function digitsValue(s: string, from: number, to: number): number | undefined {
+  if (to <= from) return undefined;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return undefined;
+    v = v * 10 + (c - 0x30);
   }
-  return true;
+  return to - from <= 15 ? v : Number(s.slice(from, to));
 }
 
 /** ASCII whitespace as `\s` has it (tab, LF, VT, FF, CR, space); other bytes, and non-ASCII spaces, are not. */
@@ -83,12 +88,12 @@ export function splitTraceName(name: string): { name: string; kernel?: string; c
   if (!apiLaunch && !name.endsWith(']')) return { name };
   const closing = name.length - (apiLaunch ? 2 : 1);
   const open = name.lastIndexOf(' [', closing);
-  const id = open > 0 ? name.slice(open + 2, closing) : '';
-  if (!isDigits(id)) return { name };
+  const id = open > 0 ? digitsValue(name, open + 2, closing) : undefined;
+  if (id === undefined) return { name };
   if (apiLaunch) {
     const paren = name.indexOf(' (');
-    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren))) return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: Number(id) };
+    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren))) return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: id };
     return { name };
   }
-  return { name, correlationId: Number(id) };
+  return { name, correlationId: id };
 }
