@@ -283,14 +283,15 @@ async function benchParser() {
     await new Promise<void>((r) => out.end(() => r()));
   }
   const size = statSync(path).size;
-  // Plain read and parse alternate, three times each, medians kept: the plain read alone varies 2-4x between runs here.
+  // Plain read and parse alternate, five times each, medians kept: the plain read alone varies 2-4x between runs here,
+  // and the ratio of one pair by +-0.1; every pair's figures are kept to show the spread.
   // Both run in a fresh Node process (as `jetprof parse` does), so the two figures are measured the same way.
   const readSeconds: number[] = [];
   const parses: { seconds: number; rows: number; omitted: number; diagnostics: number; maxRssMb: number }[] = [];
   // The parser in a child, so its peak RSS is its own: the built one (as users run it) when dist/ exists.
   const builtParser = join(ROOT, 'dist/src/parsers/parse-file.js');
   const parserModule = existsSync(builtParser) ? builtParser : join(ROOT, 'src/parsers/parse-file.ts');
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < 5; k++) {
     const plain = spawnSync(process.execPath, ['--input-type=module', '-e', `
       import { createReadStream } from 'node:fs';
       const t0 = performance.now();
@@ -322,6 +323,7 @@ async function benchParser() {
     parseMbPerS: mb / p.seconds,
     parseMbPerSRuns: parses.map((x) => mb / x.seconds),
     ratio: readS / p.seconds,
+    ratioRuns: parses.map((x, k) => readSeconds[k] / x.seconds),
     rowsKept: p.rows,
     rowsCounted: p.rows + p.omitted,
     diagnostics: p.diagnostics,
