@@ -4,6 +4,7 @@
  * written in the shape nvprof prints (each test says which).
  */
 import test from 'ava';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNsysStats } from '../src/parsers/nsys.ts';
 import { parseNvprof, splitTraceName } from '../src/parsers/nvprof.ts';
@@ -50,6 +51,44 @@ test('--print-api-trace: a kernel launch row gives the API name, the kernel and 
   t.deepEqual(rows[22], { startNs: 286_510_000, durationNs: 165_130, name: 'cudaFree' });
   const codes = parsed.result.diagnostics.map((d) => `${d.line} ${d.code}`);
   t.deepEqual(codes, ['16 UNRECOGNIZED_LINE', '17 UNRECOGNIZED_LINE', '25 JOINED_LINE'], 'the author\'s "." elisions are reported; the wrapped name is joined, and said so');
+});
+
+test('--metrics over many Thrust kernels (real log, GTX 1070): every metric row, under its exact kernel name of up to 1,177 characters', async (t) => {
+  const file = join(PUBLIC, 'nvprof-metrics-thrust-gtx1070.txt');
+  const parsed = await parseProfileFile(file);
+  if (parsed.kind !== 'nvprof') return t.fail('detected as nsys');
+  const [p, ...others] = parsed.result.value.processes;
+  t.is(others.length, 0);
+  t.is(p.pid, 3791);
+  t.is(p.command, './ns_thrust_p_f.o -x 128 -y 128 -z 1000 -np 100');
+  t.deepEqual(parsed.result.diagnostics, []);
+  // the reference, read line by line: each metric row belongs to the `Kernel:` line above it
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const expectedKernels: string[] = [];
+  let kernel = '';
+  for (const line of lines) {
+    if (line.startsWith('    Kernel: ')) kernel = line.slice('    Kernel: '.length);
+    else if (/^\s+\d+\s+dram_/.test(line)) expectedKernels.push(kernel);
+  }
+  t.is(expectedKernels.length, 30);
+  t.deepEqual(
+    p.metrics.map((m) => m.kernel),
+    expectedKernels,
+  );
+  t.is(new Set(expectedKernels).size, 15);
+  t.is(Math.max(...expectedKernels.map((k) => k.length)), 1177);
+  t.deepEqual(
+    p.metrics.map((m) => m.invocations),
+    [1998, 1998, 1998, 1998, 1998, 1998, 999, 999, 999, 999, 999, 999, 3, 3, 999, 999, 999, 999, 1, 1, 999, 999, 999, 999, 999, 999, 999, 999, 6, 6],
+  );
+  t.deepEqual(
+    { ...p.metrics[0], kernel: undefined },
+    { device: 'GeForce GTX 1070 (0)', kernel: undefined, invocations: 1998, metric: 'dram_read_throughput', description: 'Device Memory Read Throughput', min: '0.00000B/s', max: '4.7831GB/s', avg: '588.42MB/s' },
+  );
+  t.deepEqual(
+    { ...p.metrics[29], kernel: undefined },
+    { device: 'GeForce GTX 1070 (0)', kernel: undefined, invocations: 6, metric: 'dram_write_throughput', description: 'Device Memory Write Throughput', min: '0.00000B/s', max: '0.00000B/s', avg: '0.00000B/s' },
+  );
 });
 
 test('splitTraceName: API launch rows split; GPU rows keep their exact name and gain the correlation id; names without one unchanged', (t) => {
