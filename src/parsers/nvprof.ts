@@ -591,8 +591,10 @@ export class NvprofParser {
     if (last === v) return last;
     let s: string | undefined;
     // a column whose values rarely repeat (names with a correlation id) stops paying for the map after 1000 rows
+    // (the hit test comes first so it runs on every call: code first reached at the 1000th lookup would make V8
+    // throw away the optimised parser, ~20 ms of compiling again on a large trace)
     const lookups = this.internLookups[column];
-    const useMap = lookups < 1000 || this.internHits[column] * 4 >= lookups;
+    const useMap = this.internHits[column] * 4 >= lookups || lookups < 1000;
     if (useMap) {
       this.internLookups[column] = lookups + 1;
       s = this.interned.get(v);
