@@ -585,6 +585,7 @@ export class NvprofParser {
   /**
    * A kept cell as its own string (not a slice that keeps its whole line alive), shared with the previous row's or an
    * earlier equal cell where values repeat (devices, streams, grid sizes; not names that carry a correlation id).
+   * `column` is below MAX_INTERN_COLUMNS: traceRow refuses wider tables.
    */
   private intern(v: string, column: number): string {
     const last = this.lastCells[column];
@@ -604,7 +605,7 @@ export class NvprofParser {
       s = v.length < 13 ? v : (' ' + v).slice(1); // V8 copies strings shorter than 13 characters when slicing
       if (useMap && this.interned.size < 100_000) this.interned.set(s, s);
     }
-    if (column < MAX_INTERN_COLUMNS) this.lastCells[column] = s;
+    this.lastCells[column] = s;
     return s;
   }
 
