@@ -1,7 +1,8 @@
 /**
  * OpenCV DNN backend: jetprof's .onnx through cv.readNetFromONNX (or the darknet cfg + weights through
- * readNetFromDarknet: OpenCV's own darknet importer, independent of jetprof's exporter). The same heads come out as
- * from ONNX Runtime, so the same decode and NMS follow. Many Jetson users build OpenCV with CUDA: `--ep cuda` selects
+ * readNetFromDarknet: OpenCV's own darknet importer, independent of jetprof's exporter). The same raw heads come out
+ * as from ONNX Runtime (from the darknet importer: the layers feeding its [yolo] region layers), so the same decode
+ * and NMS follow. Many Jetson users build OpenCV with CUDA: `--ep cuda` selects
  * DNN_BACKEND_CUDA (FP32, or FP16 with `--fp16`) when this OpenCV has CUDA and cuDNN, else the CPU with a warning.
  * OpenCV must run on the main thread (not in worker threads), and its Net takes the blob Mat, not a Float32Array.
  */
@@ -24,6 +25,24 @@ export interface OpenCvSessionOptions {
 /** Whether this OpenCV was built with CUDA and cuDNN (what DNN_BACKEND_CUDA needs), from its build information. */
 export function openCvHasCuda(buildInformation: string): boolean {
   return /NVIDIA CUDA:\s*YES/.test(buildInformation) && /cuDNN:\s*YES/.test(buildInformation);
+}
+
+/**
+ * OpenCV's darknet importer names a [yolo] layer at darknet index N `yolo_N` and puts a `permute_N` (NCHW to NHWC)
+ * right after the layer that feeds it; that feeding layer's output is the raw head. `heads` are jetprof's head names
+ * (`yolo_N`, as the exporter names the ONNX outputs). Pure: the net's layer names in creation order in.
+ */
+export function darknetHeadNames(layerNames: readonly string[], heads: readonly string[], source = 'the darknet model'): string[] {
+  return heads.map((head) => {
+    const n = /^yolo_(\d+)$/.exec(head)?.[1];
+    const at = n === undefined ? -1 : layerNames.indexOf(`permute_${n}`);
+    if (at < 1) {
+      throw new JetprofError('BAD_MODEL', `${source}: OpenCV's darknet importer has no input layer for the head ${head} (no permute_${n ?? '?'} among its ${layerNames.length} layers)`, {
+        suggestion: 'run OpenCV DNN on the exported model instead: --model M.onnx (jetprof export writes it)',
+      });
+    }
+    return layerNames[at - 1];
+  });
 }
 
 export function createOpenCvSession(model: { onnx?: string; cfg?: string; weights?: string }, o: OpenCvSessionOptions): DetectorSession {
@@ -52,6 +71,10 @@ export function createOpenCvSession(model: { onnx?: string; cfg?: string; weight
     net.setPreferableTarget(cv.DNN_TARGET_CPU);
   }
   cv.setNumThreads(o.threads ?? cpus().length);
+  // What to ask the net for: jetprof's heads are the raw conv outputs feeding each [yolo] layer. In OpenCV's darknet
+  // importer `yolo_N` is the region layer, whose output is already decoded (boxes and scores): decoding it again gives
+  // garbage of the same size. Its input is the layer created just before `permute_N` (conv_{N-1} for a linear head).
+  const forwardNames = model.cfg && model.weights ? darknetHeadNames(net.getLayerNames(), o.outputNames, source) : o.outputNames;
   const version = `${cv.version.major}.${cv.version.minor}.${cv.version.revision}`;
   return {
     backend: 'opencv',
@@ -62,7 +85,7 @@ export function createOpenCvSession(model: { onnx?: string; cfg?: string; weight
     async run(_input: Float32Array, blob?: unknown): Promise<InferenceResult> {
       if (!blob) throw new Error('the OpenCV DNN backend needs the preprocessed blob Mat');
       net.setInput(blob as Mat);
-      const mats = net.forward(o.outputNames);
+      const mats = net.forward(forwardNames);
       const outputs = new Map<string, Float32Array>();
       mats.forEach((m: Mat, i: number) => {
         const n = m.sizes.reduce((a: number, b: number) => a * b, 1);
