@@ -68,7 +68,7 @@ function fixedRun(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: num
     backend,
     backendDetail: backend === 'onnx' ? 'onnxruntime-node 1.30.0 (cpu)' : 'TensorRT 8.2.1',
     setup: { label: o.label ?? defaultLabel(backend, setupBase), ...setupBase, device: backend === 'onnx' ? 'CPU: ARMv8 Processor rev 1 (v8l) x4' : 'GPU: NVIDIA Jetson Nano Developer Kit' },
-    model: { path: backend === 'onnx' ? 'weights/yolov4-tiny.onnx' : 'engines/yolov4-tiny.trt', inputWidth: 416, inputHeight: 416, classes: 80, sha256: '0'.repeat(64) },
+    model: { path: backend === 'onnx' ? 'weights/yolov4-tiny.onnx' : 'engines/yolov4-tiny.trt', inputWidth: 416, inputHeight: 416, classes: 80, sha256: '0'.repeat(64), onnxSha256: '1'.repeat(64) },
     video: { path: 'videos/vtest.avi', width: 768, height: 576, fps: 10, frameCount: 795 },
     frameSize: [960, 540],
     letterbox: false,
@@ -108,7 +108,7 @@ test('the lab table, the speed-up line and the share of time that is not inferen
   const md = reportMarkdown(buildLabReport([onnxRun, trtRun], []));
   t.true(md.includes('| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |'));
   t.true(md.includes(`| TensorRT (FP16) | (960,540,3) | ${trtRun.inferenceFps.toFixed(2)} | ${trtRun.endToEndFps.toFixed(2)} |`));
-  const [s] = speedups(buildLabReport([onnxRun, trtRun], []).fps);
+  const [s] = speedups(buildLabReport([onnxRun, trtRun], []).fps).speedups;
   t.is(s.faster, 'TensorRT (FP16)');
   t.is(s.inference, trtRun.inferenceFps / onnxRun.inferenceFps);
   t.regex(md, new RegExp(`TensorRT \\(FP16\\) vs ONNX Runtime \\(CPU, FP32\\): ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`));
@@ -159,13 +159,13 @@ test('what was measured: a run under a profiler is marked and kept out of the sp
   const report = buildLabReport([onnxRun, profiled], []);
   t.deepEqual(report.speedups, [], 'a profiled row is not compared with an unprofiled one');
   const md = reportMarkdown(report);
-  t.regex(md, /left out of the speed-ups: TensorRT \(FP16\) \(measured under nsys\)/);
+  t.regex(md, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different profiler \(no profiler \/ under nsys\)/);
   t.regex(md, /\| trt-fp16-gpu-sequential-nsys \| sequential \| nsys \| tensorrt \| fp16 \|/);
   t.is(buildLabReport([{ ...onnxRun, setup: { ...onnxRun.setup, profiler: 'nsys', label: 'a' } }, profiled], []).speedups.length, 1, 'all profiled: compared with each other');
   const other = fixedRun('onnx', { read: 8, preprocess: 6, inference: 900, postprocess: 3, write: 12 }, 20, { loop: 'pipelined' });
   const mixed = reportMarkdown(buildLabReport([onnxRun, { ...other, frameSize: [640, 480] }], []));
-  t.regex(mixed, /\*\*Not comparable\*\*: different frame size: onnx-fp32-cpu-sequential: 960x540; onnx-fp32-cpu-pipelined3: 640x480\./);
-  t.regex(mixed, /\*\*Not comparable\*\*: different loop/);
+  t.regex(mixed, /- not compared: ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] vs ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-pipelined3\]: different frame size \(960x540 \/ 640x480\); different loop \(sequential loop \/ pipelined loop, 3 in flight\)/);
+  t.notRegex(mixed, /x inference, /, 'no speed-up between them');
   t.regex(mixed, /\| ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] \|/, 'two rows that would read the same carry their labels');
 });
 
@@ -357,7 +357,7 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx\.json\) \(nsys\)/);
   t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt\.json\) \(nsys\)/);
   t.regex(md, /\| onnx-fp32-cpu-pipelined3-nsys \| pipelined \(3 in flight\) \| nsys \|/, 'the row says it was measured under nsys');
-  t.regex(md, /every row was measured under a profiler/);
+  t.regex(md, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(precision unknown\): boxes not checked: neither found a box/, 'random weights find nothing: no speed-up is claimed');
   // NVTX: warm-up frames have ranges of their own, so every stage's instance count equals the measured frames
   for (const backend of ['onnx', 'trt']) {
     const profile = JSON.parse(readFileSync(join(out, `profile_${backend}.json`), 'utf8'));
@@ -402,8 +402,67 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
   t.true(r.stdout.includes('| PyTorch | (960,540,3) | 1.09 | 0.92 |\n| TensorRT | (960,540,3) | 10.45 | 4.99 |'));
   t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/);
   t.regex(r.stdout, /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/);
-  t.false(r.stdout.includes('What each row measured'), 'no setup table for typed-in rows');
+  t.regex(r.stdout, /\| PyTorch \(typed in\) \| unknown \| unknown \|/, 'typed-in rows say where they come from');
   const bad = runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--fps takes NAME\[@WxH\]=INFERENCE\/END_TO_END/);
+});
+
+test('speed-ups only between comparable rows: typed-in rows with each other, never with measured ones; each pair not compared says why', (t) => {
+  const r = runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--fps', 'PyTorch@960x540=1.09/0.92']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/, 'the lab\'s own typed-in speed-up is still shown');
+  t.regex(r.stdout, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT: TensorRT was typed in \(device and loop unknown\), ONNX Runtime \(CPU, FP32\) was measured by jetprof/);
+  t.regex(r.stdout, /- not compared: ONNX Runtime \(CPU, FP32\) vs PyTorch: PyTorch was typed in/);
+  t.notRegex(r.stdout, /ONNX Runtime \(CPU, FP32\) vs TensorRT: [\d.]+x/);
+  // typed-in rows in "What each row measured": origin, unknown device, empty spread and frame count
+  t.regex(r.stdout, /\| TensorRT \(typed in\) \| unknown \| unknown \| {2}\| {2}\| unknown \(typed in\) \| {2}\| {2}\| 960x540 \| {2}\| {2}\|/);
+  const csv = join(dir, 'csv-typed');
+  t.is(runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--csv', csv]).code, 0);
+  const rows = readFileSync(join(csv, 'fps.csv'), 'utf8').trim().split('\n');
+  t.regex(rows[1], /^onnx-fp32-cpu-sequential,.*,[\d.]+,,[\d.]+,,1,20,/, 'one run: std empty (unknown), not 0.00');
+  t.regex(rows[2], /^TensorRT,TensorRT,"?\(960,540,3\)"?,10\.45,,4\.99,,1,,/, 'typed in: no spread, no frame count');
+});
+
+test('speed-ups need the same machine and boxes that agree; otherwise one line with the reason', (t) => {
+  const a = { ...onnxRun, env: { ...onnxRun.env, host: 'nano-1' } };
+  const b = { ...trtRun, env: { ...trtRun.env, host: 'x86-ci' } };
+  const across = buildLabReport([a, b], []);
+  t.deepEqual(across.speedups, []);
+  t.regex(reportMarkdown(across), /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different machine \(host nano-1 \/ host x86-ci\)/);
+  const withBoxes = [{ ...onnxRun, detectionsFile: 'o.json' }, { ...trtRun, detectionsFile: 't.json' }];
+  const labels = withBoxes.map((x) => x.setup.label);
+  const report = (matchedShare: number | undefined, boxes = 100) =>
+    buildLabReport(withBoxes, [], 10, { accuracy: { agreement: [], maps: [], pairs: [{ a: labels[0], b: labels[1], ...(matchedShare === undefined ? { note: 'not the same frames' } : { matchedShare, boxes }) }] } });
+  t.is(report(0.995).speedups.length, 1, 'boxes agree: compared');
+  const disagree = report(0.43);
+  t.deepEqual(disagree.speedups, []);
+  t.regex(reportMarkdown(disagree), /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): boxes disagree, 43% matched \(at least 99% needed\)/);
+  t.regex(reportMarkdown(report(1, 0)), /boxes not checked: neither found a box/, 'two empty detection files prove nothing');
+  t.regex(reportMarkdown(report(undefined)), /boxes not checked \(not the same frames\)/);
+  t.is(buildLabReport(withBoxes, [], 10, { minMatch: 0.4, accuracy: { agreement: [], maps: [], pairs: [{ a: labels[0], b: labels[1], matchedShare: 0.43, boxes: 9 }] } }).speedups.length, 1, '--min-match lowers the bar');
+});
+
+test('a run file given twice counts once (with a warning); an interrupted run is kept out of the mean and said so', (t) => {
+  const twice = runCli('jetprof', ['report', '--run', onnxJson, '--run', onnxJson]);
+  t.is(twice.code, 0, twice.stderr);
+  t.regex(twice.stderr, /warning: .*onnx\.json was given more than once .*: it counts as one run/);
+  t.regex(twice.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \| [\d.]+ \| [\d.]+ \|/, 'one run: no "± 0.00 (2 runs)"');
+  t.notRegex(twice.stdout, /± 0\.00/);
+  const a = fixedRun('onnx', { read: 8, preprocess: 6, inference: 100, postprocess: 3, write: 12 }, 20);
+  const b = fixedRun('onnx', { read: 8, preprocess: 6, inference: 110, postprocess: 3, write: 12 }, 20);
+  const cut = { ...fixedRun('onnx', { read: 8, preprocess: 6, inference: 400, postprocess: 3, write: 12 }, 4), interrupted: true };
+  const report = buildLabReport([a, cut, b], []);
+  t.is(report.fps[0].runs, 2);
+  t.is(report.fps[0].inferenceFps.mean, (a.inferenceFps + b.inferenceFps) / 2, 'the interrupted run is not in the mean');
+  t.regex(reportMarkdown(report), /- left out: a run of onnx-fp32-cpu-sequential started .* was interrupted after 4 measured frame\(s\)/);
+});
+
+test('a backend that failed is a row with its exit code and last line, and the title does not pretend it was never asked for', (t) => {
+  const report = buildLabReport([onnxRun], [], 10, { failed: [{ modelType: 'OpenCV DNN', exitCode: 133, lastLine: 'FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal' }] });
+  const md = reportMarkdown(report);
+  t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime (OpenCV DNN failed)\n'), md.split('\n')[0]);
+  t.regex(md, /\| OpenCV DNN \| {2}\| failed \(exit 133\) \| failed \|/);
+  t.regex(md, /- \*\*OpenCV DNN failed: exit code 133; its last line: FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal\*\*/);
+  t.regex(reportHtml(report), /OpenCV DNN failed: exit code 133/);
 });

@@ -21,8 +21,19 @@ export interface MapRow {
   map: MapResult;
 }
 
+/** Agreement of every pair of labels that kept boxes (the speed-up rule needs it for every pair it compares). */
+export interface PairAgreementRow {
+  a: string;
+  b: string;
+  matchedShare?: number;
+  /** Boxes on either side in the frames compared. */
+  boxes?: number;
+  note?: string;
+}
+
 export interface ReportAccuracy {
   agreement: AgreementRow[];
+  pairs: PairAgreementRow[];
   maps: MapRow[];
 }
 
@@ -37,31 +48,35 @@ export function pickReference(runs: RunResult[], ref?: string): RunResult | unde
 }
 
 export function reportAccuracy(runFiles: { path: string; run: RunResult }[], o: { ref?: string; gt?: string }): ReportAccuracy {
-  const out: ReportAccuracy = { agreement: [], maps: [] };
+  const out: ReportAccuracy = { agreement: [], pairs: [], maps: [] };
   // one run per label (the first): repeated runs of one setup find the same boxes
   const byLabel = new Map<string, { path: string; run: RunResult }>();
   for (const f of runFiles) if (!byLabel.has(f.run.setup.label)) byLabel.set(f.run.setup.label, f);
   const withBoxes = [...byLabel.values()].filter((f) => f.run.detectionsFile);
   const ref = pickReference(withBoxes.map((f) => f.run), o.ref);
-  if (ref && withBoxes.length > 1) {
-    const refSource = loadDetections(withBoxes.find((f) => f.run === ref)!.path);
-    for (const f of withBoxes) {
-      if (f.run === ref) continue;
-      const other = loadDetections(f.path);
-      const measured = (r: RunResult) => r.perFrame?.index ?? [];
-      const a = measured(ref);
-      const b = new Set(measured(f.run));
-      if (a.length !== b.size || a.some((i) => !b.has(i))) {
-        out.agreement.push({ ref: ref.setup.label, other: f.run.setup.label, note: `not the same frames (${a.length} and ${b.size} measured): run both on the same video with the same --max-frames and --warmup` });
-        continue;
-      }
-      const keep = (d: { warmup?: boolean }) => !d.warmup;
-      out.agreement.push({
-        ref: ref.setup.label,
-        other: f.run.setup.label,
-        agreement: agree(refSource.detections.filter(keep), other.detections.filter(keep), { frames: a, names: refSource.names }),
-      });
+  const sources = new Map(withBoxes.map((f) => [f, loadDetections(f.path)]));
+  const compare = (x: { path: string; run: RunResult }, y: { path: string; run: RunResult }): Omit<AgreementRow, 'ref' | 'other'> => {
+    const measured = (r: RunResult) => r.perFrame?.index ?? [];
+    const a = measured(x.run);
+    const b = new Set(measured(y.run));
+    if (a.length !== b.size || a.some((i) => !b.has(i))) {
+      return { note: `not the same frames (${a.length} and ${b.size} measured): run both on the same video with the same --max-frames and --warmup` };
     }
+    const keep = (d: { warmup?: boolean }) => !d.warmup;
+    const xs = sources.get(x)!;
+    return { agreement: agree(xs.detections.filter(keep), sources.get(y)!.detections.filter(keep), { frames: a, names: xs.names }) };
+  };
+  if (ref) {
+    const refFile = withBoxes.find((f) => f.run === ref)!;
+    withBoxes.forEach((x, i) => {
+      for (const y of withBoxes.slice(i + 1)) {
+        const [first, second] = y === refFile ? [y, x] : [x, y];
+        const r = compare(first, second);
+        const label = (f: typeof x) => f.run.setup.label;
+        out.pairs.push({ a: label(first), b: label(second), ...(r.agreement ? { matchedShare: r.agreement.matchedShare, boxes: r.agreement.refBoxes + r.agreement.otherBoxes } : { note: r.note }) });
+        if (first === refFile) out.agreement.push({ ref: label(first), other: label(second), ...r });
+      }
+    });
   }
   if (o.gt) {
     const gt = loadGroundTruth(o.gt);

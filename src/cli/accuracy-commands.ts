@@ -1,4 +1,5 @@
 /** `jetprof agree` and `jetprof map`: do two backends find the same boxes, and how good are they against ground truth. */
+import { realpathSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { agree } from '../accuracy/agree.ts';
 import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
@@ -15,6 +16,20 @@ function parseShare(value: string): number {
   return n;
 }
 
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
+  }
+}
+
+function idRange(ids: number[]): string {
+  const lo = Math.min(...ids);
+  const hi = Math.max(...ids);
+  return lo === hi ? String(lo) : `${lo}..${hi}`;
+}
+
 export function agreeCommand(): Command {
   return new Command('agree')
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
@@ -29,15 +44,19 @@ export function agreeCommand(): Command {
     .option('--iou <t>', 'IoU a match needs', parseFraction('--iou'), 0.5)
     .option('--min-match <share>', 'exit 1 when the matched share is below this (0..1)', parseShare)
     .option('--include-warmup', 'compare warm-up frames too (they are marked in the files)', false)
+    .option('--allow-empty', 'exit 0 when neither file has a box (default: exit 1, nothing was compared)', false)
     .option('--top <n>', 'frames listed in "frames that differ most"', parseIntInRange('--top', 1, 10000), 10)
     .option('-o, --out <file.md>', 'write the Markdown here')
     .option('--json <file.json>', 'write the agreement as JSON')
     .addHelpText('after', '\nExamples:\n  jetprof agree runs/onnx.json runs/trt.json --min-match 0.95\n  jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json')
-    .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; top: number; out?: string; json?: string }) => {
+    .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; allowEmpty: boolean; top: number; out?: string; json?: string }) => {
       try {
         claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
         const ref = loadDetections(refPath);
         const other = loadDetections(otherPath);
+        if (sameFile(ref.path, other.path)) {
+          process.stderr.write(`jetprof agree: warning: ${refPath} and ${otherPath} are the same detections (${ref.path}): a file always agrees with itself\n`);
+        }
         const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
         let frames: number[] | undefined;
         if (ref.frames && other.frames) {
@@ -56,6 +75,12 @@ export function agreeCommand(): Command {
         const warmupFrames = new Set([...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id));
         if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
         const a = agree(ref.detections.filter(keep), other.detections.filter(keep), { iouThreshold: o.iou, names: ref.names ?? other.names, top: o.top, frames });
+        if (a.refBoxes + a.otherBoxes === 0 && !o.allowEmpty) {
+          throw new JetprofError('NOTHING_TO_COMPARE', `nothing to compare: neither ${refPath} nor ${otherPath} has a box in the ${a.frames} frame(s) compared, so agreement proves nothing`, {
+            suggestion: 'use real weights or a lower --conf in infer; --allow-empty accepts it',
+            exitCode: 1,
+          });
+        }
         const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
         process.stdout.write(md);
         if (o.out) writeOutput(o.out, md);
@@ -89,6 +114,14 @@ export function mapCommand(): Command {
         claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
         const dets = loadDetections(detPath);
         const gt = loadGroundTruth(o.gt);
+        const gtImages = new Set(gt.images.map((i) => i.id));
+        const outside = dets.detections.filter((d) => !gtImages.has(d.image_id));
+        if (dets.detections.length > 0 && outside.length === dets.detections.length) {
+          throw new JetprofError('BAD_INPUT', `${detPath}: none of its ${dets.detections.length} boxes is on an image of ${o.gt} (image ids ${idRange(dets.detections.map((d) => d.image_id))} against ${idRange([...gtImages])})`, {
+            suggestion: 'image_id must be the frame index the ground truth uses (infer --detections numbers frames from 0, warm-up included)',
+          });
+        }
+        if (outside.length) process.stderr.write(`jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`);
         const m = cocoMap(gt, dets.detections);
         const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
         process.stdout.write(md);

@@ -72,7 +72,9 @@ export function compareCommand(): Command {
           onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
         });
         process.stdout.write(`${r.report}\n`);
-        process.exitCode = r.ran.length === 0 ? 1 : 0;
+        // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
+        if (r.failed.length) process.stderr.write(`jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`);
+        process.exitCode = r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
       } catch (e) {
         process.exitCode = handleError(e);
       }

@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { TypedFps } from '../report/lab-report.ts';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
-import { collect, parseIntInRange } from './options.ts';
+import { collect, parseFraction, parseIntInRange } from './options.ts';
 
 /** "TensorRT@960x540=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
 export function parseTypedFps(value: string): TypedFps {
@@ -32,13 +32,16 @@ export function reportCommand(): Command {
     .option('--title <text>', 'report title')
     .option('--ref <label>', 'the row whose boxes the others are checked against (default: ONNX Runtime FP32)')
     .option('--gt <annotations.json>', 'COCO ground truth: mAP per run that kept its detections (infer --detections)')
+    .option('--min-match <share>', 'a speed-up between two rows that kept boxes needs this matched share (0..1)', parseFraction('--min-match'), 0.99)
     .addHelpText(
       'after',
       '\nExamples:\n  jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html\n  jetprof report --profile profiles/profile_onnx.json --csv report-csv',
     )
-    .action(async (o: { run: string[]; fps: TypedFps[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string }) => {
+    .action(async (o: { run: string[]; fps: TypedFps[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string; minMatch: number }) => {
       try {
-        const md = await writeReport({ runs: o.run, typedFps: o.fps, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt });
+        const md = await writeReport({ runs: o.run, typedFps: o.fps, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt, minMatch: o.minMatch,
+          onWarning: (m) => process.stderr.write(`jetprof report: warning: ${m}\n`),
+        });
         if (!o.out) process.stdout.write(md);
         for (const [what, path] of [['Markdown', o.out], ['HTML', o.html], ['CSV', o.csv]]) if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
       } catch (e) {

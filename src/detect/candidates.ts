@@ -29,10 +29,14 @@ export class Candidates {
     this.y2 = new Float64Array(capacity);
   }
 
+  /** Model output values that were NaN or Inf where decode read them (a broken model); 0 normally. */
+  nonFinite = 0;
+
   /** Empties the buffer, keeping its memory. */
   reset(): this {
     this.count = 0;
     this.boxCount = 0;
+    this.nonFinite = 0;
     return this;
   }
 

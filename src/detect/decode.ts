@@ -49,7 +49,10 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
     for (let cell = 0; cell < plane; cell++) {
       cellThreshold[cell] = Infinity; // no class passes unless set below
       const obj = act(data[base + 4 * plane + cell]);
-      if (!(obj > conf)) continue;
+      if (!(obj > conf)) {
+        if (obj !== obj) out.nonFinite++; // NaN (an Inf logit is a finite objectness; NaN is what it spreads into)
+        continue;
+      }
       const row = Math.floor(cell / W);
       const col = cell - row * W;
       const tx = act(data[base + cell]) * s - (s - 1) / 2;
@@ -64,7 +67,10 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
       const y1 = clamp((cy - bh / 2 - padY) / scaleY, frameH);
       const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
       const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
-      if (!(x1 === x1 && y1 === y1 && x2 === x2 && y2 === y2)) continue; // NaN from a broken model output
+      if (!(x1 === x1 && y1 === y1 && x2 === x2 && y2 === y2)) {
+        out.nonFinite++; // NaN from a broken model output
+        continue;
+      }
       if (best) {
         const classBase = base + 5 * plane + cell;
         let bestC = 0;

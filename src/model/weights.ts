@@ -99,7 +99,37 @@ export function parseWeights(buf: Uint8Array, cfg: DarknetCfg, path = 'model.wei
     const weights = take(n * (inputChannels / layer.groups) * layer.size * layer.size);
     convs.set(layer.index, { biases, bn, weights });
   }
+  refuseNonFinite(floats, cfg, path);
   return { header: { major, minor, revision, seen, headerBytes }, convs };
+}
+
+/**
+ * Weights holding NaN or Inf make every output NaN: the model then finds nothing, silently, and two such backends
+ * "agree" perfectly. Refused here, with the count and the first layer that holds one.
+ */
+function refuseNonFinite(floats: Float32Array, cfg: DarknetCfg, path: string): void {
+  let bad = 0;
+  let first = -1;
+  for (let i = 0; i < floats.length; i++) {
+    const v = floats[i];
+    if (v - v !== 0) {
+      bad++;
+      if (first < 0) first = i;
+    }
+  }
+  if (bad === 0) return;
+  let start = 0;
+  let layer = -1;
+  for (const c of convParamCounts(cfg)) {
+    if (first < start + c.floats) {
+      layer = c.layer.index;
+      break;
+    }
+    start += c.floats;
+  }
+  throw new JetprofError('BAD_WEIGHTS', `${path}: ${bad} of its ${floats.length} values are NaN or Inf, the first in layer ${layer} (convolutional, line ${cfg.layers[layer]?.line ?? '?'} of ${cfg.path.split('/').pop()}): the model would output NaN`, {
+    suggestion: 'use the weights file as training wrote it (a diverged training run or a damaged copy writes NaN)',
+  });
 }
 
 export function readWeights(path: string, cfg: DarknetCfg): DarknetWeights {

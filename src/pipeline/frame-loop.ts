@@ -19,6 +19,8 @@ import { nsToMs } from './stages.ts';
 
 export interface FrameLoopOptions {
   videoPath: string;
+  /** The model file, named in errors (NaN outputs). */
+  modelName?: string;
   /** Where to write the annotated video; undefined writes nothing (--no-write). */
   outputPath?: string;
   /** Resize frames to this size first (the lab used 960x540); default: the video's size. */
@@ -106,7 +108,7 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
   const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
-  const post = new Postprocessor(model, g, o.postprocess);
+  const post = new Postprocessor(model, g, o.postprocess, o.modelName);
   let sink: VideoSink | undefined;
   try {
     sink = !o.outputPath

@@ -125,6 +125,12 @@ async function openSession(o: InferOptions, modelPath: string, model: YoloModelI
   return createTensorRtSession(o.engine, model, { plugins: o.plugins, onWarning: o.onWarning });
 }
 
+/** The ONNX an engine was built from, by its sidecar's record, else the ONNX given for the metadata. */
+function engineOnnxSha(engine: string, modelPath: string): string | undefined {
+  const sidecar = readEngineSidecar(engine);
+  return sidecar?.onnx.sha256 ?? (modelPath.endsWith('.onnx') ? sha256File(modelPath) : undefined);
+}
+
 export async function runInference(o: InferOptions): Promise<RunResult> {
   const startedAt = new Date().toISOString();
   const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined));
@@ -149,6 +155,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const loop = await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, {
       inFlight: o.inFlight,
       videoPath: o.video,
+      modelName: o.engine ?? modelPath,
       outputPath: output,
       frameSize: o.frameSize,
       letterbox: o.letterbox,
@@ -200,6 +207,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         classes: model.classes,
         labels: model.labels,
         sha256: sha256File(o.engine ?? modelPath),
+        onnxSha256: o.engine ? engineOnnxSha(o.engine, modelPath) : sha256File(modelPath),
         ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
       },
       video: { path: o.video, width: loop.video.width, height: loop.video.height, fps: loop.video.fps, frameCount: loop.video.frameCount },

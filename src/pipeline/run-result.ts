@@ -50,7 +50,8 @@ export interface RunResult {
   backend: BackendName;
   backendDetail: string;
   setup: RunSetup;
-  model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; generatedWeights?: boolean; labels?: string[] };
+  /** sha256 of the file that ran; onnxSha256 of the ONNX the weights come from (an engine's is the ONNX it was built from). */
+  model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; onnxSha256?: string; generatedWeights?: boolean; labels?: string[] };
   video: { path: string; width: number; height: number; fps: number; frameCount: number };
   output?: { path: string; codec: string };
   frameSize: [number, number];

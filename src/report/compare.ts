@@ -3,7 +3,7 @@
  * skipped, with the reason, where it cannot run), under a profiler when asked, then writes the report.
  * Each backend runs in its own process (its entry script), exactly as a user or a profiler would run it.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import type { BackendName } from '../backends/types.ts';
 import { entryCommand, FILE_TAG, runProfile } from '../profilers/run.ts';
@@ -36,7 +36,7 @@ export interface CompareOptions {
 export interface CompareResult {
   ran: BackendName[];
   skipped: { backend: BackendName; reason: string; command: string }[];
-  failed: { backend: BackendName; exitCode: number }[];
+  failed: { backend: BackendName; exitCode: number; lastLine?: string }[];
   report: string;
   html: string;
 }
@@ -88,23 +88,49 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     ];
     const t0 = Date.now();
     let code: number;
+    let lastLine: string | undefined;
+    const keepLast = (text: string) => {
+      const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+      if (lines.length) lastLine = lines[lines.length - 1];
+    };
     if (o.profile) {
       o.onStep(`${step}: infer under ${o.profile} ...`);
-      const p = await runProfile({ tool: o.profile, backend, inferArgs: args, outDir: o.outDir, onLog: () => undefined });
-      code = p.exitCode;
-      profiles.push(join(o.outDir, `profile_${FILE_TAG[backend]}.json`));
-      for (const n of p.notes) o.onStep(`    ${n}`);
+      try {
+        const p = await runProfile({ tool: o.profile, backend, inferArgs: args, outDir: o.outDir, onLog: () => undefined });
+        code = p.exitCode;
+        if (code === 0) profiles.push(join(o.outDir, `profile_${FILE_TAG[backend]}.json`));
+        for (const n of p.notes) o.onStep(`    ${n}`);
+        if (code !== 0) {
+          if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));
+          if (p.notes.length) lastLine = `${lastLine ? `${lastLine} (` : ''}${p.notes[p.notes.length - 1]}${lastLine ? ')' : ''}`;
+        }
+      } catch (e) {
+        code = e instanceof JetprofError ? e.exitCode : 1;
+        lastLine = messageOf(e);
+      }
     } else {
       o.onStep(`${step}: infer ...`);
       const [cmd, ...pre] = entryCommand(backend);
-      ({ code } = await runCommand(cmd, [...pre, ...args], { onOutput: (d, from) => from === 'stderr' && o.onStep(`    ${d.toString().trimEnd()}`) }));
+      ({ code } = await runCommand(cmd, [...pre, ...args], {
+        onOutput: (d, from) => {
+          if (from !== 'stderr') return;
+          keepLast(d.toString());
+          o.onStep(`    ${d.toString().trimEnd()}`);
+        },
+      }));
     }
-    if (existsSync(runJson)) runs.push(runJson);
-    if (code !== 0 && !existsSync(runJson)) result.failed.push({ backend, exitCode: code });
-    else result.ran.push(backend);
-    o.onStep(`${step}: ${existsSync(runJson) ? 'done' : `failed (exit code ${code})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // A run JSON left by an earlier compare in this folder is not this run's: only a file written now counts.
+    const wrote = existsSync(runJson) && statSync(runJson).mtimeMs >= t0 - 1000;
+    if (code === 0 && wrote) {
+      runs.push(runJson);
+      result.ran.push(backend);
+      o.onStep(`${step}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } else {
+      result.failed.push({ backend, exitCode: code || 1, ...(lastLine ? { lastLine: lastLine.slice(0, 300) } : {}) });
+      o.onStep(`${step}: FAILED (exit code ${code || 1}) after ${((Date.now() - t0) / 1000).toFixed(1)} s${lastLine ? `: ${lastLine.slice(0, 200)}` : ''}`);
+    }
   }
-  if (runs.length === 0 && profiles.length === 0) {
+  if (runs.length === 0 && profiles.length === 0 && result.failed.length === 0) {
     throw new JetprofError('TOOL_FAILED', `no backend produced a result for ${o.video}; the reasons are in the lines above`, { exitCode: 1 });
   }
   o.onStep(`[${steps}/${steps}] report: ${result.report}, ${result.html}`);
@@ -116,6 +142,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     csv: join(o.outDir, 'csv'),
     top: o.top,
     skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, command: s.command })),
+    failed: result.failed.map((f) => ({ modelType: MODEL_TYPE_NAMES[f.backend], exitCode: f.exitCode, lastLine: f.lastLine })),
     gt: o.gt,
   });
   return result;

@@ -11,7 +11,7 @@ import {
   ACCURACY_HEADERS,
   accuracyCaption,
   accuracyRows,
-  defaultTitle, fpsCell, gapSentence, LAB_HEADERS, labRows, SETUP_HEADERS, setupRows, skippedSentence, speedupLine, stageCaption, stageHeaders, stageRows,
+  defaultTitle, failedSentence, fpsCell, gapSentence, notComparedLine, LAB_HEADERS, labRows, SETUP_HEADERS, setupRows, skippedSentence, speedupLine, stageCaption, stageHeaders, stageRows,
 } from './markdown.ts';
 import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
 
@@ -261,15 +261,16 @@ thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weig
 
 export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
-  if (r.fps.length || r.skipped.length) {
+  if (r.fps.length || r.skipped.length || r.failed.length) {
     body.push('<h2>Speed</h2>');
     body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
     if (r.accuracy.length) body.push(`<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`, table(ACCURACY_HEADERS, accuracyRows(r), [false, true, true, true, true, true, true]));
     const items = [
+      ...r.failed.map((x) => `<li class="warn"><b>${escapeHtml(failedSentence(x))}</b></li>`),
       ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
-      ...r.comparability.map((w) => `<li class="warn"><b>Not comparable</b>: ${escapeHtml(w)}.</li>`),
+      ...r.runNotes.map((n) => `<li class="warn">${escapeHtml(n)}</li>`),
       ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
-      ...r.speedupNotes.map((n) => `<li>${escapeHtml(n)}</li>`),
+      ...r.notCompared.map((n) => `<li class="warn">${escapeHtml(notComparedLine(n))}</li>`),
       ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
     ];
     if (items.length) body.push(`<ul>${items.join('')}</ul>`);

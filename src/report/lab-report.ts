@@ -64,6 +64,85 @@ export interface FpsRow {
   wallMsPerFrame: number;
   /** Figures typed in with `report --fps` (no run JSON behind them: no stages, no setup). */
   typedIn?: boolean;
+  /** What must be equal for two measured rows' FPS to be compared (absent for typed-in rows). */
+  basis?: ComparisonBasis;
+  /** Whether the row's runs kept their detections (infer --detections). */
+  keptBoxes?: boolean;
+}
+
+/** The conditions two measured rows must share before a speed-up between them means anything. */
+export interface ComparisonBasis {
+  /** The machine: host name where recorded, else the board, CPU and GPU. */
+  machine: string;
+  /** The ONNX the model's weights come from (an engine is compared by the ONNX it was built from). */
+  model: string;
+  video: string;
+  frameSize: string;
+  /** The loop and its frames in flight. */
+  loop: string;
+  profiler: string;
+}
+
+export function comparisonBasis(r: RunResult): ComparisonBasis {
+  const e = r.env;
+  const machine = e.host ? `host ${e.host}` : [e.jetson?.model, e.cpu, e.gpu && e.gpu !== e.jetson?.model ? e.gpu : undefined].filter(Boolean).join(', ');
+  const onnx = r.model.onnxSha256 ?? (r.backend === 'tensorrt' ? undefined : r.model.sha256);
+  return {
+    machine,
+    model: onnx ? `model ${onnx.slice(0, 12)}` : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
+    video: r.video.path.split('/').pop() ?? r.video.path,
+    frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
+    loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
+    profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
+  };
+}
+
+const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
+  ['machine', 'different machine'],
+  ['model', 'different model'],
+  ['video', 'different video'],
+  ['frameSize', 'different frame size'],
+  ['loop', 'different loop'],
+  ['profiler', 'different profiler'],
+];
+
+/** A pair of rows the report did not compare, and why (one line each in the report). */
+export interface NotCompared {
+  a: string;
+  b: string;
+  reason: string;
+}
+
+/** Agreement between two labels' boxes (any pair), for the speed-up rule. */
+export interface PairAgreement {
+  a: string;
+  b: string;
+  matchedShare?: number;
+  /** Boxes on either side in the frames compared. */
+  boxes?: number;
+  /** Why no agreement was computed. */
+  note?: string;
+}
+
+/**
+ * Why rows `a` and `b` may not be compared, or undefined when they may: both measured by jetprof on the same
+ * machine, model, video and frame size, loop and profiler, and where both kept boxes, the boxes agree (matched share
+ * at least `minMatch`). Typed-in rows compare only with each other (the user typed them from one board).
+ */
+export function whyNotComparable(a: FpsRow, b: FpsRow, agreement: PairAgreement | undefined, minMatch: number): string | undefined {
+  if (a.typedIn && b.typedIn) return undefined;
+  if (a.typedIn || b.typedIn) {
+    const [typed, measured] = a.typedIn ? [a, b] : [b, a];
+    return `${typed.modelType} was typed in (device and loop unknown), ${measured.modelType} was measured by jetprof`;
+  }
+  const diffs = BASIS_WORDS.filter(([k]) => a.basis![k] !== b.basis![k]).map(([k, words]) => `${words} (${a.basis![k]} / ${b.basis![k]})`);
+  if (diffs.length) return diffs.join('; ');
+  if (a.keptBoxes && b.keptBoxes) {
+    if (!agreement || agreement.matchedShare === undefined) return `boxes not checked (${agreement?.note ?? 'no agreement computed'})`;
+    if (!agreement.boxes) return 'boxes not checked: neither found a box (random weights or a high --conf?), so nothing says they compute the same thing';
+    if (agreement.matchedShare < minMatch) return `boxes disagree, ${(agreement.matchedShare * 100).toFixed(agreement.matchedShare > 0.99 ? 2 : 0)}% matched (at least ${(minMatch * 100).toFixed(0)}% needed)`;
+  }
+  return undefined;
 }
 
 /** `report --fps "TensorRT@960x540=10.45/4.99"`: the lab's own figures when there is no run JSON (the off-board route). */
@@ -85,7 +164,7 @@ export function typedFpsRow(x: TypedFps): FpsRow {
     endToEndFps: one(x.endToEndFps),
     runs: 1,
     frames: 0,
-    setup: { loop: 'typed in', profiler: 'unknown', executionProvider: '', precision: '', device: '', model: '', video: '', frameSize: '', frames: '' },
+    setup: { loop: 'unknown', profiler: 'unknown', executionProvider: '', precision: '', device: 'unknown (typed in)', model: '', video: '', frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '', frames: '' },
     profiled: false,
     pipelined: false,
     notInference: notInferenceShare(1000 / x.inferenceFps, 1000 / x.endToEndFps),
@@ -149,6 +228,14 @@ export interface EnvBlock {
   rows: [string, string][];
 }
 
+/** A backend that was asked for and failed (crashed, or failed under a profiler). */
+export interface FailedBackend {
+  modelType: string;
+  exitCode: number;
+  /** The last line it printed. */
+  lastLine?: string;
+}
+
 /** A backend that did not run, with why and what would make it run. */
 export interface SkippedBackend {
   modelType: string;
@@ -197,10 +284,11 @@ export interface LabReport {
   /** The label the others were checked against. */
   accuracyReference?: string;
   skipped: SkippedBackend[];
-  /** Why rows cannot be compared directly (different model, video, frame size or loop). */
-  comparability: string[];
-  /** Why some rows are left out of the speed-ups. */
-  speedupNotes: string[];
+  failed: FailedBackend[];
+  /** Pairs of rows not compared, with the reason. */
+  notCompared: NotCompared[];
+  /** Runs left out of the figures (interrupted, given twice), one sentence each. */
+  runNotes: string[];
   speedups: Speedup[];
   stages: StageTable[];
   series: FrameSeries[];
@@ -279,40 +367,38 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     wallShares: pipelined ? [] : meanWallShares(runs),
     ...(pipelined ? { busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<Stage, number> } : {}),
     wallMsPerFrame: meanWallMsPerFrame(runs),
+    basis: comparisonBasis(r),
+    keptBoxes: runs.every((x) => !!x.detectionsFile),
   };
 }
 
-/** Every faster row against every slower one (by inference FPS), among the rows given. */
-export function speedups(rows: FpsRow[]): Speedup[] {
+const pairKey = (a: string, b: string) => (a < b ? `${a}\n${b}` : `${b}\n${a}`);
+
+/**
+ * Every faster row against every slower one (by inference FPS) that may be compared; every other pair goes to
+ * `notCompared` with its reason.
+ */
+export function speedups(rows: FpsRow[], agreements: PairAgreement[] = [], minMatch = DEFAULT_MIN_MATCH): { speedups: Speedup[]; notCompared: NotCompared[] } {
+  const byPair = new Map(agreements.map((x) => [pairKey(x.a, x.b), x]));
   const out: Speedup[] = [];
-  for (const a of rows) {
-    for (const b of rows) {
-      if (a === b || a.inferenceFps.mean <= b.inferenceFps.mean || b.inferenceFps.mean <= 0 || b.endToEndFps.mean <= 0) continue;
+  const notCompared: NotCompared[] = [];
+  rows.forEach((x, i) => {
+    for (const y of rows.slice(i + 1)) {
+      const reason = whyNotComparable(x, y, byPair.get(pairKey(x.label, y.label)), minMatch);
+      if (reason) {
+        notCompared.push({ a: x.modelType, b: y.modelType, reason });
+        continue;
+      }
+      const [a, b] = x.inferenceFps.mean >= y.inferenceFps.mean ? [x, y] : [y, x];
+      if (b.inferenceFps.mean <= 0 || b.endToEndFps.mean <= 0) continue;
       out.push({ faster: a.modelType, baseline: b.modelType, inference: a.inferenceFps.mean / b.inferenceFps.mean, endToEnd: a.endToEndFps.mean / b.endToEndFps.mean });
     }
-  }
-  return out;
+  });
+  return { speedups: out, notCompared };
 }
 
-/** Differences that make two rows' FPS incomparable, one sentence each. */
-export function comparabilityWarnings(groups: RunResult[][]): string[] {
-  if (groups.length < 2) return [];
-  const out: string[] = [];
-  const check = (what: string, key: (r: RunResult) => string, which: (r: RunResult) => boolean = () => true) => {
-    const values = new Map<string, string[]>();
-    for (const g of groups) for (const r of g.filter(which)) values.set(key(r), [...(values.get(key(r)) ?? []), r.setup.label]);
-    if (values.size > 1) out.push(`different ${what}: ${[...values].map(([v, labels]) => `${[...new Set(labels)].join(', ')}: ${v}`).join('; ')}`);
-  };
-  // An engine's bytes differ from its ONNX's: across backends the model is compared by shape; within one, by file.
-  check('model', (r) => `${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes`);
-  for (const backend of new Set(groups.flatMap((g) => g.map((r) => r.backend)))) {
-    check(`${MODEL_TYPE_NAMES[backend]} model file`, (r) => `sha ${r.model.sha256.slice(0, 8)}`, (r) => r.backend === backend);
-  }
-  check('video', (r) => r.video.path.split('/').pop() ?? r.video.path);
-  check('frame size', (r) => `${r.frameSize[0]}x${r.frameSize[1]}`);
-  check('loop', (r) => r.setup.loop);
-  return out;
-}
+/** The matched share two rows' boxes need before their speeds are compared (`report --min-match`). */
+export const DEFAULT_MIN_MATCH = 0.99;
 
 function stageTable(runs: RunResult[], modelType: string): StageTable {
   const r = runs[0];
@@ -493,8 +579,13 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
 
 export interface ReportExtras {
   skipped?: SkippedBackend[];
+  failed?: FailedBackend[];
   accuracy?: ReportAccuracy;
   typedFps?: TypedFps[];
+  /** Matched share two rows' boxes need before their speeds are compared (default 0.99). */
+  minMatch?: number;
+  /** Sentences about runs left out before the report was built (files given twice). */
+  runNotes?: string[];
 }
 
 function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: AccuracyRow[]; reference?: string } {
@@ -510,7 +601,14 @@ function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: A
   return { rows, reference };
 }
 
-export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], top = 10, extras: ReportExtras = {}): LabReport {
+export function buildLabReport(allRuns: RunResult[], profiles: LabeledProfile[], top = 10, extras: ReportExtras = {}): LabReport {
+  // An interrupted run (Ctrl-C in run 2 of --repeat 3) measured less than asked: it is kept out of every figure.
+  const interrupted = allRuns.filter((r) => r.interrupted);
+  const runs = allRuns.filter((r) => !r.interrupted);
+  const runNotes = [
+    ...(extras.runNotes ?? []),
+    ...interrupted.map((r) => `left out: a run of ${r.setup.label} started ${r.startedAt} was interrupted after ${r.frames} measured frame(s); its figures are in its file, not in this report`),
+  ];
   const groups = groupByLabel(runs);
   const partial = groups.map(fpsRow);
   // Model Type names must tell rows apart: add the label where two rows would read the same.
@@ -521,15 +619,7 @@ export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], to
     })),
     ...(extras.typedFps ?? []).map(typedFpsRow),
   ];
-  const profiled = fps.filter((x) => x.profiled);
-  const allProfiled = profiled.length === fps.length;
-  const speedupRows = allProfiled ? fps : fps.filter((x) => !x.profiled);
-  const speedupNotes =
-    profiled.length && !allProfiled
-      ? [`left out of the speed-ups: ${profiled.map((x) => `${x.modelType} (measured under ${x.setup.profiler})`).join(', ')}: a profiler slows the run, so its FPS is not compared with unprofiled ones`]
-      : allProfiled && profiled.length
-        ? ['every row was measured under a profiler: the speed-ups compare profiled runs with each other']
-        : [];
+  const compared = speedups(fps, extras.accuracy?.pairs ?? [], extras.minMatch ?? DEFAULT_MIN_MATCH);
   const accuracy = accuracyRows(fps, extras.accuracy);
   const board = groups
     .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
@@ -541,9 +631,10 @@ export function buildLabReport(runs: RunResult[], profiles: LabeledProfile[], to
     accuracy: accuracy.rows,
     ...(accuracy.reference ? { accuracyReference: accuracy.reference } : {}),
     skipped: extras.skipped ?? [],
-    comparability: comparabilityWarnings(groups),
-    speedupNotes,
-    speedups: speedups(speedupRows),
+    failed: extras.failed ?? [],
+    notCompared: compared.notCompared,
+    runNotes,
+    speedups: compared.speedups,
     stages: groups.map((g, i) => stageTable(g, fps[i].modelType)),
     series: runs.map(frameSeries).filter((x): x is FrameSeries => !!x),
     profiles: profiles.flatMap((p) => profileSection(p, top)),

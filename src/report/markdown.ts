@@ -11,7 +11,9 @@ export function speedupLine(s: LabReport['speedups'][number]): string {
   return `${s.faster} vs ${s.baseline}: ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`;
 }
 
-/** "17.05" for one run, "17.05 ± 0.31 (3 runs)" for several. */
+const stdCell = (s: Spread) => (s.n > 1 ? f2(s.std) : '');
+
+/** "17.05" for one run (its spread is unknown), "17.05 ± 0.31 (3 runs)" for several. */
 export function fpsCell(s: Spread): string {
   return s.n > 1 ? `${s.mean.toFixed(2)} ± ${s.std.toFixed(2)} (${s.n} runs)` : s.mean.toFixed(2);
 }
@@ -19,13 +21,29 @@ export function fpsCell(s: Spread): string {
 export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
 
 export function labRows(r: LabReport): string[][] {
-  return [...r.fps.map((x) => [x.modelType, x.inputSize, fpsCell(x.inferenceFps), fpsCell(x.endToEndFps)]), ...r.skipped.map((x) => [x.modelType, '', 'skipped', 'skipped'])];
+  return [
+    ...r.fps.map((x) => [x.modelType, x.inputSize, fpsCell(x.inferenceFps), fpsCell(x.endToEndFps)]),
+    ...r.failed.map((x) => [x.modelType, '', `failed (exit ${x.exitCode})`, 'failed']),
+    ...r.skipped.map((x) => [x.modelType, '', 'skipped', 'skipped']),
+  ];
+}
+
+export function notComparedLine(n: LabReport['notCompared'][number]): string {
+  return `not compared: ${n.a} vs ${n.b}: ${n.reason}`;
+}
+
+export function failedSentence(x: LabReport['failed'][number]): string {
+  return `${x.modelType} failed: exit code ${x.exitCode}${x.lastLine ? `; its last line: ${x.lastLine}` : ''}`;
 }
 
 export const SETUP_HEADERS = ['Label', 'Loop', 'Profiler', 'Provider', 'Precision', 'Device', 'Model', 'Video', 'Frame size', 'Frames', 'Runs'];
 
 export function setupRows(r: LabReport): string[][] {
-  return r.fps.filter((x) => !x.typedIn).map((x) => [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)]);
+  return r.fps.map((x) =>
+    x.typedIn
+      ? [`${x.label} (typed in)`, x.setup.loop, x.setup.profiler, '', '', x.setup.device, '', '', x.setup.frameSize, '', '']
+      : [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)],
+  );
 }
 
 /** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
@@ -112,8 +130,10 @@ export function boardRows(r: LabReport): string[][] {
 export function defaultTitle(r: LabReport): string {
   const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
   const skipped = r.skipped.map((x) => x.modelType);
+  const failed = r.failed.map((x) => x.modelType);
   const ran = names.length ? names.join(' vs ') : 'no backend ran';
-  return `YOLOv4-Tiny: ${ran}${skipped.length ? ` (${skipped.join(', ')} skipped)` : ''}`;
+  const aside = [failed.length ? `${failed.join(', ')} failed` : '', skipped.length ? `${skipped.join(', ')} skipped` : ''].filter(Boolean);
+  return `YOLOv4-Tiny: ${ran}${aside.length ? ` (${aside.join('; ')})` : ''}`;
 }
 
 function timedTable(title: string, rows: TimedRow[], nameHeader: string): string[] {
@@ -160,17 +180,18 @@ function profileMarkdown(p: ProfileSection): string[] {
 
 export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   const out: string[] = [`# ${title}`, ''];
-  if (r.fps.length || r.skipped.length) {
+  if (r.fps.length || r.skipped.length || r.failed.length) {
     out.push('## Speed', '');
     out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
     if (r.accuracy.length) out.push(`**Accuracy** (${accuracyCaption(r)})`, '', markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']), '');
+    for (const x of r.failed) out.push(`- **${failedSentence(x)}**`);
     for (const x of r.skipped) out.push(`- ${skippedSentence(x)}`);
-    for (const w of r.comparability) out.push(`- **Not comparable**: ${w}.`);
+    for (const n of r.runNotes) out.push(`- ${n}`);
     for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);
-    for (const n of r.speedupNotes) out.push(`- ${n}`);
+    for (const n of r.notCompared) out.push(`- ${notComparedLine(n)}`);
     for (const x of r.fps) out.push(`- ${gapSentence(x)}`);
     out.push('');
-    if (r.fps.some((x) => !x.typedIn)) {
+    if (r.fps.length) {
       out.push('**What each row measured**', '');
       out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
     }
@@ -205,7 +226,8 @@ export function reportCsv(r: LabReport): Record<string, string> {
   files['fps.csv'] = csvTable(
     ['label', 'model_type', 'model_input_size', 'inference_fps', 'inference_fps_std', 'end_to_end_fps', 'end_to_end_fps_std', 'runs', 'frames', 'not_inference_share', 'loop', 'profiler', 'execution_provider', 'precision', 'device'],
     r.fps.map((x) => [
-      x.label, x.modelType, x.inputSize, f2(x.inferenceFps.mean), f2(x.inferenceFps.std), f2(x.endToEndFps.mean), f2(x.endToEndFps.std), x.runs, x.frames, x.notInference.toFixed(4),
+      // one run has no spread: its std is unknown (empty), not 0; a typed-in row has no frame count
+      x.label, x.modelType, x.inputSize, f2(x.inferenceFps.mean), stdCell(x.inferenceFps), f2(x.endToEndFps.mean), stdCell(x.endToEndFps), x.runs, x.typedIn ? '' : x.frames, x.notInference.toFixed(4),
       x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device,
     ]),
   );

@@ -1,11 +1,11 @@
 /** The report's file edge: load runs and profiles, build the LabReport, write Markdown, HTML and CSV atomically. */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { reportHtml } from './html.ts';
-import { buildLabReport, type LabeledProfile, type SkippedBackend, type TypedFps } from './lab-report.ts';
+import { buildLabReport, type FailedBackend, type LabeledProfile, type SkippedBackend, type TypedFps } from './lab-report.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
 import { reportAccuracy } from '../accuracy/report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
@@ -26,6 +26,34 @@ export interface ReportFiles {
   ref?: string;
   /** Typed-in lab figures (`--fps`), for runs without a run JSON. */
   typedFps?: TypedFps[];
+  /** Backends that were asked for and failed (compare). */
+  failed?: FailedBackend[];
+  /** Matched share two rows' boxes need before their speeds are compared (default 0.99). */
+  minMatch?: number;
+  /** Things the user should know that are not errors (a run file given twice). */
+  onWarning?: (message: string) => void;
+}
+
+/** Each run file once: the same file given twice (or through a runset and by name) would count as two runs. */
+function uniqueRunFiles(files: { path: string; run: RunResult }[]): { files: { path: string; run: RunResult }[]; notes: string[] } {
+  const seen = new Map<string, string>();
+  const notes: string[] = [];
+  const out = files.filter((f) => {
+    let key = f.path;
+    try {
+      key = realpathSync(f.path);
+    } catch {
+      // a path that cannot be resolved was read already; keep its name as the key
+    }
+    const first = seen.get(key);
+    if (first !== undefined) {
+      notes.push(`${f.path} was given more than once (also as ${first}): it counts as one run`);
+      return false;
+    }
+    seen.set(key, f.path);
+    return true;
+  });
+  return { files: out, notes };
 }
 
 /** Builds the report and writes what was asked; returns the Markdown. */
@@ -37,7 +65,9 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   if (o.csv && existsSync(o.csv) && !statSync(o.csv).isDirectory()) {
     throw new JetprofError('BAD_OUTPUT', `${o.csv}: --csv takes a folder (one CSV file per table), and this is a file`, { suggestion: 'give a folder name, e.g. --csv report-csv' });
   }
-  const runFiles = o.runs.flatMap(loadRunFiles);
+  const unique = uniqueRunFiles(o.runs.flatMap(loadRunFiles));
+  const runFiles = unique.files;
+  for (const n of unique.notes) o.onWarning?.(n);
   const runs: RunResult[] = runFiles.map((f) => f.run);
   const profiles: LabeledProfile[] = [];
   for (const p of o.profiles) {
@@ -49,7 +79,8 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
   }
   const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
-  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, accuracy, typedFps: o.typedFps });
+  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, failed: o.failed, accuracy, typedFps: o.typedFps, minMatch: o.minMatch, runNotes: unique.notes });
+  for (const n of report.runNotes.slice(unique.notes.length)) o.onWarning?.(n);
   const md = reportMarkdown(report, o.title);
   if (o.out) writeOutput(o.out, md);
   if (o.html) writeOutput(o.html, reportHtml(report, o.title));

@@ -1,10 +1,12 @@
 /** What the run ran on, for the run JSON and the report's environment block. Reads files only; never fails. */
 import { spawnSync } from 'node:child_process';
-import { cpus } from 'node:os';
+import { cpus, hostname } from 'node:os';
 import { isJetsonModel, readJetsonIdentity } from '../platform/board.ts';
 
 export interface EnvInfo {
   node: string;
+  /** The machine's host name: runs from two machines are never compared. */
+  host?: string;
   onnxruntime?: string;
   opencv?: string;
   tensorrt?: string;
@@ -23,7 +25,7 @@ export function jetsonInfo(): EnvInfo['jetson'] {
 }
 
 export function baseEnv(): EnvInfo {
-  const env: EnvInfo = { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}` };
+  const env: EnvInfo = { node: process.version, host: hostname(), cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}` };
   const jetson = jetsonInfo();
   if (jetson) {
     env.jetson = jetson;

@@ -15,7 +15,9 @@ export type ErrorCode =
   | 'TOOL_FAILED'
   | 'TENSORRT_UNAVAILABLE'
   | 'BAD_ENGINE'
-  | 'BAD_INPUT';
+  | 'BAD_INPUT'
+  | 'NOTHING_TO_COMPARE'
+  | 'BAD_OUTPUTS';
 
 export class JetprofError extends Error {
   readonly code: ErrorCode;

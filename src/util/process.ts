@@ -1,5 +1,6 @@
 /** Running an external command (nsys, nvprof, trtexec, an entry script) and collecting what it prints. */
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 
 export interface RunCommandOptions {
   /** Each chunk as it arrives, with the stream it came from. */
@@ -8,7 +9,7 @@ export interface RunCommandOptions {
   onSpawn?: (pid: number) => (() => void) | void;
 }
 
-/** Resolves with the exit code (130 after SIGINT, 1 for other signals) and stdout + stderr in arrival order. */
+/** Resolves with the exit code (128 + the signal's number when a signal ended it) and stdout + stderr in arrival order. */
 export function runCommand(cmd: string, args: string[], o: RunCommandOptions = {}): Promise<{ code: number; output: Buffer }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -23,7 +24,8 @@ export function runCommand(cmd: string, args: string[], o: RunCommandOptions = {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       onClose?.();
-      resolve({ code: code ?? (signal === 'SIGINT' ? 130 : 1), output: Buffer.concat(chunks) });
+      // killed by a signal: 128 + its number, as a shell reports it (SIGINT 130, SIGTRAP from a V8 fatal error 133)
+      resolve({ code: code ?? 128 + ((signal && constants.signals[signal]) || 0), output: Buffer.concat(chunks) });
     });
   });
 }
