@@ -300,7 +300,7 @@ const VTEST = join(ROOT, 'videos', 'vtest.avi');
     runs[backend] = json;
   }
   const opencvRun = JSON.parse(readFileSync(runs.opencv, 'utf8'));
-  t.like(opencvRun.setup, { executionProvider: 'cpu', precision: 'fp32', label: 'opencv-fp32-cpu-pipelined3' });
+  t.like(opencvRun.setup, { executionProvider: 'cpu', precision: 'fp32', label: 'opencv-fp32-cpu-sequential' });
   t.regex(opencvRun.backendDetail, /^OpenCV DNN 4\.\d+\.\d+ \(cpu\), ONNX importer$/);
   const perFrame: number[] = opencvRun.perFrame.detections;
   t.true(perFrame.every((n) => n >= 10 && n < 300), `tens of boxes per frame: ${perFrame}`);
@@ -331,7 +331,7 @@ test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, 
   const r = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'cuda', '--warmup', '1', '--no-write', '-q', '--json', '-']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /^infer: OpenCV 4\.\d+\.\d+ here was built without CUDA and cuDNN \(cv\.getBuildInformation\(\)\); using the CPU\. On a Jetson, build OpenCV with -D WITH_CUDA=ON/m);
-  t.like(JSON.parse(r.stdout).setup, { executionProvider: 'cpu', label: 'opencv-fp32-cpu-pipelined3' });
+  t.like(JSON.parse(r.stdout).setup, { executionProvider: 'cpu', label: 'opencv-fp32-cpu-sequential' });
   const bad = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'tensorrt']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda/);

@@ -53,8 +53,9 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
     t.true(st.totalMs <= run.wallMs + 1e-6, `${s} total ${st.totalMs} <= wall ${run.wallMs}`);
     stagesTotal += st.totalMs;
   }
-  // The default loop is pipelined: stages overlap, so together they may exceed the wall time, never each alone.
-  t.like(run.setup, { loop: 'pipelined', inFlight: 3, profiler: 'none', executionProvider: 'cpu', precision: 'fp32', label: 'onnx-fp32-cpu-pipelined3' });
+  // --pipeline auto (the default): ONNX Runtime on the CPU takes every core, so the sequential loop, and it says why
+  t.like(run.setup, { loop: 'sequential', profiler: 'none', executionProvider: 'cpu', precision: 'fp32', label: 'onnx-fp32-cpu-sequential' });
+  t.regex(r.stderr, /infer: sequential loop \(--pipeline auto: the model runs on the CPU and uses all \d+ cores/);
   t.regex(run.setup.device, /^CPU: /);
   t.true(stagesTotal >= run.stages.inference.totalMs);
   t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
@@ -273,7 +274,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   const runs = [1, 2, 3].map((k) => JSON.parse(readFileSync(join(dir, `onnx-${k}.json`), 'utf8')));
   for (const run of runs) t.like(run, { schema: 'jetprof.run/2', frames: 8 });
   const set = JSON.parse(readFileSync(json, 'utf8'));
-  t.like(set, { schema: 'jetprof.runset/1', label: 'onnx-fp32-cpu-pipelined3', runs: 3, files: ['onnx-1.json', 'onnx-2.json', 'onnx-3.json'] });
+  t.like(set, { schema: 'jetprof.runset/1', label: 'onnx-fp32-cpu-sequential', runs: 3, files: ['onnx-1.json', 'onnx-2.json', 'onnx-3.json'] });
   const fps = runs.map((x) => x.inferenceFps);
   const mean = (fps[0] + fps[1] + fps[2]) / 3;
   const std = Math.sqrt(fps.reduce((a, v) => a + (v - mean) ** 2, 0) / 2);
@@ -281,7 +282,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   t.is(set.inferenceFps.min, Math.min(...fps));
   t.true(Math.abs(set.inferenceFps.ci95[1] - (mean + (4.303 * std) / Math.sqrt(3))) < 1e-9, '95% CI with Student t, 2 degrees of freedom');
   t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
-  t.regex(r.stderr, /3 runs of onnx-fp32-cpu-pipelined3:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
+  t.regex(r.stderr, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, new RegExp(`\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`));

@@ -3,6 +3,7 @@
  * statistics in the run JSON; ORT in a worker thread gives the same outputs as in the main thread.
  */
 import test from 'ava';
+import { chooseLoop } from '../src/pipeline/loop-choice.ts';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,4 +83,19 @@ test('bad model in the worker: the error comes back as one line', async (t) => {
   const bad = join(scratchDir(), 'not-a-model.onnx');
   execFileSync('sh', ['-c', `echo garbage > ${bad}`]);
   await t.throwsAsync(createOnnxWorkerSession(bad), { message: /not-a-model\.onnx: ONNX Runtime cannot load this model/ });
+});
+
+test('--pipeline auto: sequential when the model runs on the CPU and takes its cores, pipelined on a GPU or with cores to spare', (t) => {
+  const cpu = chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', cores: 2 });
+  t.false(cpu.pipelined);
+  t.regex(cpu.why!, /runs on the CPU and uses all 2 cores/);
+  t.false(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cpu', cores: 6 }).pipelined, 'OpenCV DNN on the CPU too');
+  t.false(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => false }).pipelined, 'OpenCV without CUDA falls back to the CPU');
+  t.true(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => true }).pipelined);
+  t.true(chooseLoop({ mode: 'auto', backend: 'tensorrt', executionProvider: 'cpu', cores: 4 }).pipelined, 'TensorRT runs on the GPU');
+  t.true(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cuda', cores: 4 }).pipelined);
+  t.true(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 2, cores: 8 }).pipelined, 'six cores to spare');
+  t.false(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 1, cores: 2 }).pipelined, 'one spare core is not enough');
+  t.deepEqual(chooseLoop({ mode: 'on', backend: 'onnx', executionProvider: 'cpu', cores: 2 }), { pipelined: true }, 'on and off are obeyed, without a reason');
+  t.deepEqual(chooseLoop({ mode: 'off', backend: 'tensorrt', executionProvider: 'tensorrt', cores: 2 }), { pipelined: false });
 });

@@ -68,7 +68,7 @@ const model = makeModel('profiled', PERSON_VEHICLE_CFG, 9);
 test.serial('real nsys: the five stage ranges, one instance per frame, agreeing with the run JSON within 20%', (t) => {
   const video = makeVideo('profiled.mp4', 12, 320, 240);
   const out = join(scratchDir(), 'nsys-profile');
-  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', video, '--model', model.onnxPath, '--warmup', '0', '-q', '--output', join(out, 'v.mp4')], { timeout: 400_000 });
+  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', video, '--model', model.onnxPath, '--pipeline', 'on', '--warmup', '0', '-q', '--output', join(out, 'v.mp4')], { timeout: 400_000 });
   t.is(r.code, 0, r.stderr);
   t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));

@@ -343,7 +343,7 @@ test.serial('jetprof compare: both backends (TensorRT through the CPU ABI librar
   writeFileSync(engine, ['jetprof-cpu-engine 1', 'tensorrt 8.6.1', 'input images 0 1 3 480 640', ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`), ''].join('\n'));
   const video = makeVideo('compare.mp4', 10, 320, 240);
   const out = join(dir, 'compare');
-  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--backends', 'onnx,trt', '--out-dir', out, '--', '--model', model.onnxPath, '--warmup', '2'], {
+  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--backends', 'onnx,trt', '--out-dir', out, '--', '--model', model.onnxPath, '--pipeline', 'on', '--warmup', '2'], {
     env: { JETPROF_TRT_SHIM: lib },
     timeout: 600_000,
   });

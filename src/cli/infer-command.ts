@@ -3,6 +3,7 @@
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { availableParallelism } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import { classifySource } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
@@ -11,6 +12,9 @@ import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
+import { chooseLoop, type PipelineMode } from '../pipeline/loop-choice.ts';
+import { openCvHasCuda } from '../backends/opencv.ts';
+import { loadOpenCv } from '../video/opencv.ts';
 import { findTegrastats } from '../platform/tegrastats-runner.ts';
 import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
@@ -60,7 +64,7 @@ interface InferCliOptions {
   ep: OnnxExecutionProvider;
   nvtx: boolean;
   quiet: boolean;
-  pipeline: 'on' | 'off';
+  pipeline: PipelineMode;
   inFlight: number;
 }
 
@@ -131,7 +135,11 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
     .option('--detections <file.json>', 'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map')
     .option('--coco-category-ids', 'with --detections: category_id as COCO\'s 1..90 ids (an 80-class COCO model) instead of the class index', false)
-    .addOption(new Option('--pipeline <on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series').choices(['on', 'off']).default('on'))
+    .addOption(
+      new Option('--pipeline <auto|on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series (the lab\'s loop); auto: on when the model runs on the GPU, off when it runs on the CPU and takes its cores')
+        .choices(['auto', 'on', 'off'])
+        .default('auto'),
+    )
     .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
     .option('--no-tegrastats', 'do not record tegrastats beside the run (default: recorded when tegrastats exists, i.e. on a Jetson)')
     .option('--tegrastats-interval <ms>', 'tegrastats sampling interval', parseIntInRange('--tegrastats-interval', 10, 60_000), 200)
@@ -208,6 +216,15 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
     if (tegrastatsBin && !o.quiet) process.stderr.write(`${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`);
+    const loop = chooseLoop({
+      mode: o.pipeline,
+      backend: o.backend,
+      executionProvider: o.ep,
+      threads: o.threads,
+      cores: availableParallelism(),
+      openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
+    });
+    if (loop.why && !o.quiet) process.stderr.write(`${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${loop.why})\n`);
     const runs: RunResult[] = [];
     const files: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested; k++) {
@@ -240,7 +257,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         warmupFrames: o.warmup,
         threads: o.threads,
         executionProvider: o.ep,
-        pipeline: o.pipeline === 'on',
+        pipeline: loop.pipelined,
         inFlight: o.inFlight,
         nvtx,
         shouldStop: () => stopRequested,
