@@ -317,29 +317,42 @@ test('10. an unknown cfg key is a warning with the line and the nearest key; --s
 const SYNTHETIC_NVPROF = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt'), 'utf8');
 const NSYS_2022 = readFileSync(join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt'), 'utf8');
 
-test('9a. a log cut mid-line: the half line is a diagnostic, not a row', async (t) => {
+test('9a. no newline after the last line: a whole row is kept (with a note), a line cut in its numbers is a diagnostic', async (t) => {
   const { parseNsysStats } = await import('../src/parsers/nsys.ts');
   const { parseNvprof } = await import('../src/parsers/nvprof.ts');
-  // cut inside the last range name of the nsys NVTX table: "inference" -> "infer"
-  const nsysText = NSYS_2022.trimEnd();
-  const cut = nsysText.slice(0, nsysText.lastIndexOf('inference') + 5);
+  const rangesOf = (text: string) => (parseNsysStats(text).value.reports.nvtx_sum?.rows ?? []).map((x) => x.range);
+  // the NVTX table's rows up to its last one, with no newline after it
+  const nsysText = NSYS_2022.slice(0, NSYS_2022.indexOf('PushPop  postprocess') + 'PushPop  postprocess'.length);
+  const whole = rangesOf(`${nsysText}\n`);
+  t.true(whole.includes('postprocess'));
+  // many saved logs simply end without a newline: the last row is not lost
+  t.deepEqual(rangesOf(nsysText), whole, 'the same rows as with the newline');
+  t.true(parseNsysStats(nsysText).diagnostics.some((d) => d.code === 'NO_FINAL_NEWLINE'));
+  // cut inside the numbers of the last row: not a row, a TRUNCATED_LINE diagnostic
+  const lastLine = nsysText.split('\n').pop()!;
+  const cut = nsysText.slice(0, nsysText.length - lastLine.length + lastLine.search(/\d/) + 3);
   const r = parseNsysStats(cut);
-  const ranges = (r.value.reports.nvtx_sum?.rows ?? []).map((x) => x.range);
-  t.false(ranges.includes('infer'), `no half name among ${ranges}`);
+  t.is(rangesOf(cut).length, whole.length - 1, 'the cut row is not kept');
   t.true(r.diagnostics.some((d) => d.code === 'TRUNCATED_LINE' && /the log ends mid-line/.test(d.message)));
-  // the same through a file, and for nvprof: the last row of the dependency table cut in its name
+  // the same through a file, and for nvprof: the last row of the dependency table cut in its numbers
   const dir = fresh('cut');
   const file = join(dir, 'cut.txt');
   const nv = SYNTHETIC_NVPROF.trimEnd();
-  writeFileSync(file, nv.slice(0, nv.length - 4));
+  const nvLast = nv.split('\n').pop()!;
+  const nvCut = nv.slice(0, nv.length - nvLast.length + nvLast.search(/\d/) + 3);
+  writeFileSync(file, nvCut);
   const p = runCli('jetprof', ['parse', file]);
   t.is(p.code, 0, p.stderr);
   const parsed = JSON.parse(p.stdout);
-  const lastName = nv.split('\n').pop()!.trim().split(/\s{2,}/).pop()!;
+  const lastName = nvLast.trim().split(/\s{2,}/).pop()!;
   const names = parsed.processes.flatMap((x: { dependency: { name: string }[]; summary: { name: string }[] }) => [...x.dependency, ...x.summary].map((d) => d.name));
-  t.false(names.includes(lastName.slice(0, -4)), 'the cut name is not a row');
+  t.false(names.includes(lastName), 'the cut row is not a row');
   t.regex(p.stderr, /the log ends mid-line/);
-  t.is(parseNvprof(nv.slice(0, nv.length - 4)).diagnostics.filter((d) => d.code === 'TRUNCATED_LINE').length, 1);
+  t.is(parseNvprof(nvCut).diagnostics.filter((d) => d.code === 'TRUNCATED_LINE').length, 1);
+  // the whole log without its final newline keeps its last row, through the file path (byte scanner) too
+  writeFileSync(file, nv);
+  const kept = JSON.parse(runCli('jetprof', ['parse', file]).stdout);
+  t.true(kept.processes.some((x: { dependency: { name: string }[]; summary: { name: string }[] }) => [...x.dependency, ...x.summary].some((d) => d.name === lastName)), `the last row (${lastName}) is kept`);
 });
 
 test('9b. a log concatenated with itself: no doubled rows, one diagnostic; --all-runs keeps each copy', async (t) => {

@@ -6,6 +6,7 @@ export type DiagnosticCode =
   | 'NO_DATA'
   | 'UNKNOWN_FORMAT'
   | 'TRUNCATED_LINE'
+  | 'NO_FINAL_NEWLINE'
   | 'DUPLICATE_RUN'
   | 'JOINED_LINE';
 
@@ -42,12 +43,48 @@ export function cutLineDiagnostic(line: number, text: string): Diagnostic {
   return { severity: 'warning', code: 'TRUNCATED_LINE', line, message: `the log ends mid-line (no newline after its last line), so that line was not used: ${text.trim().slice(0, 120)}` };
 }
 
-/** Feeds `text` line by line; a last line without a newline goes through the rule above. */
-export function feedText(text: string, parser: { push(line: string): void; cutLine(text: string): void }): void {
+export function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
+  return { severity: 'warning', code: 'NO_FINAL_NEWLINE', line, message: `the log has no newline after its last line; the line parses as a complete row, so it was kept (if the file was cut there, its last cell may be cut too): ${text.trim().slice(0, 120)}` };
+}
+
+/** What both parsers offer for the last line of a log that has no newline after it. */
+export interface LastLineParser {
+  push(line: string): void;
+  /** Rows kept or counted so far: a push that adds one took the line as a row. */
+  rowCount(): number;
+  readonly diagnostics: DiagnosticList;
+  readonly lineNumber: number;
+}
+
+/**
+ * The last line of a log with no newline after it (many saved logs end so; so does a log cut mid-line): a CSV row
+ * closed by its quote is whole; any other line is kept when it parses as a complete row (with a note), and is a
+ * TRUNCATED_LINE diagnostic otherwise: half an NVTX name or half a number must not become a row.
+ */
+export function feedLastLine(parser: LastLineParser, text: string): void {
+  if (lastLineIsWhole(text)) {
+    parser.push(text);
+    return;
+  }
+  const rows = parser.rowCount();
+  const mark = parser.diagnostics.mark();
+  parser.push(text);
+  if (parser.rowCount() > rows) {
+    parser.diagnostics.push(keptLastLineDiagnostic(parser.lineNumber, text));
+    return;
+  }
+  const after = parser.diagnostics.mark();
+  if (after.items === mark.items && after.omitted === mark.omitted) return; // understood, not a row (SKIPPED: ..., a title)
+  parser.diagnostics.rollback(mark);
+  parser.diagnostics.push(cutLineDiagnostic(parser.lineNumber, text));
+}
+
+/** Feeds `text` line by line; a last line without a newline goes to the parser's lastLine (feedLastLine's rule). */
+export function feedText(text: string, parser: { push(line: string): void; lastLine(text: string): void }): void {
   const lines = splitLines(text);
   const terminated = text.endsWith('\n') || text.endsWith('\r');
   lines.forEach((line, i) => {
-    if (i === lines.length - 1 && !terminated && !lastLineIsWhole(line)) parser.cutLine(line);
+    if (i === lines.length - 1 && !terminated) parser.lastLine(line);
     else parser.push(line);
   });
 }
@@ -67,6 +104,17 @@ export class DiagnosticList {
       this.omitted++;
       this.lastLine = d.line;
     }
+  }
+
+  /** Where the list stands now, for `rollback`. */
+  mark(): { items: number; omitted: number } {
+    return { items: this.items.length, omitted: this.omitted };
+  }
+
+  /** Forgets what was pushed since `mark` (a line tried as a row and not taken). */
+  rollback(m: { items: number; omitted: number }): void {
+    this.items.length = m.items;
+    this.omitted = m.omitted;
   }
 
   finish(): Diagnostic[] {

@@ -8,7 +8,7 @@
  * new ones. Pure, line by line, never throws.
  */
 import { type Column, camelKey, ruleColumns, sliceByRule } from './columns.ts';
-import { cutLineDiagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
+import { cutLineDiagnostic, DiagnosticList, feedLastLine, feedText, type ParseResult } from './diagnostics.ts';
 import { parseGroupedInteger, parseGroupedNumber, splitCsvLine } from './units.ts';
 
 /** Old (nsys <= 2022) report names -> current names. */
@@ -151,7 +151,7 @@ export class NsysParser {
   private readonly tables: NsysTable[] = [];
   private readonly skipped: Record<string, string> = {};
   private readonly warnings: string[] = [];
-  private readonly diagnostics = new DiagnosticList();
+  readonly diagnostics = new DiagnosticList();
   private pendingReport: string | undefined;
   private pendingTitle: string | undefined;
   private previous = '';
@@ -208,10 +208,23 @@ export class NsysParser {
     }
   }
 
-  /** The last line of a log cut mid-line: a diagnostic, not a row. */
-  cutLine(text: string): void {
-    this.lineNo++;
-    this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
+  get lineNumber(): number {
+    return this.lineNo;
+  }
+
+  /** Rows kept so far, over every table (feedLastLine asks whether a line became one). */
+  rowCount(): number {
+    return this.tables.reduce((n, t) => n + t.rows.length, 0);
+  }
+
+  /** The last line of a log with no newline after it: a row when it parses as one, else a cut line (feedLastLine). */
+  lastLine(text: string): void {
+    feedLastLine(this, text);
+    // kept as a possible table header, which no rule line will follow: the end of a cut line, not a header
+    if (this.previous === text) {
+      this.previous = '';
+      this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
+    }
   }
 
   finish(): ParseResult<NsysStats> {

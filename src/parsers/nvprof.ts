@@ -9,7 +9,7 @@
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
 import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
-import { cutLineDiagnostic, type Diagnostic, DiagnosticList, feedText, type ParseResult } from './diagnostics.ts';
+import { type Diagnostic, DiagnosticList, feedLastLine, feedText, type ParseResult } from './diagnostics.ts';
 import { digitsValue, isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
 import { decimalToNs, durationNsAt, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
@@ -139,7 +139,7 @@ export class NvprofParser {
   /** Processes whose run header was seen, and whether rows came after it. */
   private readonly runs = new Map<string, number>();
   private discarding: string | undefined;
-  private readonly diagnostics = new DiagnosticList();
+  readonly diagnostics = new DiagnosticList();
   private current: NvprofProcess | undefined;
   private section: Section = 'none';
   private table: Table | undefined;
@@ -152,10 +152,23 @@ export class NvprofParser {
   /** The line of the last trace row kept, for a name wrapped onto the next line. */
   private lastTraceRowLine = -1;
 
-  /** The last line of a log cut mid-line: a diagnostic, not a row. */
-  cutLine(text: string): void {
-    this.lineNo++;
-    this.diagnostics.push(cutLineDiagnostic(this.lineNo, text));
+  get lineNumber(): number {
+    return this.lineNo;
+  }
+
+  /** Rows kept or counted so far, over every process and table (feedLastLine asks whether a line became one). */
+  rowCount(): number {
+    let n = 0;
+    for (const p of this.processes.values()) {
+      n += p.summary.length + p.dependency.length + p.metrics.length + (p.gpuTrace?.length ?? 0) + (p.apiTrace?.length ?? 0) + (p.traceRowsOmitted ?? 0) + (p.unifiedMemory?.rows.length ?? 0);
+      for (const d of p.nvtx.domains) for (const r of d.ranges) n += r.rows.length;
+    }
+    return n;
+  }
+
+  /** The last line of a log with no newline after it: a row when it parses as one, else a cut line (feedLastLine). */
+  lastLine(text: string): void {
+    feedLastLine(this, text);
   }
 
   /**

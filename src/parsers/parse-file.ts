@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { JetprofError } from '../util/errors.ts';
-import { lastLineIsWhole, type ParseResult } from './diagnostics.ts';
+import type { ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
@@ -29,11 +29,14 @@ export function readProfileHead(path: string): string {
 }
 
 function readHead(path: string): { text: string; detected: DetectedEncoding } {
+  let isFolder = false;
   try {
-    if (!statSync(path).isFile()) throw new Error();
+    isFolder = statSync(path).isDirectory();
+    if (!isFolder && !statSync(path).isFile()) throw new Error();
   } catch {
     throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, { suggestion: 'pass the file written by nvprof --log-file or by nsys stats' });
   }
+  if (isFolder) throw new JetprofError('BAD_INPUT', `${path}: a folder, not a profiler log`, { suggestion: 'pass one log file (e.g. profiles/profiling_trt_log.txt); parse each file of a folder in turn' });
   const bytes = readHeadBytes(path, HEAD_BYTES);
   const detected = detectEncoding(bytes);
   return { text: decodeText(bytes, detected), detected };
@@ -61,12 +64,8 @@ export async function parseProfileFile(path: string, kind?: ProfileKind, options
     const nvprof = parser instanceof NvprofParser ? parser : undefined;
     const onLine: ByteLineHandler = nvprof ? (b, s, e) => nvprof.pushBytes(b, s, e) : (b, s, e) => parser.push(b.toString('utf8', s, e));
     const tail = await scanFileLines(path, encoding, onLine, nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)));
-    // a log cut mid-line must not turn half a line into a row
-    if (tail !== undefined) {
-      const text = tail.toString('utf8');
-      if (lastLineIsWhole(text)) parser.push(text);
-      else parser.cutLine(text);
-    }
+    // no newline after the last line: kept when it parses as a whole row, else a cut line (half a line is no row)
+    if (tail !== undefined) parser.lastLine(tail.toString('utf8'));
   }
   return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
 }
@@ -75,7 +74,7 @@ export async function parseProfileFile(path: string, kind?: ProfileKind, options
  * The line source before the byte scanner (readline over decoded text), kept only so a test can check that both give
  * the same result on every fixture; remove it with that test.
  */
-async function feedByReadline(path: string, encoding: DetectedEncoding, parser: { push(line: string): void; cutLine(text: string): void }): Promise<void> {
+async function feedByReadline(path: string, encoding: DetectedEncoding, parser: { push(line: string): void; lastLine(text: string): void }): Promise<void> {
   const terminated = endsWithLineBreak(path, encoding.encoding);
   const lines = createInterface({ input: Readable.from(textChunks(path, encoding)), crlfDelay: Infinity });
   let pending: string | undefined;
@@ -84,8 +83,8 @@ async function feedByReadline(path: string, encoding: DetectedEncoding, parser: 
     pending = line;
   }
   if (pending !== undefined) {
-    if (terminated || lastLineIsWhole(pending)) parser.push(pending);
-    else parser.cutLine(pending);
+    if (terminated) parser.push(pending);
+    else parser.lastLine(pending);
   }
 }
 
