@@ -107,8 +107,18 @@ browser_packages() {
 }
 
 npm_install() {
-  # opencv4nodejs must build against the system OpenCV, not download and build its own.
-  OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund
+  # Skipped when node_modules was installed by this script from the same package-lock.json with the same Node (the
+  # OpenCV binding takes minutes to build). opencv4nodejs must build against the system OpenCV, not download its own;
+  # onnxruntime-node's install script would download CUDA providers that this project does not use.
+  local stamp=node_modules/.jetprof-installed
+  local want
+  want="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node --version)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f node_modules/@u4/opencv4nodejs/build/Release/opencv4nodejs.node ]; then
+    echo "    node_modules already matches package-lock.json and Node $(node --version): npm ci skipped"
+    return 0
+  fi
+  ONNXRUNTIME_NODE_INSTALL=skip OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
 }
 
 step "check Node.js" need_node
@@ -117,7 +127,7 @@ step "system packages (OpenCV, ffmpeg)" system_packages
 [ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
 [ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
 [ $TEST = 1 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
-step "npm ci (builds the OpenCV binding: about 3 min on 2 cores)" npm_install
+step "npm ci (builds the OpenCV binding: about 4 min on 2 cores; skipped when node_modules is current)" npm_install
 step "build (TypeScript -> dist/)" npm run build --silent
 [ $TEST = 1 ] && step "sample video (videos/vtest.avi)" bash scripts/fetch-sample-video.sh
 echo "setup.sh: ready. Try: bash scripts/demo.sh"

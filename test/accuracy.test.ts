@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { agree } from '../src/accuracy/agree.ts';
 import type { CocoAnnotation, CocoDetection, CocoGroundTruth } from '../src/accuracy/coco.ts';
 import { cocoMap } from '../src/accuracy/map.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+import { makeModel, requires, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
 
 const det = (image_id: number, category_id: number, bbox: [number, number, number, number], score: number): CocoDetection => ({ image_id, category_id, bbox, score });
 
@@ -289,7 +289,7 @@ test('bad input - not COCO results, ground truth without images or categories, f
 // ------------------------------------------------------------------------------------- real frames, two backends
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
-(existsSync(VTEST) ? test : test.skip)('ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99)', (t) => {
+requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh')('ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99)', (t) => {
   // seeded 80-class weights with objectness bias -1: at --conf 0.46, tens of boxes per frame on vtest.avi
   const model = makeModel('agree', YOLOV4_TINY_CFG, 3, undefined, -1);
   const runs: Record<string, string> = {};

@@ -282,7 +282,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   t.is(set.inferenceFps.min, Math.min(...fps));
   t.true(Math.abs(set.inferenceFps.ci95[1] - (mean + (4.303 * std) / Math.sqrt(3))) < 1e-9, '95% CI with Student t, 2 degrees of freedom');
   t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
-  t.regex(r.stderr, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
+  t.regex(r.stdout, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, new RegExp(`\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`));

@@ -16,7 +16,7 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { preprocessFrame } from '../src/pipeline/frame-loop.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
-import { makeModel, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG, type ModelFixture } from './helpers/fixtures.ts';
+import { makeModel, requires, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG, type ModelFixture } from './helpers/fixtures.ts';
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
 const FRAMES = 6;
@@ -73,7 +73,7 @@ const models: [string, () => ModelFixture][] = [
 ];
 
 for (const [name, make] of models) {
-  (existsSync(VTEST) ? test.serial : test.skip)(`OpenCV's darknet importer and ONNX Runtime find the same boxes on vtest.avi: ${name}`, async (t) => {
+  requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh', true)(`OpenCV's darknet importer and ONNX Runtime find the same boxes on vtest.avi: ${name}`, async (t) => {
     const m = make();
     const frames = vtestFrames(FRAMES);
     t.is(frames.length, FRAMES);
@@ -96,7 +96,7 @@ test('darknetHeadNames: the layer created before permute_N feeds yolo_N (conv, o
   t.regex(e!.message, /^my\.cfg: OpenCV's darknet importer has no input layer for the head yolo_44 \(no permute_44 among its 12 layers\)/);
 });
 
-(existsSync(VTEST) ? test.serial : test.skip)('infer --backend opencv --cfg --weights runs the darknet importer end to end and agrees with ONNX Runtime (jetprof agree --min-match 0.99)', (t) => {
+requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh', true)('infer --backend opencv --cfg --weights runs the darknet importer end to end and agrees with ONNX Runtime (jetprof agree --min-match 0.99)', (t) => {
   const m = makeModel('dk-cli', YOLOV4_TINY_CFG, 15, undefined, 0);
   const dir = scratchDir();
   const runs: string[] = [];

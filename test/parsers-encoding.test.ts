@@ -5,11 +5,11 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { emptyParseReason, keptAnyTable, parseProfileFile } from '../src/parsers/parse-file.ts';
 import { decodeText, detectEncoding } from '../src/parsers/text-input.ts';
-import { ROOT, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+import { requires, ROOT, scratchDir, SHARED_FIXTURES, TSX_IMPORT } from './helpers/fixtures.ts';
 
 const NVPROF = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');
 const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
@@ -76,15 +76,10 @@ for (const [name, path] of [
   });
 }
 
-test('the real logs in ../shared parse to the same JSON when saved as UTF-16 with a BOM (PowerShell) or with a UTF-8 BOM', async (t) => {
-  const { SHARED_FIXTURES } = await import('./helpers/fixtures.ts');
-  const { existsSync, readdirSync } = await import('node:fs');
-  const dir = join(SHARED_FIXTURES, 'profiler-logs');
-  if (!existsSync(dir)) {
-    t.log(`skipped: ${dir} is not beside this checkout`);
-    t.pass();
-    return;
-  }
+const SHARED_LOGS = join(SHARED_FIXTURES, 'profiler-logs');
+requires(existsSync(SHARED_LOGS), `${SHARED_LOGS} is not beside this checkout (CI has it)`)('the real logs in ../shared parse to the same JSON when saved as UTF-16 with a BOM (PowerShell) or with a UTF-8 BOM', async (t) => {
+  const { readdirSync } = await import('node:fs');
+  const dir = SHARED_LOGS;
   let files = 0;
   for (const sub of ['nvprof', 'nsys']) {
     for (const f of readdirSync(join(dir, sub)).filter((n) => n.endsWith('.txt'))) {

@@ -3,10 +3,10 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalReportName, parseNsysStats } from '../src/parsers/nsys.ts';
-import { SHARED_FIXTURES } from './helpers/fixtures.ts';
+import { requires, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 const DIR = join(SHARED_FIXTURES, 'profiler-logs/nsys');
-const shared = existsSync(DIR) ? test : test.skip;
+const shared = requires(existsSync(DIR), `${DIR} is not beside this checkout (CI has it)`);
 const read = (f: string) => parseNsysStats(readFileSync(join(DIR, f), 'utf8'));
 
 shared('01 old --stats output: bare titles, 3-digit grouping, one OS runtime table per process', (t) => {

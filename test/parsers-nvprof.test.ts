@@ -3,10 +3,10 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof, type NvprofProcess } from '../src/parsers/nvprof.ts';
-import { SHARED_FIXTURES } from './helpers/fixtures.ts';
+import { requires, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 const DIR = join(SHARED_FIXTURES, 'profiler-logs/nvprof');
-const shared = existsSync(DIR) ? test : test.skip;
+const shared = requires(existsSync(DIR), `${DIR} is not beside this checkout (CI has it)`);
 
 function only(file: string): NvprofProcess {
   const r = parseNvprof(readFileSync(join(DIR, file), 'utf8'));

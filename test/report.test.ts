@@ -13,7 +13,7 @@ import { reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { orphanNsysAgents } from '../src/profilers/run.ts';
-import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
+import { buildCpuEngineLib, requires, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 type FixedStages = { read: number; preprocess: number; inference: number; postprocess: number; write: number };
 
@@ -265,7 +265,7 @@ test('run files are checked against src/schemas: a missing optional field is fin
 });
 
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');
-(existsSync(realLog) ? test : test.skip)('the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX', (t) => {
+requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)('the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX', (t) => {
   const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /\| 37\.41% \| 197\.397 s \| 0 ns \| cudaMalloc \|/);
@@ -275,7 +275,7 @@ const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-
 });
 
 const CHROMIUM = '/usr/bin/chromium';
-(existsSync(CHROMIUM) ? test : test.skip)('the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)', async (t) => {
+requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test installs it')('the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)', async (t) => {
   const html = join(dir, 'report.html');
   const pipelinedJson = join(dir, 'pipelined.json');
   writeFileSync(pipelinedJson, JSON.stringify(fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 40, { loop: 'pipelined' })));
@@ -391,7 +391,9 @@ test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the r
   t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \| [\d.]+ ± [\d.]+ \(2 runs\) \| [\d.]+ ± [\d.]+ \(2 runs\) \|/);
   t.true(existsSync(join(out, 'run_onnx-1.json')) && existsSync(join(out, 'run_onnx-2.json')));
   t.regex(md, /\| TensorRT \|  \| skipped \| skipped \|/);
-  t.regex(md, /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .* --fp16, then jetprof compare .* --engine engines\/yolov4-tiny\.trt/);
+  t.regex(md, /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .*compare2\.onnx --out engines\/yolov4-tiny\.trt --fp16`, then `jetprof compare .* --engine engines\/yolov4-tiny\.trt -- --model .*compare2\.onnx --warmup 1`/, 'the hint names the user\'s model, one code span per command');
+  t.regex(r.stdout, /^\| Model Type \| Model Input Size \| Inference Speed \(FPS\) \| End-to-end speed \(FPS\) \|/, 'compare ends by printing the speed table');
+  t.regex(r.stdout, /\nreport: .*REPORT\.md \(HTML: .*report\.html\)\n$/);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   t.regex(html, /<li class="skipped">TensorRT skipped: no --engine given/);
 });

@@ -66,6 +66,11 @@ test.serial('RTSP end to end: a server on 127.0.0.1 streaming vtest.avi, infer f
     t.like(run.video, { width: 768, height: 576 });
     const probe = probeVideo(out);
     t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written, and the file plays');
+    // jetprof profile opens the source as infer does: an RTSP URL passes its check and the profiler starts (a stand-in
+    // nsys that writes nothing, so the run ends at the profiler, past the source check)
+    const p = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', join(dir, 'prof-rtsp'), '--', '--duration', '2', `rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--no-write'], { env: { JETPROF_NSYS: '/bin/false' }, timeout: 120_000 });
+    t.notRegex(p.stderr, /not found|no frame could be decoded|could not be opened/, p.stderr);
+    t.regex(p.stderr, /nsys produced no report/, 'the profiler was started: the source check passed');
   } finally {
     server.kill();
   }
@@ -111,4 +116,49 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   const same = runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
   t.is(same.code, 2);
   t.regex(same.stderr, /the annotated images would overwrite the input images/);
+});
+
+test.serial('a live stream that dies mid-run: the run ends with exit 0, and says when and why (console and endedEarly in the JSON)', async (t) => {
+  const vtest = join(ROOT, 'videos/vtest.avi');
+  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
+  const mjpeg = join(dir, 'vtest-mjpeg-die.avi');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+  const port = await freePort();
+  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+  let serverLog = '';
+  server.stdout.on('data', (d) => (serverLog += d));
+  try {
+    const started = Date.now();
+    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    const json = join(dir, 'rtsp-die.json');
+    const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
+    const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), `rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '60', '--warmup', '2', '--no-write', '--json', json]);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // once frames flow, the server dies
+    while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 5000));
+    server.kill('SIGKILL');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    t.is(code, 0, stderr);
+    t.regex(stderr, /the source stopped sending frames \(it closed, or the connection dropped\) after [\d.]+ s and \d+ frames \(of --duration 60 s\)/);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.truthy(run.endedEarly, 'endedEarly in the run JSON');
+    t.true(run.endedEarly.afterS > 1 && run.endedEarly.afterS < 60, `ended after ${run.endedEarly.afterS} s`);
+    t.is(run.endedEarly.framesRead, run.frames + run.warmupFrames);
+  } finally {
+    server.kill('SIGKILL');
+  }
+});
+
+test('--duration counts from the first frame, not from connecting', async (t) => {
+  const { durationClock } = await import('../src/pipeline/infer.ts');
+  let now = 1000;
+  const ended = durationClock(2000, () => now);
+  now = 5000; // connecting took 4 s: the clock starts at the first frame
+  t.false(ended());
+  now = 6999;
+  t.false(ended());
+  now = 7000;
+  t.true(ended());
 });

@@ -1,5 +1,5 @@
 /**
- * The one contract both inference backends implement (after onnxruntime's js/common backend.ts):
+ * The one contract every inference backend (ONNX Runtime, TensorRT, OpenCV DNN) implements (after onnxruntime's js/common backend.ts):
  * a session takes the preprocessed NCHW float32 input and returns each YOLO head's raw tensor by name.
  */
 export type BackendName = 'onnx' | 'tensorrt' | 'opencv';

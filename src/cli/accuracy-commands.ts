@@ -8,6 +8,7 @@ import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 import { parseFraction, parseIntInRange } from './options.ts';
 
 function parseShare(value: string): number {
@@ -48,7 +49,13 @@ export function agreeCommand(): Command {
     .option('--top <n>', 'frames listed in "frames that differ most"', parseIntInRange('--top', 1, 10000), 10)
     .option('-o, --out <file.md>', 'write the Markdown here')
     .option('--json <file.json>', 'write the agreement as JSON')
-    .addHelpText('after', '\nExamples:\n  jetprof agree runs/onnx.json runs/trt.json --min-match 0.95\n  jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json')
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof agree runs/onnx.json runs/trt.json --min-match 0.99', note: 'gate an FP16 engine: exit 1 below 99% of boxes matched' },
+        { cmd: 'jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json' },
+      ]),
+    )
     .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; allowEmpty: boolean; top: number; out?: string; json?: string }) => {
       try {
         claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
@@ -108,7 +115,7 @@ export function mapCommand(): Command {
     .requiredOption('--gt <annotations.json>', 'COCO ground truth: {images, annotations, categories}')
     .option('-o, --out <file.md>', 'write the Markdown here')
     .option('--json <file.json>', 'write the result as JSON')
-    .addHelpText('after', '\nExample:\n  jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json')
+    .addHelpText('after', helpAfter([{ cmd: 'jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json' }]))
     .action((detPath: string, o: { gt: string; out?: string; json?: string }) => {
       try {
         claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });

@@ -1,10 +1,12 @@
 /** `jetprof compare <video>`: every available backend on one video, optionally profiled, then the report. */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { BackendName } from '../backends/types.ts';
 import { resolve } from 'node:path';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
 
 const BACKENDS: Record<string, BackendName> = { onnx: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt', opencv: 'opencv' };
@@ -16,18 +18,26 @@ function parseBackends(value: string): BackendName[] {
   return [...new Set(names.map((n) => BACKENDS[n]))];
 }
 
+/** The Speed section of REPORT.md (the lab table, accuracy, speed-ups and what was not compared), without the rest. */
+export function speedSection(md: string): string {
+  const lines = md.split('\n');
+  const start = lines.findIndex((l) => l === '## Speed');
+  if (start < 0) return md.trim();
+  const rest = lines.slice(start + 2);
+  const end = rest.findIndex((l) => l.startsWith('## ') || l === '**What each row measured**');
+  return (end < 0 ? rest : rest.slice(0, end)).join('\n').trim();
+}
+
 export function compareCommand(): Command {
   return new Command('compare')
     .summary('the whole lab in one command: ONNX Runtime, TensorRT and OpenCV DNN on one video, profiled if asked, then the report')
     .description(
-      'Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run),\n' +
-        'under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every\n' +
-        'backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend\'s,\n' +
-        'and gives mAP per backend with --gt.\n' +
-        'Arguments after -- go to infer for both backends (model, frame size, frame count ...).',
+      'Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run), under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend\'s, and gives mAP per backend with --gt.\n' +
+        'Arguments after -- go to infer for every backend (model, frame size, frame count ...).',
     )
     .argument('<video>', 'input video')
-    .argument('[infer-args...]', 'infer arguments for both backends, after --')
+    .argument('[infer-args...]', 'infer arguments for every backend, after --')
+    .showHelpAfterError("(infer's options go after --, e.g. jetprof compare videos/vtest.avi -- --model weights/yolov4-tiny.onnx)")
     .addOption(new Option('--profile <tool>', 'run each backend under this profiler').choices(['nvprof', 'nsys']))
     .option('-d, --out-dir <dir>', 'where runs, profiles and the report go', 'compare')
     .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
@@ -39,7 +49,11 @@ export function compareCommand(): Command {
     .option('--repeat <n>', 'run each backend n times; the report shows mean ± std of each row', parseIntInRange('--repeat', 1, 1000), 1)
     .addHelpText(
       'after',
-      '\nExamples:\n  jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540\n  jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200   (mean ± std over 5 runs)\n  jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
+      helpAfter([
+        { cmd: 'jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540' },
+        { cmd: 'jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200', note: 'mean ± std over 5 runs of each backend' },
+        { cmd: 'jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100' },
+      ]),
     )
     .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number; label?: string; backends: BackendName[]; gt?: string }) => {
       try {
@@ -57,7 +71,31 @@ export function compareCommand(): Command {
             throw new JetprofError('BAD_OPTION', `pass ${own} to compare itself, before -- (each backend gets its own row)`, { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` });
           }
         }
+        // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
+        // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
+        let stop = false;
+        let child: number | undefined;
+        const onSignal = (signal: NodeJS.Signals) => {
+          if (!stop) process.stderr.write(`\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`);
+          stop = true;
+          if (child !== undefined) {
+            try {
+              process.kill(child, signal);
+            } catch {
+              /* it has just ended */
+            }
+          }
+        };
+        const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+        for (const s of SIGNALS) process.on(s, onSignal);
         const r = await runCompare({
+          shouldStop: () => stop,
+          onChild: (pid) => {
+            child = pid;
+            return () => {
+              child = undefined;
+            };
+          },
           video,
           outDir: resolve(o.outDir),
           profile: o.profile,
@@ -71,10 +109,12 @@ export function compareCommand(): Command {
           gt: o.gt,
           onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
         });
-        process.stdout.write(`${r.report}\n`);
+        // the speed table and what it says, as in REPORT.md, then where the whole report is
+        process.stdout.write(`${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`);
         // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
         if (r.failed.length) process.stderr.write(`jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`);
-        process.exitCode = r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
+        process.exitCode = stop ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
+        for (const s of SIGNALS) process.off(s, onSignal);
       } catch (e) {
         process.exitCode = handleError(e);
       }

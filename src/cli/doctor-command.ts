@@ -9,6 +9,7 @@ import { doctor, doctorMarkdown, type LiveProbes } from '../platform/doctor.ts';
 import { messageOf } from '../util/errors.ts';
 import { powerMode } from '../util/env.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 
 /** Probes only this machine can answer: libraries that load, OpenCV's build, the GPU, the power mode. */
 async function liveProbes(): Promise<LiveProbes> {
@@ -48,7 +49,7 @@ export function doctorCommand(): Command {
     )
     .option('--root <dir>', 'read a board\'s file tree instead of this machine (/etc/nv_tegra_release, /proc/device-tree/model, ...)', '/')
     .option('--json', 'print the result as JSON (jetprof.doctor/1)', false)
-    .addHelpText('after', '\nExamples:\n  jetprof doctor\n  jetprof doctor --json > doctor.json')
+    .addHelpText('after', helpAfter([{ cmd: 'jetprof doctor' }, { cmd: 'jetprof doctor --json > doctor.json' }]))
     .action(async (o: { root: string; json: boolean }) => {
       try {
         const facts = readBoard(o.root);

@@ -1,5 +1,5 @@
 /**
- * `infer [--backend onnx|trt] <video>`: the commander program shared by `infer`, `infer-onnx`, `infer-trt` and
+ * `infer [--backend onnx|trt|opencv] <video>`: the commander program shared by `infer`, `infer-onnx`, `infer-trt` and
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -20,9 +20,11 @@ import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../p
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
 import { defaultOutputPath, runInference } from '../pipeline/infer.ts';
+import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter, wrapProse } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
 
@@ -37,6 +39,7 @@ interface InferCliOptions {
   engine?: string;
   plugin: string[];
   labels?: string;
+  cacheDir?: string;
   strict: boolean;
   output?: string;
   write: boolean;
@@ -73,8 +76,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${BACKEND_TITLES[fixedBackend]}` : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN')
     .description(
       [
-        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<onnx|tensorrt|opencv>-detected.mp4,',
-        'and reports two speeds side by side:',
+        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<backend>-detected.mp4, and reports two speeds side by side:',
         '  inference FPS  = frames / time spent in the model only',
         '  end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write',
         'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
@@ -96,11 +98,12 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
+    .option('--cache-dir <dir>', 'where the ONNX exported from --cfg/--weights is cached (default: beside the weights as <weights>.onnx; $XDG_CACHE_HOME/jetprof when that folder is read-only)')
     .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)')
     .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', collect, [] as string[])
     .option('--strict', 'a cfg key darknet does not know (a typo such as activaton=) is an error, not a warning', false)
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
-    .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt>-detected.mp4)')
+    .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
     .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout')
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
@@ -147,25 +150,33 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
     .addHelpText(
       'after',
-      [
-        '',
-        'Examples:',
-        `  ${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
-        ...(fixedBackend === undefined || fixedBackend === 'tensorrt' ? [`  ${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`] : []),
-        ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [`  ${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`] : []),
-        `  ${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json     (5 runs and their spread)`,
-        `  ${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60            (a stream, for a minute)`,
-        `  ${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4                       (a Jetson CSI camera)`,
-        `  ${name} images/ --model weights/yolov4-tiny.onnx                                                (a folder in, annotated images out)`,
-        '',
-        'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or',
-        'SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
-      ].join('\n'),
+      helpAfter(
+        [
+          { cmd: `${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json` },
+          ...(fixedBackend === undefined || fixedBackend === 'tensorrt' ? [{ cmd: `${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json` }] : []),
+          ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [{ cmd: `${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json` }] : []),
+          { cmd: `${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json`, note: '5 runs and their spread' },
+          { cmd: `${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60`, note: 'a stream, for a minute' },
+          { cmd: `${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4`, note: 'a Jetson CSI camera' },
+          { cmd: `${name} images/ --model weights/yolov4-tiny.onnx`, note: 'a folder in, annotated images out' },
+        ],
+        [
+          'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
+        ],
+      ),
     )
     .action(async (video: string, opts: InferCliOptions) => {
       process.exitCode = await inferAction(video, { ...opts, backend: fixedBackend ?? opts.backend });
     });
   return cmd;
+}
+
+/** Prose lines wrapped at word boundaries to the terminal (80 columns, or wider); table rows left whole. */
+function fitText(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => (l.startsWith('|') ? l : wrapProse(l)))
+    .join('\n');
 }
 
 async function inferAction(video: string, o: InferCliOptions): Promise<number> {
@@ -193,12 +204,22 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
       });
     }
+    if (o.model && (o.cfg || o.weights)) {
+      throw new JetprofError('BAD_OPTION', `--model ${o.model} and --cfg/--weights both name a model: which one to run is ambiguous`, {
+        suggestion: 'pass --model M.onnx alone, or --cfg C.cfg --weights W.weights alone (OpenCV DNN\'s darknet importer takes the latter)',
+      });
+    }
+    if (o.model && o.labels) {
+      throw new JetprofError('BAD_OPTION', `--labels ${o.labels} would be ignored: ${o.model} carries the labels it was exported with`, {
+        suggestion: `export again with them: jetprof export --cfg C.cfg --weights W.weights --labels ${o.labels} --out ${o.model}`,
+      });
+    }
     if (o.backend === 'opencv' && o.ep === 'tensorrt') {
       throw new JetprofError('BAD_OPTION', '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda', { suggestion: 'use --backend trt with an engine for TensorRT' });
     }
     const jsonToStdout = o.json === '-';
-    if (o.json && !jsonToStdout) requireWritableDir(o.json);
-    if (o.detections) requireWritableDir(o.detections);
+    if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
+    if (o.detections) requireWritableDir(o.detections, '--detections');
     // No output may be an input of the run, nor another output: checked before anything runs.
     const source = classifySource(video);
     const outputVideo = o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined;
@@ -208,7 +229,8 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     claimOutputs(
       {
         ...(source.kind === 'file' ? { video } : {}),
-        model: o.model, cfg: o.cfg, weights: o.weights, labels: o.labels, engine: o.engine,
+        // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
+        model: o.model, cfg: o.cfg, weights: o.weights, labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels, engine: o.engine,
         ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
       },
       { 'output video': source.kind === 'images' ? undefined : outputVideo, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
@@ -238,10 +260,12 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         cfg: o.cfg,
         weights: o.weights,
         labels: o.labels,
+        cacheDir: o.cacheDir,
         strictCfg: o.strict,
         engine: o.engine,
         plugins: o.plugin,
-        output: o.write ? o.output : null,
+        // --repeat: every run writes its own video (out-1.mp4 ... out-N.mp4), as its own JSON, so none replaces another
+        output: o.write ? (o.repeat > 1 ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k) : o.output) : null,
         json,
         postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
         label: o.label,
@@ -272,7 +296,8 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       if (json) files.push(json);
       if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
       if (!o.quiet) {
-        process.stderr.write(`${formatSummary(result)}\n`);
+        // the table and the summary are the result: stdout (so `infer ... > out.txt` keeps them), unless the JSON goes there
+        (jsonToStdout ? process.stderr : process.stdout).write(`${fitText(formatSummary(result))}\n`);
         if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
         if (json) process.stderr.write(`wrote ${json}\n`);
       }
@@ -280,7 +305,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     const result = runs[runs.length - 1];
     if (o.repeat > 1 && runs.some((r) => !r.interrupted)) {
       const set = buildRunSet(runs, o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined);
-      if (!o.quiet) process.stderr.write(`${formatRunSet(set)}\n`);
+      if (!o.quiet) (jsonToStdout ? process.stderr : process.stdout).write(`${formatRunSet(set)}\n`);
       if (jsonToStdout) process.stdout.write(`${JSON.stringify(set, null, 2)}\n`);
       else if (o.json) {
         writeOutput(o.json, `${JSON.stringify(set, null, 2)}\n`);

@@ -1,8 +1,9 @@
 /** `jetprof export` and `jetprof make-weights`. */
 import { Command, InvalidArgumentError } from 'commander';
-import { cachedOnnxPath, exportModelFile, makeWeightsFile } from '../model/export-file.ts';
+import { cachedOnnxPath, exportModelFile, labelsFileOf, makeWeightsFile } from '../model/export-file.ts';
 import { claimOutputs } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 import { parseIntInRange, parseSize } from './options.ts';
 
 export function exportCommand(): Command {
@@ -17,12 +18,12 @@ export function exportCommand(): Command {
     .option('--out <file.onnx>', 'output (default: beside the weights, <weights name>.onnx)')
     .option('--labels <file.names>', 'class names (default: <cfg>.names beside the cfg)')
     .option('--input-size <WxH>', 'network input size (default: width/height from the cfg; multiples of 32)', parseSize('--input-size'))
-    .addHelpText('after', '\nExample:\n  jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx')
+    .addHelpText('after', helpAfter([{ cmd: 'jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx' }]))
     .option('--strict', 'a cfg key darknet does not know is an error, not a warning', false)
     .action((o: { cfg: string; weights: string; out?: string; labels?: string; inputSize?: [number, number]; strict: boolean }) => {
       try {
         const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
-        claimOutputs({ cfg: o.cfg, weights: o.weights, labels: o.labels }, { ONNX: out });
+        claimOutputs({ cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) }, { ONNX: out });
         const t0 = Date.now();
         const info = exportModelFile({ cfgPath: o.cfg, weightsPath: o.weights, outPath: out, labelsPath: o.labels, inputSize: o.inputSize, strict: o.strict, onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`) });
         const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
@@ -37,6 +38,9 @@ export function exportCommand(): Command {
 export function makeWeightsCommand(): Command {
   return new Command('make-weights')
     .summary('write seeded random weights for a cfg (tests and demos; detections are meaningless)')
+    .description(
+      'Writes a darknet .weights file for any cfg from a seeded generator: the same seed gives the same bytes on every machine. The detections such weights make are meaningless (jetprof marks them, and infer and the report say so); the timings are real, which is what the demo and the tests need where no trained weights can be downloaded.',
+    )
     .requiredOption('--cfg <file.cfg>', 'darknet cfg')
     .requiredOption('--out <file.weights>', 'output weights file')
     .option('--seed <n>', 'PRNG seed (same seed, same bytes on every machine)', parseIntInRange('--seed', 0, 2 ** 32 - 1), 1)
@@ -49,7 +53,13 @@ export function makeWeightsCommand(): Command {
         return n;
       },
     )
-    .addHelpText('after', '\nExamples:\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights\n  jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights')
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights' },
+        { cmd: 'jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights', note: 'a model that fires almost everywhere (postprocess under load)' },
+      ]),
+    )
     .action((o: { cfg: string; out: string; seed: number; objectnessBias?: number }) => {
       try {
         claimOutputs({ cfg: o.cfg }, { weights: o.out });
@@ -76,7 +86,13 @@ export function buildEngineCommand(): Command {
     .option('--calib <cache>', 'INT8 calibration cache file passed to trtexec --calib')
     .option('--workspace <MB>', 'builder workspace (trtexec --memPoolSize=workspace:N, or --workspace=N before TensorRT 8.4)', parseIntInRange('--workspace', 1))
     .option('-q, --quiet', 'do not echo trtexec\'s output', false)
-    .addHelpText('after', '\nExamples:\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt\n  jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024')
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt' },
+        { cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024' },
+      ]),
+    )
     .action(async (o: { onnx: string; out: string; fp16: boolean; int8: boolean; calib?: string; workspace?: number; quiet: boolean }) => {
       try {
         claimOutputs({ ONNX: o.onnx, 'calibration cache': o.calib }, { engine: o.out, 'engine sidecar': `${o.out}.json` });

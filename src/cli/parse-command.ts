@@ -5,6 +5,7 @@ import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesTo
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
 
 interface ParseOptions {
@@ -29,14 +30,21 @@ export function parseCommand(): Command {
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
     .addOption(new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv').choices(['json', 'md', 'csv']).default('json'))
-    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join('|')} (default: summary, or the first section the log has); nsys a report name such as nvtx_sum (default all)`)
+    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join(', ')} (default: summary, or the first section the log has); nsys a report name such as nvtx_sum (default all)`)
     .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
     .option('-o, --out <file>', 'write here instead of stdout')
     .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
     .option('--strict', 'exit 1 when any line was not understood', false)
     .option('--all-runs', 'a log holding the same process\'s run twice (a file concatenated with itself) keeps each as its own process (default: the first)', false)
     .option('--allow-empty', 'a log from which no table can be read is written as an empty result (exit 0) instead of an error (exit 2)', false)
-    .addHelpText('after', '\nExamples:\n  jetprof parse profiling_trt_log.txt > trt.json\n  jetprof parse profiling_trt_log.txt --format md --section dependency\n  jetprof parse nsys_stats.txt --format csv --section nvtx_sum')
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof parse profiling_trt_log.txt > trt.json' },
+        { cmd: 'jetprof parse profiling_trt_log.txt --format md --section dependency', note: 'the critical path as a Markdown table' },
+        { cmd: 'jetprof parse nsys_stats.txt --format csv --section nvtx_sum' },
+      ]),
+    )
     .action(async (file: string, o: ParseOptions) => {
       try {
         claimOutputs({ log: file }, { output: o.out });

@@ -10,6 +10,7 @@ import { jetsonInfo } from '../util/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { EXIT_NO_GPU } from '../profilers/run.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 
 interface ProfileOptions {
   tool?: ProfilerTool;
@@ -44,11 +45,9 @@ export function profileCommand(): Command {
   return new Command('profile')
     .summary('run infer under nvprof or Nsight Systems, with NVTX ranges for every stage')
     .description(
-      'Profiles one backend\'s entry script (infer-onnx or infer-trt) and parses what the profiler wrote.\n' +
-        '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...]\n' +
-        '         --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...   (prints the top of the critical path)\n' +
-        '  nsys   (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ...\n' +
-        '         then nsys stats (prints the NVTX stage table: read, preprocess, inference, postprocess, write)\n' +
+      'Profiles one backend\'s entry script (infer-onnx, infer-trt or infer-opencv) and parses what the profiler wrote.\n' +
+        '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...] --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...; prints the top of the critical path.\n' +
+        '  nsys (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ..., then nsys stats; prints the NVTX stage table (read, preprocess, inference, postprocess, write).\n' +
         'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).\n' +
         `Exit codes: the run's own (0 done, 2 bad input, 130 interrupted); ${EXIT_NO_GPU} when nvprof found no usable GPU.`,
     )
@@ -58,7 +57,14 @@ export function profileCommand(): Command {
     .option('--query-metrics', 'list the metrics nvprof can collect here and exit', false)
     .option('--tries <n>', 'nsys runs that leave no report are retried (nsys 2022.4 with Node fails now and then)', (v) => Number(v), 3)
     .argument('[infer-args...]', 'arguments for infer, after --')
-    .addHelpText('after', '\nExamples:\n  jetprof profile --tool nvprof -- --backend trt videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx\n  jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100')
+    .showHelpAfterError("(infer's options go after --, e.g. jetprof profile --tool nsys -- videos/vtest.avi --model weights/yolov4-tiny.onnx)")
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof profile --tool nvprof -- --backend trt videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx', note: 'the lab: TensorRT under nvprof --dependency-analysis (JetPack 4)' },
+        { cmd: 'jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100' },
+      ]),
+    )
     .action(async (inferArgs: string[], o: ProfileOptions) => {
       try {
         if (o.queryMetrics) {

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { TypedFps } from '../report/lab-report.ts';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange } from './options.ts';
 
 /** "TensorRT@960x540=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
@@ -35,7 +36,11 @@ export function reportCommand(): Command {
     .option('--min-match <share>', 'a speed-up between two rows that kept boxes needs this matched share (0..1)', parseFraction('--min-match'), 0.99)
     .addHelpText(
       'after',
-      '\nExamples:\n  jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html\n  jetprof report --profile profiles/profile_onnx.json --csv report-csv',
+      helpAfter([
+        { cmd: 'jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html' },
+        { cmd: 'jetprof report --profile profiling_trt_log.txt --fps "TensorRT@960x540=10.45/4.99" --fps "PyTorch@960x540=1.09/0.92"', note: "the off-board route: the lab's own figures typed in, beside the parsed nvprof log" },
+        { cmd: 'jetprof report --profile profiles/profile_onnx.json --csv report-csv' },
+      ]),
     )
     .action(async (o: { run: string[]; fps: TypedFps[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string; minMatch: number }) => {
       try {

@@ -1,10 +1,31 @@
 /** Runs a commander program with jetprof's error handling (one line, exit 2 for bad usage). */
 import type { Command } from 'commander';
+import { removeFilesInFlight } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { helpWidth, wrapProse } from './help-text.ts';
 
-/** Applies jetprof's output and exit-code rules to a command and every subcommand (addCommand does not inherit them). */
+/**
+ * Descriptions are written with line breaks for the source's sake: join the lines of a paragraph so that it is
+ * wrapped to the terminal (80 columns, or wider) instead of keeping hand-made breaks mid-sentence. A line that starts
+ * with a space (an indented item), or follows one, or follows a line ending a sentence or a list (`.` `:`), stays on
+ * a line of its own.
+ */
+export function reflow(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && prev !== '' && line !== '' && !/^\s/.test(line) && !/^\s/.test(prev) && !/[.:]$/.test(prev)) out[out.length - 1] = `${prev} ${line}`;
+    else out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** Applies jetprof's output, help and exit-code rules to a command and every subcommand (addCommand does not inherit them). */
 function configure(cmd: Command): void {
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // the subcommand list shows names only: with their arguments the column left too little room to wrap summaries
+  cmd.configureHelp({ subcommandTerm: (c) => c.name() });
+  if (cmd.description()) cmd.description(wrapProse(reflow(cmd.description()), helpWidth()));
   cmd.exitOverride((err) => {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') process.exit(0);
     process.exit(2);
@@ -12,8 +33,35 @@ function configure(cmd: Command): void {
   for (const sub of cmd.commands) configure(sub);
 }
 
+/** `jetprof parse LOG | head`: when the reader closes the pipe, stop quietly (no EPIPE stack), as Unix tools do. */
+export function quietOnClosedStdout(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
+
+/**
+ * Ctrl-C, SIGTERM, SIGHUP in a command that does not finalize work of its own (export, parse, report): no temporary
+ * file is left behind, exit 128 + the signal. A command that handles the signal itself (infer finishes the frame in
+ * flight and finalizes its files) has its own listener, and this one then steps aside.
+ */
+export function cleanExitOnSignals(): void {
+  for (const [signal, n] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]] as const) {
+    const handler = () => {
+      if (process.listenerCount(signal) > 1) return;
+      removeFilesInFlight();
+      process.stderr.write(`\ninterrupted (${signal}): nothing was written\n`);
+      process.exit(128 + n);
+    };
+    process.on(signal, handler);
+  }
+}
+
 export async function runProgram(program: Command, argv = process.argv): Promise<void> {
   configure(program);
+  quietOnClosedStdout();
+  cleanExitOnSignals();
   try {
     await program.parseAsync(argv);
   } catch (e) {

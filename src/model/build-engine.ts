@@ -66,7 +66,7 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
       suggestion: 'make the cache with tensorrt_demos (onnx_to_tensorrt.py --int8 writes calib_<model>.bin), or omit --calib to time INT8 with dummy scales',
     });
   }
-  requireWritableDir(o.out);
+  requireWritableDir(o.out, '--out');
   const trtexec = findTrtexec();
   const help = await run(trtexec, ['--help']);
   const memPool = /--memPoolSize/.test(help.output);

@@ -3,7 +3,8 @@
  * and load a .onnx's metadata for inference. This is the I/O edge of src/model.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
@@ -54,8 +55,8 @@ export interface ExportRequest extends CfgCheck {
 /** Bumped whenever the exporter's output for the same inputs changes: cached exports of older versions are redone. */
 export const EXPORTER_VERSION = 'jetprof-export/2';
 
-/** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists. */
-function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
+/** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists (an input too). */
+export function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
   const candidate = req.labelsPath ?? join(dirname(req.cfgPath), `${basename(req.cfgPath, extname(req.cfgPath))}.names`);
   return fileExists(candidate) ? candidate : undefined;
 }
@@ -96,25 +97,63 @@ export function cachedOnnxPath(weightsPath: string, inputSize?: [number, number]
   return join(dirname(weightsPath), `${stem}${size}.onnx`);
 }
 
+/** Where infer caches its export beside the weights: `<weights file>[-WxH].onnx` (yolov4-tiny.weights.onnx). */
+export function cacheFileBeside(weightsPath: string, inputSize?: [number, number]): string {
+  const size = inputSize ? `-${inputSize[0]}x${inputSize[1]}` : '';
+  return `${weightsPath}${size}.onnx`;
+}
+
+/** The user's cache folder: $XDG_CACHE_HOME/jetprof, else ~/.cache/jetprof. */
+export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'jetprof');
+}
+
+/** The export key a .onnx carries, or undefined when it is not a jetprof export (a user's own model) or unreadable. */
+function exportKeyOf(path: string): string | undefined {
+  try {
+    return readModelInfo(path).source?.exportKey;
+  } catch {
+    return undefined;
+  }
+}
+
+const writableDir = (dir: string) => {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
- * Exports unless the cached .onnx beside the weights was made from exactly these inputs: its metadata carries the
- * export key (a hash of the cfg, weights and labels bytes, the input size and the exporter version), compared on
- * every use. The cfg is parsed first either way, so a broken cfg fails even with a cache. Returns the .onnx path and
- * whether it exported.
+ * Exports unless a cached .onnx was made from exactly these inputs: its metadata carries the export key (a hash of
+ * the cfg, weights and labels bytes, the input size and the exporter version), compared on every use. The cache sits
+ * beside the weights (`<weights>.onnx`), or in `cacheDir` (--cache-dir; default $XDG_CACHE_HOME/jetprof) when the
+ * weights' folder is read-only or that name holds a file jetprof did not export: a user's file is never overwritten.
+ * The cfg is parsed first either way, so a broken cfg fails even with a cache. Returns the .onnx path, whether it
+ * exported, and why it cached away from the weights, when it did.
  */
-export function ensureExported(req: Omit<ExportRequest, 'outPath'>): { path: string; exported: boolean } {
-  const outPath = cachedOnnxPath(req.weightsPath, req.inputSize);
+export function ensureExported(req: Omit<ExportRequest, 'outPath'> & { cacheDir?: string }): { path: string; exported: boolean; note?: string } {
   requireFile(req.weightsPath, 'weights file', 'pass --weights with the darknet .weights file (see README: where weights go)');
   loadCfg(req.cfgPath, req);
-  if (fileExists(outPath)) {
-    try {
-      if (readModelInfo(outPath).source?.exportKey === exportKey(req)) return { path: outPath, exported: false };
-    } catch {
-      /* not a jetprof model, or damaged: export again */
-    }
+  const key = exportKey(req);
+  const beside = cacheFileBeside(req.weightsPath, req.inputSize);
+  let outPath = beside;
+  let note: string | undefined;
+  if (req.cacheDir) {
+    outPath = join(req.cacheDir, `${basename(beside, '.onnx')}-${key.slice(0, 12)}.onnx`);
+  } else if (fileExists(beside) && exportKeyOf(beside) === undefined) {
+    outPath = join(userCacheDir(), `${basename(beside, '.onnx')}-${key.slice(0, 12)}.onnx`);
+    note = `${beside} is not a model jetprof exported, so it is left alone; the export is cached in ${dirname(outPath)} instead (--cache-dir to choose)`;
+  } else if (!writableDir(dirname(beside))) {
+    outPath = join(userCacheDir(), `${basename(beside, '.onnx')}-${key.slice(0, 12)}.onnx`);
+    note = `${dirname(beside)} is read-only: the export is cached in ${dirname(outPath)} (--cache-dir to choose)`;
   }
+  if (fileExists(outPath) && exportKeyOf(outPath) === key) return { path: outPath, exported: false, ...(note ? { note } : {}) };
+  mkdirSync(dirname(outPath), { recursive: true });
   exportModelFile({ ...req, outPath, onWarning: undefined }); // warned above already
-  return { path: outPath, exported: true };
+  return { path: outPath, exported: true, ...(note ? { note } : {}) };
 }
 
 export function makeWeightsFile(cfgPath: string, seed: number, outPath: string, objectnessBias?: number): number {

@@ -10,6 +10,7 @@
  * Decoding parameters (anchors, mask, scale_x_y, new_coords, classes, labels) go into the model metadata.
  */
 import onnxProto from 'onnx-proto';
+import { JetprofError } from '../util/errors.ts';
 import { type Activation, type DarknetCfg, layerShapes } from './cfg.ts';
 import { METADATA_KEY, type YoloHead, type YoloModelInfo } from './metadata.ts';
 import type { DarknetWeights } from './weights.ts';
@@ -193,7 +194,11 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     prev = out;
     prevChannels = shapes[l.index].c;
   }
-  if (heads.length === 0) throw new Error(`${cfg.path} has no [yolo] layer`);
+  if (heads.length === 0) {
+    throw new JetprofError('BAD_CFG', `${cfg.path}: no [yolo] layer, so this is not a YOLO detector (jetprof reads the yolov4-tiny family)`, {
+      suggestion: 'use the cfg the weights were trained with; it ends with [yolo] sections (see weights/yolov4-tiny.cfg)',
+    });
+  }
 
   const labels = options.labels && options.labels.length === classes ? options.labels : Array.from({ length: classes }, (_, i) => `class${i}`);
   const info: YoloModelInfo = {

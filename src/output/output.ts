@@ -167,6 +167,7 @@ export function writeOutput(path: string, data: string | Uint8Array): void {
   }
   const tmp = partialPath(target.path);
   let fd: number | undefined;
+  inFlight.add(tmp);
   try {
     fd = openSync(tmp, 'w');
     const fault = simulatedFault(path);
@@ -187,7 +188,24 @@ export function writeOutput(path: string, data: string | Uint8Array): void {
     if (fd !== undefined) closeSync(fd);
     removeQuietly(tmp);
     throw e instanceof JetprofError ? e : writeError(path, e);
+  } finally {
+    inFlight.delete(tmp);
   }
+}
+
+/** Temporary files being written now: removed by `removeFilesInFlight` on every way out (Ctrl-C, SIGTERM). */
+const inFlight = new Set<string>();
+
+/** Registers a temporary file another writer (the video sink) is filling; returns the function that forgets it. */
+export function trackInFlight(tmp: string): () => void {
+  inFlight.add(tmp);
+  return () => inFlight.delete(tmp);
+}
+
+/** Removes every temporary file still being written (a signal ends the process before it is complete). */
+export function removeFilesInFlight(): void {
+  for (const tmp of inFlight) removeQuietly(tmp);
+  inFlight.clear();
 }
 
 export function removeQuietly(path: string): void {

@@ -46,6 +46,8 @@ export interface FrameLoopResult {
   output?: { path: string; codec: string };
   framesRead: number;
   interrupted: boolean;
+  /** The source gave no more frames (the end of a file; for a live source, it stopped or the connection dropped). */
+  endOfStream?: boolean;
 }
 
 /**
@@ -131,17 +133,22 @@ export function noFrameDecoded(videoPath: string): JetprofError {
   });
 }
 
-/** After a loop that ran without error: closes the video, finishes the output (drops it when no frame was written). */
+/**
+ * After a loop that ran without error: closes the video, finishes the output. A run that measured no frame (all
+ * warm-up, or stopped before the first measured one) fails or measured nothing: its video is dropped, so the file
+ * under the final name stays as it was.
+ */
 export async function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interrupted: boolean): Promise<FrameLoopResult> {
   const { source, sink } = io;
   source.close();
-  if (sink && frames > 0) await sink.finish();
+  const keep = frames > 0 && tally.frames > 0;
+  if (sink && keep) await sink.finish();
   else sink?.abort();
   return {
     tally,
     video: source.info,
     frameSize: [io.frameW, io.frameH],
-    output: sink && frames > 0 ? { path: sink.path, codec: sink.codec } : undefined,
+    output: sink && keep ? { path: sink.path, codec: sink.codec } : undefined,
     framesRead: frames,
     interrupted,
   };
@@ -162,6 +169,7 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
   const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
   let framesRead = 0;
   let interrupted = false;
+  let endOfStream = false;
   const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
   const { nvtx } = o;
   try {
@@ -175,7 +183,10 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       const t0 = process.hrtime.bigint();
       tally.begin(t0);
       const frame = readFrame(source, framesRead, nvtx, resize, o.warmupFrames);
-      if (!frame) break;
+      if (!frame) {
+        endOfStream = true;
+        break;
+      }
       const name = (n: string) => rangeName(n, framesRead, o.warmupFrames);
       const t1 = process.hrtime.bigint();
       nvtx.push(name('preprocess'));
@@ -210,5 +221,5 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
     source.close();
     throw e;
   }
-  return finishLoop(io, tally, framesRead, interrupted);
+  return { ...(await finishLoop(io, tally, framesRead, interrupted)), endOfStream };
 }

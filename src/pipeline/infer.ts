@@ -2,6 +2,7 @@
  * The `infer` job: resolve the model, open a backend session, run the frame loop, build the run JSON.
  * Process concerns (signals, exit codes, printing) stay in src/cli.
  */
+import { existsSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { classifySource, sourceStem } from '../video/sources.ts';
 import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
@@ -32,6 +33,8 @@ export interface InferOptions {
   cfg?: string;
   weights?: string;
   labels?: string;
+  /** Where the export of --cfg/--weights is cached (default: beside the weights, else $XDG_CACHE_HOME/jetprof). */
+  cacheDir?: string;
   /** Unknown cfg keys are errors (--strict). */
   strictCfg?: boolean;
   /** Serialized TensorRT engine (tensorrt backend). The .onnx (or cfg+weights) still supplies the YOLO metadata. */
@@ -86,7 +89,12 @@ export function defaultOutputPath(video: string, backend: BackendName): string {
   return resolve(classifySource(video).kind === 'images' ? stem : `${stem}.mp4`);
 }
 
-export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning'>, onInfo: (m: string) => void): string {
+export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>, onInfo: (m: string) => void): string {
+  if (o.engine && !existsSync(o.engine)) {
+    throw new JetprofError('FILE_NOT_FOUND', `${o.engine}: TensorRT engine not found`, {
+      suggestion: 'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
+    });
+  }
   if (o.model) return o.model;
   const built = o.engine && !o.cfg ? readEngineSidecar(o.engine)?.onnx.path : undefined;
   if (built) {
@@ -94,7 +102,8 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
     return built;
   }
   if (o.cfg && o.weights) {
-    const { path, exported } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels, strict: o.strictCfg, onWarning: o.onWarning });
+    const { path, exported, note } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels, strict: o.strictCfg, onWarning: o.onWarning, cacheDir: o.cacheDir });
+    if (note) onInfo(note);
     onInfo(exported ? `exported ${o.cfg} + ${o.weights} to ${path}` : `using cached ${path}`);
     return path;
   }
@@ -131,6 +140,15 @@ function engineOnnxSha(engine: string, modelPath: string): string | undefined {
   return sidecar?.onnx.sha256 ?? (modelPath.endsWith('.onnx') ? sha256File(modelPath) : undefined);
 }
 
+/** True once `ms` have passed since its first call (the loop's first frame): connecting is not counted. */
+export function durationClock(ms: number, now: () => number = Date.now): () => boolean {
+  let start: number | undefined;
+  return () => {
+    start ??= now();
+    return now() - start >= ms;
+  };
+}
+
 export async function runInference(o: InferOptions): Promise<RunResult> {
   const startedAt = new Date().toISOString();
   const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined));
@@ -165,9 +183,15 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       warmupFrames: o.warmupFrames,
       nvtx: o.nvtx,
       shouldStop: o.shouldStop,
-      shouldEnd: o.durationS === undefined ? undefined : ((start) => () => Date.now() - start >= o.durationS! * 1000)(Date.now()),
+      // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
+      shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
       onFrame: o.onFrame,
     });
+    if (loop.tally.frames === 0 && loop.interrupted) {
+      throw new JetprofError('INTERRUPTED', `${o.video}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`, {
+        exitCode: 130,
+      });
+    }
     if (loop.tally.frames === 0 && !loop.interrupted) {
       throw new JetprofError('BAD_VIDEO', `${o.video}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`, {
         suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
@@ -177,6 +201,13 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     if (!loop.interrupted && declared > 0 && loop.framesRead < declared && (o.maxFrames === undefined || loop.framesRead < o.maxFrames)) {
       o.onWarning(`${o.video}: the stream ended after ${loop.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${loop.framesRead} decoded`);
     }
+    // A live source (stream, camera) that stops sending is not a normal end: say when and why, here and in the JSON.
+    const live = !['file', 'images'].includes(classifySource(o.video).kind);
+    const endedEarly =
+      live && loop.endOfStream && !loop.interrupted
+        ? { afterS: Number(((loop.tally.lastEndMs ?? 0) / 1000).toFixed(3)), framesRead: loop.framesRead, reason: 'the source stopped sending frames (it closed, or the connection dropped)' }
+        : undefined;
+    if (endedEarly) o.onWarning(`${o.video}: ${endedEarly.reason} after ${endedEarly.afterS.toFixed(1)} s and ${endedEarly.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`);
     const cv = loadOpenCv();
     const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
@@ -233,6 +264,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       startedAt,
       interrupted: loop.interrupted,
     });
+    if (endedEarly) result.endedEarly = endedEarly;
     if (tegrastats && o.tegrastats) {
       const lines = await tegrastats.stop();
       const origin = tally.originNs ?? process.hrtime.bigint();

@@ -68,6 +68,12 @@ export class LoopTally {
     return p.index.length ? p.endMs[0] - p.startMs[0] : 0;
   }
 
+  /** When the last frame (warm-up or measured) was written, in ms from the start of frame 0's read. */
+  get lastEndMs(): number | undefined {
+    const last = (p: { endMs: number[] }) => p.endMs[p.endMs.length - 1];
+    return this.measured.endMs.length ? last(this.measured) : this.warmup.endMs.length ? last(this.warmup) : undefined;
+  }
+
   /** The moment every `...Ms` time of the run counts from (hrtime ns), once frame 0's read began. */
   get originNs(): bigint | undefined {
     return this.origin;

@@ -124,6 +124,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
     slots.open();
   };
 
+  let endOfStream = false;
   const readStage = async () => {
     try {
       for (let index = 0; failure === undefined; index++) {
@@ -138,7 +139,10 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         const tRead0 = process.hrtime.bigint();
         tally.begin(tRead0);
         const got = await readFrameAsync(source, index, nvtx, resize, o.warmupFrames);
-        if (!got) break;
+        if (!got) {
+          endOfStream = true;
+          break;
+        }
         const t1 = process.hrtime.bigint();
         const pre = nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
@@ -225,5 +229,5 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
     sink?.abort();
     throw failure;
   }
-  return finishLoop(io, tally, framesWritten, interrupted);
+  return { ...(await finishLoop(io, tally, framesWritten, interrupted)), endOfStream };
 }

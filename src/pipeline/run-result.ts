@@ -76,6 +76,8 @@ export interface RunResult {
   env: EnvInfo;
   startedAt: string;
   interrupted?: boolean;
+  /** A live source that stopped sending frames: when (seconds after the first frame's read) and why. */
+  endedEarly?: { afterS: number; framesRead: number; reason: string };
   /** tegrastats beside the run (on a Jetson): the samples on the run's clock, and their summary over the measured frames. */
   tegrastats?: { command: string[]; series: TegrastatsSeries; summary: TegrastatsSummary };
   /** `--detections`: the COCO results file, relative to the run JSON's folder. */
@@ -155,8 +157,14 @@ export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runti
 export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
 
 /** "ONNX Runtime (CPU)", "OpenCV DNN (CUDA)", "TensorRT": where ORT or OpenCV ran is part of the name. */
+/**
+ * The lab table's "Model Type" of a run, the same on the console and in reports: `ONNX Runtime (CPU, FP32)`,
+ * `TensorRT (FP16)` (TensorRT always runs on the GPU, so no provider), `OpenCV DNN (CUDA, FP16)`.
+ */
 export function modelTypeName(r: Pick<RunResult, 'backend' | 'setup'>): string {
-  return r.backend === 'tensorrt' ? MODEL_TYPE_NAMES[r.backend] : `${MODEL_TYPE_NAMES[r.backend]} (${r.setup.executionProvider.toUpperCase()})`;
+  const s = r.setup;
+  const where = r.backend === 'tensorrt' ? '' : `${s.executionProvider.toUpperCase()}, `;
+  return `${MODEL_TYPE_NAMES[r.backend]} (${where}${s.precision === 'unknown' ? 'precision unknown' : s.precision.toUpperCase()})`;
 }
 
 export function labTableRow(r: RunResult): string {

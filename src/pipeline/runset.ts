@@ -35,9 +35,10 @@ export function buildRunSet(runs: RunResult[], files?: string[]): RunSet {
   return set;
 }
 
-/** `runs/onnx.json` -> `runs/onnx-2.json`: where run k of a repeated job is written. */
-export function repeatPath(jsonPath: string, k: number): string {
-  return /\.json$/i.test(jsonPath) ? jsonPath.replace(/\.json$/i, `-${k}.json`) : `${jsonPath}-${k}`;
+/** `runs/onnx.json` -> `runs/onnx-2.json`, `out.mp4` -> `out-2.mp4`: where run k of a repeated job writes a file. */
+export function repeatPath(path: string, k: number): string {
+  const m = /(\.[A-Za-z0-9]{1,5})$/.exec(path.split('/').pop() ?? path);
+  return m ? `${path.slice(0, -m[1].length)}-${k}${m[1]}` : `${path}-${k}`;
 }
 
 const fmt = (s: Spread, digits = 2) => `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)} (95% CI ${s.ci95[0].toFixed(digits)}-${s.ci95[1].toFixed(digits)}, min ${s.min.toFixed(digits)}, max ${s.max.toFixed(digits)})`;

@@ -88,7 +88,7 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
   add('OpenCV', opencvOk ? 'ok' : 'fail', opencvOk ? `${f.opencv ?? 'loads'}${io}` : (live?.opencv?.error ?? 'not installed'), opencvOk ? undefined : 'bash scripts/setup.sh (libopencv-dev; JetPack ships OpenCV)');
   add('TensorRT', f.tensorrt ? 'ok' : 'warn', f.tensorrt ?? 'not installed (--backend trt unavailable)', f.tensorrt ? undefined : 'JetPack ships TensorRT; on x86 install it from NVIDIA');
   if (live?.shim) {
-    add('TensorRT shim', live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info', live.shim.built ? (live.shim.path ?? 'built') : 'not built', live.shim.built || !f.tensorrt ? undefined : 'npm run build:trt');
+    add('TensorRT shim', live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info', live.shim.built ? (live.shim.path ?? 'built') : 'not built', live.shim.built ? undefined : f.tensorrt ? 'npm run build:trt (builds native/build/libjetprof_trt.so against this TensorRT)' : 'install TensorRT (JetPack ships it), then npm run build:trt');
   }
   add('CUDA runtime', f.cuda ? 'ok' : 'info', f.cuda ?? 'not installed');
   const nvprofWorks = f.tools.nvprof && (cc === undefined || cc < 8);

@@ -401,8 +401,9 @@ export function videoOfInferArgs(args: string[], takesValue: ReadonlySet<string>
 async function checkVideo(args: string[]): Promise<void> {
   const video = videoOfInferArgs(args, await inferValueOptions());
   if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
-  const { openVideo } = await import('../video/io.ts');
-  const source = openVideo(video);
+  // the source opened the way infer opens it: a file, a folder of images, rtsp://, /dev/videoN, csi://N, gst:
+  const { openSource } = await import('../video/sources.ts');
+  const source = openSource(video);
   try {
     if (!source.read()) {
       throw new JetprofError('BAD_VIDEO', `${video}: no frame could be decoded (empty video or unsupported codec)`, { suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`' });

@@ -11,13 +11,14 @@ import type { ProfilerTool } from '../profilers/tools.ts';
 import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
+import { classifySource } from '../video/sources.ts';
 import { writeReport } from './write-report.ts';
 
 export interface CompareOptions {
   video: string;
   outDir: string;
   profile?: ProfilerTool;
-  /** Arguments for infer shared by both backends (--model/--cfg/--weights, --frame-size, --max-frames, ...). */
+  /** Arguments for infer shared by every backend (--model/--cfg/--weights, --frame-size, --max-frames, ...). */
   inferArgs: string[];
   engine?: string;
   plugins: string[];
@@ -31,34 +32,58 @@ export interface CompareOptions {
   /** COCO ground truth: the report adds mAP per backend. */
   gt?: string;
   onStep: (line: string) => void;
+  /** Polled between backends: true (Ctrl-C, SIGTERM) runs no further backend. */
+  shouldStop?: () => boolean;
+  /** The infer process now running (its pid), and the function that says it ended: compare forwards signals to it. */
+  onChild?: (pid: number) => () => void;
 }
 
 export interface CompareResult {
   ran: BackendName[];
-  skipped: { backend: BackendName; reason: string; command: string }[];
+  skipped: { backend: BackendName; reason: string; commands: string[] }[];
   failed: { backend: BackendName; exitCode: number; lastLine?: string }[];
   report: string;
   html: string;
 }
 
-/** Why TensorRT cannot run here and the command that would fix it, or undefined when it can run. */
-export async function tensorRtUnavailable(engine?: string, video = 'VIDEO'): Promise<{ reason: string; command: string } | undefined> {
-  const rerun = `jetprof compare ${video} --engine engines/yolov4-tiny.trt -- <the same infer arguments>`;
-  const build = 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16';
-  if (!engine) return { reason: 'no --engine given (TensorRT engines are built on the board that runs them)', command: `${build}, then ${rerun}` };
-  if (!existsSync(engine)) return { reason: `${engine} not found`, command: `${build.replace('engines/yolov4-tiny.trt', engine)}` };
+/** The ONNX the infer arguments name: --model, else the export cached beside --weights, else the usual path. */
+export function onnxOfInferArgs(args: string[]): string {
+  const value = (name: string) => {
+    const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
+    return i < 0 ? undefined : args[i].includes('=') ? args[i].slice(name.length + 1) : args[i + 1];
+  };
+  const model = value('--model') ?? value('-m');
+  if (model) return model;
+  const weights = value('--weights');
+  return weights ? `${weights}.onnx` : 'weights/yolov4-tiny.onnx';
+}
+
+/**
+ * Why TensorRT cannot run here and the commands that would fix it, one command each, for the model the user passed,
+ * or undefined when it can run.
+ */
+export async function tensorRtUnavailable(engine?: string, video = 'VIDEO', inferArgs: string[] = []): Promise<{ reason: string; commands: string[] } | undefined> {
+  const target = engine ?? 'engines/yolov4-tiny.trt';
+  const rerun = `jetprof compare ${video} --engine ${target} -- ${inferArgs.join(' ') || '<the same infer arguments>'}`;
+  const build = `jetprof build-engine --onnx ${onnxOfInferArgs(inferArgs)} --out ${target} --fp16`;
+  if (!engine) return { reason: 'no --engine given (TensorRT engines are built on the board that runs them)', commands: [build, rerun] };
+  if (!existsSync(engine)) return { reason: `${engine} not found`, commands: [build, rerun] };
   try {
     const { loadTrtAbi } = await import('../backends/trt-abi.ts');
     loadTrtAbi();
     return undefined;
   } catch (e) {
-    return { reason: messageOf(e), command: `npm run build:trt (on a machine with TensorRT), then ${rerun}` };
+    return { reason: messageOf(e), commands: ['npm run build:trt', rerun] };
   }
 }
 
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+  // a missing video is one line before any backend starts (each would fail on it in turn)
+  if (classifySource(o.video).kind === 'file' && !existsSync(o.video)) {
+    throw new JetprofError('FILE_NOT_FOUND', `${o.video}: video not found`, { suggestion: 'pass an existing video file (bash scripts/fetch-sample-video.sh puts vtest.avi in videos/), a folder of images or a stream URL' });
+  }
   mkdirSync(o.outDir, { recursive: true });
-  const trtUnavailable = await tensorRtUnavailable(o.engine, o.video);
+  const trtUnavailable = await tensorRtUnavailable(o.engine, o.video, o.inferArgs);
   const backends: BackendName[] = o.backends ?? ['onnx', 'tensorrt', 'opencv'];
   const steps = backends.length + 1;
   const result: CompareResult = { ran: [], skipped: [], failed: [], report: join(o.outDir, 'REPORT.md'), html: join(o.outDir, 'report.html') };
@@ -66,11 +91,15 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const profiles: string[] = [];
   const stem = basename(o.video, extname(o.video));
   for (const [i, backend] of backends.entries()) {
+    if (o.shouldStop?.()) {
+      o.onStep(`[${i + 1}/${steps}] ${MODEL_TYPE_NAMES[backend]}: not run (interrupted)`);
+      continue;
+    }
     const name = MODEL_TYPE_NAMES[backend];
     const step = `[${i + 1}/${steps}] ${name}`;
     if (backend === 'tensorrt' && trtUnavailable) {
       result.skipped.push({ backend, ...trtUnavailable });
-      o.onStep(`${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.command}`);
+      o.onStep(`${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.commands.join(', then ')}`);
       continue;
     }
     const runJson = join(o.outDir, `run_${FILE_TAG[backend]}.json`);
@@ -112,6 +141,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       o.onStep(`${step}: infer ...`);
       const [cmd, ...pre] = entryCommand(backend);
       ({ code } = await runCommand(cmd, [...pre, ...args], {
+        onSpawn: o.onChild,
         onOutput: (d, from) => {
           if (from !== 'stderr') return;
           keepLast(d.toString());
@@ -121,7 +151,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     // A run JSON left by an earlier compare in this folder is not this run's: only a file written now counts.
     const wrote = existsSync(runJson) && statSync(runJson).mtimeMs >= t0 - 1000;
-    if (code === 0 && wrote) {
+    if ((code === 0 || (code === 130 && o.shouldStop?.())) && wrote) {
       runs.push(runJson);
       result.ran.push(backend);
       o.onStep(`${step}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -141,7 +171,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     html: result.html,
     csv: join(o.outDir, 'csv'),
     top: o.top,
-    skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, command: s.command })),
+    skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, commands: s.commands })),
     failed: result.failed.map((f) => ({ modelType: MODEL_TYPE_NAMES[f.backend], exitCode: f.exitCode, lastLine: f.lastLine })),
     gt: o.gt,
   });

@@ -11,7 +11,7 @@ import type { NsysRow, NsysStats } from '../parsers/nsys.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
 import { DEFINITIONS, notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
-import { MODEL_TYPE_NAMES, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
+import { modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread, type Spread } from '../util/stats.ts';
 import { formatNs, formatPct } from './tables.ts';
@@ -240,7 +240,8 @@ export interface FailedBackend {
 export interface SkippedBackend {
   modelType: string;
   reason: string;
-  command?: string;
+  /** What makes it run, one command each, in order. */
+  commands?: string[];
 }
 
 /** Per-frame series of one run, for charts (latency over time, histograms, the pipelined timeline). */
@@ -297,7 +298,6 @@ export interface LabReport {
   definitions: [string, string][];
 }
 
-const upper = (s: string) => s.toUpperCase();
 
 /** Runs by label, in first-seen order. */
 export function groupByLabel(runs: RunResult[]): RunResult[][] {
@@ -340,12 +340,7 @@ function rowSetup(runs: RunResult[]): RowSetup {
   };
 }
 
-function baseModelType(r: RunResult): string {
-  const s = r.setup;
-  // ONNX Runtime and OpenCV DNN run on the CPU or the GPU: say which (TensorRT always runs on the GPU)
-  const where = r.backend === 'tensorrt' ? '' : `${upper(s.executionProvider)}, `;
-  return `${MODEL_TYPE_NAMES[r.backend]} (${where}${s.precision === 'unknown' ? 'precision unknown' : upper(s.precision)})`;
-}
+const baseModelType = modelTypeName;
 
 export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseModelType: string } {
   const r = runs[0];

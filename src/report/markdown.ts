@@ -2,7 +2,7 @@
 import { roundedPercents } from '../pipeline/figures.ts';
 import type { Spread } from '../util/stats.ts';
 import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './lab-report.ts';
-import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, TIMED_HEADERS, timedCells } from './tables.ts';
+import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, mdInline, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -65,7 +65,7 @@ export function gapSentence(x: FpsRow): string {
 }
 
 export function skippedSentence(x: LabReport['skipped'][number]): string {
-  return `${x.modelType} skipped: ${x.reason}.${x.command ? ` To include it: \`${x.command}\`` : ''}`;
+  return `${x.modelType} skipped: ${x.reason}.${x.commands?.length ? ` To include it: ${x.commands.map((c) => `\`${c}\``).join(', then ')}` : ''}`;
 }
 
 function stageCells(t: StageTable, x: StageRow, sharePct: number | undefined): string[] {
@@ -165,7 +165,7 @@ function profileMarkdown(p: ProfileSection): string[] {
     const waiting = [...p.criticalPath, ...p.waiting].filter((d) => d.waitingNs > 0);
     out.push(
       waiting.length
-        ? `**Waiting time** (> 0): ${waiting.map((d) => `${d.name} ${formatNs(d.waitingNs)}`).join('; ')}`
+        ? `**Waiting time** (> 0): ${mdInline(waiting.map((d) => `${d.name} ${formatNs(d.waitingNs)}`).join('; '))}`
         : '**Waiting time**: no row waits (0 ns everywhere).',
       '',
     );
@@ -174,7 +174,7 @@ function profileMarkdown(p: ProfileSection): string[] {
   out.push(...timedTable('Top CUDA API calls', p.apiCalls, 'Name'));
   out.push(...timedTable(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'));
   out.push(...timedTable('OS runtime (top calls)', p.osRuntime, 'Name'));
-  if (p.notes.length) out.push('**Notes**', '', ...p.notes.map((n) => `- ${n}`), '');
+  if (p.notes.length) out.push('**Notes**', '', ...p.notes.map((n) => `- ${mdInline(n)}`), '');
   return out;
 }
 
@@ -184,12 +184,12 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     out.push('## Speed', '');
     out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
     if (r.accuracy.length) out.push(`**Accuracy** (${accuracyCaption(r)})`, '', markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']), '');
-    for (const x of r.failed) out.push(`- **${failedSentence(x)}**`);
-    for (const x of r.skipped) out.push(`- ${skippedSentence(x)}`);
-    for (const n of r.runNotes) out.push(`- ${n}`);
+    for (const x of r.failed) out.push(`- **${mdInline(failedSentence(x))}**`);
+    for (const x of r.skipped) out.push(`- ${mdInline(skippedSentence(x))}`);
+    for (const n of r.runNotes) out.push(`- ${mdInline(n)}`);
     for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);
-    for (const n of r.notCompared) out.push(`- ${notComparedLine(n)}`);
-    for (const x of r.fps) out.push(`- ${gapSentence(x)}`);
+    for (const n of r.notCompared) out.push(`- ${mdInline(notComparedLine(n))}`);
+    for (const x of r.fps) out.push(`- ${mdInline(gapSentence(x))}`);
     out.push('');
     if (r.fps.length) {
       out.push('**What each row measured**', '');

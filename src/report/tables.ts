@@ -9,6 +9,17 @@ function mdEscape(v: Cell): string {
   return String(v).replace(/\|/g, '\\|').replace(/</g, '\\<').replace(/>/g, '\\>').replace(/\n/g, ' ');
 }
 
+/**
+ * Running text for Markdown: `<Other>` would vanish as an HTML tag in GitHub or Jupyter, so < and > are escaped
+ * outside code spans (inside them a backslash would show).
+ */
+export function mdInline(text: string): string {
+  return text
+    .split('`')
+    .map((part, i) => (i % 2 === 0 ? part.replace(/</g, '\\<').replace(/>/g, '\\>') : part))
+    .join('`');
+}
+
 /** A GitHub-flavoured Markdown table; `align` per column: 'l' (default) or 'r'. */
 export function markdownTable(headers: string[], rows: Cell[][], align: ('l' | 'r')[] = []): string {
   const rule = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'));

@@ -58,14 +58,21 @@ function uniqueRunFiles(files: { path: string; run: RunResult }[]): { files: { p
 
 /** Builds the report and writes what was asked; returns the Markdown. */
 export async function writeReport(o: ReportFiles): Promise<string> {
+  // every run file is an input, those a runset names too (report --out R-1.json would overwrite one of them)
+  const listed = o.runs.flatMap(loadRunFiles);
   claimOutputs(
-    { ...Object.fromEntries(o.runs.map((r, i) => [`run ${i + 1}`, r])), ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])), 'ground truth': o.gt },
+    {
+      ...Object.fromEntries(o.runs.map((r, i) => [`run ${i + 1}`, r])),
+      ...Object.fromEntries(listed.map((f, i) => [`run file ${i + 1}`, f.path])),
+      ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])),
+      'ground truth': o.gt,
+    },
     { Markdown: o.out, HTML: o.html },
   );
   if (o.csv && existsSync(o.csv) && !statSync(o.csv).isDirectory()) {
     throw new JetprofError('BAD_OUTPUT', `${o.csv}: --csv takes a folder (one CSV file per table), and this is a file`, { suggestion: 'give a folder name, e.g. --csv report-csv' });
   }
-  const unique = uniqueRunFiles(o.runs.flatMap(loadRunFiles));
+  const unique = uniqueRunFiles(listed);
   const runFiles = unique.files;
   for (const n of unique.notes) o.onWarning?.(n);
   const runs: RunResult[] = runFiles.map((f) => f.run);

@@ -17,7 +17,7 @@ export type ErrorCode =
   | 'BAD_ENGINE'
   | 'BAD_INPUT'
   | 'NOTHING_TO_COMPARE'
-  | 'BAD_OUTPUTS';
+  | 'INTERRUPTED';
 
 export class JetprofError extends Error {
   readonly code: ErrorCode;

@@ -16,14 +16,14 @@ export function requireFile(path: string, what: string, suggestion: string): voi
 }
 
 /** Throws BAD_OUTPUT unless the directory that will hold `path` exists and is writable. */
-export function requireWritableDir(path: string): void {
+export function requireWritableDir(path: string, option = '--output'): void {
   const dir = dirname(path);
   try {
     if (!statSync(dir).isDirectory()) throw new Error();
     accessSync(dir, constants.W_OK);
   } catch {
     throw new JetprofError('BAD_OUTPUT', `${path}: the directory ${dir} does not exist or is not writable`, {
-      suggestion: 'create it, or pass --output with a writable path',
+      suggestion: `create it, or pass ${option} with a writable path`,
     });
   }
 }

@@ -3,7 +3,8 @@
  * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import test, { type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,3 +102,17 @@ export function buildCpuEngineLib(): string {
   }
   return lib;
 }
+
+/**
+ * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
+ * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
+ */
+export function requires(condition: boolean, reason: string, serial = false): (title: string, fn: Implementation<[]>) => void {
+  if (condition) return serial ? (title, fn) => test.serial(title, fn) : (title, fn) => test(title, fn);
+  return (title, fn) => test.skip(`${title} [skipped: ${reason}]`, fn);
+}
+
+// Each test process removes its scratch folder when it ends (one `npm test` made about 1 GB of them before).
+process.on('exit', () => {
+  if (scratch && !process.env.JETPROF_KEEP_TEST_FILES) rmSync(scratch, { recursive: true, force: true });
+});
