@@ -5,7 +5,7 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { glibcOfOs, jetpackOf } from '../src/platform/board.ts';
-import { parsePowerMode } from '../src/util/env.ts';
+import { parsePowerMode } from '../src/platform/env.ts';
 import { ROOT, runCli } from './helpers/fixtures.ts';
 
 const BOARDS = join(ROOT, 'test/fixtures/boards');

@@ -60,7 +60,8 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.true(stagesTotal >= run.stages.inference.totalMs);
   t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
   t.true(Math.abs(run.inferenceFps - 55 / (run.stages.inference.totalMs / 1000)) < 1e-9);
-  t.regex(r.stderr, /\| ONNX Runtime \(CPU\) \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/);
+  t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/, "the lab row on stdout, named as in reports");
+  t.notRegex(r.stderr, /\| ONNX Runtime/, "progress and notes on stderr, the table not");
   // The per-frame records reproduce every aggregate exactly: the same totals, the same percentiles, the same FPS.
   const pf = run.perFrame;
   t.deepEqual(pf.index, Array.from({ length: 55 }, (_, i) => i + 5));

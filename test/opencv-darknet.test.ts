@@ -14,7 +14,7 @@ import { createOpenCvSession, darknetHeadNames } from '../src/backends/opencv.ts
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { preprocessFrame } from '../src/pipeline/frame-loop.ts';
+import { preprocessFrame } from '../src/pipeline/loop-io.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import { makeModel, requires, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG, type ModelFixture } from './helpers/fixtures.ts';
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { emptyParseReason, keptAnyTable, parseProfileFile } from '../src/parsers/parse-file.ts';
-import { decodeText, detectEncoding } from '../src/parsers/text-input.ts';
+import { decodeText, detectEncoding } from '../src/util/text-input.ts';
 import { requires, ROOT, scratchDir, SHARED_FIXTURES, TSX_IMPORT } from './helpers/fixtures.ts';
 
 const NVPROF = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');

@@ -11,7 +11,7 @@ import { formatTrtVersion, loadTrtAbi } from '../src/backends/trt-abi.ts';
 import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { trtexecArgv, trtexecVersion } from '../src/model/build-engine.ts';
+import { trtexecArgv, trtexecVersion } from '../src/backends/build-engine.ts';
 import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const dir = scratchDir();

@@ -4,8 +4,8 @@
  * which frames were processed: a frame without boxes is absent from COCO results).
  */
 import { dirname, resolve } from 'node:path';
-import type { FrameBoxes } from '../pipeline/loop-tally.ts';
-import { readJsonFile } from '../parsers/text-input.ts';
+import type { FrameBoxes } from '../detect/types.ts';
+import { readJsonFile } from '../util/text-input.ts';
 import { JetprofError } from '../util/errors.ts';
 import { type CocoDetection, type CocoGroundTruth, parseCocoDetections, parseCocoGroundTruth } from './coco.ts';
 

@@ -6,10 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { PLUGIN_DETECTIONS_OUTPUT } from '../detect/decode.ts';
-import type { YoloModelInfo } from '../model/metadata.ts';
+
+import { PLUGIN_DETECTIONS_OUTPUT, type YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { readEngineSidecar } from './engine-sidecar.ts';
+import type { EngineSidecar } from './engine-sidecar.ts';
 import { cString, DTYPE_NAMES, ERR_LEN, formatTrtVersion, loadTrtAbi, STATUS, type TensorInfo, type Timing, type TrtAbi } from './trt-abi.ts';
 import type { DetectorSession, InferenceResult } from './types.ts';
 
@@ -18,6 +18,8 @@ export interface TensorRtSessionOptions {
   plugins?: string[];
   /** TensorRT messages at this severity or worse are printed (0 internal error .. 4 verbose); default 1. */
   logSeverity?: number;
+  /** The engine's sidecar (`<engine>.json`), read once by the caller: the TensorRT version that built it. */
+  sidecar?: EngineSidecar;
   onWarning: (message: string) => void;
 }
 
@@ -81,7 +83,7 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
       });
     }
   }
-  const sidecar = readEngineSidecar(enginePath);
+  const { sidecar } = o;
   if (sidecar?.tensorrt && sidecar.tensorrt !== runtime) {
     o.onWarning(`warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`);
   }

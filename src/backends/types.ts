@@ -4,6 +4,31 @@
  */
 export type BackendName = 'onnx' | 'tensorrt' | 'opencv';
 
+/** Everything jetprof says about a backend by name, in one place. */
+export interface BackendFacts {
+  /** In tables and titles: the lab's "Model Type" column. */
+  title: string;
+  /** In file names and labels as the lab names them: profiling_trt_log.txt, run_trt.json, trt-fp16-gpu-sequential. */
+  tag: string;
+  /** Its entry script (src/cli/<entry>.ts, a bin of the package). */
+  entry: string;
+  /** In the default video name: <video>-<outputSuffix>-detected.mp4 (the lab's "-tensorrt-detected"). */
+  outputSuffix: string;
+  /** What --backend accepts for it. */
+  aliases: string[];
+}
+
+export const BACKENDS: Record<BackendName, BackendFacts> = {
+  onnx: { title: 'ONNX Runtime', tag: 'onnx', entry: 'infer-onnx', outputSuffix: 'onnx', aliases: ['onnx', 'ort'] },
+  tensorrt: { title: 'TensorRT', tag: 'trt', entry: 'infer-trt', outputSuffix: 'tensorrt', aliases: ['trt', 'tensorrt'] },
+  opencv: { title: 'OpenCV DNN', tag: 'opencv', entry: 'infer-opencv', outputSuffix: 'opencv', aliases: ['opencv', 'cv'] },
+};
+
+/** The backend a --backend value names, or undefined. */
+export function backendByAlias(value: string | undefined): BackendName | undefined {
+  return (Object.keys(BACKENDS) as BackendName[]).find((b) => value !== undefined && BACKENDS[b].aliases.includes(value));
+}
+
 /** Device-side timings a backend can measure itself (TensorRT with CUDA events). Milliseconds. */
 export interface DeviceTimings {
   h2dMs: number;

@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { agree } from '../accuracy/agree.ts';
 import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
-import { agreementMarkdown, mapMarkdown } from '../accuracy/format.ts';
+import { agreementMarkdown, mapMarkdown } from '../report/accuracy-format.ts';
 import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';

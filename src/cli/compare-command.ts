@@ -1,7 +1,7 @@
 /** `jetprof compare <video>`: every available backend on one video, optionally profiled, then the report. */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { BackendName } from '../backends/types.ts';
+import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { resolve } from 'node:path';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -9,13 +9,12 @@ import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
 
-const BACKENDS: Record<string, BackendName> = { onnx: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt', opencv: 'opencv' };
 
 function parseBackends(value: string): BackendName[] {
   const names = value.split(',').map((v) => v.trim()).filter(Boolean);
-  const bad = names.find((n) => !BACKENDS[n]);
+  const bad = names.find((n) => !backendByAlias(n));
   if (bad || names.length === 0) throw new InvalidArgumentError(`--backends takes a comma-separated list of onnx, trt, opencv; got '${value}'`);
-  return [...new Set(names.map((n) => BACKENDS[n]))];
+  return [...new Set(names.map((n) => backendByAlias(n)!))];
 }
 
 /** The Speed section of REPORT.md (the lab table, accuracy, speed-ups and what was not compared), without the rest. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { readBoard } from '../platform/board.ts';
 import { doctor, doctorMarkdown, type LiveProbes } from '../platform/doctor.ts';
 import { messageOf } from '../util/errors.ts';
-import { powerMode } from '../util/env.ts';
+import { powerMode } from '../platform/env.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import { classifySource } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
-import type { BackendName } from '../backends/types.ts';
+import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
@@ -28,8 +28,6 @@ import { helpAfter, wrapProse } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
 
-const BACKEND_ALIASES: Record<string, BackendName> = { onnx: 'onnx', ort: 'onnx', trt: 'tensorrt', tensorrt: 'tensorrt', opencv: 'opencv', cv: 'opencv' };
-const BACKEND_TITLES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT', opencv: 'OpenCV DNN' };
 
 interface InferCliOptions {
   backend: BackendName;
@@ -73,7 +71,7 @@ interface InferCliOptions {
 
 export function inferCommand(name: string, fixedBackend?: BackendName): Command {
   const cmd = new Command(name)
-    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${BACKEND_TITLES[fixedBackend]}` : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN')
+    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${BACKENDS[fixedBackend].title}` : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN')
     .description(
       [
         'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<backend>-detected.mp4, and reports two speeds side by side:',
@@ -88,7 +86,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
         .default('onnx')
         .argParser((v) => {
-          const b = BACKEND_ALIASES[v];
+          const b = backendByAlias(v);
           if (!b) throw new InvalidArgumentError(`--backend must be onnx, trt or opencv, got '${v}'`);
           return b;
         }),

@@ -96,7 +96,7 @@ export function buildEngineCommand(): Command {
     .action(async (o: { onnx: string; out: string; fp16: boolean; int8: boolean; calib?: string; workspace?: number; quiet: boolean }) => {
       try {
         claimOutputs({ ONNX: o.onnx, 'calibration cache': o.calib }, { engine: o.out, 'engine sidecar': `${o.out}.json` });
-        const { buildEngine } = await import('../model/build-engine.ts');
+        const { buildEngine } = await import('../backends/build-engine.ts');
         const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
         const s = await buildEngine({ onnx: o.onnx, out: o.out, precision, calib: o.calib, workspaceMb: o.workspace, onOutput: o.quiet ? undefined : (c) => process.stderr.write(c) });
         process.stderr.write(`built ${o.out} (${precision}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`);

@@ -1,12 +1,12 @@
 /** `jetprof profile [--tool nvprof|nsys] -- <infer arguments>` */
 import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import type { BackendName } from '../backends/types.ts';
+import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
 import { defaultProfiler } from '../profilers/device.ts';
-import { FILE_TAG, queryMetrics, runProfile } from '../profilers/run.ts';
+import { queryMetrics, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { criticalPathMarkdown, nvtxStageMarkdown, profiledRunLine } from '../report/profile-summary.ts';
-import { jetsonInfo } from '../util/env.ts';
+import { jetsonInfo } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { EXIT_NO_GPU } from '../profilers/run.ts';
 import { handleError } from './handle-error.ts';
@@ -33,12 +33,33 @@ export function splitBackend(args: string[]): { backend: BackendName; rest: stri
       rest.push(a);
       continue;
     }
-    if (value === 'onnx' || value === 'ort') backend = 'onnx';
-    else if (value === 'trt' || value === 'tensorrt') backend = 'tensorrt';
-    else if (value === 'opencv' || value === 'cv') backend = 'opencv';
+    const named = backendByAlias(value);
+    if (named) backend = named;
     else throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${value ?? ''}'`);
   }
   return { backend, rest };
+}
+
+/**
+ * Infer's options that take a value (so the video is the first argument that is neither an option nor a value), read
+ * from infer's own command definition so that a new option cannot be mistaken for the video.
+ */
+export async function inferValueOptions(): Promise<Set<string>> {
+  const { inferCommand } = await import('./infer-command.ts');
+  return new Set(inferCommand('infer').options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)));
+}
+
+/** The video among infer's arguments, or undefined. */
+export function videoOfInferArgs(args: string[], takesValue: ReadonlySet<string>): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith('-')) {
+      if (takesValue.has(a)) i++;
+      continue;
+    }
+    return a;
+  }
+  return undefined;
 }
 
 export function profileCommand(): Command {
@@ -73,11 +94,14 @@ export function profileCommand(): Command {
         }
         if (inferArgs.length === 0) throw new JetprofError('BAD_OPTION', 'no infer arguments given', { suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx' });
         const { backend, rest } = splitBackend(inferArgs);
+        const video = videoOfInferArgs(rest, await inferValueOptions());
+        if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
         const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
         const result = await runProfile({
           tool,
           backend,
           inferArgs: rest,
+          video,
           outDir: resolve(o.outDir),
           metrics: o.metrics?.split(',').filter(Boolean),
           tries: o.tries,
@@ -86,7 +110,7 @@ export function profileCommand(): Command {
         process.stdout.write(tool === 'nsys' && result.nsys ? `${nvtxStageMarkdown(result.nsys)}\n` : result.nvprof ? `${criticalPathMarkdown(result.nvprof)}\n` : '');
         if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
-        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${FILE_TAG[backend]}.json`)}; raw output kept in ${result.files.log}\n`);
+        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${BACKENDS[backend].tag}.json`)}; raw output kept in ${result.files.log}\n`);
         // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
         process.exitCode = result.noGpu ? EXIT_NO_GPU : result.exitCode;
       } catch (e) {

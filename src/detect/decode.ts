@@ -11,7 +11,7 @@
  * class with the highest probability (the first one on a tie), when objectness x p > conf.
  * Candidates go into a reusable flat buffer; nothing is allocated for a cell or class below the threshold.
  */
-import type { YoloHead } from '../model/metadata.ts';
+import { PLUGIN_DETECTIONS_OUTPUT, type YoloHead } from '../model/metadata.ts';
 import { Candidates } from './candidates.ts';
 import type { Geometry } from './types.ts';
 
@@ -114,8 +114,6 @@ function clamp(v: number, max: number): number {
   return v < 0 ? 0 : v > max ? max : v;
 }
 
-/** Name of the single output of engines built by tensorrt_demos (its yolo_layer plugin decodes the heads). */
-export const PLUGIN_DETECTIONS_OUTPUT = 'detections';
 
 /**
  * Decodes tensorrt_demos' plugin output: rows of 7 floats (x, y, w, h, box confidence, class id, class probability),

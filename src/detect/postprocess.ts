@@ -4,10 +4,10 @@
  * caps bound the work of a frame where the model fires everywhere (a model early in training, --conf 0.001 for
  * mAP); on a normal frame neither binds, and the result is exactly greedy NMS over all candidates.
  */
-import type { YoloModelInfo } from '../model/metadata.ts';
+import { PLUGIN_DETECTIONS_OUTPUT, type YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import { Candidates, SortScratch, topByScore } from './candidates.ts';
-import { type ClassMode, decodeHead, decodePluginDetections, PLUGIN_DETECTIONS_OUTPUT } from './decode.ts';
+import { type ClassMode, decodeHead, decodePluginDetections } from './decode.ts';
 import { type NmsKind, nmsCandidates } from './nms.ts';
 import type { Detection, Geometry } from './types.ts';
 

@@ -26,3 +26,10 @@ export interface Geometry {
   resizedW: number;
   resizedH: number;
 }
+
+/** The boxes of one frame, for the detections file. */
+export interface FrameBoxes {
+  index: number;
+  warmup: boolean;
+  detections: Detection[];
+}

@@ -34,6 +34,9 @@ export interface YoloModelInfo {
 
 export const METADATA_KEY = 'jetprof.model';
 
+/** Name of the single output of engines built by tensorrt_demos (its yolo_layer plugin decodes the heads). */
+export const PLUGIN_DETECTIONS_OUTPUT = 'detections';
+
 /** Validates an unknown JSON value as YoloModelInfo; returns an error string or the value. */
 export function checkModelInfo(v: unknown): YoloModelInfo | string {
   const o = v as Partial<YoloModelInfo> | null;

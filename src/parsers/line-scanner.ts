@@ -7,7 +7,7 @@
  * to judge). UTF-16 files are decoded and re-encoded as UTF-8 first (rare, and then speed matters less).
  */
 import { open } from 'node:fs/promises';
-import { type DetectedEncoding, textChunks } from './text-input.ts';
+import { type DetectedEncoding, textChunks } from '../util/text-input.ts';
 
 /** Receives one line: bytes [start, end) of `buf`, terminator excluded. `buf` is reused after the call returns. */
 export type ByteLineHandler = (buf: Buffer, start: number, end: number) => void;

@@ -10,7 +10,7 @@ import type { ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
-import { decodeText, detectEncoding, type DetectedEncoding, endsWithLineBreak, readHeadBytes, textChunks } from './text-input.ts';
+import { decodeText, detectEncoding, type DetectedEncoding, endsWithLineBreak, readHeadBytes, textChunks } from '../util/text-input.ts';
 
 export type ProfileKind = 'nvprof' | 'nsys';
 export type ParsedProfile = { kind: 'nvprof'; result: ParseResult<NvprofLog> } | { kind: 'nsys'; result: ParseResult<NsysStats> };

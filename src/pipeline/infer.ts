@@ -10,17 +10,18 @@ import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
 import { cocoResultsJson } from '../accuracy/detections-file.ts';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
-import { readEngineSidecar } from '../backends/engine-sidecar.ts';
-import type { BackendName, DetectorSession } from '../backends/types.ts';
+import { type EngineSidecar, readEngineSidecar } from '../backends/engine-sidecar.ts';
+import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import { baseEnv } from '../util/env.ts';
+import { baseEnv } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
-import { runFrameLoop, type FrameLoopOptions } from './frame-loop.ts';
+import { runFrameLoop } from './frame-loop.ts';
+import type { FrameLoopOptions } from './loop-io.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { buildRunResult, defaultLabel, type Precision, type ProfilerName, type RunResult } from './run-result.ts';
@@ -78,25 +79,24 @@ export interface InferOptions {
   onFrame?: FrameLoopOptions['onFrame'];
 }
 
-export const OUTPUT_SUFFIX: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'tensorrt', opencv: 'opencv' };
 
 /**
  * `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them; for a stream or camera its short name
  * (rtsp://host/live -> live-onnx-detected.mp4); for a folder of images a folder `<folder>-<backend>-detected`.
  */
 export function defaultOutputPath(video: string, backend: BackendName): string {
-  const stem = `${sourceStem(video)}-${OUTPUT_SUFFIX[backend]}-detected`;
+  const stem = `${sourceStem(video)}-${BACKENDS[backend].outputSuffix}-detected`;
   return resolve(classifySource(video).kind === 'images' ? stem : `${stem}.mp4`);
 }
 
-export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>, onInfo: (m: string) => void): string {
+export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>, onInfo: (m: string) => void, sidecar?: EngineSidecar): string {
   if (o.engine && !existsSync(o.engine)) {
     throw new JetprofError('FILE_NOT_FOUND', `${o.engine}: TensorRT engine not found`, {
       suggestion: 'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
     });
   }
   if (o.model) return o.model;
-  const built = o.engine && !o.cfg ? readEngineSidecar(o.engine)?.onnx.path : undefined;
+  const built = o.engine && !o.cfg ? sidecar?.onnx.path : undefined;
   if (built) {
     onInfo(`using ${built}, the ONNX ${o.engine} was built from (${o.engine}.json), for the YOLO metadata`);
     return built;
@@ -112,7 +112,7 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
   });
 }
 
-async function openSession(o: InferOptions, modelPath: string, model: YoloModelInfo): Promise<DetectorSession> {
+async function openSession(o: InferOptions, modelPath: string, model: YoloModelInfo, sidecar: EngineSidecar | undefined): Promise<DetectorSession> {
   if (o.backend === 'onnx') {
     const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
     if (!o.pipeline) return createOnnxSession(modelPath, options);
@@ -131,12 +131,11 @@ async function openSession(o: InferOptions, modelPath: string, model: YoloModelI
       suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
     });
   }
-  return createTensorRtSession(o.engine, model, { plugins: o.plugins, onWarning: o.onWarning });
+  return createTensorRtSession(o.engine, model, { plugins: o.plugins, sidecar, onWarning: o.onWarning });
 }
 
 /** The ONNX an engine was built from, by its sidecar's record, else the ONNX given for the metadata. */
-function engineOnnxSha(engine: string, modelPath: string): string | undefined {
-  const sidecar = readEngineSidecar(engine);
+function engineOnnxSha(sidecar: EngineSidecar | undefined, modelPath: string): string | undefined {
   return sidecar?.onnx.sha256 ?? (modelPath.endsWith('.onnx') ? sha256File(modelPath) : undefined);
 }
 
@@ -151,7 +150,9 @@ export function durationClock(ms: number, now: () => number = Date.now): () => b
 
 export async function runInference(o: InferOptions): Promise<RunResult> {
   const startedAt = new Date().toISOString();
-  const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined));
+  // the engine's sidecar, read once: the ONNX it was built from, its precision, the TensorRT that built it
+  const sidecar = o.engine ? readEngineSidecar(o.engine) : undefined;
+  const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined), sidecar);
   const model = readModelInfo(modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
@@ -163,7 +164,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const t0 = process.hrtime.bigint();
   let session: DetectorSession;
   try {
-    session = await openSession(o, modelPath, model);
+    session = await openSession(o, modelPath, model, sidecar);
   } finally {
     o.nvtx.pop();
   }
@@ -213,7 +214,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
     else if (o.backend === 'tensorrt') Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
     const precision: Precision =
-      o.backend === 'tensorrt' ? (o.engine && readEngineSidecar(o.engine)?.precision) || 'unknown' : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda' ? 'fp16' : 'fp32';
+      o.backend === 'tensorrt' ? sidecar?.precision || 'unknown' : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda' ? 'fp16' : 'fp32';
     const setupBase = {
       executionProvider: session.executionProvider,
       precision,
@@ -238,7 +239,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         classes: model.classes,
         labels: model.labels,
         sha256: sha256File(o.engine ?? modelPath),
-        onnxSha256: o.engine ? engineOnnxSha(o.engine, modelPath) : sha256File(modelPath),
+        onnxSha256: o.engine ? engineOnnxSha(sidecar, modelPath) : sha256File(modelPath),
         ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
       },
       video: { path: o.video, width: loop.video.width, height: loop.video.height, fps: loop.video.fps, frameCount: loop.video.frameCount },

@@ -5,15 +5,9 @@
  */
 import type { InferenceResult } from '../backends/types.ts';
 import type { FramePostprocess } from '../detect/postprocess.ts';
-import type { Detection } from '../detect/types.ts';
+import type { Detection, FrameBoxes } from '../detect/types.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
 
-/** The boxes of one frame, for the detections file. */
-export interface FrameBoxes {
-  index: number;
-  warmup: boolean;
-  detections: Detection[];
-}
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
 export interface FrameClock {

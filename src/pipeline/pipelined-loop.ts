@@ -13,7 +13,7 @@ import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import type { VideoSource } from '../video/io.ts';
 import type { Mat } from '../video/opencv.ts';
-import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, rangeName } from './frame-loop.ts';
+import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, rangeName, readNextFrame, startEndRanges } from './loop-io.ts';
 import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
@@ -78,38 +78,11 @@ interface InFlight {
   result?: InferenceResult;
 }
 
-/** Like readFrame in frame-loop.ts, with start/end ranges: the end-of-stream read gets a range of its own. */
-async function readFrameAsync(source: VideoSource, index: number, nvtx: Nvtx, size: [number, number] | undefined, warmupFrames: number): Promise<{ frame: Mat; frameRange: unknown } | null> {
-  const pastCount = source.info.frameCount > 0 && index >= source.info.frameCount;
-  const name = (n: string) => rangeName(n, index, warmupFrames);
-  let frame: Mat | null;
-  let frameRange: unknown;
-  let readRange: unknown;
-  if (pastCount) {
-    const probe = nvtx.start('end-of-stream');
-    frame = await source.readAsync();
-    nvtx.end(probe);
-    if (!frame) return null;
-    frameRange = nvtx.start(name('frame'));
-    readRange = nvtx.start(name('read'));
-  } else {
-    frameRange = nvtx.start(name('frame'));
-    readRange = nvtx.start(name('read'));
-    frame = await source.readAsync();
-  }
-  if (frame && size) frame = frame.resize(size[1], size[0]);
-  nvtx.end(readRange);
-  if (!frame) {
-    nvtx.end(frameRange);
-    return null;
-  }
-  return { frame, frameRange };
-}
-
 export async function runPipelinedLoop(session: DetectorSession, model: YoloModelInfo, o: PipelineOptions): Promise<FrameLoopResult> {
   const io = openLoopIo(model, o);
   const { cv, source, resize, g, sink } = io;
   const { nvtx } = o;
+  const ranges = startEndRanges(nvtx);
   const slots = new Slots(Math.max(1, o.inFlight ?? 3));
   const toInfer = new Channel<InFlight>();
   const toWrite = new Channel<InFlight>();
@@ -138,7 +111,7 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         }
         const tRead0 = process.hrtime.bigint();
         tally.begin(tRead0);
-        const got = await readFrameAsync(source, index, nvtx, resize, o.warmupFrames);
+        const got = await readNextFrame(() => source.readAsync(), source.info.frameCount, index, ranges, resize, o.warmupFrames);
         if (!got) {
           endOfStream = true;
           break;

@@ -1,9 +1,9 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
-import type { BackendName } from '../backends/types.ts';
+import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
-import type { EnvInfo } from '../util/env.ts';
+import type { EnvInfo } from '../platform/env.ts';
 import { type StageStats, summarize } from '../util/stats.ts';
 import { endToEndFps, inferenceFps, type LoopKind, notInferenceShare, roundedPercents, wallShares } from './figures.ts';
 import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
@@ -141,17 +141,15 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
   return Object.fromEntries(STAGES.map((s) => [s, r.stages[s].totalMs])) as Record<Stage, number>;
 }
 
-const SHORT_BACKEND: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt', opencv: 'opencv' };
 
 /** The default label: backend, precision, provider, loop and profiler, so no two different setups share one. */
 export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | 'device'>): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
   // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, opencv-fp32-cuda-pipelined3
-  return [SHORT_BACKEND[backend], s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
+  return [BACKENDS[backend].tag, s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
 }
 
-export const MODEL_TYPE_NAMES: Record<BackendName, string> = { onnx: 'ONNX Runtime', tensorrt: 'TensorRT', opencv: 'OpenCV DNN' };
 
 /** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */
 export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
@@ -164,7 +162,7 @@ export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Spe
 export function modelTypeName(r: Pick<RunResult, 'backend' | 'setup'>): string {
   const s = r.setup;
   const where = r.backend === 'tensorrt' ? '' : `${s.executionProvider.toUpperCase()}, `;
-  return `${MODEL_TYPE_NAMES[r.backend]} (${where}${s.precision === 'unknown' ? 'precision unknown' : s.precision.toUpperCase()})`;
+  return `${BACKENDS[r.backend].title} (${where}${s.precision === 'unknown' ? 'precision unknown' : s.precision.toUpperCase()})`;
 }
 
 export function labTableRow(r: RunResult): string {
@@ -177,7 +175,7 @@ export function formatSummary(r: RunResult): string {
   const s = r.setup;
   const loop = s.loop === 'pipelined' ? `pipelined loop, ${s.inFlight} frames in flight` : 'sequential loop';
   lines.push(
-    `${r.setup.label}: ${MODEL_TYPE_NAMES[r.backend]} (${r.backendDetail}, ${s.precision}, on ${s.device}, ${loop}${s.profiler !== 'none' ? `, under ${s.profiler}` : ''}), ${r.frames} frames measured after ${r.warmupFrames} warm-up${r.interrupted ? ' (interrupted)' : ''}`,
+    `${r.setup.label}: ${BACKENDS[r.backend].title} (${r.backendDetail}, ${s.precision}, on ${s.device}, ${loop}${s.profiler !== 'none' ? `, under ${s.profiler}` : ''}), ${r.frames} frames measured after ${r.warmupFrames} warm-up${r.interrupted ? ' (interrupted)' : ''}`,
   );
   lines.push('');
   lines.push(LAB_TABLE_HEADER);

@@ -146,3 +146,16 @@ export function readBoard(root = '/'): BoardFacts {
     freeDiskBytes: free,
   };
 }
+
+/** Compute capability of Jetson modules by board name (/proc/device-tree/model). */
+const JETSON_CC: [RegExp, number][] = [
+  [/Orin/i, 8.7],
+  [/Xavier/i, 7.2],
+  [/TX2/i, 6.2],
+  [/Nano|TX1/i, 5.3],
+];
+
+export function jetsonComputeCapability(model: string | undefined): number | undefined {
+  if (!model) return undefined;
+  return JETSON_CC.find(([re]) => re.test(model))?.[1];
+}

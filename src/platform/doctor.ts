@@ -2,7 +2,7 @@
  * `jetprof doctor`: what this machine can run, one row per check with the fix for each gap. Pure: the board's facts
  * (board.ts) and what could only be probed live (a library loading, OpenCV's build) in, rows out.
  */
-import { jetsonComputeCapability } from '../profilers/device.ts';
+import { jetsonComputeCapability } from './board.ts';
 import type { BoardFacts } from './board.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { findExecutable } from '../profilers/tools.ts';
+import { findExecutable } from '../util/executables.ts';
 
 /** The tegrastats on PATH (or /usr/bin/tegrastats), or undefined. */
 export function findTegrastats(): string | undefined {

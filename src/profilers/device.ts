@@ -1,20 +1,8 @@
 /** Which profiler fits this machine: nvprof works up to compute capability 7.x (JetPack 4); nsys everywhere. */
 import { spawnSync } from 'node:child_process';
-import { jetsonInfo } from '../util/env.ts';
+import { jetsonComputeCapability } from '../platform/board.ts';
+import { jetsonInfo } from '../platform/env.ts';
 import type { ProfilerTool } from './tools.ts';
-
-/** Compute capability of Jetson modules by board name (/proc/device-tree/model). */
-const JETSON_CC: [RegExp, number][] = [
-  [/Orin/i, 8.7],
-  [/Xavier/i, 7.2],
-  [/TX2/i, 6.2],
-  [/Nano|TX1/i, 5.3],
-];
-
-export function jetsonComputeCapability(model: string | undefined): number | undefined {
-  if (!model) return undefined;
-  return JETSON_CC.find(([re]) => re.test(model))?.[1];
-}
 
 /** Compute capability of GPU 0, from the Jetson board name or nvidia-smi; undefined when unknown (no GPU). */
 export function detectComputeCapability(): number | undefined {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BackendName } from '../backends/types.ts';
+import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { type NsysStats, parseNsysStats } from '../parsers/nsys.ts';
 import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
@@ -24,6 +24,8 @@ export interface ProfileRequest {
   backend: BackendName;
   /** Arguments for the entry script (video, model, ...), without --backend. */
   inferArgs: string[];
+  /** The source among them (found by the CLI, which knows infer's options): opened before the profiler starts. */
+  video: string;
   outDir: string;
   metrics?: string[];
   /** nsys runs that end without a report are retried this many times in all (default 3). */
@@ -49,23 +51,20 @@ export interface ProfileResult {
   notes: string[];
 }
 
-const ENTRY: Record<BackendName, string> = { onnx: 'infer-onnx', tensorrt: 'infer-trt', opencv: 'infer-opencv' };
 
-/** The backend as the lab names its files: profiling_<onnx|trt>_log.txt, profile_<onnx|trt>.json, run_<onnx|trt>.json. */
-export const FILE_TAG: Record<BackendName, string> = { onnx: 'onnx', tensorrt: 'trt', opencv: 'opencv' };
 
 /** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
 export function entryCommand(backend: BackendName): string[] {
   const here = fileURLToPath(import.meta.url);
   const fromSource = here.endsWith('.ts');
-  const script = fileURLToPath(new URL(`../cli/${ENTRY[backend]}.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  const script = fileURLToPath(new URL(`../cli/${BACKENDS[backend].entry}.${fromSource ? 'ts' : 'js'}`, import.meta.url));
   return fromSource ? [process.execPath, `--import=${import.meta.resolve('tsx')}`, script] : [process.execPath, script];
 }
 
 function withRunJson(args: string[], outDir: string, backend: BackendName): { args: string[]; runJson: string } {
   const i = args.indexOf('--json');
   if (i >= 0 && args[i + 1] && args[i + 1] !== '-') return { args, runJson: resolve(args[i + 1]) };
-  const runJson = join(outDir, `run_${FILE_TAG[backend]}.json`);
+  const runJson = join(outDir, `run_${BACKENDS[backend].tag}.json`);
   return { args: [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson], runJson };
 }
 
@@ -261,7 +260,7 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
 }
 
 async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
-  const base = join(req.outDir, `profile_${FILE_TAG[req.backend]}`);
+  const base = join(req.outDir, `profile_${BACKENDS[req.backend].tag}`);
   const rep = `${base}.nsys-rep`;
   const qdstrm = `${base}.qdstrm`;
   const logPath = `${base}.nsys.log`;
@@ -336,8 +335,8 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
     });
   }
   const nvprof = requireProfiler('nvprof');
-  const logFile = join(req.outDir, `profiling_${FILE_TAG[req.backend]}_log.txt`);
-  const consoleLog = join(req.outDir, `profiling_${FILE_TAG[req.backend]}_console.txt`);
+  const logFile = join(req.outDir, `profiling_${BACKENDS[req.backend].tag}_log.txt`);
+  const consoleLog = join(req.outDir, `profiling_${BACKENDS[req.backend].tag}_console.txt`);
   if (existsSync(logFile)) unlinkSync(logFile);
   req.onLog(`nvprof: ${command.join(' ')}`);
   const exitCode = await runLogged(nvprof, nvprofArgv({ logFile, metrics: req.metrics, command }), consoleLog, true);
@@ -373,34 +372,10 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
 export const EXIT_NO_GPU = 3;
 
 /**
- * Infer's options that take a value (so the video is the first argument that is neither an option nor a value), read
- * from infer's own command definition so that a new option cannot be mistaken for the video.
- */
-export async function inferValueOptions(): Promise<Set<string>> {
-  const { inferCommand } = await import('../cli/infer-command.ts');
-  return new Set(inferCommand('infer').options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)));
-}
-
-/** The video among infer's arguments, or undefined. */
-export function videoOfInferArgs(args: string[], takesValue: ReadonlySet<string>): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a.startsWith('-')) {
-      if (takesValue.has(a)) i++;
-      continue;
-    }
-    return a;
-  }
-  return undefined;
-}
-
-/**
  * The video must open and give a frame before a profiler starts: a profiler run takes tens of seconds, and one that
  * could never work must not leave report files behind.
  */
-async function checkVideo(args: string[]): Promise<void> {
-  const video = videoOfInferArgs(args, await inferValueOptions());
-  if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
+async function checkVideo(video: string): Promise<void> {
   // the source opened the way infer opens it: a file, a folder of images, rtsp://, /dev/videoN, csi://N, gst:
   const { openSource } = await import('../video/sources.ts');
   const source = openSource(video);
@@ -415,13 +390,13 @@ async function checkVideo(args: string[]): Promise<void> {
 
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
-  await checkVideo(req.inferArgs);
+  await checkVideo(req.video);
   mkdirSync(req.outDir, { recursive: true });
   const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
   const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
-  const jsonPath = join(req.outDir, `profile_${FILE_TAG[req.backend]}.json`);
+  const jsonPath = join(req.outDir, `profile_${BACKENDS[req.backend].tag}.json`);
   writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

@@ -1,18 +1,10 @@
 /** Finding NVIDIA's profilers where Debian, Ubuntu and JetPack put them. */
-import { accessSync, constants, readdirSync, realpathSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { readdirSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
+import { findExecutable, isExecutable } from '../util/executables.ts';
 
 export type ProfilerTool = 'nvprof' | 'nsys';
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** JetPack and NVIDIA installers put nsys under /opt/nvidia/nsight-systems/<version>/ (target-linux-tegra-armv8 on Jetson). */
 function optNsysCandidates(): string[] {
@@ -25,12 +17,6 @@ function optNsysCandidates(): string[] {
   } catch {
     return [];
   }
-}
-
-export function findExecutable(name: string, extra: string[] = []): string | undefined {
-  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-  for (const d of dirs) if (isExecutable(join(d, name))) return join(d, name);
-  return extra.find(isExecutable);
 }
 
 const INSTALL_HINT: Record<ProfilerTool, string> = {

@@ -5,10 +5,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import type { BackendName } from '../backends/types.ts';
-import { entryCommand, FILE_TAG, runProfile } from '../profilers/run.ts';
+import { BACKENDS, type BackendName } from '../backends/types.ts';
+import { entryCommand, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
-import { MODEL_TYPE_NAMES } from '../pipeline/run-result.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
 import { classifySource } from '../video/sources.ts';
@@ -92,17 +91,17 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const stem = basename(o.video, extname(o.video));
   for (const [i, backend] of backends.entries()) {
     if (o.shouldStop?.()) {
-      o.onStep(`[${i + 1}/${steps}] ${MODEL_TYPE_NAMES[backend]}: not run (interrupted)`);
+      o.onStep(`[${i + 1}/${steps}] ${BACKENDS[backend].title}: not run (interrupted)`);
       continue;
     }
-    const name = MODEL_TYPE_NAMES[backend];
+    const name = BACKENDS[backend].title;
     const step = `[${i + 1}/${steps}] ${name}`;
     if (backend === 'tensorrt' && trtUnavailable) {
       result.skipped.push({ backend, ...trtUnavailable });
       o.onStep(`${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.commands.join(', then ')}`);
       continue;
     }
-    const runJson = join(o.outDir, `run_${FILE_TAG[backend]}.json`);
+    const runJson = join(o.outDir, `run_${BACKENDS[backend].tag}.json`);
     const args = [
       o.video,
       ...o.inferArgs,
@@ -110,9 +109,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
       '--json', runJson,
       // every backend keeps its boxes: the report says whether they agree with the reference's
-      '--detections', join(o.outDir, `detections_${FILE_TAG[backend]}.json`),
+      '--detections', join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
       ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
-      ...(o.label ? ['--label', `${o.label}-${FILE_TAG[backend]}`] : []),
+      ...(o.label ? ['--label', `${o.label}-${BACKENDS[backend].tag}`] : []),
       '-q',
     ];
     const t0 = Date.now();
@@ -125,9 +124,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     if (o.profile) {
       o.onStep(`${step}: infer under ${o.profile} ...`);
       try {
-        const p = await runProfile({ tool: o.profile, backend, inferArgs: args, outDir: o.outDir, onLog: () => undefined });
+        const p = await runProfile({ tool: o.profile, backend, inferArgs: args, video: o.video, outDir: o.outDir, onLog: () => undefined });
         code = p.exitCode;
-        if (code === 0) profiles.push(join(o.outDir, `profile_${FILE_TAG[backend]}.json`));
+        if (code === 0) profiles.push(join(o.outDir, `profile_${BACKENDS[backend].tag}.json`));
         for (const n of p.notes) o.onStep(`    ${n}`);
         if (code !== 0) {
           if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));
@@ -171,8 +170,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     html: result.html,
     csv: join(o.outDir, 'csv'),
     top: o.top,
-    skipped: result.skipped.map((s) => ({ modelType: MODEL_TYPE_NAMES[s.backend], reason: s.reason, commands: s.commands })),
-    failed: result.failed.map((f) => ({ modelType: MODEL_TYPE_NAMES[f.backend], exitCode: f.exitCode, lastLine: f.lastLine })),
+    skipped: result.skipped.map((s) => ({ modelType: BACKENDS[s.backend].title, reason: s.reason, commands: s.commands })),
+    failed: result.failed.map((f) => ({ modelType: BACKENDS[f.backend].title, exitCode: f.exitCode, lastLine: f.lastLine })),
     gt: o.gt,
   });
   return result;

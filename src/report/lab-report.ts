@@ -6,8 +6,9 @@
  */
 import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
-import type { ReportAccuracy } from '../accuracy/report-accuracy.ts';
+import type { ReportAccuracy } from './report-accuracy.ts';
 import type { NsysRow, NsysStats } from '../parsers/nsys.ts';
+import { jetpackOf } from '../platform/board.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
 import { DEFINITIONS, notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
@@ -438,20 +439,12 @@ function frameSeries(r: RunResult): FrameSeries | undefined {
   };
 }
 
-const JETPACK_OF_L4T: [RegExp, string][] = [
-  [/^32\.7/, '4.6.x'],
-  [/^32\.6/, '4.6'],
-  [/^32\.5/, '4.5'],
-  [/^32\./, '4.x'],
-  [/^35\./, '5.x'],
-  [/^36\./, '6.x'],
-];
 
 function envBlock(r: RunResult): EnvBlock {
   const e = r.env;
   const rows: [string, string][] = [];
   if (e.jetson?.model) rows.push(['Device', e.jetson.model]);
-  if (e.jetson?.l4t) rows.push(['L4T (JetPack)', `${e.jetson.l4t} (JetPack ${JETPACK_OF_L4T.find(([re]) => re.test(e.jetson!.l4t!))?.[1] ?? '?'})`]);
+  if (e.jetson?.l4t) rows.push(['L4T (JetPack)', `${e.jetson.l4t} (JetPack ${jetpackOf(e.jetson.l4t) ?? '?'})`]);
   if (e.powerMode) rows.push(['Power mode', e.powerMode]);
   rows.push(['CPU', e.cpu]);
   if (e.gpu && e.gpu !== e.jetson?.model) rows.push(['GPU', e.gpu]);

@@ -7,8 +7,9 @@ import { basename, dirname, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
-import { readJsonFile } from '../parsers/text-input.ts';
-import { defaultLabel, MODEL_TYPE_NAMES, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
+import { readJsonFile } from '../util/text-input.ts';
+import { BACKENDS } from '../backends/types.ts';
+import { defaultLabel, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './lab-report.ts';
@@ -20,7 +21,7 @@ function readJson(path: string, what: string): unknown {
 /** A jetprof.run/1 result in the /2 shape: its setup is inferred from what /1 recorded; it has no per-frame arrays. */
 export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName = 'none'): RunResult {
   const r = v as unknown as RunResult & { schema: string; device?: RunResult['gpuTimings']; pipeline?: { mode: 'on' | 'off'; inFlight?: number } };
-  const backendDetail = typeof r.backendDetail === 'string' ? r.backendDetail : MODEL_TYPE_NAMES[r.backend] ?? String(r.backend);
+  const backendDetail = typeof r.backendDetail === 'string' ? r.backendDetail : BACKENDS[r.backend].title ?? String(r.backend);
   const executionProvider = r.backend === 'tensorrt' ? 'tensorrt' : (/\((\w+)\)/.exec(backendDetail)?.[1] ?? 'cpu');
   const pipelined = r.pipeline?.mode === 'on';
   const base = {
@@ -89,7 +90,7 @@ export async function loadProfile(path: string): Promise<{ profile: LabeledProfi
     const v = readJson(path, 'profile') as { schema?: string; backend?: RunResult['backend']; tool?: ProfilerName; nvprof?: NvprofLog; nsys?: NsysStats; run?: unknown };
     if (v.schema === 'jetprof.profile/1') {
       const run = v.run ? runFromJson(v.run, path, v.tool) : undefined;
-      const label = `${run?.setup.label ?? (v.backend ? MODEL_TYPE_NAMES[v.backend] : basename(path))} (${basename(path)})`;
+      const label = `${run?.setup.label ?? (v.backend ? BACKENDS[v.backend].title : basename(path))} (${basename(path)})`;
       return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run }, run };
     }
     if (v.schema === 'jetprof.nvprof/1') return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };

@@ -7,7 +7,7 @@ import { claimOutputs, writeOutput } from '../output/output.ts';
 import { reportHtml } from './html.ts';
 import { buildLabReport, type FailedBackend, type LabeledProfile, type SkippedBackend, type TypedFps } from './lab-report.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
-import { reportAccuracy } from '../accuracy/report-accuracy.ts';
+import { reportAccuracy } from './report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 
 export interface ReportFiles {

@@ -48,15 +48,29 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
     cap.release();
     throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can decode (no frame size)`, { suggestion: VIDEO_FIX });
   }
+  return captureSource(cap, info);
+}
+
+/**
+ * The one VideoSource over an OpenCV VideoCapture, for files, streams and cameras alike. `first`: a frame already read
+ * (a live source is read once to learn its size), handed out first. An fps the container does not know becomes 30.
+ */
+export function captureSource(cap: InstanceType<Cv['VideoCapture']>, info: VideoInfo, first?: Mat): VideoSource {
   if (!(info.fps > 0 && info.fps < 1000)) info.fps = 30;
+  let pending = first;
+  const take = (): Mat | undefined => {
+    const m = pending;
+    pending = undefined;
+    return m;
+  };
   return {
     info,
     read() {
-      const m = cap.read();
+      const m = take() ?? cap.read();
       return m.empty ? null : m;
     },
     async readAsync() {
-      const m = await cap.readAsync();
+      const m = take() ?? (await cap.readAsync());
       return m.empty ? null : m;
     },
     close() {

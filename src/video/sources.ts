@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
-import { openVideo, type VideoInfo, type VideoSource } from './io.ts';
+import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io.ts';
 
 export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
 
@@ -59,32 +59,7 @@ function fromCapture(cv: Cv, cap: InstanceType<Cv['VideoCapture']>, path: string
     throw new JetprofError('BAD_VIDEO', `${path}: opened, but no frame arrived`, { suggestion: 'check that the camera or stream is sending (ffplay URL, or v4l2-ctl --list-devices)' });
   }
   const info: VideoInfo = { path, width: first.cols, height: first.rows, fps: cap.get(cv.CAP_PROP_FPS), frameCount: live ? 0 : Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))) };
-  if (!(info.fps > 0 && info.fps < 1000)) info.fps = 30;
-  let pending: Mat | undefined = first; // the frame read to learn the size is the first one handed out
-  return {
-    info,
-    read() {
-      if (pending) {
-        const m = pending;
-        pending = undefined;
-        return m;
-      }
-      const m = cap.read();
-      return m.empty ? null : m;
-    },
-    async readAsync() {
-      if (pending) {
-        const m = pending;
-        pending = undefined;
-        return m;
-      }
-      const m = await cap.readAsync();
-      return m.empty ? null : m;
-    },
-    close() {
-      cap.release();
-    },
-  };
+  return captureSource(cap, info, first); // the frame read to learn the size is the first one handed out
 }
 
 function openCapture(cv: Cv, target: string | number, api: number, path: string, why: (e: string) => { message: string; suggestion: string }): InstanceType<Cv['VideoCapture']> {

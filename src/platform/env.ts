@@ -1,7 +1,7 @@
 /** What the run ran on, for the run JSON and the report's environment block. Reads files only; never fails. */
 import { spawnSync } from 'node:child_process';
 import { cpus, hostname } from 'node:os';
-import { isJetsonModel, readJetsonIdentity } from '../platform/board.ts';
+import { isJetsonModel, readJetsonIdentity } from './board.ts';
 
 export interface EnvInfo {
   node: string;

@@ -4,10 +4,10 @@
  */
 import { existsSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type EngineSidecar, sidecarPath } from '../backends/engine-sidecar.ts';
-import { formatTrtVersion } from '../backends/trt-abi.ts';
-import { findExecutable } from '../profilers/tools.ts';
-import { baseEnv } from '../util/env.ts';
+import { type EngineSidecar, sidecarPath } from './engine-sidecar.ts';
+import { formatTrtVersion } from './trt-abi.ts';
+import { findExecutable } from '../util/executables.ts';
+import { baseEnv } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
 import { requireWritableDir, sha256File } from '../util/files.ts';

@@ -4,9 +4,9 @@
  */
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
-import { type Agreement, agree } from './agree.ts';
-import { loadDetections, loadGroundTruth } from './detections-file.ts';
-import { cocoMap, type MapResult } from './map.ts';
+import { type Agreement, agree } from '../accuracy/agree.ts';
+import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
+import { cocoMap, type MapResult } from '../accuracy/map.ts';
 
 export interface AgreementRow {
   ref: string;

@@ -4,7 +4,7 @@
  * Line endings (LF, CRLF, lone CR) are left to readline, which splits on all three.
  */
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { JetprofError } from '../util/errors.ts';
+import { JetprofError } from './errors.ts';
 
 export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be';
 

@@ -1,7 +1,7 @@
 /** Agreement and mAP as Markdown, for the console, `--out` and the report. Pure. */
-import { markdownTable } from '../report/tables.ts';
-import type { Agreement } from './agree.ts';
-import type { MapResult } from './map.ts';
+import { markdownTable } from './tables.ts';
+import type { Agreement } from '../accuracy/agree.ts';
+import type { MapResult } from '../accuracy/map.ts';
 
 const pct = (v: number) => `${(v * 100).toFixed(2)}%`;
 const f3 = (v: number) => (v < 0 ? 'n/a' : v.toFixed(3));
