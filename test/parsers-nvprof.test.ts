@@ -1,5 +1,4 @@
 /** nvprof parser against real logs (../shared/fixtures/profiler-logs, expected extracts in EXPECTED.md there). */
-import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof, type NvprofProcess } from '../src/parsers/nvprof.ts';

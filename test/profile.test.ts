@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler } from '../src/profilers/device.ts';
 import { jetsonComputeCapability } from '../src/platform/board.ts';
-import { orphanNsysAgents, watchNsys } from '../src/profilers/run.ts';
+import { orphanNsysAgents, watchNsys } from '../src/profilers/nsys-agents.ts';
 import { inferValueOptions, splitBackend, videoOfInferArgs } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';

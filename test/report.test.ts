@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
 import { buildRunResult, defaultLabel, type ProfilerName, type RunResult } from '../src/pipeline/run-result.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
-import { buildLabReport, speedups } from '../src/report/lab-report.ts';
+import { buildLabReport } from '../src/report/lab-report.ts';
+import { speedups } from '../src/report/run-rows.ts';
 import { reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { orphanNsysAgents } from '../src/profilers/run.ts';
+import { orphanNsysAgents } from '../src/profilers/nsys-agents.ts';
 import { buildCpuEngineLib, requires, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
 
 type FixedStages = { read: number; preprocess: number; inference: number; postprocess: number; write: number };

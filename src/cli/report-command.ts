@@ -1,6 +1,6 @@
 /** `jetprof report`: run JSONs and profiles -> the lab report (Markdown, CSV, HTML). Loads no native module. */
 import { Command, InvalidArgumentError } from 'commander';
-import type { TypedFps } from '../report/lab-report.ts';
+import type { TypedFps } from '../report/report-types.ts';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';

@@ -3,7 +3,6 @@
  * the output (closed on failure), reading one frame inside its NVTX ranges (with the end-of-stream rule that keeps
  * the instance counts equal to the frames), preprocessing, drawing, and finishing the output.
  */
-import type { DetectorSession } from '../backends/types.ts';
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
 import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts';

@@ -5,7 +5,7 @@
  */
 import type { InferenceResult } from '../backends/types.ts';
 import type { FramePostprocess } from '../detect/postprocess.ts';
-import type { Detection, FrameBoxes } from '../detect/types.ts';
+import type { FrameBoxes } from '../detect/types.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
 
 

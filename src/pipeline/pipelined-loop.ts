@@ -11,10 +11,8 @@
  */
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import type { VideoSource } from '../video/io.ts';
 import type { Mat } from '../video/opencv.ts';
 import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, rangeName, readNextFrame, startEndRanges } from './loop-io.ts';
-import type { Nvtx } from './nvtx.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 

@@ -4,7 +4,7 @@
  * the per-frame records, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
 import { STAGES } from '../pipeline/stages.ts';
-import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './lab-report.ts';
+import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
 import {
   BOARD_HEADERS,
   boardRows,

@@ -12,7 +12,7 @@ import { BACKENDS } from '../backends/types.ts';
 import { defaultLabel, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
-import type { LabeledProfile } from './lab-report.ts';
+import type { LabeledProfile } from './report-types.ts';
 
 function readJson(path: string, what: string): unknown {
   return readJsonFile(path, what, 'pass the file written by infer --json');

@@ -1,7 +1,7 @@
 /** The lab report as Markdown and as CSV files. Pure: a LabReport in, text out. */
 import { roundedPercents } from '../pipeline/figures.ts';
 import type { Spread } from '../util/stats.ts';
-import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './lab-report.ts';
+import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './report-types.ts';
 import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, mdInline, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');

@@ -3,7 +3,7 @@ import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { notInferenceShare } from '../pipeline/figures.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
-import { pickCriticalPath } from './lab-report.ts';
+import { pickCriticalPath } from './profile-section.ts';
 import { CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, markdownTable } from './tables.ts';
 
 /** Stage ranges jetprof pushes, in frame order. */

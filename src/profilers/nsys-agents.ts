@@ -1,0 +1,177 @@
+/**
+ * Keeping Nsight Systems 2022.4 in order beside Node (it hangs now and then): its agents by session, ending those a run
+ * left behind, a watchdog that ends a run whose application has ended while nsys writes nothing, and one jetprof nsys
+ * session at a time on a machine. Linux /proc only.
+ */
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
+ * with the process id of the `nsys profile` that started them.
+ */
+export function nsysAgents(): Map<number, number | undefined> {
+  const agents = new Map<number, number | undefined>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!cmd.some((a) => /(^|\/)nsys$/.test(a)) || !cmd.includes('--start-agent')) continue;
+      const session = cmd.map((a) => /^--session-name=profile-.*-(\d+)$/.exec(a)?.[1]).find(Boolean);
+      agents.set(Number(entry), session ? Number(session) : undefined);
+    } catch {
+      /* gone */
+    }
+  }
+  return agents;
+}
+
+function alive(pid: number): boolean {
+  const state = procState(pid);
+  return state !== undefined && state !== 'Z';
+}
+
+/** Agents whose `nsys profile` has exited: what a failed nsys 2022.4 run with Node leaves spinning. */
+export function orphanNsysAgents(): number[] {
+  return [...nsysAgents()].filter(([, owner]) => owner !== undefined && !alive(owner)).map(([pid]) => pid);
+}
+
+/** Ends the agents started by the `nsys profile` process `nsysPid` (and no other run's). */
+export function endAgentsOf(nsysPid: number): number[] {
+  const ended: number[] = [];
+  for (const [pid, owner] of nsysAgents()) {
+    if (owner !== nsysPid) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      ended.push(pid);
+    } catch {
+      /* already gone */
+    }
+  }
+  return ended;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function procState(pid: number): string | undefined {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Children of `pid` (nsys starts its launcher from one of its threads), with their states. */
+function childStates(pid: number): string[] {
+  const states: string[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      for (const c of children) states.push(procState(Number(c)) ?? 'gone');
+    }
+  } catch {
+    /* exited */
+  }
+  return states;
+}
+
+/** Sizes and times of the files nsys writes while it finishes (its stream in /tmp, the report being made). */
+function outputSignature(base: string): string {
+  const files: string[] = [];
+  for (const [dir, prefix] of [[tmpdir(), 'nsys-report-'], [dirname(base), basename(base)]]) {
+    try {
+      for (const f of readdirSync(dir)) {
+        if (!f.startsWith(prefix)) continue;
+        const st = statSync(join(dir, f));
+        files.push(`${f}:${st.size}:${st.mtimeMs}`);
+      }
+    } catch {
+      /* folder gone */
+    }
+  }
+  return files.sort().join('|');
+}
+
+/**
+ * Watches an `nsys profile` process: once the application has exited and nsys has written nothing for `stallMs`,
+ * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents of this nsys are killed,
+ * which makes nsys exit; the caller then retries. Returns the function that stops watching.
+ */
+export function watchNsys(pid: number, base: string, stallMs: number, onStall: () => void): () => void {
+  let lastSignature = '';
+  let lastChange = Date.now();
+  let launched = false;
+  const timer = setInterval(() => {
+    const states = childStates(pid);
+    const running = states.some((st) => st !== 'Z' && st !== 'gone');
+    launched ||= states.length > 0;
+    if (!launched || running) {
+      lastChange = Date.now();
+      return;
+    }
+    const sig = outputSignature(base);
+    if (sig !== lastSignature) {
+      lastSignature = sig;
+      lastChange = Date.now();
+      return;
+    }
+    if (Date.now() - lastChange >= stallMs) {
+      clearInterval(timer);
+      onStall();
+      endAgentsOf(pid);
+      setTimeout(() => {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* exited */
+        }
+      }, 15_000).unref();
+    }
+  }, 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * One jetprof nsys session at a time on a machine: two at once disturb each other's timings, and nsys 2022.4 hangs
+ * far more often. The lock file holds the owner's pid; a lock whose owner is gone is taken over.
+ */
+export async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), 'jetprof-nsys.lock');
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(lock, 'utf8').trim() || 0);
+      } catch {
+        continue; // released meanwhile
+      }
+      if (!owner || !alive(owner)) {
+        try {
+          unlinkSync(lock);
+        } catch {
+          /* another waiter took it over first */
+        }
+        continue;
+      }
+      if (!announced) onWait(owner);
+      announced = true;
+      await sleep(500);
+    }
+  }
+  try {
+    return await body();
+  } finally {
+    try {
+      if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+

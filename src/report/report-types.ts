@@ -1,0 +1,230 @@
+/** The lab report's types: what report rows, tables, profile sections and notes hold (built by lab-report.ts). */
+import type { Agreement } from '../accuracy/agree.ts';
+import type { MapResult } from '../accuracy/map.ts';
+import type { NsysStats } from '../parsers/nsys.ts';
+import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
+import type { DependencyRow, NvprofLog } from '../parsers/nvprof.ts';
+import { type ShareName } from '../pipeline/figures.ts';
+import { type RunResult } from '../pipeline/run-result.ts';
+import { type Stage } from '../pipeline/stages.ts';
+import { type Spread } from '../util/stats.ts';
+
+
+export interface LabeledProfile {
+  /** Shown in headings: the file name, or the label of a `jetprof profile` result. */
+  label: string;
+  nvprof?: NvprofLog;
+  nsys?: NsysStats;
+  /** The run this profile recorded, when known (a `jetprof profile` result carries it). */
+  run?: RunResult;
+}
+
+/** What one row measured, under which conditions. */
+export interface RowSetup {
+  loop: string;
+  profiler: string;
+  executionProvider: string;
+  precision: string;
+  device: string;
+  model: string;
+  video: string;
+  frameSize: string;
+  frames: string;
+}
+
+export interface FpsRow {
+  label: string;
+  /** The lab table's first column, unique among the rows. */
+  modelType: string;
+  backendDetail: string;
+  inputSize: string;
+  inferenceFps: Spread;
+  endToEndFps: Spread;
+  /** Runs of this label. */
+  runs: number;
+  frames: number;
+  setup: RowSetup;
+  profiled: boolean;
+  pipelined: boolean;
+  /** Share of wall time the model was not running, 0..1 (mean over runs). */
+  notInference: number;
+  /**
+   * Sequential loop: every stage's share of the wall time and the loop overhead, adding up to 1; all but inference
+   * are the parts of `notInference`. Empty for the pipelined loop, where stages overlap.
+   */
+  wallShares: { name: ShareName; share: number }[];
+  /** Pipelined loop: busy ms per frame of each stage, and wall ms per frame. */
+  busyMs?: Record<Stage, number>;
+  wallMsPerFrame: number;
+  /** Figures typed in with `report --fps` (no run JSON behind them: no stages, no setup). */
+  typedIn?: boolean;
+  /** What must be equal for two measured rows' FPS to be compared (absent for typed-in rows). */
+  basis?: ComparisonBasis;
+  /** Whether the row's runs kept their detections (infer --detections). */
+  keptBoxes?: boolean;
+}
+
+/** The conditions two measured rows must share before a speed-up between them means anything. */
+export interface ComparisonBasis {
+  /** The machine: host name where recorded, else the board, CPU and GPU. */
+  machine: string;
+  /** The ONNX the model's weights come from (an engine is compared by the ONNX it was built from). */
+  model: string;
+  video: string;
+  frameSize: string;
+  /** The loop and its frames in flight. */
+  loop: string;
+  profiler: string;
+}
+
+/** A pair of rows the report did not compare, and why (one line each in the report). */
+export interface NotCompared {
+  a: string;
+  b: string;
+  reason: string;
+}
+
+/** Agreement between two labels' boxes (any pair), for the speed-up rule. */
+export interface PairAgreement {
+  a: string;
+  b: string;
+  matchedShare?: number;
+  /** Boxes on either side in the frames compared. */
+  boxes?: number;
+  /** Why no agreement was computed. */
+  note?: string;
+}
+
+/** `report --fps "TensorRT@960x540=10.45/4.99"`: the lab's own figures when there is no run JSON (the off-board route). */
+export interface TypedFps {
+  name: string;
+  inputSize?: [number, number];
+  inferenceFps: number;
+  endToEndFps: number;
+}
+
+export interface Speedup {
+  faster: string;
+  baseline: string;
+  inference: number;
+  endToEnd: number;
+}
+
+export interface StageRow {
+  stage: string;
+  meanMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Share of wall time (sequential loop only; rows that are part of another stage have none). */
+  share?: number;
+  /** 'postprocess' for draw, 'inference' for GPU timings. */
+  partOf?: Stage;
+}
+
+export interface StageTable {
+  label: string;
+  modelType: string;
+  pipelined: boolean;
+  runs: number;
+  rows: StageRow[];
+  wallMsPerFrame: number;
+}
+
+export interface TimedRow {
+  name: string;
+  calls: number;
+  totalNs: number;
+  /** Share of its table, 0..100, as the profiler printed it when it did. */
+  pct?: number;
+}
+
+export interface ProfileSection {
+  label: string;
+  tool: 'nvprof' | 'nsys';
+  /** nvprof --dependency-analysis: the top-N rows, then every other row with waiting time (the lab's picks). */
+  criticalPath: DependencyRow[];
+  waiting: DependencyRow[];
+  kernels: TimedRow[];
+  apiCalls: TimedRow[];
+  nvtx: TimedRow[];
+  osRuntime: TimedRow[];
+  notes: string[];
+}
+
+export interface EnvBlock {
+  label: string;
+  rows: [string, string][];
+}
+
+/** A backend that was asked for and failed (crashed, or failed under a profiler). */
+export interface FailedBackend {
+  modelType: string;
+  exitCode: number;
+  /** The last line it printed. */
+  lastLine?: string;
+}
+
+/** A backend that did not run, with why and what would make it run. */
+export interface SkippedBackend {
+  modelType: string;
+  reason: string;
+  /** What makes it run, one command each, in order. */
+  commands?: string[];
+}
+
+/** Per-frame series of one run, for charts (latency over time, histograms, the pipelined timeline). */
+export interface FrameSeries {
+  label: string;
+  pipelined: boolean;
+  index: number[];
+  startMs: number[];
+  stages: Record<Stage, number[]>;
+  inferenceStartMs: number[];
+  postprocessStartMs: number[];
+  endMs: number[];
+}
+
+/** Accuracy read with the speed: one row per label, against the reference label's boxes and against ground truth. */
+export interface AccuracyRow {
+  label: string;
+  modelType: string;
+  /** The reference itself has no agreement (it is the yardstick). */
+  isReference: boolean;
+  agreement?: Agreement;
+  /** Why there is no agreement, when there is none and this is not the reference. */
+  note?: string;
+  map?: MapResult;
+}
+
+/** tegrastats beside a run: what the board did while it was measured. */
+export interface BoardRow {
+  label: string;
+  modelType: string;
+  summary: TegrastatsSummary;
+  series: TegrastatsSeries;
+}
+
+export interface LabReport {
+  fps: FpsRow[];
+  /** Empty unless a run recorded tegrastats (on a Jetson). */
+  board: BoardRow[];
+  /** Empty when no run kept its detections. */
+  accuracy: AccuracyRow[];
+  /** The label the others were checked against. */
+  accuracyReference?: string;
+  skipped: SkippedBackend[];
+  failed: FailedBackend[];
+  /** Pairs of rows not compared, with the reason. */
+  notCompared: NotCompared[];
+  /** Runs left out of the figures (interrupted, given twice), one sentence each. */
+  runNotes: string[];
+  speedups: Speedup[];
+  stages: StageTable[];
+  series: FrameSeries[];
+  profiles: ProfileSection[];
+  env: EnvBlock[];
+  definitions: [string, string][];
+}
+
+

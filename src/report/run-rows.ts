@@ -1,0 +1,235 @@
+/**
+ * Run files to report rows: one row per label (mean and spread over its runs), what each row measured, which pairs
+ * of rows may be compared and the speed-ups between them, the stage tables, per-frame series and the environment.
+ * Pure.
+ */
+import { jetpackOf } from '../platform/board.ts';
+import { notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
+import { modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
+import { STAGES, type Stage } from '../pipeline/stages.ts';
+import { spread } from '../util/stats.ts';
+
+import type { RowSetup, FpsRow, ComparisonBasis, NotCompared, PairAgreement, TypedFps, Speedup, StageRow, StageTable, EnvBlock, FrameSeries } from './report-types.ts';
+
+export function comparisonBasis(r: RunResult): ComparisonBasis {
+  const e = r.env;
+  const machine = e.host ? `host ${e.host}` : [e.jetson?.model, e.cpu, e.gpu && e.gpu !== e.jetson?.model ? e.gpu : undefined].filter(Boolean).join(', ');
+  const onnx = r.model.onnxSha256 ?? (r.backend === 'tensorrt' ? undefined : r.model.sha256);
+  return {
+    machine,
+    model: onnx ? `model ${onnx.slice(0, 12)}` : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
+    video: r.video.path.split('/').pop() ?? r.video.path,
+    frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
+    loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
+    profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
+  };
+}
+
+const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
+  ['machine', 'different machine'],
+  ['model', 'different model'],
+  ['video', 'different video'],
+  ['frameSize', 'different frame size'],
+  ['loop', 'different loop'],
+  ['profiler', 'different profiler'],
+];
+
+/**
+ * Why rows `a` and `b` may not be compared, or undefined when they may: both measured by jetprof on the same
+ * machine, model, video and frame size, loop and profiler, and where both kept boxes, the boxes agree (matched share
+ * at least `minMatch`). Typed-in rows compare only with each other (the user typed them from one board).
+ */
+export function whyNotComparable(a: FpsRow, b: FpsRow, agreement: PairAgreement | undefined, minMatch: number): string | undefined {
+  if (a.typedIn && b.typedIn) return undefined;
+  if (a.typedIn || b.typedIn) {
+    const [typed, measured] = a.typedIn ? [a, b] : [b, a];
+    return `${typed.modelType} was typed in (device and loop unknown), ${measured.modelType} was measured by jetprof`;
+  }
+  const diffs = BASIS_WORDS.filter(([k]) => a.basis![k] !== b.basis![k]).map(([k, words]) => `${words} (${a.basis![k]} / ${b.basis![k]})`);
+  if (diffs.length) return diffs.join('; ');
+  if (a.keptBoxes && b.keptBoxes) {
+    if (!agreement || agreement.matchedShare === undefined) return `boxes not checked (${agreement?.note ?? 'no agreement computed'})`;
+    if (!agreement.boxes) return 'boxes not checked: neither found a box (random weights or a high --conf?), so nothing says they compute the same thing';
+    if (agreement.matchedShare < minMatch) return `boxes disagree, ${(agreement.matchedShare * 100).toFixed(agreement.matchedShare > 0.99 ? 2 : 0)}% matched (at least ${(minMatch * 100).toFixed(0)}% needed)`;
+  }
+  return undefined;
+}
+
+export function typedFpsRow(x: TypedFps): FpsRow {
+  const one = (v: number) => spread([v]);
+  return {
+    label: x.name,
+    modelType: x.name,
+    backendDetail: 'typed in',
+    inputSize: x.inputSize ? `(${x.inputSize[0]},${x.inputSize[1]},3)` : '',
+    inferenceFps: one(x.inferenceFps),
+    endToEndFps: one(x.endToEndFps),
+    runs: 1,
+    frames: 0,
+    setup: { loop: 'unknown', profiler: 'unknown', executionProvider: '', precision: '', device: 'unknown (typed in)', model: '', video: '', frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '', frames: '' },
+    profiled: false,
+    pipelined: false,
+    notInference: notInferenceShare(1000 / x.inferenceFps, 1000 / x.endToEndFps),
+    wallShares: [],
+    wallMsPerFrame: 1000 / x.endToEndFps,
+    typedIn: true,
+  };
+}
+
+/** Runs by label, in first-seen order. */
+export function groupByLabel(runs: RunResult[]): RunResult[][] {
+  const groups = new Map<string, RunResult[]>();
+  for (const r of runs) {
+    const g = groups.get(r.setup.label);
+    if (g) g.push(r);
+    else groups.set(r.setup.label, [r]);
+  }
+  return [...groups.values()];
+}
+
+const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+
+/**
+ * Sequential loop: the mean over runs of each part's share of wall time (stages and loop overhead). Each run's shares
+ * add up to 1, so their means do too, and the parts still add up to the mean not-inference share.
+ */
+function meanWallShares(runs: RunResult[]): { name: ShareName; share: number }[] {
+  const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
+  return shares[0].map((x) => ({ name: x.name, share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)) }));
+}
+
+const meanWallMsPerFrame = (runs: RunResult[]) => mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)));
+
+function rowSetup(runs: RunResult[]): RowSetup {
+  const r = runs[0];
+  const s = r.setup;
+  const frames = [...new Set(runs.map((x) => x.frames))].join('/');
+  return {
+    loop: s.loop === 'pipelined' ? `pipelined (${s.inFlight ?? '?'} in flight)` : 'sequential',
+    profiler: s.profiler,
+    executionProvider: s.executionProvider,
+    precision: s.precision,
+    device: s.device,
+    model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}${r.model.generatedWeights ? ' (random weights)' : ''}`,
+    video: r.video.path.split('/').pop() ?? r.video.path,
+    frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
+    frames: `${frames} measured + ${r.warmupFrames} warm-up`,
+  };
+}
+
+const baseModelType = modelTypeName;
+
+export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseModelType: string } {
+  const r = runs[0];
+  const pipelined = r.setup.loop === 'pipelined';
+  const notInference = mean(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
+  return {
+    label: r.setup.label,
+    baseModelType: baseModelType(r),
+    backendDetail: r.backendDetail,
+    inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
+    inferenceFps: spread(runs.map((x) => x.inferenceFps)),
+    endToEndFps: spread(runs.map((x) => x.endToEndFps)),
+    runs: runs.length,
+    frames: runs.reduce((t, x) => t + x.frames, 0),
+    setup: rowSetup(runs),
+    profiled: r.setup.profiler !== 'none',
+    pipelined,
+    notInference,
+    wallShares: pipelined ? [] : meanWallShares(runs),
+    ...(pipelined ? { busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<Stage, number> } : {}),
+    wallMsPerFrame: meanWallMsPerFrame(runs),
+    basis: comparisonBasis(r),
+    keptBoxes: runs.every((x) => !!x.detectionsFile),
+  };
+}
+
+const pairKey = (a: string, b: string) => (a < b ? `${a}\n${b}` : `${b}\n${a}`);
+
+/**
+ * Every faster row against every slower one (by inference FPS) that may be compared; every other pair goes to
+ * `notCompared` with its reason.
+ */
+export function speedups(rows: FpsRow[], agreements: PairAgreement[] = [], minMatch = DEFAULT_MIN_MATCH): { speedups: Speedup[]; notCompared: NotCompared[] } {
+  const byPair = new Map(agreements.map((x) => [pairKey(x.a, x.b), x]));
+  const out: Speedup[] = [];
+  const notCompared: NotCompared[] = [];
+  rows.forEach((x, i) => {
+    for (const y of rows.slice(i + 1)) {
+      const reason = whyNotComparable(x, y, byPair.get(pairKey(x.label, y.label)), minMatch);
+      if (reason) {
+        notCompared.push({ a: x.modelType, b: y.modelType, reason });
+        continue;
+      }
+      const [a, b] = x.inferenceFps.mean >= y.inferenceFps.mean ? [x, y] : [y, x];
+      if (b.inferenceFps.mean <= 0 || b.endToEndFps.mean <= 0) continue;
+      out.push({ faster: a.modelType, baseline: b.modelType, inference: a.inferenceFps.mean / b.inferenceFps.mean, endToEnd: a.endToEndFps.mean / b.endToEndFps.mean });
+    }
+  });
+  return { speedups: out, notCompared };
+}
+
+/** The matched share two rows' boxes need before their speeds are compared (`report --min-match`). */
+export const DEFAULT_MIN_MATCH = 0.99;
+
+export function stageTable(runs: RunResult[], modelType: string): StageTable {
+  const r = runs[0];
+  const pipelined = r.setup.loop === 'pipelined';
+  const avg = (f: (x: RunResult) => number) => mean(runs.map(f));
+  const stat = (pick: (x: RunResult) => RunResult['stages'][Stage] | undefined) => ({
+    meanMs: avg((x) => pick(x)?.meanMs ?? 0),
+    p50Ms: avg((x) => pick(x)?.p50Ms ?? 0),
+    p90Ms: avg((x) => pick(x)?.p90Ms ?? 0),
+    p99Ms: avg((x) => pick(x)?.p99Ms ?? 0),
+  });
+  const shares = pipelined ? [] : meanWallShares(runs);
+  const shareOf = (name: ShareName) => (pipelined ? undefined : (shares.find((y) => y.name === name)?.share ?? 0));
+  const rows: StageRow[] = STAGES.map((stage) => ({ stage, ...stat((x) => x.stages[stage]), share: shareOf(stage) }));
+  if (!pipelined) {
+    const perFrame = avg((x) => (x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0));
+    rows.push({ stage: 'loop overhead', meanMs: Math.max(0, perFrame), p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, share: shareOf('loop overhead') });
+  }
+  if (r.postprocess) rows.push({ stage: 'draw', ...stat((x) => x.postprocess?.draw), partOf: 'postprocess' });
+  if (r.gpuTimings) {
+    rows.push(
+      { stage: 'h2d copy', ...stat((x) => x.gpuTimings?.h2dMs), partOf: 'inference' },
+      { stage: 'gpu compute', ...stat((x) => x.gpuTimings?.gpuComputeMs), partOf: 'inference' },
+      { stage: 'd2h copy', ...stat((x) => x.gpuTimings?.d2hMs), partOf: 'inference' },
+    );
+  }
+  return { label: r.setup.label, modelType, pipelined, runs: runs.length, rows, wallMsPerFrame: meanWallMsPerFrame(runs) };
+}
+
+export function frameSeries(r: RunResult): FrameSeries | undefined {
+  const p = r.perFrame;
+  if (!p || p.index.length === 0) return undefined;
+  return {
+    label: r.setup.label,
+    pipelined: r.setup.loop === 'pipelined',
+    index: p.index,
+    startMs: p.startMs,
+    stages: { read: p.readMs, preprocess: p.preprocessMs, inference: p.inferenceMs, postprocess: p.postprocessMs, write: p.writeMs },
+    inferenceStartMs: p.inferenceStartMs,
+    postprocessStartMs: p.postprocessStartMs,
+    endMs: p.endMs,
+  };
+}
+
+
+export function envBlock(r: RunResult): EnvBlock {
+  const e = r.env;
+  const rows: [string, string][] = [];
+  if (e.jetson?.model) rows.push(['Device', e.jetson.model]);
+  if (e.jetson?.l4t) rows.push(['L4T (JetPack)', `${e.jetson.l4t} (JetPack ${jetpackOf(e.jetson.l4t) ?? '?'})`]);
+  if (e.powerMode) rows.push(['Power mode', e.powerMode]);
+  rows.push(['CPU', e.cpu]);
+  if (e.gpu && e.gpu !== e.jetson?.model) rows.push(['GPU', e.gpu]);
+  if (e.tensorrt) rows.push(['TensorRT', e.tensorrt]);
+  if (e.onnxruntime) rows.push(['ONNX Runtime', `${e.onnxruntime} (${r.setup.executionProvider})`]);
+  if (e.opencv) rows.push(['OpenCV', e.opencv]);
+  rows.push(['Node.js', e.node]);
+  rows.push(['Model', `${r.model.path} (${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes${r.model.generatedWeights ? ', RANDOM weights' : ''})`]);
+  rows.push(['Video', `${r.video.path} (${r.video.width}x${r.video.height}, ${r.frames} frames measured after ${r.warmupFrames} warm-up)`]);
+  return { label: r.setup.label, rows };
+}
+
