@@ -26,4 +26,13 @@ for (let i = 0; i < runs; i++) {
   ms.push(performance.now() - t0);
 }
 await session.dispose();
-process.stdout.write(`${JSON.stringify({ runs, meanMs: ms.reduce((a, b) => a + b, 0) / runs, medianMs: percentile(ms.sort((a, b) => a - b), 50) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    runs,
+    meanMs: ms.reduce((a, b) => a + b, 0) / runs,
+    medianMs: percentile(
+      ms.sort((a, b) => a - b),
+      50,
+    ),
+  })}\n`,
+);

@@ -52,11 +52,16 @@ const results: Record<string, unknown> = {
 const table: [string, string, string, string, number][] = [];
 /** The section being measured: table rows carry it, so `--only` replaces just those rows in results.json. */
 let section = 0;
-const row = (what: string, value: string, target: string, ok: boolean | undefined) => table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED', section]);
+const row = (what: string, value: string, target: string, ok: boolean | undefined) =>
+  table.push([what, value, target, ok === undefined ? '' : ok ? 'met' : 'MISSED', section]);
 const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
 
 /** The median as every jetprof statistic computes it (util/stats: numpy's linear percentile). */
-const median = (v: number[]) => percentile([...v].sort((a, b) => a - b), 50);
+const median = (v: number[]) =>
+  percentile(
+    [...v].sort((a, b) => a - b),
+    50,
+  );
 
 // Seeded weights for the real yolov4-tiny cfg (80 classes, 416x416), and jetprof's ONNX of them.
 const weights = join(WORK, 'yolov4-tiny-seed1.weights');
@@ -67,9 +72,17 @@ if (!existsSync(onnx)) exportModelFile({ cfgPath: CFG, weightsPath: weights, out
 /** Peak single-precision FLOP/s estimated from /proc/cpuinfo: cores x GHz x FLOPs per cycle (AVX-512 64, AVX2+FMA 32, NEON 8). */
 function peakGflops(): { gflops: number; how: string } {
   const info = readFileSync('/proc/cpuinfo', 'utf8');
-  const mhz = Number(/cpu MHz\s*:\s*([\d.]+)/.exec(info)?.[1] ?? 0) || Number(/BogoMIPS\s*:\s*([\d.]+)/i.exec(info)?.[1] ?? 0) / 2;
+  const mhz =
+    Number(/cpu MHz\s*:\s*([\d.]+)/.exec(info)?.[1] ?? 0) ||
+    Number(/BogoMIPS\s*:\s*([\d.]+)/i.exec(info)?.[1] ?? 0) / 2;
   const flags = /flags\s*:(.*)/.exec(info)?.[1] ?? '';
-  const perCycle = / avx512f/.test(flags) ? 64 : / fma/.test(flags) && / avx2/.test(flags) ? 32 : / avx/.test(flags) ? 16 : 8;
+  const perCycle = / avx512f/.test(flags)
+    ? 64
+    : / fma/.test(flags) && / avx2/.test(flags)
+      ? 32
+      : / avx/.test(flags)
+        ? 16
+        : 8;
   const gflops = (cpus().length * mhz * perCycle) / 1000;
   return { gflops, how: `${cpus().length} cores x ${(mhz / 1000).toFixed(2)} GHz x ${perCycle} FLOP/cycle` };
 }
@@ -81,7 +94,9 @@ async function benchInference() {
   const cap = new cv.VideoCapture(VIDEO);
   const frames = Array.from({ length: 10 }, () => cap.read().resize(540, 960));
   cap.release();
-  const blobs = frames.map((f) => cv.blobFromImage(f, 1 / 255, new cv.Size(416, 416), new cv.Vec3(0, 0, 0), true, false));
+  const blobs = frames.map((f) =>
+    cv.blobFromImage(f, 1 / 255, new cv.Size(416, 416), new cv.Vec3(0, 0, 0), true, false),
+  );
   const inputs = blobs.map((b) => {
     const d = b.flattenFloat(1, 3 * 416 * 416).getData();
     return new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4);
@@ -99,7 +114,10 @@ async function benchInference() {
   cv.setNumThreads(THREADS);
   const net = cv.readNetFromDarknet(CFG, weights);
   // the raw heads (the layers feeding the [yolo] region layers), as infer --backend opencv asks for them
-  const outNames = darknetHeadNames(net.getLayerNames(), readModelInfo(onnx).heads.map((h) => h.output));
+  const outNames = darknetHeadNames(
+    net.getLayerNames(),
+    readModelInfo(onnx).heads.map((h) => h.output),
+  );
   for (let i = 0; i < 5; i++) {
     net.setInput(blobs[i % blobs.length]);
     net.forward(outNames);
@@ -129,18 +147,41 @@ async function benchInference() {
   };
   row('inference, ONNX Runtime (ms/frame, median)', ortMed.toFixed(1), '', undefined);
   row('inference, OpenCV DNN darknet (ms/frame, median)', cvMed.toFixed(1), 'ORT faster', ortMed < cvMed);
-  row('ONNX Runtime GFLOP/s (of est. peak)', `${ortGflops.toFixed(1)} (${((ortGflops / peak.gflops) * 100).toFixed(0)}% of ${peak.gflops.toFixed(0)})`, '', undefined);
+  row(
+    'ONNX Runtime GFLOP/s (of est. peak)',
+    `${ortGflops.toFixed(1)} (${((ortGflops / peak.gflops) * 100).toFixed(0)}% of ${peak.gflops.toFixed(0)})`,
+    '',
+    undefined,
+  );
 }
 
-function runInfer(pipeline: 'auto' | 'on' | 'off', o: { model?: string; conf?: number; tag?: string; frames?: number; write?: boolean } = {}): Record<string, any> {
+function runInfer(
+  pipeline: 'auto' | 'on' | 'off',
+  o: { model?: string; conf?: number; tag?: string; frames?: number; write?: boolean } = {},
+): Record<string, any> {
   const tag = `${o.tag ?? 'demo'}-${pipeline}${o.conf !== undefined ? `-conf${o.conf}` : ''}${o.write === false ? '-nowrite' : ''}`;
   const json = join(WORK, `run-${tag}.json`);
   const frames = o.frames ?? FRAMES;
   const r = spawnSync(
     process.execPath,
     [
-      TSX, join(ROOT, 'src/cli/infer.ts'), VIDEO, '--model', o.model ?? onnx, '--frame-size', '960x540', '--pipeline', pipeline, '--threads', String(THREADS), '-q',
-      ...(o.write === false ? ['--no-write'] : ['-o', join(WORK, `vtest-${tag}.mp4`)]), '--json', json, ...(o.conf !== undefined ? ['--conf', String(o.conf)] : []), ...(frames ? ['--max-frames', String(frames)] : []),
+      TSX,
+      join(ROOT, 'src/cli/infer.ts'),
+      VIDEO,
+      '--model',
+      o.model ?? onnx,
+      '--frame-size',
+      '960x540',
+      '--pipeline',
+      pipeline,
+      '--threads',
+      String(THREADS),
+      '-q',
+      ...(o.write === false ? ['--no-write'] : ['-o', join(WORK, `vtest-${tag}.mp4`)]),
+      '--json',
+      json,
+      ...(o.conf !== undefined ? ['--conf', String(o.conf)] : []),
+      ...(frames ? ['--max-frames', String(frames)] : []),
     ],
     { encoding: 'utf8' },
   );
@@ -149,7 +190,11 @@ function runInfer(pipeline: 'auto' | 'on' | 'off', o: { model?: string; conf?: n
 }
 
 function bareRuntime(model: string, runs = 100): { meanMs: number; medianMs: number } {
-  const r = spawnSync(process.execPath, [TSX, join(ROOT, 'bench/bare-runtime.ts'), model, String(THREADS), String(runs)], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [TSX, join(ROOT, 'bench/bare-runtime.ts'), model, String(THREADS), String(runs)],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`bare runtime failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -163,16 +208,25 @@ function benchEndToEnd() {
   section = 2;
   const ROUNDS = 3;
   const frames = FRAMES ?? 200;
-  log(`2. end to end on ${VIDEO} at 960x540, ${frames} frames: --pipeline auto (default) vs on vs off, ${ROUNDS} alternating rounds; bare runtime`);
+  log(
+    `2. end to end on ${VIDEO} at 960x540, ${frames} frames: --pipeline auto (default) vs on vs off, ${ROUNDS} alternating rounds; bare runtime`,
+  );
   const denseWeights = join(WORK, 'yolov4-tiny-seed1-dense.weights');
   if (!existsSync(denseWeights)) makeWeightsFile(CFG, 1, denseWeights, 2);
   const dense = join(WORK, 'yolov4-tiny-seed1-dense.onnx');
   if (!existsSync(dense)) exportModelFile({ cfgPath: CFG, weightsPath: denseWeights, outPath: dense });
   const loops: Record<string, unknown> = {};
   let demoPipe: Record<string, any> | undefined;
-  for (const [name, model] of [['demo', onnx], ['dense', dense]] as const) {
+  for (const [name, model] of [
+    ['demo', onnx],
+    ['dense', dense],
+  ] as const) {
     const fps: Record<'auto' | 'on' | 'off', number[]> = { auto: [], on: [], off: [] };
-    const order: ('auto' | 'on' | 'off')[][] = [['auto', 'on', 'off'], ['on', 'off', 'auto'], ['off', 'auto', 'on']];
+    const order: ('auto' | 'on' | 'off')[][] = [
+      ['auto', 'on', 'off'],
+      ['on', 'off', 'auto'],
+      ['off', 'auto', 'on'],
+    ];
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of order[round % order.length]) {
         const r = runInfer(mode, { model, tag: name, frames });
@@ -183,8 +237,18 @@ function benchEndToEnd() {
     const med = { auto: median(fps.auto), on: median(fps.on), off: median(fps.off) };
     const best = Math.max(med.on, med.off);
     loops[name] = { endToEndFps: fps, medians: med, autoOverBest: med.auto / best };
-    row(`${name} model: end-to-end FPS median, auto (default) / pipelined / sequential`, `${med.auto.toFixed(2)} / ${med.on.toFixed(2)} / ${med.off.toFixed(2)}`, '', undefined);
-    row(`${name} model: default loop / the better loop (end to end)`, (med.auto / best).toFixed(3), '>= 0.97', med.auto / best >= 0.97);
+    row(
+      `${name} model: end-to-end FPS median, auto (default) / pipelined / sequential`,
+      `${med.auto.toFixed(2)} / ${med.on.toFixed(2)} / ${med.off.toFixed(2)}`,
+      '',
+      undefined,
+    );
+    row(
+      `${name} model: default loop / the better loop (end to end)`,
+      (med.auto / best).toFixed(3),
+      '>= 0.97',
+      med.auto / best >= 0.97,
+    );
   }
   // Bare runtime vs the sequential loop's inference stage, alternating, with and without writing the video.
   const bare: number[] = [];
@@ -196,10 +260,24 @@ function benchEndToEnd() {
     seqWrite.push(runInfer('off', { tag: 'inference-stage', frames }).stages.inference.meanMs);
   }
   const [b, n, w] = [median(bare), median(seqNoWrite), median(seqWrite)];
-  loops.bareRuntime = { bareMeanMs: bare, sequentialNoWriteInferenceMeanMs: seqNoWrite, sequentialInferenceMeanMs: seqWrite };
+  loops.bareRuntime = {
+    bareMeanMs: bare,
+    sequentialNoWriteInferenceMeanMs: seqNoWrite,
+    sequentialInferenceMeanMs: seqWrite,
+  };
   row('bare runtime: session.run back to back (ms, median of run means)', b.toFixed(2), '', undefined);
-  row('sequential loop, --no-write: inference stage / bare runtime', `${n.toFixed(2)} / ${b.toFixed(2)} = ${(n / b).toFixed(3)}`, '<= 1.10', n / b <= 1.1);
-  row('sequential loop, writing H.264: inference stage / bare runtime (the encoder\'s threads run during inference)', `${w.toFixed(2)} / ${b.toFixed(2)} = ${(w / b).toFixed(3)}`, '<= 1.10', w / b <= 1.1);
+  row(
+    'sequential loop, --no-write: inference stage / bare runtime',
+    `${n.toFixed(2)} / ${b.toFixed(2)} = ${(n / b).toFixed(3)}`,
+    '<= 1.10',
+    n / b <= 1.1,
+  );
+  row(
+    "sequential loop, writing H.264: inference stage / bare runtime (the encoder's threads run during inference)",
+    `${w.toFixed(2)} / ${b.toFixed(2)} = ${(w / b).toFixed(3)}`,
+    '<= 1.10',
+    w / b <= 1.1,
+  );
   results.endToEnd = loops;
   return demoPipe;
 }
@@ -214,13 +292,33 @@ function benchPython(pipe: Record<string, any> | undefined) {
     row('Python peer', 'skipped: no python3-opencv', '', undefined);
     return;
   }
-  const r = spawnSync(py, [join(ROOT, 'bench/peer_lab.py'), CFG, weights, VIDEO, join(WORK, 'vtest-python.mp4'), '--frame-size', '960x540', '--threads', String(THREADS), ...(FRAMES ? ['--max-frames', String(FRAMES)] : [])], { encoding: 'utf8' });
+  const r = spawnSync(
+    py,
+    [
+      join(ROOT, 'bench/peer_lab.py'),
+      CFG,
+      weights,
+      VIDEO,
+      join(WORK, 'vtest-python.mp4'),
+      '--frame-size',
+      '960x540',
+      '--threads',
+      String(THREADS),
+      ...(FRAMES ? ['--max-frames', String(FRAMES)] : []),
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`peer_lab.py failed: ${r.stderr}`);
   const peer = JSON.parse(r.stdout.trim().split('\n').pop()!);
   const jet = pipe ?? runInfer('on');
   results.pythonPeer = { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps };
   row('Python peer end-to-end FPS', peer.endToEndFps.toFixed(2), '', undefined);
-  row('jetprof / Python end-to-end', (jet.endToEndFps / peer.endToEndFps).toFixed(2), '>= 1.5', jet.endToEndFps / peer.endToEndFps >= 1.5);
+  row(
+    'jetprof / Python end-to-end',
+    (jet.endToEndFps / peer.endToEndFps).toFixed(2),
+    '>= 1.5',
+    jet.endToEndFps / peer.endToEndFps >= 1.5,
+  );
 }
 
 /** Raw heads for a crowded frame: `objects` people and cars, each seen by the cells around it in both heads. */
@@ -228,7 +326,13 @@ function crowdedHeads(info: ReturnType<typeof readModelInfo>, objects: number, s
   let seed = seed0;
   const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const logit = (p: number) => Math.log(p / (1 - p));
-  const objs = Array.from({ length: objects }, () => ({ x: 0.05 + 0.9 * rand(), y: 0.05 + 0.9 * rand(), w: 0.03 + 0.1 * rand(), h: 0.08 + 0.2 * rand(), cls: rand() < 0.7 ? 0 : 2 }));
+  const objs = Array.from({ length: objects }, () => ({
+    x: 0.05 + 0.9 * rand(),
+    y: 0.05 + 0.9 * rand(),
+    w: 0.03 + 0.1 * rand(),
+    h: 0.08 + 0.2 * rand(),
+    cls: rand() < 0.7 ? 0 : 2,
+  }));
   return info.heads.map((h) => {
     const per = 5 + info.classes;
     const plane = h.gridW * h.gridH;
@@ -267,7 +371,9 @@ function uniformHeads(info: ReturnType<typeof readModelInfo>, seed0: number) {
     const data = new Float32Array(h.anchors.length * per * plane);
     for (let a = 0; a < h.anchors.length; a++) {
       for (let e = 0; e < per; e++) {
-        for (let c = 0; c < plane; c++) data[(a * per + e) * plane + c] = e === 4 ? (rand() < 0.35 ? 3 : -3) : e >= 5 ? (rand() < 0.05 ? 2 : -4) : rand() - 0.5;
+        for (let c = 0; c < plane; c++)
+          data[(a * per + e) * plane + c] =
+            e === 4 ? (rand() < 0.35 ? 3 : -3) : e >= 5 ? (rand() < 0.05 ? 2 : -4) : rand() - 0.5;
       }
     }
     return { head: h, data };
@@ -280,7 +386,14 @@ function benchPostprocess() {
   const info = readModelInfo(onnx);
   const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
   const measure = (heads: { head: (typeof info.heads)[number]; data: Float32Array }[], conf = 0.3) => {
-    const post = new Postprocessor(info, g, { confThreshold: conf, nmsThreshold: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: DEFAULT_MAX_CANDIDATES, maxDet: DEFAULT_MAX_DET });
+    const post = new Postprocessor(info, g, {
+      confThreshold: conf,
+      nmsThreshold: 0.5,
+      nmsKind: 'iou',
+      classMode: 'multi',
+      maxCandidates: DEFAULT_MAX_CANDIDATES,
+      maxDet: DEFAULT_MAX_DET,
+    });
     const outputs = new Map(heads.map(({ head, data }) => [head.output, data]));
     let last = post.run(outputs);
     const times: number[] = [];
@@ -290,13 +403,28 @@ function benchPostprocess() {
       times.push(performance.now() - t0);
     }
     const sorted = times.slice(50).sort((a, b) => a - b);
-    return { candidates: last.candidates, kept: last.detections.length, msMedian: percentile(sorted, 50), msP99: percentile(sorted, 99) };
+    return {
+      candidates: last.candidates,
+      kept: last.detections.length,
+      msMedian: percentile(sorted, 50),
+      msP99: percentile(sorted, 99),
+    };
   };
   const crowded = measure(crowdedHeads(info, 60, 7));
   const uniform = measure(uniformHeads(info, 7));
   results.postprocess = { crowded60Objects: crowded, uniformWorstCase: uniform };
-  row(`postprocess, crowded frame: ${crowded.candidates} candidates -> ${crowded.kept}, p99 (ms)`, crowded.msP99.toFixed(3), '< 2 ms', crowded.msP99 < 2);
-  row(`postprocess, worst case: ${uniform.candidates} candidates, 80 classes, p99 (ms)`, uniform.msP99.toFixed(3), '', undefined);
+  row(
+    `postprocess, crowded frame: ${crowded.candidates} candidates -> ${crowded.kept}, p99 (ms)`,
+    crowded.msP99.toFixed(3),
+    '< 2 ms',
+    crowded.msP99 < 2,
+  );
+  row(
+    `postprocess, worst case: ${uniform.candidates} candidates, 80 classes, p99 (ms)`,
+    uniform.msP99.toFixed(3),
+    '',
+    undefined,
+  );
 }
 
 async function benchParser() {
@@ -319,9 +447,26 @@ async function benchParser() {
       const lines: string[] = [];
       for (let k = 0; k < 2000; k++, i++) {
         // nvprof right-aligns each value under the end of its header label, times with 5 significant digits
-        const cells = [`${((i % 8000) * 0.0123).toFixed(3)}ms`, `${(3.1 + (i % 97) / 10).toFixed(3)}us`, `(${i % 64} 1 1)`, '(128 1 1)', String(32 + (i % 8)), '0B', '0B', '-', '-', '-', '-', 'NVIDIA Tegra X1', '1', String(7 + (i % 3))];
+        const cells = [
+          `${((i % 8000) * 0.0123).toFixed(3)}ms`,
+          `${(3.1 + (i % 97) / 10).toFixed(3)}us`,
+          `(${i % 64} 1 1)`,
+          '(128 1 1)',
+          String(32 + (i % 8)),
+          '0B',
+          '0B',
+          '-',
+          '-',
+          '-',
+          '-',
+          'NVIDIA Tegra X1',
+          '1',
+          String(7 + (i % 3)),
+        ];
         const widths = [8, 8, 19, 14, 8, 8, 8, 8, 10, 10, 10, 15, 8, 8];
-        lines.push(`${cells.map((c, j) => c.padStart(widths[j])).join('  ')}  trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_relu_tile148m_nt_v1 [${i}]`);
+        lines.push(
+          `${cells.map((c, j) => c.padStart(widths[j])).join('  ')}  trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_relu_tile148m_nt_v1 [${i}]`,
+        );
       }
       const chunk = `${lines.join('\n')}\n`;
       written += chunk.length;
@@ -339,15 +484,29 @@ async function benchParser() {
   const builtParser = join(ROOT, 'dist/src/parsers/parse-file.js');
   const parserModule = existsSync(builtParser) ? builtParser : join(ROOT, 'src/parsers/parse-file.ts');
   for (let k = 0; k < 5; k++) {
-    const plain = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    const plain = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       import { createReadStream } from 'node:fs';
       const t0 = performance.now();
       await new Promise((res, rej) => createReadStream(${JSON.stringify(path)}, { highWaterMark: 1 << 20 }).on('data', () => undefined).on('end', res).on('error', rej));
       console.log((performance.now() - t0) / 1000);
-    `], { encoding: 'utf8' });
+    `,
+      ],
+      { encoding: 'utf8' },
+    );
     if (plain.status !== 0) throw new Error(`plain-read bench failed: ${plain.stderr}`);
     readSeconds.push(Number(plain.stdout.trim()));
-    const r = spawnSync(process.execPath, [...(existsSync(builtParser) ? [] : [TSX]), '--input-type=module', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        ...(existsSync(builtParser) ? [] : [TSX]),
+        '--input-type=module',
+        '-e',
+        `
       const { parseProfileFile } = await import(${JSON.stringify(parserModule)});
       const t0 = performance.now();
       const p = await parseProfileFile(${JSON.stringify(path)});
@@ -355,12 +514,19 @@ async function benchParser() {
       const rows = p.result.value.processes.reduce((n, x) => n + (x.gpuTrace?.length ?? 0), 0);
       const omitted = p.result.value.processes.reduce((n, x) => n + (x.traceRowsOmitted ?? 0), 0);
       console.log(JSON.stringify({ seconds: s, rows, omitted, diagnostics: p.result.diagnostics.length, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
-    `], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    `,
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 26 },
+    );
     if (r.status !== 0) throw new Error(`parser bench failed: ${r.stderr}`);
     parses.push(JSON.parse(r.stdout.trim().split('\n').pop()!));
   }
   const readS = median(readSeconds);
-  const p = { ...parses[0], seconds: median(parses.map((x) => x.seconds)), maxRssMb: Math.max(...parses.map((x) => x.maxRssMb)) };
+  const p = {
+    ...parses[0],
+    seconds: median(parses.map((x) => x.seconds)),
+    maxRssMb: Math.max(...parses.map((x) => x.maxRssMb)),
+  };
   const mb = size / 1e6;
   results.parser = {
     module: parserModule.replace(`${ROOT}/`, ''),
@@ -376,8 +542,18 @@ async function benchParser() {
     diagnostics: p.diagnostics,
     peakRssMb: p.maxRssMb,
   };
-  row('parser MB/s (plain read MB/s)', `${(mb / p.seconds).toFixed(0)} (${(mb / readS).toFixed(0)})`, '>= 50% of read', readS / p.seconds >= 0.5);
-  row('parser peak RSS (MB); trace rows kept / counted', `${p.maxRssMb.toFixed(0)}; ${p.rows} / ${p.rows + p.omitted}`, '< 150 MB', p.maxRssMb < 150);
+  row(
+    'parser MB/s (plain read MB/s)',
+    `${(mb / p.seconds).toFixed(0)} (${(mb / readS).toFixed(0)})`,
+    '>= 50% of read',
+    readS / p.seconds >= 0.5,
+  );
+  row(
+    'parser peak RSS (MB); trace rows kept / counted',
+    `${p.maxRssMb.toFixed(0)}; ${p.rows} / ${p.rows + p.omitted}`,
+    '< 150 MB',
+    p.maxRssMb < 150,
+  );
 }
 
 function benchNvtxAndStartup() {
@@ -403,9 +579,22 @@ function benchNvtxAndStartup() {
     times.push(performance.now() - s);
   }
   const startup = median(times);
-  results.nvtx = { library: nvtx.detail, enabled: nvtx.enabled, pushPopNsPerRange: pushPopNs, startEndNsPerRange: startEndNs };
-  results.startup = { command: `node ${existsSync(built) ? 'dist/src/cli/jetprof.js' : 'src/cli/jetprof.ts (tsx: run npm run build first)'} parse --help`, msMedian: startup };
-  row(`NVTX push+pop per range (ns)${nvtx.enabled ? '' : ' [library absent: no-op]'}`, pushPopNs.toFixed(0), '', undefined);
+  results.nvtx = {
+    library: nvtx.detail,
+    enabled: nvtx.enabled,
+    pushPopNsPerRange: pushPopNs,
+    startEndNsPerRange: startEndNs,
+  };
+  results.startup = {
+    command: `node ${existsSync(built) ? 'dist/src/cli/jetprof.js' : 'src/cli/jetprof.ts (tsx: run npm run build first)'} parse --help`,
+    msMedian: startup,
+  };
+  row(
+    `NVTX push+pop per range (ns)${nvtx.enabled ? '' : ' [library absent: no-op]'}`,
+    pushPopNs.toFixed(0),
+    '',
+    undefined,
+  );
   row('jetprof parse --help start-up (ms)', startup.toFixed(0), '< 300 ms', startup < 300);
 }
 
@@ -413,7 +602,24 @@ function benchNvtxAndStartup() {
 function runPeer(weightsPath: string, tag: string, conf: number, frames?: number): Record<string, any> | undefined {
   const py = '/usr/bin/python3';
   if (spawnSync(py, ['-c', 'import cv2'], { encoding: 'utf8' }).status !== 0) return undefined;
-  const r = spawnSync(py, [join(ROOT, 'bench/peer_lab.py'), CFG, weightsPath, VIDEO, join(WORK, `vtest-python-${tag}.mp4`), '--frame-size', '960x540', '--threads', String(THREADS), '--conf', String(conf), ...(frames ? ['--max-frames', String(frames)] : [])], { encoding: 'utf8' });
+  const r = spawnSync(
+    py,
+    [
+      join(ROOT, 'bench/peer_lab.py'),
+      CFG,
+      weightsPath,
+      VIDEO,
+      join(WORK, `vtest-python-${tag}.mp4`),
+      '--frame-size',
+      '960x540',
+      '--threads',
+      String(THREADS),
+      '--conf',
+      String(conf),
+      ...(frames ? ['--max-frames', String(frames)] : []),
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`peer_lab.py failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
@@ -450,7 +656,14 @@ async function benchDense() {
   await ort.dispose();
   const postprocess: Record<string, unknown> = {};
   for (const conf of [0.3, 0.001]) {
-    const post = new Postprocessor(info, g, { confThreshold: conf, nmsThreshold: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: DEFAULT_MAX_CANDIDATES, maxDet: DEFAULT_MAX_DET });
+    const post = new Postprocessor(info, g, {
+      confThreshold: conf,
+      nmsThreshold: 0.5,
+      nmsKind: 'iou',
+      classMode: 'multi',
+      maxCandidates: DEFAULT_MAX_CANDIDATES,
+      maxDet: DEFAULT_MAX_DET,
+    });
     const times: number[] = [];
     let candidates = 0;
     for (let rep = 0; rep < 12; rep++) {
@@ -462,15 +675,32 @@ async function benchDense() {
       }
     }
     const sorted = times.sort((a, b) => a - b);
-    postprocess[`conf${conf}`] = { frames: outputs.length, maxCandidates: candidates, msP50: percentile(sorted, 50), msP99: percentile(sorted, 99), msMax: sorted[sorted.length - 1] };
+    postprocess[`conf${conf}`] = {
+      frames: outputs.length,
+      maxCandidates: candidates,
+      msP50: percentile(sorted, 50),
+      msP99: percentile(sorted, 99),
+      msMax: sorted[sorted.length - 1],
+    };
     const p99 = percentile(sorted, 99);
-    row(`dense postprocess --conf ${conf}: up to ${candidates} candidates, p99 (ms)`, p99.toFixed(2), '< 10 ms', p99 < 10);
+    row(
+      `dense postprocess --conf ${conf}: up to ${candidates} candidates, p99 (ms)`,
+      p99.toFixed(2),
+      '< 10 ms',
+      p99 < 10,
+    );
   }
 
   // End to end: dense vs demo model, both loops.
   const summary = (r: Record<string, any>) => ({
-    frames: r.frames, inferenceFps: r.inferenceFps, endToEndFps: r.endToEndFps, postprocessP99Ms: r.stages.postprocess.p99Ms, drawMeanMs: r.postprocess.draw.meanMs,
-    maxCandidatesSeen: r.postprocess.maxCandidatesSeen, framesCandidatesCapped: r.postprocess.framesCandidatesCapped, framesDetectionsCapped: r.postprocess.framesDetectionsCapped,
+    frames: r.frames,
+    inferenceFps: r.inferenceFps,
+    endToEndFps: r.endToEndFps,
+    postprocessP99Ms: r.stages.postprocess.p99Ms,
+    drawMeanMs: r.postprocess.draw.meanMs,
+    maxCandidatesSeen: r.postprocess.maxCandidatesSeen,
+    framesCandidatesCapped: r.postprocess.framesCandidatesCapped,
+    framesDetectionsCapped: r.postprocess.framesDetectionsCapped,
   });
   const endToEnd: Record<string, unknown> = {};
   for (const pipeline of ['on', 'off'] as const) {
@@ -481,14 +711,33 @@ async function benchDense() {
       const d = runInfer(pipeline, { model: dense, conf, tag: 'dense', frames });
       endToEnd[`dense-${loop}-conf${conf}`] = summary(d);
       const ratio = d.endToEndFps / demo.endToEndFps;
-      row(`dense / demo end-to-end FPS, ${loop}, --conf ${conf} (draw ${d.postprocess.draw.meanMs.toFixed(1)} ms/frame)`, `${d.endToEndFps.toFixed(2)} / ${demo.endToEndFps.toFixed(2)} = ${ratio.toFixed(2)}`, '>= 0.9', ratio >= 0.9);
+      row(
+        `dense / demo end-to-end FPS, ${loop}, --conf ${conf} (draw ${d.postprocess.draw.meanMs.toFixed(1)} ms/frame)`,
+        `${d.endToEndFps.toFixed(2)} / ${demo.endToEndFps.toFixed(2)} = ${ratio.toFixed(2)}`,
+        '>= 0.9',
+        ratio >= 0.9,
+      );
     }
   }
   // The Python peer (cv2.dnn, best class per box, NMSBoxes, drawing every kept box) on the same dense weights.
   const peer = runPeer(denseWeights, 'dense', 0.3, frames);
   const jet = endToEnd['dense-pipelined-conf0.3'] as { endToEndFps: number };
-  results.dense = { model: 'yolov4-tiny.cfg, seed 1, objectness bias +2', frames, postprocess, endToEnd, pythonPeer: peer ? { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps } : { skipped: 'python3-opencv is not installed' } };
-  if (peer) row('dense: jetprof / Python peer end-to-end FPS (--conf 0.3)', `${jet.endToEndFps.toFixed(2)} / ${peer.endToEndFps.toFixed(2)} = ${(jet.endToEndFps / peer.endToEndFps).toFixed(2)}`, '>= 1.5', jet.endToEndFps / peer.endToEndFps >= 1.5);
+  results.dense = {
+    model: 'yolov4-tiny.cfg, seed 1, objectness bias +2',
+    frames,
+    postprocess,
+    endToEnd,
+    pythonPeer: peer
+      ? { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps }
+      : { skipped: 'python3-opencv is not installed' },
+  };
+  if (peer)
+    row(
+      'dense: jetprof / Python peer end-to-end FPS (--conf 0.3)',
+      `${jet.endToEndFps.toFixed(2)} / ${peer.endToEndFps.toFixed(2)} = ${(jet.endToEndFps / peer.endToEndFps).toFixed(2)}`,
+      '>= 1.5',
+      jet.endToEndFps / peer.endToEndFps >= 1.5,
+    );
 }
 
 let pipe: Record<string, any> | undefined;
@@ -500,16 +749,35 @@ if (ONLY.has(5)) await benchParser();
 if (ONLY.has(6)) benchNvtxAndStartup();
 if (ONLY.has(7)) await benchDense();
 
-results.table = table.map(([what, value, target, verdict, sectionNo]) => ({ section: sectionNo, what, value, target, verdict }));
+results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
+  section: sectionNo,
+  what,
+  value,
+  target,
+  verdict,
+}));
 const outPath = join(ROOT, 'bench', 'results.json');
 // --only: the sections not run keep their last results (and their table rows).
-const previous = opt('--only') && existsSync(outPath) ? (JSON.parse(readFileSync(outPath, 'utf8')) as Record<string, unknown>) : undefined;
+const previous =
+  opt('--only') && existsSync(outPath)
+    ? (JSON.parse(readFileSync(outPath, 'utf8')) as Record<string, unknown>)
+    : undefined;
 const merged = previous
-  ? { ...previous, ...results, table: [...((previous.table as { section?: number }[]) ?? []).filter((r) => r.section !== undefined && !ONLY.has(r.section)), ...(results.table as unknown[])] }
+  ? {
+      ...previous,
+      ...results,
+      table: [
+        ...((previous.table as { section?: number }[]) ?? []).filter(
+          (r) => r.section !== undefined && !ONLY.has(r.section),
+        ),
+        ...(results.table as unknown[]),
+      ],
+    }
   : results;
 writeFileSync(outPath, `${JSON.stringify(merged, null, 2)}\n`);
 const w = ([0, 1, 2] as const).map((i) => Math.max(...table.map((r) => r[i].length), 6));
 process.stdout.write(`${['measure'.padEnd(w[0]), 'value'.padEnd(w[1]), 'target'.padEnd(w[2]), ''].join(' | ')}\n`);
-for (const r of table) process.stdout.write(`${r[0].padEnd(w[0])} | ${r[1].padEnd(w[1])} | ${r[2].padEnd(w[2])} | ${r[3]}\n`);
+for (const r of table)
+  process.stdout.write(`${r[0].padEnd(w[0])} | ${r[1].padEnd(w[1])} | ${r[2].padEnd(w[2])} | ${r[3]}\n`);
 process.stdout.write(`\nwritten to ${outPath}\n`);
 process.exit(0);

@@ -9,9 +9,23 @@ import { join } from 'node:path';
 import { agree } from '../src/accuracy/agree.ts';
 import type { CocoAnnotation, CocoDetection, CocoGroundTruth } from '../src/accuracy/coco.ts';
 import { cocoMap } from '../src/accuracy/map.ts';
-import { makeModel, requires, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+import {
+  makeModel,
+  requires,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  ROOT,
+  runCli,
+  scratchDir,
+  YOLOV4_TINY_CFG,
+} from './helpers/fixtures.ts';
 
-const det = (image_id: number, category_id: number, bbox: [number, number, number, number], score: number): CocoDetection => ({ image_id, category_id, bbox, score });
+const det = (
+  image_id: number,
+  category_id: number,
+  bbox: [number, number, number, number],
+  score: number,
+): CocoDetection => ({ image_id, category_id, bbox, score });
 
 // ---------------------------------------------------------------------------------------------------------- agree
 
@@ -46,12 +60,20 @@ test('agree: a shifted box just above and just below the IoU bound', (t) => {
 test('agree: a class swap is no match, and is counted as a swap', (t) => {
   const a = agree([det(0, 1, [10, 10, 20, 20], 0.9)], [det(0, 3, [10, 10, 20, 20], 0.9)]);
   t.like(a, { matched: 0, onlyRef: 1, onlyOther: 1, classSwaps: 1 });
-  t.deepEqual(a.perClass.map((c) => [c.categoryId, c.onlyRef, c.onlyOther]), [[1, 1, 0], [3, 0, 1]]);
+  t.deepEqual(
+    a.perClass.map((c) => [c.categoryId, c.onlyRef, c.onlyOther]),
+    [
+      [1, 1, 0],
+      [3, 0, 1],
+    ],
+  );
 });
 
 test('agree: greedy in score order; each OTHER box matches once; frames with no box on either side still count', (t) => {
   // two REF boxes overlapping one OTHER box: the higher-scored REF box takes it
-  const a = agree([det(0, 1, [0, 0, 10, 10], 0.6), det(0, 1, [1, 0, 10, 10], 0.9)], [det(0, 1, [0, 0, 10, 10], 0.9)], { frames: [0, 1, 2] });
+  const a = agree([det(0, 1, [0, 0, 10, 10], 0.6), det(0, 1, [1, 0, 10, 10], 0.9)], [det(0, 1, [0, 0, 10, 10], 0.9)], {
+    frames: [0, 1, 2],
+  });
   t.like(a, { matched: 1, onlyRef: 1, onlyOther: 0, frames: 3 });
   t.true(Math.abs(a.meanIou - 90 / 110) < 1e-12, 'the 0.9 box (shifted by 1) matched, not the identical 0.6 one');
 });
@@ -67,7 +89,9 @@ const gtOf = (anns: Omit<CocoAnnotation, 'id'>[], images = [1], categories = [1]
 const close = (a: number, b: number) => Math.abs(a - b) < 1e-12;
 
 test('mAP: one image, one class, one perfect detection: AP 1 at every threshold', (t) => {
-  const m = cocoMap(gtOf([{ image_id: 1, category_id: 1, bbox: [10, 10, 50, 50] }]), [det(1, 1, [10, 10, 50, 50], 0.9)]);
+  const m = cocoMap(gtOf([{ image_id: 1, category_id: 1, bbox: [10, 10, 50, 50] }]), [
+    det(1, 1, [10, 10, 50, 50], 0.9),
+  ]);
   for (const k of ['ap', 'ap50', 'ap75'] as const) t.true(close(m[k], 1), `${k} ${m[k]}`);
   t.is(m.ar100, 1);
 });
@@ -97,7 +121,11 @@ test('mAP: a miss halves recall: precision 1 up to recall 0.5, i.e. 51 of the 10
 
 test('mAP: the maxDets boundary: 101 objects, 101 perfect detections, only the top 100 count', (t) => {
   // recall 100/101 with precision 1: the recall points 0, 0.01 .. 0.99 (100 of 101) read 1, the point 1.0 reads 0.
-  const anns = Array.from({ length: 101 }, (_, i) => ({ image_id: 1, category_id: 1, bbox: [i * 20, 0, 10, 10] as [number, number, number, number] }));
+  const anns = Array.from({ length: 101 }, (_, i) => ({
+    image_id: 1,
+    category_id: 1,
+    bbox: [i * 20, 0, 10, 10] as [number, number, number, number],
+  }));
   const dets = anns.map((a, i) => det(1, 1, a.bbox, 1 - i / 1000));
   const m = cocoMap(gtOf(anns), dets);
   t.true(close(m.ap, 100 / 101), `${m.ap}`);
@@ -112,10 +140,17 @@ test('mAP: area ranges: a large false positive ranked first hurts large and all,
   // small/medium: the false positive is outside their range and unmatched -> ignored -> AP 1.
   // large: [FP, TP] -> precision envelope 0.5 -> AP 0.5.
   // all: [FP, TP, TP, TP] -> recall [0, 1/3, 2/3, 1], precision [0, 1/2, 2/3, 3/4] -> envelope 3/4 -> AP 0.75.
-  const boxes: [number, number, number, number][] = [[0, 0, 20, 20], [100, 0, 50, 50], [200, 0, 100, 100]];
+  const boxes: [number, number, number, number][] = [
+    [0, 0, 20, 20],
+    [100, 0, 50, 50],
+    [200, 0, 100, 100],
+  ];
   const gt = gtOf(boxes.map((bbox) => ({ image_id: 1, category_id: 1, bbox })));
   const m = cocoMap(gt, [...boxes.map((b) => det(1, 1, b, 0.9)), det(1, 1, [500, 500, 100, 100], 0.95)]);
-  t.true(close(m.apSmall, 1) && close(m.apMedium, 1) && close(m.apLarge, 0.5), `${m.apSmall} ${m.apMedium} ${m.apLarge}`);
+  t.true(
+    close(m.apSmall, 1) && close(m.apMedium, 1) && close(m.apLarge, 0.5),
+    `${m.apSmall} ${m.apMedium} ${m.apLarge}`,
+  );
   t.true(close(m.ap, 0.75), `${m.ap}`);
 });
 
@@ -123,7 +158,11 @@ test('mAP: an image without ground truth adds false positives; detections on ima
   // image 1: one object, found at 0.8. image 2 (in the ground truth, no object): a box at 0.9 -> [FP, TP] -> AP 0.5.
   // image 3 is not in the ground truth: its 0.99 box is left out.
   const gt = gtOf([{ image_id: 1, category_id: 1, bbox: [0, 0, 10, 10] }], [1, 2]);
-  const m = cocoMap(gt, [det(1, 1, [0, 0, 10, 10], 0.8), det(2, 1, [0, 0, 10, 10], 0.9), det(3, 1, [0, 0, 10, 10], 0.99)]);
+  const m = cocoMap(gt, [
+    det(1, 1, [0, 0, 10, 10], 0.8),
+    det(2, 1, [0, 0, 10, 10], 0.9),
+    det(3, 1, [0, 0, 10, 10], 0.99),
+  ]);
   t.true(close(m.ap, 0.5), `${m.ap}`);
   t.is(m.detections, 2);
 });
@@ -139,9 +178,19 @@ test('mAP: a category without ground truth is left out of the mean; crowd region
   );
   // category 2 has detections but no ground truth: skipped (not a 0). The box inside the crowd region matches the
   // crowd (IoU = intersection / detection area = 1) and is ignored, not a false positive, though it scores highest.
-  const m = cocoMap(gt, [det(1, 1, [0, 0, 10, 10], 0.8), det(1, 1, [110, 110, 10, 10], 0.95), det(1, 2, [0, 0, 10, 10], 0.9)]);
+  const m = cocoMap(gt, [
+    det(1, 1, [0, 0, 10, 10], 0.8),
+    det(1, 1, [110, 110, 10, 10], 0.95),
+    det(1, 2, [0, 0, 10, 10], 0.9),
+  ]);
   t.true(close(m.ap, 1), `${m.ap}`);
-  t.deepEqual(m.perClass.map((c) => [c.categoryId, Math.round(c.ap * 1e9) / 1e9]), [[1, 1], [2, -1]]);
+  t.deepEqual(
+    m.perClass.map((c) => [c.categoryId, Math.round(c.ap * 1e9) / 1e9]),
+    [
+      [1, 1],
+      [2, -1],
+    ],
+  );
 });
 
 /**
@@ -214,16 +263,36 @@ test('mAP on a generated case (40 frames, 4 classes, jittered, missing and dupli
   for (let img = 0; img < 40; img++) {
     for (let k = 0; k < 1 + Math.floor(rand() * 6); k++) {
       const cat = 1 + Math.floor(rand() * 4);
-      const bbox: [number, number, number, number] = [Math.floor(rand() * 500), Math.floor(rand() * 300), 20 + Math.floor(rand() * 150), 20 + Math.floor(rand() * 150)];
+      const bbox: [number, number, number, number] = [
+        Math.floor(rand() * 500),
+        Math.floor(rand() * 300),
+        20 + Math.floor(rand() * 150),
+        20 + Math.floor(rand() * 150),
+      ];
       anns.push({ image_id: img, category_id: cat, bbox });
       if (rand() < 0.15) continue; // missed
       const j = () => (rand() - 0.5) * 0.3 * bbox[2];
-      dets.push(det(img, cat, [bbox[0] + j(), bbox[1] + j(), bbox[2] * (0.8 + rand() * 0.4), bbox[3] * (0.8 + rand() * 0.4)], Math.round(rand() * 1000) / 1000));
-      if (rand() < 0.2) dets.push(det(img, cat, [bbox[0] + j(), bbox[1] + j(), bbox[2], bbox[3]], Math.round(rand() * 1000) / 1000)); // duplicate
+      dets.push(
+        det(
+          img,
+          cat,
+          [bbox[0] + j(), bbox[1] + j(), bbox[2] * (0.8 + rand() * 0.4), bbox[3] * (0.8 + rand() * 0.4)],
+          Math.round(rand() * 1000) / 1000,
+        ),
+      );
+      if (rand() < 0.2)
+        dets.push(det(img, cat, [bbox[0] + j(), bbox[1] + j(), bbox[2], bbox[3]], Math.round(rand() * 1000) / 1000)); // duplicate
     }
-    if (rand() < 0.3) dets.push(det(img, 1 + Math.floor(rand() * 4), [rand() * 600, rand() * 400, 40, 40], Math.round(rand() * 1000) / 1000)); // false positive
+    if (rand() < 0.3)
+      dets.push(
+        det(img, 1 + Math.floor(rand() * 4), [rand() * 600, rand() * 400, 40, 40], Math.round(rand() * 1000) / 1000),
+      ); // false positive
   }
-  const gt = gtOf(anns, Array.from({ length: 40 }, (_, i) => i), [1, 2, 3, 4]);
+  const gt = gtOf(
+    anns,
+    Array.from({ length: 40 }, (_, i) => i),
+    [1, 2, 3, 4],
+  );
   // areas all and no crowd: pycocotools' per-image evaluation and the definition agree exactly here
   const m = cocoMap(gt, dets);
   const expected = plainAp(gt, dets);
@@ -244,12 +313,28 @@ test('jetprof agree and map from the command line; --min-match gates with exit 1
   const r = runCli('jetprof', ['agree', ref, other, '--json', join(dir, 'agree.json')]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /50\.00% of boxes matched at IoU >= 0\.5 \(1 matched, 1 only in REF, 0 only in OTHER\)/);
-  t.like(JSON.parse(readFileSync(join(dir, 'agree.json'), 'utf8')), { schema: 'jetprof.agreement/1', matched: 1, onlyRef: 1 });
+  t.like(JSON.parse(readFileSync(join(dir, 'agree.json'), 'utf8')), {
+    schema: 'jetprof.agreement/1',
+    matched: 1,
+    onlyRef: 1,
+  });
   const gated = runCli('jetprof', ['agree', ref, other, '--min-match', '0.9']);
   t.is(gated.code, 1);
   t.regex(gated.stderr, /matched share 50\.00% is below --min-match 90\.00%/);
   const gt = join(dir, 'gt.json');
-  writeFileSync(gt, JSON.stringify(gtOf([{ image_id: 0, category_id: 0, bbox: [10, 10, 20, 20] }, { image_id: 1, category_id: 0, bbox: [40, 40, 20, 20] }], [0, 1], [0])));
+  writeFileSync(
+    gt,
+    JSON.stringify(
+      gtOf(
+        [
+          { image_id: 0, category_id: 0, bbox: [10, 10, 20, 20] },
+          { image_id: 1, category_id: 0, bbox: [40, 40, 20, 20] },
+        ],
+        [0, 1],
+        [0],
+      ),
+    ),
+  );
   const m = runCli('jetprof', ['map', ref, '--gt', gt]);
   t.is(m.code, 0, m.stderr);
   t.regex(m.stdout, /\| AP @\[IoU=0\.50:0\.95, area=all, maxDets=100\] \| 1\.000 \|/);
@@ -262,7 +347,10 @@ test('bad input - not COCO results, ground truth without images or categories, f
   writeFileSync(ok, '[]');
   const r1 = runCli('jetprof', ['agree', notCoco, ok]);
   t.is(r1.code, 2);
-  t.regex(r1.stderr, /not-coco\.json: entry 0 is not a COCO detection \(category_id is not an integer\) \(fix: pass the file written by `infer --detections F\.json`/);
+  t.regex(
+    r1.stderr,
+    /not-coco\.json: entry 0 is not a COCO detection \(category_id is not an integer\) \(fix: pass the file written by `infer --detections F\.json`/,
+  );
   t.is(r1.stderr.trim().split('\n').length, 1);
   const noImages = join(dir, 'no-images.json');
   writeFileSync(noImages, JSON.stringify({ annotations: [], categories: [] }));
@@ -271,16 +359,28 @@ test('bad input - not COCO results, ground truth without images or categories, f
   t.regex(r2.stderr, /no-images\.json: COCO annotations without "images"/);
   const noCats = join(dir, 'no-cats.json');
   writeFileSync(noCats, JSON.stringify({ images: [{ id: 0 }], annotations: [] }));
-  t.regex(runCli('jetprof', ['map', ok, '--gt', noCats]).stderr, /no-cats\.json: COCO annotations without "categories"/);
+  t.regex(
+    runCli('jetprof', ['map', ok, '--gt', noCats]).stderr,
+    /no-cats\.json: COCO annotations without "categories"/,
+  );
   // two run JSONs that did not process the same frames
   const runA = join(dir, 'run-a.json');
   const runB = join(dir, 'run-b.json');
-  const run = (frames: number) => ({ schema: 'jetprof.run/2', detectionsFile: 'ok.json', warmup: { index: [0] }, perFrame: { index: Array.from({ length: frames }, (_, i) => i + 1) }, setup: { label: 'x' } });
+  const run = (frames: number) => ({
+    schema: 'jetprof.run/2',
+    detectionsFile: 'ok.json',
+    warmup: { index: [0] },
+    perFrame: { index: Array.from({ length: frames }, (_, i) => i + 1) },
+    setup: { label: 'x' },
+  });
   writeFileSync(runA, JSON.stringify(run(10)));
   writeFileSync(runB, JSON.stringify(run(6)));
   const r3 = runCli('jetprof', ['agree', runA, runB]);
   t.is(r3.code, 2);
-  t.regex(r3.stderr, /run-b\.json: frames 7\.\.10 \(4\) are missing: the two runs did not process the same frames \(fix: run both on the same video with the same --max-frames/);
+  t.regex(
+    r3.stderr,
+    /run-b\.json: frames 7\.\.10 \(4\) are missing: the two runs did not process the same frames \(fix: run both on the same video with the same --max-frames/,
+  );
   const missing = runCli('jetprof', ['agree', join(dir, 'nope.json'), ok]);
   t.is(missing.code, 2);
   t.regex(missing.stderr, /nope\.json: detections file not found/);
@@ -289,48 +389,104 @@ test('bad input - not COCO results, ground truth without images or categories, f
 // ------------------------------------------------------------------------------------- real frames, two backends
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
-requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh')('ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99)', (t) => {
-  // seeded 80-class weights with objectness bias -1: at --conf 0.46, tens of boxes per frame on vtest.avi
-  const model = makeModel('agree', YOLOV4_TINY_CFG, 3, undefined, -1);
-  const runs: Record<string, string> = {};
-  for (const backend of ['onnx', 'opencv']) {
-    const json = join(dir, `vtest-${backend}.json`);
-    const r = runCli('infer', ['--backend', backend, VTEST, '--model', model.onnxPath, '--max-frames', '20', '--warmup', '2', '--conf', '0.46', '--no-write', '-q', '--detections', join(dir, `vtest-${backend}-dets.json`), '--json', json]);
+requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh')(
+  'ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99)',
+  (t) => {
+    // seeded 80-class weights with objectness bias -1: at --conf 0.46, tens of boxes per frame on vtest.avi
+    const model = makeModel('agree', YOLOV4_TINY_CFG, 3, undefined, -1);
+    const runs: Record<string, string> = {};
+    for (const backend of ['onnx', 'opencv']) {
+      const json = join(dir, `vtest-${backend}.json`);
+      const r = runCli('infer', [
+        '--backend',
+        backend,
+        VTEST,
+        '--model',
+        model.onnxPath,
+        '--max-frames',
+        '20',
+        '--warmup',
+        '2',
+        '--conf',
+        '0.46',
+        '--no-write',
+        '-q',
+        '--detections',
+        join(dir, `vtest-${backend}-dets.json`),
+        '--json',
+        json,
+      ]);
+      t.is(r.code, 0, r.stderr);
+      runs[backend] = json;
+    }
+    const opencvRun = JSON.parse(readFileSync(runs.opencv, 'utf8'));
+    t.like(opencvRun.setup, { executionProvider: 'cpu', precision: 'fp32', label: 'opencv-fp32-cpu-sequential' });
+    t.regex(opencvRun.backendDetail, /^OpenCV DNN 4\.\d+\.\d+ \(cpu\), ONNX importer$/);
+    const perFrame: number[] = opencvRun.perFrame.detections;
+    t.true(
+      perFrame.every((n) => n >= 10 && n < 300),
+      `tens of boxes per frame: ${perFrame}`,
+    );
+    const json = join(dir, 'vtest-agree.json');
+    const r = runCli('jetprof', ['agree', runs.onnx, runs.opencv, '--min-match', '0.99', '--json', json]);
     t.is(r.code, 0, r.stderr);
-    runs[backend] = json;
-  }
-  const opencvRun = JSON.parse(readFileSync(runs.opencv, 'utf8'));
-  t.like(opencvRun.setup, { executionProvider: 'cpu', precision: 'fp32', label: 'opencv-fp32-cpu-sequential' });
-  t.regex(opencvRun.backendDetail, /^OpenCV DNN 4\.\d+\.\d+ \(cpu\), ONNX importer$/);
-  const perFrame: number[] = opencvRun.perFrame.detections;
-  t.true(perFrame.every((n) => n >= 10 && n < 300), `tens of boxes per frame: ${perFrame}`);
-  const json = join(dir, 'vtest-agree.json');
-  const r = runCli('jetprof', ['agree', runs.onnx, runs.opencv, '--min-match', '0.99', '--json', json]);
-  t.is(r.code, 0, r.stderr);
-  const a = JSON.parse(readFileSync(json, 'utf8'));
-  t.is(a.frames, 18, 'the measured frames, warm-up excluded');
-  t.true(a.matched >= 180, `${a.matched} boxes matched`);
-  t.true(a.matchedShare >= 0.99, `matched share ${a.matchedShare}`);
-  t.true(a.meanIou >= 0.99, `mean IoU ${a.meanIou}`);
+    const a = JSON.parse(readFileSync(json, 'utf8'));
+    t.is(a.frames, 18, 'the measured frames, warm-up excluded');
+    t.true(a.matched >= 180, `${a.matched} boxes matched`);
+    t.true(a.matchedShare >= 0.99, `matched share ${a.matchedShare}`);
+    t.true(a.meanIou >= 0.99, `mean IoU ${a.meanIou}`);
 
-  // the report reads speed and accuracy together: agreement against ONNX Runtime, and mAP with --gt (here ground
-  // truth made from ONNX Runtime's own measured-frame boxes, so its AP is 1 and OpenCV DNN's is too)
-  const dets = JSON.parse(readFileSync(join(dir, 'vtest-onnx-dets.json'), 'utf8')).filter((d: { warmup?: boolean }) => !d.warmup);
-  const frames = [...new Set<number>(dets.map((d: { image_id: number }) => d.image_id))];
-  const gt = join(dir, 'vtest-gt.json');
-  writeFileSync(gt, JSON.stringify({ images: frames.map((id) => ({ id })), categories: Array.from({ length: 80 }, (_, id) => ({ id, name: `c${id}` })), annotations: dets.map((d: CocoDetection, i: number) => ({ id: i + 1, image_id: d.image_id, category_id: d.category_id, bbox: d.bbox })) }));
-  const rep = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv, '--gt', gt]);
-  t.is(rep.code, 0, rep.stderr);
-  t.regex(rep.stdout, /\| ONNX Runtime \(CPU, FP32\) \| reference \|  \|  \|  \| 1\.000 \| 1\.000 \|/);
-  t.regex(rep.stdout, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| 1\.0000 \| 0 \/ 0 \| [\d.]+ \/ [\d.]+ \| 1\.000 \| 1\.000 \|/);
-});
+    // the report reads speed and accuracy together: agreement against ONNX Runtime, and mAP with --gt (here ground
+    // truth made from ONNX Runtime's own measured-frame boxes, so its AP is 1 and OpenCV DNN's is too)
+    const dets = JSON.parse(readFileSync(join(dir, 'vtest-onnx-dets.json'), 'utf8')).filter(
+      (d: { warmup?: boolean }) => !d.warmup,
+    );
+    const frames = [...new Set<number>(dets.map((d: { image_id: number }) => d.image_id))];
+    const gt = join(dir, 'vtest-gt.json');
+    writeFileSync(
+      gt,
+      JSON.stringify({
+        images: frames.map((id) => ({ id })),
+        categories: Array.from({ length: 80 }, (_, id) => ({ id, name: `c${id}` })),
+        annotations: dets.map((d: CocoDetection, i: number) => ({
+          id: i + 1,
+          image_id: d.image_id,
+          category_id: d.category_id,
+          bbox: d.bbox,
+        })),
+      }),
+    );
+    const rep = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv, '--gt', gt]);
+    t.is(rep.code, 0, rep.stderr);
+    t.regex(rep.stdout, /\| ONNX Runtime \(CPU, FP32\) \| reference \|  \|  \|  \| 1\.000 \| 1\.000 \|/);
+    t.regex(
+      rep.stdout,
+      /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| 1\.0000 \| 0 \/ 0 \| [\d.]+ \/ [\d.]+ \| 1\.000 \| 1\.000 \|/,
+    );
+  },
+);
 
 test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, then the CPU', (t) => {
   const model = makeModel('cv-cuda', PERSON_VEHICLE_CFG, 2);
   const video = makeVideo('cv-cuda.mp4', 4, 160, 120);
-  const r = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'cuda', '--warmup', '1', '--no-write', '-q', '--json', '-']);
+  const r = runCli('infer-opencv', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--ep',
+    'cuda',
+    '--warmup',
+    '1',
+    '--no-write',
+    '-q',
+    '--json',
+    '-',
+  ]);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stderr, /^infer: OpenCV 4\.\d+\.\d+ here was built without CUDA and cuDNN \(cv\.getBuildInformation\(\)\); using the CPU\. On a Jetson, build OpenCV with -D WITH_CUDA=ON/m);
+  t.regex(
+    r.stderr,
+    /^infer: OpenCV 4\.\d+\.\d+ here was built without CUDA and cuDNN \(cv\.getBuildInformation\(\)\); using the CPU\. On a Jetson, build OpenCV with -D WITH_CUDA=ON/m,
+  );
   t.like(JSON.parse(r.stdout).setup, { executionProvider: 'cpu', label: 'opencv-fp32-cpu-sequential' });
   const bad = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'tensorrt']);
   t.is(bad.code, 2);

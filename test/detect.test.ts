@@ -10,7 +10,10 @@ const HEAD: YoloHead = { output: 'h', gridW: 2, gridH: 2, anchors: [[16, 16]], s
 const logit = (p: number) => Math.log(p / (1 - p));
 
 /** A head tensor [1, 6, 2, 2] that is empty except one cell. */
-function headWith(cell: number, e: { tx: number; ty: number; tw: number; th: number; obj: number; cls: number }): Float32Array {
+function headWith(
+  cell: number,
+  e: { tx: number; ty: number; tw: number; th: number; obj: number; cls: number },
+): Float32Array {
   const data = new Float32Array(6 * 4).fill(-20); // objectness ~0 everywhere else
   const v = [e.tx, e.ty, e.tw, e.th, e.obj, e.cls];
   for (let k = 0; k < 6; k++) data[k * 4 + cell] = v[k];
@@ -20,7 +23,14 @@ function headWith(cell: number, e: { tx: number; ty: number; tw: number; th: num
 test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back to the frame', (t) => {
   // cell 2 = row 1, col 0. sigmoid(tx)=0.5 -> x = 0.5*1.1 - 0.05 = 0.5; sigmoid(ty)=0.25 -> y = 0.25*1.1 - 0.05 = 0.225
   // cx = (0 + 0.5)/2 * 64 = 16; cy = (1 + 0.225)/2 * 64 = 39.2; w = 2*16 = 32; h = 0.5*16 = 8
-  const data = headWith(2, { tx: 0, ty: logit(0.25), tw: Math.log(2), th: Math.log(0.5), obj: logit(0.9), cls: logit(0.8) });
+  const data = headWith(2, {
+    tx: 0,
+    ty: logit(0.25),
+    tw: Math.log(2),
+    th: Math.log(0.5),
+    obj: logit(0.9),
+    cls: logit(0.8),
+  });
   const g = stretchGeometry(128, 96, 64, 64); // frame 128x96: x / 0.5, y / (64/96)
   const dets = decodeHead(data, HEAD, g, { classes: 1, confThreshold: 0.3 }).toDetections();
   t.is(dets.length, 1);
@@ -35,16 +45,28 @@ test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back
 
 test('decode: objectness x class must exceed conf (darknet rule)', (t) => {
   const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.9), cls: logit(0.3) }); // 0.27
-  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections().length, 0);
-  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).toDetections().length, 1);
+  t.is(
+    decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections().length,
+    0,
+  );
+  t.is(
+    decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).toDetections().length,
+    1,
+  );
 });
 
 test('decode: new_coords uses the values as given and w = tw^2 * 4 * anchor', (t) => {
   const head = { ...HEAD, scaleXY: 2, newCoords: true };
   // x = 0.5*2 - 0.5 = 0.5 -> cx = 0.5/2*64 = 16; w = 0.5^2*4*16 = 16
   const data = headWith(0, { tx: 0.5, ty: 0.5, tw: 0.5, th: 0.5, obj: 0.9, cls: 0.9 });
-  const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.5 }).toDetections();
-  t.deepEqual([d.x1, d.y1, d.x2, d.y2].map((v) => Math.round(v * 1e4) / 1e4), [8, 8, 24, 24]);
+  const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), {
+    classes: 1,
+    confThreshold: 0.5,
+  }).toDetections();
+  t.deepEqual(
+    [d.x1, d.y1, d.x2, d.y2].map((v) => Math.round(v * 1e4) / 1e4),
+    [8, 8, 24, 24],
+  );
   t.true(Math.abs(d.score - 0.81) < 1e-6);
 });
 
@@ -62,7 +84,14 @@ test('letterbox: geometry centres the image and boxes map back to the frame', (t
   t.true(Math.abs(d.y2 - (24 - 16) / 0.32) < 1e-4);
 });
 
-const box = (x1: number, y1: number, x2: number, y2: number, score: number, classId = 0): Detection => ({ x1, y1, x2, y2, score, classId });
+const box = (x1: number, y1: number, x2: number, y2: number, score: number, classId = 0): Detection => ({
+  x1,
+  y1,
+  x2,
+  y2,
+  score,
+  classId,
+});
 
 test('iou and diou by hand', (t) => {
   const a = box(0, 0, 10, 10, 0.9);
@@ -77,18 +106,37 @@ test('nms: IoU suppresses a shifted box that DIoU (darknet greedynms) keeps', (t
   const dets = [box(3, 0, 13, 10, 0.8), box(0, 0, 10, 10, 0.9)];
   // IoU 0.538 > 0.45 suppresses; DIoU 0.538 - 0.130 = 0.408 < 0.45 keeps
   // scores are kept as float32, as OpenCV's NMSBoxes takes them
-  t.deepEqual(nms(dets, 0.45, 'iou').map((d) => d.score), [Math.fround(0.9)]);
-  t.deepEqual(nms(dets, 0.45, 'diou').map((d) => d.score), [Math.fround(0.9), Math.fround(0.8)]);
+  t.deepEqual(
+    nms(dets, 0.45, 'iou').map((d) => d.score),
+    [Math.fround(0.9)],
+  );
+  t.deepEqual(
+    nms(dets, 0.45, 'diou').map((d) => d.score),
+    [Math.fround(0.9), Math.fround(0.8)],
+  );
 });
 
 test('nms works per class: overlapping boxes of different classes both stay', (t) => {
   const kept = nms([box(0, 0, 10, 10, 0.9, 0), box(0, 0, 10, 10, 0.8, 1), box(1, 1, 10, 10, 0.7, 0)], 0.5);
-  t.deepEqual(kept.map((d) => [d.classId, d.score]), [[0, Math.fround(0.9)], [1, Math.fround(0.8)]]);
+  t.deepEqual(
+    kept.map((d) => [d.classId, d.score]),
+    [
+      [0, Math.fround(0.9)],
+      [1, Math.fround(0.8)],
+    ],
+  );
 });
 
 test('bad call - decode rejects a head of the wrong size', (t) => {
-  t.throws(() => decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections(), {
-    instanceOf: RangeError,
-    message: /head h has 10 values but 1 anchors x 6 x 2x2 needs 24/,
-  });
+  t.throws(
+    () =>
+      decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), {
+        classes: 1,
+        confThreshold: 0.3,
+      }).toDetections(),
+    {
+      instanceOf: RangeError,
+      message: /head h has 10 values but 1 anchors x 6 x 2x2 needs 24/,
+    },
+  );
 });

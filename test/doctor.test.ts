@@ -22,10 +22,13 @@ test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-n
   t.like(row('L4T (JetPack)'), { value: '32.7.6 (JetPack 4.6.1+)' });
   t.like(row('glibc'), { status: 'fail', value: '2.27' });
   t.like(row('Node.js'), { status: 'fail', value: 'official Node 20 builds cannot run (glibc 2.27)' });
-  t.like(row('ONNX Runtime (Node)'), { status: 'fail', value: 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load' });
+  t.like(row('ONNX Runtime (Node)'), {
+    status: 'fail',
+    value: 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load',
+  });
   t.like(row('GPU'), { value: 'NVIDIA Jetson Nano Developer Kit (compute capability 5.3)' });
   t.like(row('TensorRT'), { status: 'ok', value: '8.2.1' });
-  t.like(row('nvprof'), { status: 'ok' }, 'nvprof works on a Nano (compute 5.3): the lab\'s tool');
+  t.like(row('nvprof'), { status: 'ok' }, "nvprof works on a Nano (compute 5.3): the lab's tool");
   t.false(report.canRun);
   t.regex(report.routes.join('\n'), /container with glibc >= 2\.28/);
   t.regex(report.routes.join('\n'), /the off-board route: .* jetprof report --profile LOG --fps/);
@@ -76,7 +79,9 @@ test('nvpmodel -q in the forms boards print it: plain, after the fan mode line, 
   t.is(parsePowerMode('NV Power Mode: MODE_15W_6CORE\n2\n'), 'MODE_15W_6CORE (mode 2)');
   t.is(parsePowerMode('NV Fan Mode:quiet\nNV Power Mode: MAXN\n0\n'), 'MAXN (mode 0)');
   t.is(
-    parsePowerMode('NVPM VERB: Config file: /etc/nvpmodel.conf\nNVPM VERB: parsing done for /etc/nvpmodel.conf\nNV Fan Mode:quiet\nNVPM VERB: Current mode: NV Power Mode: MODE_15W_6CORE\n2\nNVPM VERB: PARAM CPU_ONLINE: ARG CORE_0: PATH /sys/devices/system/cpu/cpu0/online: REAL_VAL: 1 CONF_VAL: 1\n'),
+    parsePowerMode(
+      'NVPM VERB: Config file: /etc/nvpmodel.conf\nNVPM VERB: parsing done for /etc/nvpmodel.conf\nNV Fan Mode:quiet\nNVPM VERB: Current mode: NV Power Mode: MODE_15W_6CORE\n2\nNVPM VERB: PARAM CPU_ONLINE: ARG CORE_0: PATH /sys/devices/system/cpu/cpu0/online: REAL_VAL: 1 CONF_VAL: 1\n',
+    ),
     'MODE_15W_6CORE (mode 2)',
   );
   t.is(parsePowerMode('NV Power Mode: MODE_30W\r\n8\r\n'), 'MODE_30W (mode 8)');

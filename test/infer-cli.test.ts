@@ -11,7 +11,16 @@ import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 
 import { join } from 'node:path';
 import onnxProto from 'onnx-proto';
 import { loadOpenCv } from '../src/video/opencv.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+import {
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  ROOT,
+  runCli,
+  scratchDir,
+  TSX_IMPORT,
+} from './helpers/fixtures.ts';
 
 const labModel = makeModel('lab', PERSON_VEHICLE_CFG, 5);
 
@@ -26,7 +35,11 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   const dir = freshDir('sixty');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'run.json');
-  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--frame-size', '480x270', '--output', out, '--json', json, '--warmup', '5'], { cwd: dir });
+  const r = runCli(
+    'infer',
+    [video, '--model', labModel.onnxPath, '--frame-size', '480x270', '--output', out, '--json', json, '--warmup', '5'],
+    { cwd: dir },
+  );
   t.is(r.code, 0, r.stderr);
   const probe = probeVideo(out);
   t.is(probe.frames, 60);
@@ -54,17 +67,30 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
     stagesTotal += st.totalMs;
   }
   // --pipeline auto (the default): ONNX Runtime on the CPU takes every core, so the sequential loop, and it says why
-  t.like(run.setup, { loop: 'sequential', profiler: 'none', executionProvider: 'cpu', precision: 'fp32', label: 'onnx-fp32-cpu-sequential' });
+  t.like(run.setup, {
+    loop: 'sequential',
+    profiler: 'none',
+    executionProvider: 'cpu',
+    precision: 'fp32',
+    label: 'onnx-fp32-cpu-sequential',
+  });
   t.regex(r.stderr, /infer: sequential loop \(--pipeline auto: the model runs on the CPU and uses all \d+ cores/);
   t.regex(run.setup.device, /^CPU: /);
   t.true(stagesTotal >= run.stages.inference.totalMs);
   t.true(Math.abs(run.endToEndFps - 55 / (run.wallMs / 1000)) < 1e-9);
   t.true(Math.abs(run.inferenceFps - 55 / (run.stages.inference.totalMs / 1000)) < 1e-9);
-  t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/, "the lab row on stdout, named as in reports");
-  t.notRegex(r.stderr, /\| ONNX Runtime/, "progress and notes on stderr, the table not");
+  t.regex(
+    r.stdout,
+    /\| ONNX Runtime \(CPU, FP32\) \| \(480,270,3\) \| \d+\.\d\d \| \d+\.\d\d \|/,
+    'the lab row on stdout, named as in reports',
+  );
+  t.notRegex(r.stderr, /\| ONNX Runtime/, 'progress and notes on stderr, the table not');
   // The per-frame records reproduce every aggregate exactly: the same totals, the same percentiles, the same FPS.
   const pf = run.perFrame;
-  t.deepEqual(pf.index, Array.from({ length: 55 }, (_, i) => i + 5));
+  t.deepEqual(
+    pf.index,
+    Array.from({ length: 55 }, (_, i) => i + 5),
+  );
   t.deepEqual(run.warmup.index, [0, 1, 2, 3, 4]);
   for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) {
     const { count: _count, minMs: _min, maxMs: _max, ...fromArrays } = summarize(pf[`${s}Ms`]);
@@ -74,13 +100,24 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.is(run.wallMs, pf.endMs[54] - pf.startMs[0]);
   t.is(run.endToEndFps, 55 / (run.wallMs / 1000));
   t.is(run.inferenceFps, 55 / (pf.inferenceMs.reduce((a: number, b: number) => a + b, 0) / 1000));
-  t.is(run.detections.total, pf.detections.reduce((a: number, b: number) => a + b, 0));
+  t.is(
+    run.detections.total,
+    pf.detections.reduce((a: number, b: number) => a + b, 0),
+  );
   for (let i = 0; i < 55; i++) {
-    t.true(pf.startMs[i] <= pf.inferenceStartMs[i] && pf.inferenceStartMs[i] <= pf.postprocessStartMs[i] && pf.postprocessStartMs[i] <= pf.endMs[i], `frame ${i}: times in order`);
+    t.true(
+      pf.startMs[i] <= pf.inferenceStartMs[i] &&
+        pf.inferenceStartMs[i] <= pf.postprocessStartMs[i] &&
+        pf.postprocessStartMs[i] <= pf.endMs[i],
+      `frame ${i}: times in order`,
+    );
     t.true(pf.drawMs[i] <= pf.postprocessMs[i], `frame ${i}: drawing is part of postprocess`);
   }
   t.regex(r.stderr, /RANDOM weights/);
-  t.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
+  t.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('partial')),
+    [],
+  );
 });
 
 test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', (t) => {
@@ -131,10 +168,33 @@ test('a red square comes out boxed where it is: video -> ONNX Runtime -> decode 
   const dir = freshDir('red');
   const video = join(dir, 'red.mp4');
   // 128x128 black frames with a red square filling the top-right quadrant
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:s=128x128:r=10', '-frames:v', '6', '-vf', 'drawbox=x=64:y=0:w=64:h=64:color=red:t=fill', '-c:v', 'libx264', '-pix_fmt', 'yuv444p', '-crf', '0', video]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=black:s=128x128:r=10',
+    '-frames:v',
+    '6',
+    '-vf',
+    'drawbox=x=64:y=0:w=64:h=64:color=red:t=fill',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv444p',
+    '-crf',
+    '0',
+    video,
+  ]);
   const out = join(dir, 'boxed.mp4');
   const json = join(dir, 'run.json');
-  const r = runCli('infer', [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '0', '-q'], { cwd: dir });
+  const r = runCli(
+    'infer',
+    [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '0', '-q'],
+    { cwd: dir },
+  );
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.detections.total, 6, 'one box per frame');
@@ -162,12 +222,21 @@ function assertBadInput(t: import('ava').ExecutionContext, r: ReturnType<typeof 
   t.is(lines.length, 1, `one line: ${r.stderr}`);
   t.true(lines[0].includes(file), `names ${file}: ${lines[0]}`);
   t.regex(lines[0], /fix:/);
-  t.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.mp4') || f.includes('partial')), [], 'no output left behind');
+  t.deepEqual(
+    readdirSync(dir).filter((f) => f.endsWith('.mp4') || f.includes('partial')),
+    [],
+    'no output left behind',
+  );
 }
 
 test('bad call - missing video', (t) => {
   const dir = freshDir('bad-missing');
-  assertBadInput(t, runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }), '/nonexistent/clip.mp4', dir);
+  assertBadInput(
+    t,
+    runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }),
+    '/nonexistent/clip.mp4',
+    dir,
+  );
 });
 
 test('bad call - a file that is not a video', (t) => {
@@ -207,22 +276,34 @@ test('bad call - an ONNX model without YOLO metadata, and one whose input is not
 test('bad call - an output directory that does not exist', (t) => {
   const video = makeVideo('tiny2.mp4', 3, 64, 48);
   const dir = freshDir('bad-outdir');
-  assertBadInput(t, runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], { cwd: dir }), '/nonexistent/dir/out.mp4', dir);
+  assertBadInput(
+    t,
+    runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], { cwd: dir }),
+    '/nonexistent/dir/out.mp4',
+    dir,
+  );
 });
 
 test('--ep cuda without CUDA: one warning line, then the run completes on the CPU', (t) => {
   const video = makeVideo('ep.mp4', 4, 160, 120);
   const dir = freshDir('ep');
   const json = join(dir, 'run.json');
-  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json], { cwd: dir });
+  const r = runCli(
+    'infer',
+    [video, '--model', labModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json],
+    { cwd: dir },
+  );
   t.is(r.code, 0, r.stderr);
-  const warnings = r.stderr.trim().split('\n').filter((l) => /execution provider 'cuda' is not available here/.test(l));
+  const warnings = r.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => /execution provider 'cuda' is not available here/.test(l));
   t.is(warnings.length, 1, r.stderr);
   t.regex(warnings[0], /using 'cpu'$/);
   t.regex(JSON.parse(readFileSync(json, 'utf8')).backendDetail, /\(cpu\)/);
 });
 
-test('bad call - an unknown option value exits 2 with commander\'s one-line message', (t) => {
+test("bad call - an unknown option value exits 2 with commander's one-line message", (t) => {
   const r = runCli('infer', ['x.mp4', '--conf', '1.5']);
   t.is(r.code, 2);
   t.regex(r.stderr, /--conf must be a number between 0 and 1, got '1\.5'/);
@@ -233,12 +314,29 @@ test('Ctrl-C finishes the frame in flight, closes a playable video and writes th
   const dir = freshDir('sigint');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'run.json');
-  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'], { cwd: dir });
+  const child = spawn(
+    process.execPath,
+    [
+      TSX_IMPORT,
+      join(ROOT, 'src/cli/infer.ts'),
+      video,
+      '--model',
+      labModel.onnxPath,
+      '--output',
+      out,
+      '--json',
+      json,
+      '--warmup',
+      '2',
+    ],
+    { cwd: dir },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   // wait until the writer has opened its temporary file, then let some frames go through
   const started = Date.now();
-  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000)
+    await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 2500));
   child.kill('SIGINT');
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
@@ -248,7 +346,10 @@ test('Ctrl-C finishes the frame in flight, closes a playable video and writes th
   t.true(run.frames > 0 && run.frames < 598, `frames measured: ${run.frames}`);
   const probe = probeVideo(out);
   t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written');
-  t.deepEqual(readdirSync(dir).filter((f) => f.includes('partial')), []);
+  t.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('partial')),
+    [],
+  );
 });
 
 test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x540', (t) => {
@@ -256,7 +357,11 @@ test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x5
   if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/fetch-sample-video.sh');
   const dir = freshDir('vtest');
   const json = join(dir, 'vtest.json');
-  const r = runCli('infer', [vtest, '--model', labModel.onnxPath, '--frame-size', '960x540', '--max-frames', '25', '--json', json, '-q'], { cwd: dir });
+  const r = runCli(
+    'infer',
+    [vtest, '--model', labModel.onnxPath, '--frame-size', '960x540', '--max-frames', '25', '--json', json, '-q'],
+    { cwd: dir },
+  );
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.like(run.video, { width: 768, height: 576, frameCount: 795 });
@@ -269,24 +374,41 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   const video = makeVideo('repeat.mp4', 10, 160, 120);
   const dir = freshDir('repeat');
   const json = join(dir, 'onnx.json');
-  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json], { cwd: dir });
+  const r = runCli(
+    'infer',
+    [video, '--model', labModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json],
+    { cwd: dir },
+  );
   t.is(r.code, 0, r.stderr);
   t.deepEqual(readdirSync(dir).sort(), ['onnx-1.json', 'onnx-2.json', 'onnx-3.json', 'onnx.json']);
   const runs = [1, 2, 3].map((k) => JSON.parse(readFileSync(join(dir, `onnx-${k}.json`), 'utf8')));
   for (const run of runs) t.like(run, { schema: 'jetprof.run/2', frames: 8 });
   const set = JSON.parse(readFileSync(json, 'utf8'));
-  t.like(set, { schema: 'jetprof.runset/1', label: 'onnx-fp32-cpu-sequential', runs: 3, files: ['onnx-1.json', 'onnx-2.json', 'onnx-3.json'] });
+  t.like(set, {
+    schema: 'jetprof.runset/1',
+    label: 'onnx-fp32-cpu-sequential',
+    runs: 3,
+    files: ['onnx-1.json', 'onnx-2.json', 'onnx-3.json'],
+  });
   const fps = runs.map((x) => x.inferenceFps);
   const mean = (fps[0] + fps[1] + fps[2]) / 3;
   const std = Math.sqrt(fps.reduce((a, v) => a + (v - mean) ** 2, 0) / 2);
   t.true(Math.abs(set.inferenceFps.mean - mean) < 1e-9 && Math.abs(set.inferenceFps.std - std) < 1e-9);
   t.is(set.inferenceFps.min, Math.min(...fps));
-  t.true(Math.abs(set.inferenceFps.ci95[1] - (mean + (4.303 * std) / Math.sqrt(3))) < 1e-9, '95% CI with Student t, 2 degrees of freedom');
+  t.true(
+    Math.abs(set.inferenceFps.ci95[1] - (mean + (4.303 * std) / Math.sqrt(3))) < 1e-9,
+    '95% CI with Student t, 2 degrees of freedom',
+  );
   t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
   t.regex(r.stdout, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
-  t.regex(rep.stdout, new RegExp(`\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`));
+  t.regex(
+    rep.stdout,
+    new RegExp(
+      `\\| ONNX Runtime \\(CPU, FP32\\) \\| \\(160,120,3\\) \\| ${mean.toFixed(2)} ± ${std.toFixed(2)} \\(3 runs\\) \\|`,
+    ),
+  );
 });
 
 test('the progress line fits the terminal (a wrapped line would print a new line per update) and can show N/N', (t) => {
@@ -303,7 +425,13 @@ test('the progress line fits the terminal (a wrapped line would print a new line
 test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node cannot use the GPU there and what would', async (t) => {
   const { unavailableProviderMessage } = await import('../src/backends/onnx.ts');
   const jetson = unavailableProviderMessage('cuda', 'Failed to load shared library', 'linux', 'arm64');
-  t.regex(jetson, /onnxruntime-node ships CUDA and TensorRT providers for linux x64 only, so on a Jetson \(arm64\) it runs on the CPU; using 'cpu'\. For the GPU use --backend trt/);
+  t.regex(
+    jetson,
+    /onnxruntime-node ships CUDA and TensorRT providers for linux x64 only, so on a Jetson \(arm64\) it runs on the CPU; using 'cpu'\. For the GPU use --backend trt/,
+  );
   t.false(jetson.includes('\n'));
-  t.regex(unavailableProviderMessage('cuda', 'Failed to load shared library\nmore', 'linux', 'x64'), /^ONNX Runtime execution provider 'cuda' is not available here \(Failed to load shared library\); using 'cpu'$/);
+  t.regex(
+    unavailableProviderMessage('cuda', 'Failed to load shared library\nmore', 'linux', 'x64'),
+    /^ONNX Runtime execution provider 'cuda' is not available here \(Failed to load shared library\); using 'cpu'$/,
+  );
 });

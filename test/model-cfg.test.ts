@@ -16,7 +16,13 @@ test('yolov4-tiny.cfg has the 38 layers of anchors.md §6.1 and 21 weighted conv
   t.deepEqual(shapes[34], { c: 384, h: 26, w: 26 });
   t.deepEqual(shapes[36], { c: 255, h: 26, w: 26 });
   const heads = yoloLayers(cfg);
-  t.deepEqual(heads.map((h) => h.mask), [[3, 4, 5], [1, 2, 3]]);
+  t.deepEqual(
+    heads.map((h) => h.mask),
+    [
+      [3, 4, 5],
+      [1, 2, 3],
+    ],
+  );
   t.is(heads[0].scaleXY, 1.05);
   t.deepEqual(heads[0].anchors[5], [344, 319]);
 });

@@ -160,7 +160,9 @@ test('decoded boxes and scores equal OpenCV darknet yolo layer (scale_x_y 1.05, 
   // OpenCV's yolo layer output: one row per (cell, anchor) = (row*W + col)*A + a; x, y, w, h normalised to the
   // network input, then objectness, then objectness x p(class) (zeroed below its 0.2 threshold).
   const yoloNames = info.heads.map((h) => h.output);
-  const decodedRef = net.forward(yoloNames).map((mat) => ({ rows: mat.sizes[0], cols: mat.sizes[1], data: matToFloats(mat) }));
+  const decodedRef = net
+    .forward(yoloNames)
+    .map((mat) => ({ rows: mat.sizes[0], cols: mat.sizes[1], data: matToFloats(mat) }));
   const g = stretchGeometry(info.inputWidth, info.inputHeight, info.inputWidth, info.inputHeight);
   let compared = 0;
   let scores = 0;
@@ -211,7 +213,17 @@ test('the exported model carries its decoding metadata', (t) => {
   const m = makeModel('meta', readFileSync(PERSON_VEHICLE_CFG, 'utf8'), 5);
   const info = readModelInfo(m.onnxPath);
   t.like(info, { inputWidth: 640, inputHeight: 480, classes: 2, inputName: 'input' });
-  t.deepEqual(info.heads.map((h) => [h.output, h.gridW, h.gridH]), [['yolo_30', 20, 15], ['yolo_37', 40, 30]]);
-  t.deepEqual(info.heads[1].anchors, [[23, 27], [37, 58], [81, 82]]);
+  t.deepEqual(
+    info.heads.map((h) => [h.output, h.gridW, h.gridH]),
+    [
+      ['yolo_30', 20, 15],
+      ['yolo_37', 40, 30],
+    ],
+  );
+  t.deepEqual(info.heads[1].anchors, [
+    [23, 27],
+    [37, 58],
+    [81, 82],
+  ]);
   t.is(info.heads[0].scaleXY, 1.05);
 });

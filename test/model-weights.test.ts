@@ -13,7 +13,10 @@ const generated = generateWeights(cfg, 3);
 
 test('20-byte and 16-byte headers both load, to the same parameters', (t) => {
   const v20 = serializeWeights(cfg, generated);
-  const v16 = serializeWeights(cfg, { ...generated, header: { major: 0, minor: 1, revision: 0, seen: 1000n, headerBytes: 16 } });
+  const v16 = serializeWeights(cfg, {
+    ...generated,
+    header: { major: 0, minor: 1, revision: 0, seen: 1000n, headerBytes: 16 },
+  });
   t.is(v20.byteLength - v16.byteLength, 4);
   const a = parseWeights(v20, cfg);
   const b = parseWeights(v16, cfg);
@@ -42,11 +45,15 @@ test('bad call - an oversized weights file (e.g. the 80-class file for a 2-class
   const bytes = serializeWeights(cfg, generated);
   const bigger = new Uint8Array(bytes.byteLength + 1024);
   bigger.set(bytes);
-  t.throws(() => parseWeights(bigger, cfg, 'w.weights'), { message: `w.weights has ${bigger.byteLength} bytes but yolov4-tiny-person-vehicle.cfg (2 classes) needs ${bytes.byteLength}` });
+  t.throws(() => parseWeights(bigger, cfg, 'w.weights'), {
+    message: `w.weights has ${bigger.byteLength} bytes but yolov4-tiny-person-vehicle.cfg (2 classes) needs ${bytes.byteLength}`,
+  });
 });
 
 test('bad call - a missing weights file says so', (t) => {
-  t.throws(() => readWeights('/nonexistent/x.weights', cfg), { message: /^\/nonexistent\/x\.weights: weights file not found/ });
+  t.throws(() => readWeights('/nonexistent/x.weights', cfg), {
+    message: /^\/nonexistent\/x\.weights: weights file not found/,
+  });
 });
 
 test('generated weights are the same for the same seed and differ across seeds', (t) => {

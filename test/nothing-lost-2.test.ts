@@ -30,35 +30,70 @@ test('a run that fails before its first measured frame leaves the previous video
   t.is(readFileSync(json, 'utf8'), '{"previous": true}');
 });
 
-test.serial('Ctrl-C before the first measured frame keeps the previous files, says nothing was measured, exit 130', async (t) => {
-  const dir = fresh('early-int');
-  const long = makeVideo('lost2-long.mp4', 900, 160, 120);
-  const out = join(dir, 'out.mp4');
-  const json = join(dir, 'run.json');
-  writeFileSync(out, 'the previous video');
-  writeFileSync(json, '{"previous": true}');
-  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), long, '--model', model.onnxPath, '--warmup', '850', '--output', out, '--json', json], { cwd: dir });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  // once warm-up frames are running (the progress line or the loop note is printed), interrupt
-  const started = Date.now();
-  while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 1500));
-  child.kill('SIGINT');
-  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-  t.is(code, 130, stderr);
-  t.regex(stderr, /stopped before the first measured frame \(\d+ read, --warmup 850\): nothing was measured, and the previous output files are kept as they were/);
-  t.notRegex(stderr, /NaN/);
-  t.is(readFileSync(out, 'utf8'), 'the previous video');
-  t.is(readFileSync(json, 'utf8'), '{"previous": true}');
-});
+test.serial(
+  'Ctrl-C before the first measured frame keeps the previous files, says nothing was measured, exit 130',
+  async (t) => {
+    const dir = fresh('early-int');
+    const long = makeVideo('lost2-long.mp4', 900, 160, 120);
+    const out = join(dir, 'out.mp4');
+    const json = join(dir, 'run.json');
+    writeFileSync(out, 'the previous video');
+    writeFileSync(json, '{"previous": true}');
+    const child = spawn(
+      process.execPath,
+      [
+        TSX_IMPORT,
+        join(ROOT, 'src/cli/infer.ts'),
+        long,
+        '--model',
+        model.onnxPath,
+        '--warmup',
+        '850',
+        '--output',
+        out,
+        '--json',
+        json,
+      ],
+      { cwd: dir },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // once warm-up frames are running (the progress line or the loop note is printed), interrupt
+    const started = Date.now();
+    while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000)
+      await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    t.is(code, 130, stderr);
+    t.regex(
+      stderr,
+      /stopped before the first measured frame \(\d+ read, --warmup 850\): nothing was measured, and the previous output files are kept as they were/,
+    );
+    t.notRegex(stderr, /NaN/);
+    t.is(readFileSync(out, 'utf8'), 'the previous video');
+    t.is(readFileSync(json, 'utf8'), '{"previous": true}');
+  },
+);
 
 test('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE stack)', async (t) => {
   // an API trace of nvprof's form (as the public vector-add log) with 20,000 rows: JSON far larger than a pipe buffer
-  const rows = Array.from({ length: 20000 }, (_, i) => `${(100 + i * 0.01).toPrecision(5)}ms  ${(1 + (i % 7)).toFixed(4)}us  cudaLaunchKernel`);
+  const rows = Array.from(
+    { length: 20000 },
+    (_, i) => `${(100 + i * 0.01).toPrecision(5)}ms  ${(1 + (i % 7)).toFixed(4)}us  cudaLaunchKernel`,
+  );
   const log = join(fresh('epipe'), 'trace.txt');
-  writeFileSync(log, ['==1== Profiling application: ./app', '==1== Profiling result:', '   Start  Duration  Name', ...rows, ''].join('\n'));
-  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), 'parse', log, '--trace-rows', 'all'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(
+    log,
+    ['==1== Profiling application: ./app', '==1== Profiling result:', '   Start  Duration  Name', ...rows, ''].join(
+      '\n',
+    ),
+  );
+  const child = spawn(
+    process.execPath,
+    [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), 'parse', log, '--trace-rows', 'all'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.once('data', () => child.stdout.destroy()); // `head -c` read what it wanted and left
@@ -74,10 +109,22 @@ test('bad input, one line each: a cfg without [yolo], parse on a folder, --model
   const weights = join(dir, 'noyolo.weights');
   t.is(runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights]).code, 0);
   const cases: [string, ReturnType<typeof runCli>, RegExp][] = [
-    ['no [yolo]', runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'x.onnx')]), /noyolo\.cfg: no \[yolo\] layer, so this is not a YOLO detector/],
+    [
+      'no [yolo]',
+      runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'x.onnx')]),
+      /noyolo\.cfg: no \[yolo\] layer, so this is not a YOLO detector/,
+    ],
     ['parse a folder', runCli('jetprof', ['parse', dir]), /lost2-bad: a folder, not a profiler log/],
-    ['--model and --cfg', runCli('infer', ['v.mp4', '--model', model.onnxPath, '--cfg', model.cfgPath, '--weights', model.weightsPath]), /--model .*lost2\.onnx and --cfg\/--weights both name a model: which one to run is ambiguous/],
-    ['--labels with --model', runCli('infer', ['v.mp4', '--model', model.onnxPath, '--labels', join(ROOT, 'weights/yolov4-tiny.names')]), /--labels .*yolov4-tiny\.names would be ignored: .*lost2\.onnx carries the labels it was exported with/],
+    [
+      '--model and --cfg',
+      runCli('infer', ['v.mp4', '--model', model.onnxPath, '--cfg', model.cfgPath, '--weights', model.weightsPath]),
+      /--model .*lost2\.onnx and --cfg\/--weights both name a model: which one to run is ambiguous/,
+    ],
+    [
+      '--labels with --model',
+      runCli('infer', ['v.mp4', '--model', model.onnxPath, '--labels', join(ROOT, 'weights/yolov4-tiny.names')]),
+      /--labels .*yolov4-tiny\.names would be ignored: .*lost2\.onnx carries the labels it was exported with/,
+    ],
   ];
   for (const [name, r, expected] of cases) {
     t.is(r.code, 2, `${name}: ${r.stderr}`);
@@ -103,18 +150,25 @@ test('the export cache: <weights>.onnx beside the weights; a same-named file jet
   // a user's own file under that name (not a jetprof export): never overwritten
   const own = join(dir, 'own.weights');
   writeFileSync(own, readFileSync(model.weightsPath));
-  writeFileSync(`${own}.onnx`, 'my own model, not jetprof\'s');
+  writeFileSync(`${own}.onnx`, "my own model, not jetprof's");
   const r = runCli('infer', [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1'], { env });
   t.is(r.code, 0, r.stderr);
-  t.is(readFileSync(`${own}.onnx`, 'utf8'), 'my own model, not jetprof\'s');
-  t.regex(r.stderr, /own\.weights\.onnx is not a model jetprof exported, so it is left alone; the export is cached in .*xdg\/jetprof instead \(--cache-dir to choose\)/);
+  t.is(readFileSync(`${own}.onnx`, 'utf8'), "my own model, not jetprof's");
+  t.regex(
+    r.stderr,
+    /own\.weights\.onnx is not a model jetprof exported, so it is left alone; the export is cached in .*xdg\/jetprof instead \(--cache-dir to choose\)/,
+  );
   const chosen = join(dir, 'chosen');
-  const c = runCli('infer', [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1', '--cache-dir', chosen], { env });
+  const c = runCli(
+    'infer',
+    [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1', '--cache-dir', chosen],
+    { env },
+  );
   t.is(c.code, 0, c.stderr);
   t.regex(c.stderr, /exported .*chosen\/own\.weights-[0-9a-f]{12}\.onnx/);
 });
 
-test('implicit inputs are inputs: --json onto the cfg\'s .names, report --out onto a run file of a runset; --repeat numbers its videos', (t) => {
+test("implicit inputs are inputs: --json onto the cfg's .names, report --out onto a run file of a runset; --repeat numbers its videos", (t) => {
   const dir = fresh('implicit');
   const video = makeVideo('lost2-implicit.mp4', 5, 160, 120);
   const cfg = join(dir, 'pv.cfg');
@@ -127,7 +181,20 @@ test('implicit inputs are inputs: --json onto the cfg\'s .names, report --out on
   t.is(readFileSync(names, 'utf8'), 'person\nvehicle\n');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'R.json');
-  const rep = runCli('infer', [video, '--model', model.onnxPath, '--warmup', '1', '--repeat', '2', '--output', out, '--json', json, '-q']);
+  const rep = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '1',
+    '--repeat',
+    '2',
+    '--output',
+    out,
+    '--json',
+    json,
+    '-q',
+  ]);
   t.is(rep.code, 0, rep.stderr);
   for (const k of [1, 2]) t.true(readFileSync(join(dir, `out-${k}.mp4`)).length > 0, `out-${k}.mp4 written`);
   const before = readFileSync(join(dir, 'R-1.json'), 'utf8');

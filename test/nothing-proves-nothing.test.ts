@@ -17,7 +17,10 @@ test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --all
   const r = runCli('jetprof', ['agree', empty1, empty2]);
   t.is(r.code, 1);
   t.is(r.stdout, '', 'no 100% table printed');
-  t.regex(r.stderr, /nothing to compare: neither .*empty-1\.json nor .*empty-2\.json has a box in the 0 frame\(s\) compared/);
+  t.regex(
+    r.stderr,
+    /nothing to compare: neither .*empty-1\.json nor .*empty-2\.json has a box in the 0 frame\(s\) compared/,
+  );
   t.is(r.stderr.trim().split('\n').length, 1);
   const allowed = runCli('jetprof', ['agree', empty1, empty2, '--allow-empty']);
   t.is(allowed.code, 0, allowed.stderr);
@@ -25,19 +28,38 @@ test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --all
   writeFileSync(one, JSON.stringify([{ image_id: 0, category_id: 0, bbox: [1, 2, 30, 40], score: 0.9 }]));
   const self = runCli('jetprof', ['agree', one, one]);
   t.is(self.code, 0, self.stderr);
-  t.regex(self.stderr, /warning: .*one-box\.json and .*one-box\.json are the same detections .*: a file always agrees with itself/);
+  t.regex(
+    self.stderr,
+    /warning: .*one-box\.json and .*one-box\.json are the same detections .*: a file always agrees with itself/,
+  );
 });
 
 test('map: detections that share no image id with the ground truth -> one line, exit 2; some outside -> a warning', (t) => {
   const gt = join(dir, 'gt-ids.json');
-  writeFileSync(gt, JSON.stringify({ images: [{ id: 100 }, { id: 101 }], categories: [{ id: 0, name: 'person' }], annotations: [{ id: 1, image_id: 100, category_id: 0, bbox: [0, 0, 10, 10] }] }));
+  writeFileSync(
+    gt,
+    JSON.stringify({
+      images: [{ id: 100 }, { id: 101 }],
+      categories: [{ id: 0, name: 'person' }],
+      annotations: [{ id: 1, image_id: 100, category_id: 0, bbox: [0, 0, 10, 10] }],
+    }),
+  );
   const dets = join(dir, 'dets-ids.json');
-  writeFileSync(dets, JSON.stringify([0, 1, 2].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))));
+  writeFileSync(
+    dets,
+    JSON.stringify([0, 1, 2].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))),
+  );
   const r = runCli('jetprof', ['map', dets, '--gt', gt]);
   t.is(r.code, 2);
-  t.regex(r.stderr, /dets-ids\.json: none of its 3 boxes is on an image of .*gt-ids\.json \(image ids 0\.\.2 against 100\.\.101\)/);
+  t.regex(
+    r.stderr,
+    /dets-ids\.json: none of its 3 boxes is on an image of .*gt-ids\.json \(image ids 0\.\.2 against 100\.\.101\)/,
+  );
   const some = join(dir, 'dets-some.json');
-  writeFileSync(some, JSON.stringify([0, 100].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))));
+  writeFileSync(
+    some,
+    JSON.stringify([0, 100].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))),
+  );
   const ok = runCli('jetprof', ['map', some, '--gt', gt]);
   t.is(ok.code, 0, ok.stderr);
   t.regex(ok.stderr, /warning: 1 of 2 boxes are on images the ground truth does not have/);
@@ -49,9 +71,20 @@ test('weights holding NaN or Inf are refused by export and infer: the file, how 
     c.weights[0] = Number.NaN;
     c.weights[1] = Number.POSITIVE_INFINITY;
   });
-  const ex = runCli('jetprof', ['export', '--cfg', m.cfgPath, '--weights', m.weightsPath, '--out', join(dir, 'nan.onnx')]);
+  const ex = runCli('jetprof', [
+    'export',
+    '--cfg',
+    m.cfgPath,
+    '--weights',
+    m.weightsPath,
+    '--out',
+    join(dir, 'nan.onnx'),
+  ]);
   t.is(ex.code, 2);
-  t.regex(ex.stderr, /nan-weights\.weights: 2 of its \d+ values are NaN or Inf, the first in layer 2 \(convolutional, line \d+ of yolov4-tiny-person-vehicle\.cfg\)/);
+  t.regex(
+    ex.stderr,
+    /nan-weights\.weights: 2 of its \d+ values are NaN or Inf, the first in layer 2 \(convolutional, line \d+ of yolov4-tiny-person-vehicle\.cfg\)/,
+  );
   t.is(ex.stderr.trim().split('\n').length, 1, ex.stderr);
   const video = makeVideo('nan.mp4', 4, 160, 120);
   const inf = runCli('infer', [video, '--cfg', m.cfgPath, '--weights', m.weightsPath, '--no-write', '--warmup', '1']);
@@ -67,8 +100,23 @@ test('a model whose outputs are NaN stops the run at the first frame with one li
   const video = makeVideo('nan-out.mp4', 4, 160, 120);
   for (const pipeline of ['on', 'off']) {
     const json = join(dir, `nan-out-${pipeline}.json`);
-    const r = runCli('infer', [video, '--model', m.onnxPath, '--pipeline', pipeline, '--no-write', '--warmup', '1', '--json', json]);
+    const r = runCli('infer', [
+      video,
+      '--model',
+      m.onnxPath,
+      '--pipeline',
+      pipeline,
+      '--no-write',
+      '--warmup',
+      '1',
+      '--json',
+      json,
+    ]);
     t.is(r.code, 2, `${pipeline}: ${r.stderr}`);
-    t.regex(r.stderr, /nan-model\.onnx: the model's outputs hold NaN \(\d+ of the values decode read in this frame\)/, pipeline);
+    t.regex(
+      r.stderr,
+      /nan-model\.onnx: the model's outputs hold NaN \(\d+ of the values decode read in this frame\)/,
+      pipeline,
+    );
   }
 });

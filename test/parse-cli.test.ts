@@ -9,7 +9,11 @@ const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
 
 /** Runs `jetprof ...` with OpenCV and ONNX Runtime made impossible to load. */
 function jetprofWithoutNative(args: string[]) {
-  const r = spawnSync(process.execPath, ['--require', join(ROOT, 'test/helpers/forbid-native.cjs'), TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args], { encoding: 'utf8', cwd: scratchDir() });
+  const r = spawnSync(
+    process.execPath,
+    ['--require', join(ROOT, 'test/helpers/forbid-native.cjs'), TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args],
+    { encoding: 'utf8', cwd: scratchDir() },
+  );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -20,7 +24,10 @@ test('jetprof parse detects nvprof, prints jetprof.nvprof/1 JSON, lists what it 
   t.is(json.schema, 'jetprof.nvprof/1');
   t.is(json.processes.length, 2);
   t.is(json.processes[1].dependency[1].waitingNs, 2500);
-  t.regex(r.stderr, /nvprof-two-processes\.txt:2: warning: not understood \(application output\?\): application says hello/);
+  t.regex(
+    r.stderr,
+    /nvprof-two-processes\.txt:2: warning: not understood \(application output\?\): application says hello/,
+  );
 });
 
 test('jetprof parse --format md --section dependency prints a Markdown table (escaping <Other>)', (t) => {
@@ -50,7 +57,15 @@ test('bad call - jetprof parse on a missing file or a file that is no profiler o
 });
 
 test('jetprof report loads no native module either', (t) => {
-  const r = jetprofWithoutNative(['report', '--profile', LOG, '--profile', NSYS, '--html', join(scratchDir(), 'no-native.html')]);
+  const r = jetprofWithoutNative([
+    'report',
+    '--profile',
+    LOG,
+    '--profile',
+    NSYS,
+    '--html',
+    join(scratchDir(), 'no-native.html'),
+  ]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /## Profiles/);
   t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);

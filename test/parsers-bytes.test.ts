@@ -33,7 +33,11 @@ function allLogs(): string[] {
 
 async function readlineLines(chunks: Buffer[]): Promise<string[]> {
   const lines: string[] = [];
-  for await (const line of createInterface({ input: Readable.from(chunks.map((c) => c.toString('latin1'))), crlfDelay: Infinity })) lines.push(line);
+  for await (const line of createInterface({
+    input: Readable.from(chunks.map((c) => c.toString('latin1'))),
+    crlfDelay: Infinity,
+  }))
+    lines.push(line);
   return lines;
 }
 
@@ -48,7 +52,10 @@ function splitterLines(chunks: Buffer[], withRun: boolean): { lines: string[]; t
     lines.push(b.toString('latin1', pos, cr === lf - 1 ? cr : lf));
     return lf + 1;
   };
-  const s = new LineSplitter((b, start, end) => lines.push(b.toString('latin1', start, end)), withRun ? onRun : undefined);
+  const s = new LineSplitter(
+    (b, start, end) => lines.push(b.toString('latin1', start, end)),
+    withRun ? onRun : undefined,
+  );
   for (const c of chunks) s.feed(Buffer.from(c)); // a copy, as the scanner reuses its read buffers
   const tail = s.end();
   return { lines, tail: tail?.toString('latin1') };
@@ -57,22 +64,27 @@ function splitterLines(chunks: Buffer[], withRun: boolean): { lines: string[]; t
 test('LineSplitter splits LF, CRLF and lone CR as readline does, for any chunking, and hands back an unterminated tail', async (t) => {
   const piece = fc.constantFrom('a', 'rx', '\n', '\r', '\r\n', ' ', '  12ms', '');
   await fc.assert(
-    fc.asyncProperty(fc.array(piece, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 10 }), fc.boolean(), async (pieces, cuts, withRun) => {
-      const text = Buffer.from(pieces.join(''), 'latin1');
-      const chunks: Buffer[] = [];
-      let pos = 0;
-      for (let i = 0; pos < text.length; i++) {
-        const n = cuts[i % cuts.length];
-        chunks.push(text.subarray(pos, pos + n));
-        pos += n;
-      }
-      const expected = await readlineLines(chunks);
-      const got = splitterLines(chunks, withRun);
-      const terminated = text.length === 0 || text[text.length - 1] === 0x0a || text[text.length - 1] === 0x0d;
-      // readline emits the unterminated last line; the splitter hands it back for the caller to judge
-      t.deepEqual(terminated ? got.lines : [...got.lines, got.tail], expected);
-      t.is(got.tail === undefined, terminated);
-    }),
+    fc.asyncProperty(
+      fc.array(piece, { maxLength: 40 }),
+      fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 10 }),
+      fc.boolean(),
+      async (pieces, cuts, withRun) => {
+        const text = Buffer.from(pieces.join(''), 'latin1');
+        const chunks: Buffer[] = [];
+        let pos = 0;
+        for (let i = 0; pos < text.length; i++) {
+          const n = cuts[i % cuts.length];
+          chunks.push(text.subarray(pos, pos + n));
+          pos += n;
+        }
+        const expected = await readlineLines(chunks);
+        const got = splitterLines(chunks, withRun);
+        const terminated = text.length === 0 || text[text.length - 1] === 0x0a || text[text.length - 1] === 0x0d;
+        // readline emits the unterminated last line; the splitter hands it back for the caller to judge
+        t.deepEqual(terminated ? got.lines : [...got.lines, got.tail], expected);
+        t.is(got.tail === undefined, terminated);
+      },
+    ),
     { numRuns: 400 },
   );
 });
@@ -80,7 +92,24 @@ test('LineSplitter splits LF, CRLF and lone CR as readline does, for any chunkin
 const TRACE_ROW_START = /^\s*\d+(\.\d+)?[mun]?s\s+\d+(\.\d+)?[mun]?s\s/;
 
 test('isTraceRowStart on bytes says yes exactly where the regex does on ASCII lines, and never yes where it says no', (t) => {
-  const token = fc.constantFrom(' ', '  ', '\t', '1', '23', '.', '.5', 'ms', 'us', 'ns', 's', 'm', 'x', '(1 1 1)', 'µ', '\u00a0');
+  const token = fc.constantFrom(
+    ' ',
+    '  ',
+    '\t',
+    '1',
+    '23',
+    '.',
+    '.5',
+    'ms',
+    'us',
+    'ns',
+    's',
+    'm',
+    'x',
+    '(1 1 1)',
+    'µ',
+    '\u00a0',
+  );
   fc.assert(
     fc.property(fc.array(token, { maxLength: 12 }), (parts) => {
       const line = parts.join('');
@@ -107,12 +136,18 @@ test('decimalToNs in safe integers gives what the BigInt reference gives, roundi
   };
   const scales: Record<string, bigint> = { ns: 1n, us: 1000n, ms: 1_000_000n, s: 1_000_000_000n };
   fc.assert(
-    fc.property(fc.constantFrom('', '-', '+'), fc.stringMatching(/^\d{0,12}$/), fc.option(fc.stringMatching(/^\d{0,12}$/)), fc.constantFrom('ns', 'us', 'ms', 's'), (sign, whole, frac, unit) => {
-      const v = `${sign}${whole}${frac === null ? '' : `.${frac}`}`;
-      if (whole === '' && !frac) return t.is(decimalToNs(v, unit), undefined);
-      t.is(decimalToNs(v, unit), reference(v, scales[unit]), `${v} ${unit}`);
-      t.is(parseDurationNs(`${v}${unit}`), reference(v, scales[unit]));
-    }),
+    fc.property(
+      fc.constantFrom('', '-', '+'),
+      fc.stringMatching(/^\d{0,12}$/),
+      fc.option(fc.stringMatching(/^\d{0,12}$/)),
+      fc.constantFrom('ns', 'us', 'ms', 's'),
+      (sign, whole, frac, unit) => {
+        const v = `${sign}${whole}${frac === null ? '' : `.${frac}`}`;
+        if (whole === '' && !frac) return t.is(decimalToNs(v, unit), undefined);
+        t.is(decimalToNs(v, unit), reference(v, scales[unit]), `${v} ${unit}`);
+        t.is(parseDurationNs(`${v}${unit}`), reference(v, scales[unit]));
+      },
+    ),
     { numRuns: 2000 },
   );
   t.is(decimalToNs('123456789012345678.5', 'ns'), 123456789012345680); // past 15 digits: BigInt, then the nearest double
@@ -164,18 +199,22 @@ test('sliceRightAligned gives what slice-then-trim gives, for any line and colum
   const { sliceRightAligned } = await import('../src/parsers/columns.ts');
   const ch = fc.constantFrom('a', '1', ' ', '\t', '\u00a0', '\u2003', '\ufeff', 'µ', '(', ')');
   fc.assert(
-    fc.property(fc.array(ch, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 6 }), (chars, widths) => {
-      const line = chars.join('');
-      let end = 0;
-      const cols = widths.map((w, i) => ({ label: `c${i}`, start: end, end: (end += w) }));
-      const expected: string[] = [];
-      let from = 0;
-      cols.forEach((c, i) => {
-        expected.push((i === cols.length - 1 ? line.slice(from) : line.slice(from, c.end)).trim());
-        from = c.end;
-      });
-      t.deepEqual(sliceRightAligned(line, cols), expected);
-    }),
+    fc.property(
+      fc.array(ch, { maxLength: 40 }),
+      fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 6 }),
+      (chars, widths) => {
+        const line = chars.join('');
+        let end = 0;
+        const cols = widths.map((w, i) => ({ label: `c${i}`, start: end, end: (end += w) }));
+        const expected: string[] = [];
+        let from = 0;
+        cols.forEach((c, i) => {
+          expected.push((i === cols.length - 1 ? line.slice(from) : line.slice(from, c.end)).trim());
+          from = c.end;
+        });
+        t.deepEqual(sliceRightAligned(line, cols), expected);
+      },
+    ),
     { numRuns: 2000 },
   );
 });

@@ -15,7 +15,10 @@ const NVPROF = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');
 const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
 
 function jetprof(args: string[]) {
-  const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args], { encoding: 'utf8', cwd: scratchDir() });
+  const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args], {
+    encoding: 'utf8',
+    cwd: scratchDir(),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -77,27 +80,30 @@ for (const [name, path] of [
 }
 
 const SHARED_LOGS = join(SHARED_FIXTURES, 'profiler-logs');
-requires(existsSync(SHARED_LOGS), `${SHARED_LOGS} is not beside this checkout (CI has it)`)('the real logs in ../shared parse to the same JSON when saved as UTF-16 with a BOM (PowerShell) or with a UTF-8 BOM', async (t) => {
-  const { readdirSync } = await import('node:fs');
-  const dir = SHARED_LOGS;
-  let files = 0;
-  for (const sub of ['nvprof', 'nsys']) {
-    for (const f of readdirSync(join(dir, sub)).filter((n) => n.endsWith('.txt'))) {
-      const path = join(dir, sub, f);
-      const text = readFileSync(path, 'utf8');
-      if (text.includes('\uFFFD')) continue; // not valid UTF-8 to begin with: no faithful UTF-16 copy exists
-      const plain = await parseProfileFile(path);
-      const v = variants(text);
-      for (const form of ['utf8-bom', 'utf16le-bom-crlf'] as const) {
-        const file = join(scratchDir(), `${sub}-${f}-${form}`);
-        writeFileSync(file, v[form]);
-        t.deepEqual((await parseProfileFile(file)).result.value, plain.result.value, `${f} ${form}`);
+requires(existsSync(SHARED_LOGS), `${SHARED_LOGS} is not beside this checkout (CI has it)`)(
+  'the real logs in ../shared parse to the same JSON when saved as UTF-16 with a BOM (PowerShell) or with a UTF-8 BOM',
+  async (t) => {
+    const { readdirSync } = await import('node:fs');
+    const dir = SHARED_LOGS;
+    let files = 0;
+    for (const sub of ['nvprof', 'nsys']) {
+      for (const f of readdirSync(join(dir, sub)).filter((n) => n.endsWith('.txt'))) {
+        const path = join(dir, sub, f);
+        const text = readFileSync(path, 'utf8');
+        if (text.includes('\uFFFD')) continue; // not valid UTF-8 to begin with: no faithful UTF-16 copy exists
+        const plain = await parseProfileFile(path);
+        const v = variants(text);
+        for (const form of ['utf8-bom', 'utf16le-bom-crlf'] as const) {
+          const file = join(scratchDir(), `${sub}-${f}-${form}`);
+          writeFileSync(file, v[form]);
+          t.deepEqual((await parseProfileFile(file)).result.value, plain.result.value, `${f} ${form}`);
+        }
+        files++;
       }
-      files++;
     }
-  }
-  t.true(files >= 10, `${files} real logs compared`);
-});
+    t.true(files >= 10, `${files} real logs compared`);
+  },
+);
 
 test('jetprof parse: a log with a BOM prints the same JSON as without; one that yields no table exits 2 naming the file and why, unless --allow-empty', (t) => {
   const bom = join(scratchDir(), 'bom.txt');
@@ -108,15 +114,24 @@ test('jetprof parse: a log with a BOM prints the same JSON as without; one that 
   t.is(withBom.stdout, plain.stdout);
 
   const noTable = join(scratchDir(), 'no-table.txt');
-  writeFileSync(noTable, '==42== NVPROF is profiling process 42, command: ./yolo\n==42== Error: unified memory profiling failed.\n');
+  writeFileSync(
+    noTable,
+    '==42== NVPROF is profiling process 42, command: ./yolo\n==42== Error: unified memory profiling failed.\n',
+  );
   const r = jetprof(['parse', noTable]);
   t.is(r.code, 2);
   t.is(r.stdout, '');
   const line = r.stderr.trim().split('\n').at(-1)!;
-  t.regex(line, /no-table\.txt: no table could be read from this nvprof log \(nvprof said: Error: unified memory profiling failed\.\).*--allow-empty/);
+  t.regex(
+    line,
+    /no-table\.txt: no table could be read from this nvprof log \(nvprof said: Error: unified memory profiling failed\.\).*--allow-empty/,
+  );
   const allowed = jetprof(['parse', noTable, '--allow-empty']);
   t.is(allowed.code, 0, allowed.stderr);
-  t.deepEqual(JSON.parse(allowed.stdout).processes.map((p: { pid: number }) => p.pid), [42]);
+  t.deepEqual(
+    JSON.parse(allowed.stdout).processes.map((p: { pid: number }) => p.pid),
+    [42],
+  );
 
   const blank = join(scratchDir(), 'blank.txt');
   writeFileSync(blank, Buffer.from('\n\n  \n', 'utf16le'));
@@ -127,8 +142,14 @@ test('jetprof parse: a log with a BOM prints the same JSON as without; one that 
 
 test('keptAnyTable and emptyParseReason on nsys output whose every report was skipped', async (t) => {
   const file = join(scratchDir(), 'nsys-skipped.txt');
-  writeFileSync(file, "Processing [report.sqlite] with [/opt/nvidia/nsight-systems/2022.4.2/host-linux-x64/reports/nvtxsum.py]... \n\n ** NVTX Range Summary (nvtxsum):\n\nSKIPPED: report.sqlite does not contain NV Tools Extension (NVTX) data.\n\n");
+  writeFileSync(
+    file,
+    'Processing [report.sqlite] with [/opt/nvidia/nsight-systems/2022.4.2/host-linux-x64/reports/nvtxsum.py]... \n\n ** NVTX Range Summary (nvtxsum):\n\nSKIPPED: report.sqlite does not contain NV Tools Extension (NVTX) data.\n\n',
+  );
   const parsed = await parseProfileFile(file, 'nsys');
   t.false(keptAnyTable(parsed));
-  t.regex(emptyParseReason(parsed), /nsys skipped every report \(nvtx\w* does not contain NV Tools Extension \(NVTX\) data\.\)/);
+  t.regex(
+    emptyParseReason(parsed),
+    /nsys skipped every report \(nvtx\w* does not contain NV Tools Extension \(NVTX\) data\.\)/,
+  );
 });

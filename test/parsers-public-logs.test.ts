@@ -28,9 +28,30 @@ test('several nvprof runs in one log (a batch script, with its prompt and progra
   t.deepEqual(
     processes.map((p) => p.metrics.map((m) => [m.device, m.kernel, m.metric, m.avg])),
     [
-      [['Tesla V100-SXM2-16GB (0)', 'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)', 'sm_efficiency', '1.25%']],
-      [['Tesla V100-SXM2-16GB (0)', 'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)', 'sm_efficiency', '5.00%']],
-      [['Tesla V100-SXM2-16GB (0)', 'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)', 'sm_efficiency', '19.99%']],
+      [
+        [
+          'Tesla V100-SXM2-16GB (0)',
+          'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)',
+          'sm_efficiency',
+          '1.25%',
+        ],
+      ],
+      [
+        [
+          'Tesla V100-SXM2-16GB (0)',
+          'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)',
+          'sm_efficiency',
+          '5.00%',
+        ],
+      ],
+      [
+        [
+          'Tesla V100-SXM2-16GB (0)',
+          'sobel_kernel_gpu(float*, float*, int, int, int, float*, float*)',
+          'sm_efficiency',
+          '19.99%',
+        ],
+      ],
     ],
   );
   // the prompt, the nvprof command lines and the program's output are reported, not lost and not a process
@@ -47,10 +68,20 @@ test('--print-api-trace: a kernel launch row gives the API name, the kernel and 
   t.is(rows.length, 23);
   t.deepEqual(rows[0], { startNs: 17_181_000, durationNs: 6_740, name: 'cuDeviceGetPCIBusId' });
   t.deepEqual(rows[13], { startNs: 66_721_000, durationNs: 219_400_000, name: 'cudaMalloc' });
-  t.deepEqual(rows[18], { startNs: 286_210_000, durationNs: 40_939, name: 'cudaLaunchKernel', kernel: 'vector_add(float*, float*, float*, int)', correlationId: 112 });
+  t.deepEqual(rows[18], {
+    startNs: 286_210_000,
+    durationNs: 40_939,
+    name: 'cudaLaunchKernel',
+    kernel: 'vector_add(float*, float*, float*, int)',
+    correlationId: 112,
+  });
   t.deepEqual(rows[22], { startNs: 286_510_000, durationNs: 165_130, name: 'cudaFree' });
   const codes = parsed.result.diagnostics.map((d) => `${d.line} ${d.code}`);
-  t.deepEqual(codes, ['16 UNRECOGNIZED_LINE', '17 UNRECOGNIZED_LINE', '25 JOINED_LINE'], 'the author\'s "." elisions are reported; the wrapped name is joined, and said so');
+  t.deepEqual(
+    codes,
+    ['16 UNRECOGNIZED_LINE', '17 UNRECOGNIZED_LINE', '25 JOINED_LINE'],
+    'the author\'s "." elisions are reported; the wrapped name is joined, and said so',
+  );
 });
 
 test('--metrics over many Thrust kernels (real log, GTX 1070): every metric row, under its exact kernel name of up to 1,177 characters', async (t) => {
@@ -79,15 +110,36 @@ test('--metrics over many Thrust kernels (real log, GTX 1070): every metric row,
   t.is(Math.max(...expectedKernels.map((k) => k.length)), 1177);
   t.deepEqual(
     p.metrics.map((m) => m.invocations),
-    [1998, 1998, 1998, 1998, 1998, 1998, 999, 999, 999, 999, 999, 999, 3, 3, 999, 999, 999, 999, 1, 1, 999, 999, 999, 999, 999, 999, 999, 999, 6, 6],
+    [
+      1998, 1998, 1998, 1998, 1998, 1998, 999, 999, 999, 999, 999, 999, 3, 3, 999, 999, 999, 999, 1, 1, 999, 999, 999,
+      999, 999, 999, 999, 999, 6, 6,
+    ],
   );
   t.deepEqual(
     { ...p.metrics[0], kernel: undefined },
-    { device: 'GeForce GTX 1070 (0)', kernel: undefined, invocations: 1998, metric: 'dram_read_throughput', description: 'Device Memory Read Throughput', min: '0.00000B/s', max: '4.7831GB/s', avg: '588.42MB/s' },
+    {
+      device: 'GeForce GTX 1070 (0)',
+      kernel: undefined,
+      invocations: 1998,
+      metric: 'dram_read_throughput',
+      description: 'Device Memory Read Throughput',
+      min: '0.00000B/s',
+      max: '4.7831GB/s',
+      avg: '588.42MB/s',
+    },
   );
   t.deepEqual(
     { ...p.metrics[29], kernel: undefined },
-    { device: 'GeForce GTX 1070 (0)', kernel: undefined, invocations: 6, metric: 'dram_write_throughput', description: 'Device Memory Write Throughput', min: '0.00000B/s', max: '0.00000B/s', avg: '0.00000B/s' },
+    {
+      device: 'GeForce GTX 1070 (0)',
+      kernel: undefined,
+      invocations: 6,
+      metric: 'dram_write_throughput',
+      description: 'Device Memory Write Throughput',
+      min: '0.00000B/s',
+      max: '0.00000B/s',
+      avg: '0.00000B/s',
+    },
   );
 });
 
@@ -98,7 +150,10 @@ test('splitTraceName: API launch rows split; GPU rows keep their exact name and 
     correlationId: 116,
   });
   t.deepEqual(splitTraceName('cudaLaunch (k(int) [7])'), { name: 'cudaLaunch', kernel: 'k(int)', correlationId: 7 });
-  t.deepEqual(splitTraceName('void matrixMulCUDA<int=32>(float*, float*, float*, int, int) [94]'), { name: 'void matrixMulCUDA<int=32>(float*, float*, float*, int, int) [94]', correlationId: 94 });
+  t.deepEqual(splitTraceName('void matrixMulCUDA<int=32>(float*, float*, float*, int, int) [94]'), {
+    name: 'void matrixMulCUDA<int=32>(float*, float*, float*, int, int) [94]',
+    correlationId: 94,
+  });
   t.deepEqual(splitTraceName('[CUDA memcpy HtoD]'), { name: '[CUDA memcpy HtoD]' });
   t.deepEqual(splitTraceName('cudaMalloc'), { name: 'cudaMalloc' });
 });
@@ -117,11 +172,37 @@ test('the oldest nsys --stats=true form (`CUDA API Statistics (nanoseconds)` aft
       ['osrt_sum', 'Operating System Runtime API Statistics', 3],
     ],
   );
-  t.deepEqual(reports.cuda_api_sum.rows[0], { timePct: 85.3, totalNs: 323_223_522, calls: 4, avgNs: 80_805_881, minNs: 128_957, maxNs: 322_811_927, name: 'cudaMalloc' });
-  t.deepEqual(reports.cuda_gpu_kern_sum.rows[0].name, 'multiply_add_kn(float*, float const*, float const*, float const*, int)');
-  t.deepEqual(reports.cuda_gpu_mem_size_sum.rows[1], { total: 11718.75, count: 3, avg: 3906.25, min: 3906.25, max: 3906.25, name: '[CUDA memcpy HtoD]' });
+  t.deepEqual(reports.cuda_api_sum.rows[0], {
+    timePct: 85.3,
+    totalNs: 323_223_522,
+    calls: 4,
+    avgNs: 80_805_881,
+    minNs: 128_957,
+    maxNs: 322_811_927,
+    name: 'cudaMalloc',
+  });
+  t.deepEqual(
+    reports.cuda_gpu_kern_sum.rows[0].name,
+    'multiply_add_kn(float*, float const*, float const*, float const*, int)',
+  );
+  t.deepEqual(reports.cuda_gpu_mem_size_sum.rows[1], {
+    total: 11718.75,
+    count: 3,
+    avg: 3906.25,
+    min: 3906.25,
+    max: 3906.25,
+    name: '[CUDA memcpy HtoD]',
+  });
   // a row the author shifted by a column still reads by its rule; the `....` elisions are not rows
-  t.deepEqual(reports.osrt_sum.rows[2], { timePct: 5.5, totalNs: 28_249_766, calls: 4, avgNs: 7_062_442, minNs: 3_763, maxNs: 15_288_473, name: 'fread' });
+  t.deepEqual(reports.osrt_sum.rows[2], {
+    timePct: 5.5,
+    totalNs: 28_249_766,
+    calls: 4,
+    avgNs: 7_062_442,
+    minNs: 3_763,
+    maxNs: 15_288_473,
+    name: 'fread',
+  });
   t.deepEqual(
     parsed.result.diagnostics.map((d) => d.line),
     [1, 20, 48],
@@ -143,7 +224,15 @@ test('the nsys 2019.5 form, with its importer chatter, is recognised from its `G
     '',
   ].join('\n');
   const r = parseNsysStats(log);
-  t.deepEqual(r.value.reports.cuda_api_sum.rows[1], { timePct: 39, totalNs: 32_000_000, calls: 2, avgNs: 16_000_000, minNs: 5_000, maxNs: 31_995_000, name: 'cudaMalloc' });
+  t.deepEqual(r.value.reports.cuda_api_sum.rows[1], {
+    timePct: 39,
+    totalNs: 32_000_000,
+    calls: 2,
+    avgNs: 16_000_000,
+    minNs: 5_000,
+    maxNs: 31_995_000,
+    name: 'cudaMalloc',
+  });
   t.deepEqual(r.diagnostics, []);
 });
 
@@ -167,16 +256,57 @@ test('nvprof --csv: the Unified Memory section is a table of its own, sizes with
   const [p] = r.value.processes;
   t.is(p.summary[0].totalNs, 93_471);
   t.deepEqual(p.unifiedMemory?.rows, [
-    { device: 'Tesla K80 (0)', count: 6, avgSize: '1365.333333KB', minSize: '896.000000KB', maxSize: '2.000000MB', totalSize: '8.000000MB', totalNs: 1_154_720, name: 'Host To Device' },
-    { device: 'Tesla K80 (0)', count: 102, avgSize: '120.470588KB', minSize: '4.000000KB', maxSize: '0.996094MB', totalSize: '12.000000MB', totalNs: 1_895_040, name: 'Device To Host' },
-    { device: 'Tesla K80 (0)', count: 12, avgSize: '-', minSize: '-', maxSize: '-', totalSize: '-', totalNs: 2_820_396, name: 'Gpu page fault groups' },
+    {
+      device: 'Tesla K80 (0)',
+      count: 6,
+      avgSize: '1365.333333KB',
+      minSize: '896.000000KB',
+      maxSize: '2.000000MB',
+      totalSize: '8.000000MB',
+      totalNs: 1_154_720,
+      name: 'Host To Device',
+    },
+    {
+      device: 'Tesla K80 (0)',
+      count: 102,
+      avgSize: '120.470588KB',
+      minSize: '4.000000KB',
+      maxSize: '0.996094MB',
+      totalSize: '12.000000MB',
+      totalNs: 1_895_040,
+      name: 'Device To Host',
+    },
+    {
+      device: 'Tesla K80 (0)',
+      count: 12,
+      avgSize: '-',
+      minSize: '-',
+      maxSize: '-',
+      totalSize: '-',
+      totalNs: 2_820_396,
+      name: 'Gpu page fault groups',
+    },
   ]);
   t.deepEqual(r.diagnostics, []);
   // the same section with units in the cells and no units row
   const inline = parseNvprof(
-    ['==7== Unified Memory profiling result:', '"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time","Name"', '"GeForce GTX 1080 (0)",48,"170.67KB","4.0000KB","0.9961MB","8.000000MB","843.8660us","Host To Device"', ''].join('\n'),
+    [
+      '==7== Unified Memory profiling result:',
+      '"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time","Name"',
+      '"GeForce GTX 1080 (0)",48,"170.67KB","4.0000KB","0.9961MB","8.000000MB","843.8660us","Host To Device"',
+      '',
+    ].join('\n'),
   );
-  t.deepEqual(inline.value.processes[0].unifiedMemory?.rows[0], { device: 'GeForce GTX 1080 (0)', count: 48, avgSize: '170.67KB', minSize: '4.0000KB', maxSize: '0.9961MB', totalSize: '8.000000MB', totalNs: 843_866, name: 'Host To Device' });
+  t.deepEqual(inline.value.processes[0].unifiedMemory?.rows[0], {
+    device: 'GeForce GTX 1080 (0)',
+    count: 48,
+    avgSize: '170.67KB',
+    minSize: '4.0000KB',
+    maxSize: '0.9961MB',
+    totalSize: '8.000000MB',
+    totalNs: 843_866,
+    name: 'Host To Device',
+  });
 });
 
 test('nvprof --csv metric and event results become metric rows, one per kernel and metric (written in the shape nvprof prints)', (t) => {
@@ -194,16 +324,51 @@ test('nvprof --csv metric and event results become metric rows, one per kernel a
   ].join('\n');
   const r = parseNvprof(log);
   t.deepEqual(r.value.processes[0].metrics, [
-    { device: 'Tesla K20c (0)', kernel: 'stencil(float*, int, int)', invocations: 3, metric: 'flop_count_sp', description: 'Floating Point Operations(Single Precision)', min: '80937000', max: '80937000', avg: '80937000' },
-    { device: 'Tesla K20c (0)', kernel: 'stencil(float*, int, int)', invocations: 3, metric: 'gst_efficiency', description: 'Global Memory Store Efficiency', min: '22.791245%', max: '22.791245%', avg: '22.791245%' },
-    { device: 'Tesla K20c (0)', kernel: 'stencil(float*, int, int)', invocations: 3, metric: 'warps_launched', min: '4096', max: '4096', avg: '4096', total: '12288' },
+    {
+      device: 'Tesla K20c (0)',
+      kernel: 'stencil(float*, int, int)',
+      invocations: 3,
+      metric: 'flop_count_sp',
+      description: 'Floating Point Operations(Single Precision)',
+      min: '80937000',
+      max: '80937000',
+      avg: '80937000',
+    },
+    {
+      device: 'Tesla K20c (0)',
+      kernel: 'stencil(float*, int, int)',
+      invocations: 3,
+      metric: 'gst_efficiency',
+      description: 'Global Memory Store Efficiency',
+      min: '22.791245%',
+      max: '22.791245%',
+      avg: '22.791245%',
+    },
+    {
+      device: 'Tesla K20c (0)',
+      kernel: 'stencil(float*, int, int)',
+      invocations: 3,
+      metric: 'warps_launched',
+      min: '4096',
+      max: '4096',
+      avg: '4096',
+      total: '12288',
+    },
   ]);
   t.deepEqual(r.diagnostics, []);
 });
 
 test('a --metrics all log of about 400 KB (40 kernels x 120 metrics, long descriptions, `Low (1)` values) keeps every metric row', (t) => {
-  const header = 'Invocations                               Metric Name                                                    Metric Description         Min         Max         Avg';
-  const lines = ['==5928== NVPROF is profiling process 5928, command: ./app', '==5928== Profiling application: ./app', '==5928== Profiling result:', '==5928== Metric result:', header, 'Device "NVIDIA GeForce GTX 1070 (0)"'];
+  const header =
+    'Invocations                               Metric Name                                                    Metric Description         Min         Max         Avg';
+  const lines = [
+    '==5928== NVPROF is profiling process 5928, command: ./app',
+    '==5928== Profiling application: ./app',
+    '==5928== Profiling result:',
+    '==5928== Metric result:',
+    header,
+    'Device "NVIDIA GeForce GTX 1070 (0)"',
+  ];
   const values = ['12.000000', '100.00%', 'Low (1)', '154.44GB/s', '20480', '0.00000B/s'];
   for (let k = 0; k < 40; k++) {
     lines.push(`    Kernel: void kernel_${k}<float, int=${k}>(float const *, float*, int, int)`);
@@ -264,5 +429,8 @@ test('jetprof parse --format md on a trace-only log shows the trace (there is no
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /has no summary table; showing --section api-trace/);
   t.regex(r.stdout, /^### API trace, process 84665/m);
-  t.regex(r.stdout, /\| 286\.210 ms \| 40\.939 us \| cudaLaunchKernel \| vector_add\(float\*, float\*, float\*, int\) \| 112 \|/);
+  t.regex(
+    r.stdout,
+    /\| 286\.210 ms \| 40\.939 us \| cudaLaunchKernel \| vector_add\(float\*, float\*, float\*, int\) \| 112 \|/,
+  );
 });

@@ -25,7 +25,13 @@ test('times are exact integer nanoseconds by decimal arithmetic', (t) => {
 
 test('nvprof: two processes in one log, prefixed dependency header, application output as a diagnostic', (t) => {
   const r = parseNvprof(fixture('nvprof-two-processes.txt'));
-  t.deepEqual(r.value.processes.map((p) => [p.pid, p.command]), [[101, 'node infer-onnx.js clip.mp4'], [102, 'node infer-trt.js clip.mp4']]);
+  t.deepEqual(
+    r.value.processes.map((p) => [p.pid, p.command]),
+    [
+      [101, 'node infer-onnx.js clip.mp4'],
+      [102, 'node infer-trt.js clip.mp4'],
+    ],
+  );
   const [a, b] = r.value.processes;
   t.is(a.summary.length, 3);
   t.like(a.summary[2], { type: 'API calls', totalNs: 1500000000, name: 'cudaMalloc' });
@@ -35,15 +41,32 @@ test('nvprof: two processes in one log, prefixed dependency header, application 
     { criticalPathPct: 60, criticalPathNs: 1200000000, waitingNs: 0, name: '<Other>' },
     { criticalPathPct: 40, criticalPathNs: 800000000, waitingNs: 2500, name: 'cudaStreamSynchronize' },
   ]);
-  t.deepEqual(r.diagnostics.map((d) => [d.code, d.line]), [['UNRECOGNIZED_LINE', 2]]);
+  t.deepEqual(
+    r.diagnostics.map((d) => [d.code, d.line]),
+    [['UNRECOGNIZED_LINE', 2]],
+  );
 });
 
 test('nvprof CSV: the units row sets each column, for the summary and the dependency table', (t) => {
   const r = parseNvprof(fixture('nvprof-csv-dependency.txt'));
   const p = r.value.processes[0];
-  t.deepEqual(p.summary[0], { type: 'GPU activities', timePct: 100, totalNs: 1500000, calls: 3, avgNs: 500000, minNs: 400, maxNs: 600000, name: 'k(int, float)' });
+  t.deepEqual(p.summary[0], {
+    type: 'GPU activities',
+    timePct: 100,
+    totalNs: 1500000,
+    calls: 3,
+    avgNs: 500000,
+    minNs: 400,
+    maxNs: 600000,
+    name: 'k(int, float)',
+  });
   t.like(p.summary[1], { type: 'API calls', totalNs: 2000000, minNs: 2000000 });
-  t.deepEqual(p.dependency[1], { criticalPathPct: 0.5, criticalPathNs: 6250000, waitingNs: 12500, name: 'cudaDeviceSynchronize' });
+  t.deepEqual(p.dependency[1], {
+    criticalPathPct: 0.5,
+    criticalPathNs: 6250000,
+    waitingNs: 12500,
+    name: 'cudaDeviceSynchronize',
+  });
   t.deepEqual(r.diagnostics, []);
 });
 
@@ -51,7 +74,13 @@ test('nsys 2022.4 column output: old report names canonicalised, SKIPPED kept', 
   const r = parseNsysStats(fixture('nsys-2022-column.txt'));
   t.deepEqual(r.diagnostics, []);
   t.deepEqual(Object.keys(r.value.reports), ['nvtx_sum']);
-  t.deepEqual(r.value.reports.nvtx_sum.rows.map((x) => [x.range, x.totalNs, x.instances, x.stddevNs]), [['inference', 600000000, 10, 500000], ['postprocess', 400000000, 10, 500000]]);
+  t.deepEqual(
+    r.value.reports.nvtx_sum.rows.map((x) => [x.range, x.totalNs, x.instances, x.stddevNs]),
+    [
+      ['inference', 600000000, 10, 500000],
+      ['postprocess', 400000000, 10, 500000],
+    ],
+  );
   t.is(r.value.skipped.cuda_api_sum, 'does not contain CUDA trace data.');
 });
 
@@ -79,8 +108,10 @@ test('a log of junk keeps the first 1000 diagnostics and counts the rest; long t
   t.is(diagnostics.length, 1001);
   t.is(diagnostics[1000].message, '2000 more diagnostics not listed (only the first 1000 are kept)');
   t.is(diagnostics[1000].line, 3001);
-  const header = '   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*      Size  Throughput  SrcMemType  DstMemType           Device   Context    Stream  Name';
-  const row = (i: number) => `${`${i}.000us`.padStart(8)}  ${'3.1000us'.padStart(8)}  ${'(4 1 1)'.padStart(19)}  ${'(128 1 1)'.padStart(14)}  ${'32'.padStart(8)}  ${'0B'.padStart(8)}  ${'0B'.padStart(8)}  ${'-'.padStart(8)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'Tegra X1 (0)'.padStart(15)}  ${'1'.padStart(8)}  ${'7'.padStart(8)}  kernel_${i % 3} [${i}]`;
+  const header =
+    '   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*      Size  Throughput  SrcMemType  DstMemType           Device   Context    Stream  Name';
+  const row = (i: number) =>
+    `${`${i}.000us`.padStart(8)}  ${'3.1000us'.padStart(8)}  ${'(4 1 1)'.padStart(19)}  ${'(128 1 1)'.padStart(14)}  ${'32'.padStart(8)}  ${'0B'.padStart(8)}  ${'0B'.padStart(8)}  ${'-'.padStart(8)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'-'.padStart(10)}  ${'Tegra X1 (0)'.padStart(15)}  ${'1'.padStart(8)}  ${'7'.padStart(8)}  kernel_${i % 3} [${i}]`;
   const log = ['======== Profiling result:', header, ...Array.from({ length: 12 }, (_, i) => row(i))].join('\n');
   const parser = new NvprofParser(5);
   for (const line of log.split('\n')) parser.push(line);
@@ -88,6 +119,23 @@ test('a log of junk keeps the first 1000 diagnostics and counts the rest; long t
   const p = value.processes[0];
   t.is(p.gpuTrace?.length, 5);
   t.is(p.traceRowsOmitted, 7);
-  t.deepEqual(p.gpuTrace?.[4], { startNs: 4000, durationNs: 3100, gridSize: '(4 1 1)', blockSize: '(128 1 1)', regs: 32, ssmem: '0B', dsmem: '0B', size: '-', throughput: '-', srcMemType: '-', dstMemType: '-', device: 'Tegra X1 (0)', context: 1, stream: 7, name: 'kernel_1 [4]', correlationId: 4 });
+  t.deepEqual(p.gpuTrace?.[4], {
+    startNs: 4000,
+    durationNs: 3100,
+    gridSize: '(4 1 1)',
+    blockSize: '(128 1 1)',
+    regs: 32,
+    ssmem: '0B',
+    dsmem: '0B',
+    size: '-',
+    throughput: '-',
+    srcMemType: '-',
+    dstMemType: '-',
+    device: 'Tegra X1 (0)',
+    context: 1,
+    stream: 7,
+    name: 'kernel_1 [4]',
+    correlationId: 4,
+  });
   t.regex(p.warnings[0], /^7 trace rows counted but not kept \(the first 5 are/);
 });

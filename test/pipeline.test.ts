@@ -15,7 +15,23 @@ const model = makeModel('pipeline', PERSON_VEHICLE_CFG, 11);
 
 /** Frames of a video as small grey images (bottom half only: the FPS overlay at the top differs between runs). */
 function greyFrames(path: string, w = 64, h = 24): Uint8Array[] {
-  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', path, '-vf', `crop=iw:ih/2:0:ih/2,scale=${w}:${h}`, '-pix_fmt', 'gray', '-f', 'rawvideo', '-'], { maxBuffer: 1 << 28 });
+  const raw = execFileSync(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-i',
+      path,
+      '-vf',
+      `crop=iw:ih/2:0:ih/2,scale=${w}:${h}`,
+      '-pix_fmt',
+      'gray',
+      '-f',
+      'rawvideo',
+      '-',
+    ],
+    { maxBuffer: 1 << 28 },
+  );
   const frames: Uint8Array[] = [];
   for (let o = 0; o + w * h <= raw.length; o += w * h) frames.push(raw.subarray(o, o + w * h));
   return frames;
@@ -30,7 +46,20 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
   for (const mode of ['on', 'off']) {
     const out = join(dir, `pipeline-${mode}.mp4`);
     const json = join(dir, `pipeline-${mode}.json`);
-    const r = runCli('infer', [video, '--model', model.onnxPath, '--pipeline', mode, '--warmup', '3', '-q', '-o', out, '--json', json]);
+    const r = runCli('infer', [
+      video,
+      '--model',
+      model.onnxPath,
+      '--pipeline',
+      mode,
+      '--warmup',
+      '3',
+      '-q',
+      '-o',
+      out,
+      '--json',
+      json,
+    ]);
     t.is(r.code, 0, r.stderr);
     runs[mode] = { json: JSON.parse(readFileSync(json, 'utf8')), out };
   }
@@ -47,9 +76,13 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
   t.regex(on.backendDetail, /in a worker thread/);
   for (const j of [on, off]) {
     t.true(j.endToEndFps <= j.inferenceFps * 1.0001);
-    for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) t.true(j.stages[s].totalMs <= j.wallMs + 1e-6, `${s} within the wall time`);
+    for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write'])
+      t.true(j.stages[s].totalMs <= j.wallMs + 1e-6, `${s} within the wall time`);
   }
-  const offSum = ['read', 'preprocess', 'inference', 'postprocess', 'write'].reduce((a, s) => a + off.stages[s].totalMs, 0);
+  const offSum = ['read', 'preprocess', 'inference', 'postprocess', 'write'].reduce(
+    (a, s) => a + off.stages[s].totalMs,
+    0,
+  );
   t.true(offSum <= off.wallMs + 1e-6, `sequential: the stages (${offSum} ms) fit in the wall time (${off.wallMs} ms)`);
   t.is(probeVideo(runs.on.out).frames, 30);
   const a = greyFrames(runs.on.out);
@@ -58,7 +91,10 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
   for (let i = 0; i + 1 < a.length; i++) {
     const same = meanAbsDiff(a[i], b[i]);
     const next = meanAbsDiff(a[i], b[i + 1]);
-    t.true(same < next, `frame ${i}: closer to the sequential run's frame ${i} (${same.toFixed(2)}) than to ${i + 1} (${next.toFixed(2)})`);
+    t.true(
+      same < next,
+      `frame ${i}: closer to the sequential run's frame ${i} (${same.toFixed(2)}) than to ${i + 1} (${next.toFixed(2)})`,
+    );
   }
 });
 
@@ -82,20 +118,47 @@ test('ONNX Runtime in a worker thread returns what it returns on the main thread
 test('bad model in the worker: the error comes back as one line', async (t) => {
   const bad = join(scratchDir(), 'not-a-model.onnx');
   execFileSync('sh', ['-c', `echo garbage > ${bad}`]);
-  await t.throwsAsync(createOnnxWorkerSession(bad), { message: /not-a-model\.onnx: ONNX Runtime cannot load this model/ });
+  await t.throwsAsync(createOnnxWorkerSession(bad), {
+    message: /not-a-model\.onnx: ONNX Runtime cannot load this model/,
+  });
 });
 
 test('--pipeline auto: sequential when the model runs on the CPU and takes its cores, pipelined on a GPU or with cores to spare', (t) => {
   const cpu = chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', cores: 2 });
   t.false(cpu.pipelined);
   t.regex(cpu.why!, /runs on the CPU and uses all 2 cores/);
-  t.false(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cpu', cores: 6 }).pipelined, 'OpenCV DNN on the CPU too');
-  t.false(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => false }).pipelined, 'OpenCV without CUDA falls back to the CPU');
-  t.true(chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => true }).pipelined);
-  t.true(chooseLoop({ mode: 'auto', backend: 'tensorrt', executionProvider: 'cpu', cores: 4 }).pipelined, 'TensorRT runs on the GPU');
+  t.false(
+    chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cpu', cores: 6 }).pipelined,
+    'OpenCV DNN on the CPU too',
+  );
+  t.false(
+    chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => false })
+      .pipelined,
+    'OpenCV without CUDA falls back to the CPU',
+  );
+  t.true(
+    chooseLoop({ mode: 'auto', backend: 'opencv', executionProvider: 'cuda', cores: 6, openCvHasCuda: () => true })
+      .pipelined,
+  );
+  t.true(
+    chooseLoop({ mode: 'auto', backend: 'tensorrt', executionProvider: 'cpu', cores: 4 }).pipelined,
+    'TensorRT runs on the GPU',
+  );
   t.true(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cuda', cores: 4 }).pipelined);
-  t.true(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 2, cores: 8 }).pipelined, 'six cores to spare');
-  t.false(chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 1, cores: 2 }).pipelined, 'one spare core is not enough');
-  t.deepEqual(chooseLoop({ mode: 'on', backend: 'onnx', executionProvider: 'cpu', cores: 2 }), { pipelined: true }, 'on and off are obeyed, without a reason');
-  t.deepEqual(chooseLoop({ mode: 'off', backend: 'tensorrt', executionProvider: 'tensorrt', cores: 2 }), { pipelined: false });
+  t.true(
+    chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 2, cores: 8 }).pipelined,
+    'six cores to spare',
+  );
+  t.false(
+    chooseLoop({ mode: 'auto', backend: 'onnx', executionProvider: 'cpu', threads: 1, cores: 2 }).pipelined,
+    'one spare core is not enough',
+  );
+  t.deepEqual(
+    chooseLoop({ mode: 'on', backend: 'onnx', executionProvider: 'cpu', cores: 2 }),
+    { pipelined: true },
+    'on and off are obeyed, without a reason',
+  );
+  t.deepEqual(chooseLoop({ mode: 'off', backend: 'tensorrt', executionProvider: 'tensorrt', cores: 2 }), {
+    pipelined: false,
+  });
 });

@@ -61,26 +61,52 @@ const boxSetArb = fc
   .record({
     classes: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 30 })),
     scale: fc.constantFrom(0.25, 1, 16),
-    raw: fc.array(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 12 }), fc.nat()), { maxLength: 300 }),
+    raw: fc.array(
+      fc.tuple(
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.nat(),
+      ),
+      { maxLength: 300 },
+    ),
     dups: fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 12 })), { maxLength: 60 }),
   })
   .map(({ classes, scale, raw, dups }) => {
-    const boxes: Detection[] = raw.map(([x, y, w, h, s, c]) => ({ x1: x * scale, y1: y * scale, x2: (x + w) * scale, y2: (y + h) * scale, score: Math.fround(s / 12), classId: c % classes }));
+    const boxes: Detection[] = raw.map(([x, y, w, h, s, c]) => ({
+      x1: x * scale,
+      y1: y * scale,
+      x2: (x + w) * scale,
+      y2: (y + h) * scale,
+      score: Math.fround(s / 12),
+      classId: c % classes,
+    }));
     for (const [i, s] of dups) if (boxes.length) boxes.push({ ...boxes[i % boxes.length], score: Math.fround(s / 12) });
     return boxes;
   });
 
 test('NMS equals a brute-force greedy NMS: random sets with ties, zero-area and identical boxes, both kinds, many classes', (t) => {
   fc.assert(
-    fc.property(boxSetArb, fc.constantFrom(0, 0.3, 0.45, 0.5, 0.7, 1), fc.constantFrom<NmsKind>('iou', 'diou'), fc.integer({ min: 1, max: 120 }), (boxes, threshold, kind, limit) => {
-      const c = Candidates.from(boxes);
-      const order = topByScore(c, c.count);
-      const expected = bruteForceNms(boxes, threshold, kind);
-      // the same boxes, in the same (score) order; with a limit (--max-det), exactly the first ones
-      const all = [...nmsCandidates(c, order, threshold, kind)];
-      const first = [...nmsCandidates(c, order, threshold, kind, limit)];
-      return JSON.stringify(all) === JSON.stringify(expected) && JSON.stringify(first) === JSON.stringify(expected.slice(0, limit));
-    }),
+    fc.property(
+      boxSetArb,
+      fc.constantFrom(0, 0.3, 0.45, 0.5, 0.7, 1),
+      fc.constantFrom<NmsKind>('iou', 'diou'),
+      fc.integer({ min: 1, max: 120 }),
+      (boxes, threshold, kind, limit) => {
+        const c = Candidates.from(boxes);
+        const order = topByScore(c, c.count);
+        const expected = bruteForceNms(boxes, threshold, kind);
+        // the same boxes, in the same (score) order; with a limit (--max-det), exactly the first ones
+        const all = [...nmsCandidates(c, order, threshold, kind)];
+        const first = [...nmsCandidates(c, order, threshold, kind, limit)];
+        return (
+          JSON.stringify(all) === JSON.stringify(expected) &&
+          JSON.stringify(first) === JSON.stringify(expected.slice(0, limit))
+        );
+      },
+    ),
     { numRuns: 400 },
   );
   t.pass('400 random sets agree');
@@ -93,7 +119,14 @@ test('NMS on a large crowded class (the sweep path) equals brute force', (t) => 
   for (let i = 0; i < 3000; i++) {
     const x = rand() * 900;
     const y = rand() * 500;
-    boxes.push({ x1: x, y1: y, x2: x + 5 + rand() * 120, y2: y + 5 + rand() * 120, score: Math.fround(rand()), classId: i % 3 });
+    boxes.push({
+      x1: x,
+      y1: y,
+      x2: x + 5 + rand() * 120,
+      y2: y + 5 + rand() * 120,
+      score: Math.fround(rand()),
+      classId: i % 3,
+    });
   }
   for (const kind of ['iou', 'diou'] as const) {
     for (const threshold of [0, 0.45]) {
@@ -101,8 +134,15 @@ test('NMS on a large crowded class (the sweep path) equals brute force', (t) => 
       const ours = [...nmsCandidates(c, topByScore(c, c.count), threshold, kind)];
       const expected = bruteForceNms(boxes, threshold, kind);
       t.deepEqual(ours, expected, `${kind} ${threshold}`);
-      t.deepEqual([...nmsCandidates(c, topByScore(c, c.count), threshold, kind, 40)], expected.slice(0, 40), `${kind} ${threshold}, first 40`);
-      t.true(ours.length > 50 && ours.length < 3000, `${kind} ${threshold}: ${ours.length} kept, so suppression happened`);
+      t.deepEqual(
+        [...nmsCandidates(c, topByScore(c, c.count), threshold, kind, 40)],
+        expected.slice(0, 40),
+        `${kind} ${threshold}, first 40`,
+      );
+      t.true(
+        ours.length > 50 && ours.length < 3000,
+        `${kind} ${threshold}: ${ours.length} kept, so suppression happened`,
+      );
     }
   }
 });
@@ -111,12 +151,27 @@ test('IoU NMS in best-class mode keeps the same indices as OpenCV NMSBoxes on th
   const cv = loadOpenCv();
   // A head of random values decoded in best-class mode: real candidates, several per class, then integer boxes
   // (NMSBoxes takes cv::Rect) with area (OpenCV counts two empty boxes as overlapping fully).
-  const head = { output: 'h', gridW: 13, gridH: 13, anchors: [[10, 14], [23, 27], [37, 58]] as [number, number][], scaleXY: 1.05, newCoords: false };
+  const head = {
+    output: 'h',
+    gridW: 13,
+    gridH: 13,
+    anchors: [
+      [10, 14],
+      [23, 27],
+      [37, 58],
+    ] as [number, number][],
+    scaleXY: 1.05,
+    newCoords: false,
+  };
   const classes = 5;
   let seed = 11;
   const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const data = Float32Array.from({ length: 3 * (5 + classes) * 169 }, () => (rand() - 0.5) * 6);
-  const decoded = decodeHead(data, head, stretchGeometry(416, 416, 416, 416), { classes, confThreshold: 0.05, classMode: 'best' }).toDetections();
+  const decoded = decodeHead(data, head, stretchGeometry(416, 416, 416, 416), {
+    classes,
+    confThreshold: 0.05,
+    classMode: 'best',
+  }).toDetections();
   const boxes = decoded
     .map((d) => ({ ...d, x1: Math.round(d.x1), y1: Math.round(d.y1), x2: Math.round(d.x2), y2: Math.round(d.y2) }))
     .filter((d) => d.x2 > d.x1 && d.y2 > d.y1);
@@ -126,30 +181,67 @@ test('IoU NMS in best-class mode keeps the same indices as OpenCV NMSBoxes on th
   for (let cls = 0; cls < classes; cls++) {
     const members = boxes.map((b, i) => [b, i] as const).filter(([b]) => b.classId === cls);
     const rects = members.map(([b]) => new cv.Rect(b.x1, b.y1, b.x2 - b.x1, b.y2 - b.y1));
-    const kept = cv.NMSBoxes(rects, members.map(([b]) => b.score), 0, 0.45).map((k: number) => members[k][1]);
-    t.deepEqual(ours.filter((i) => boxes[i].classId === cls), kept, `class ${cls}: ${members.length} candidates`);
+    const kept = cv
+      .NMSBoxes(
+        rects,
+        members.map(([b]) => b.score),
+        0,
+        0.45,
+      )
+      .map((k: number) => members[k][1]);
+    t.deepEqual(
+      ours.filter((i) => boxes[i].classId === cls),
+      kept,
+      `class ${cls}: ${members.length} candidates`,
+    );
   }
 });
 
 test('best-class mode: one candidate per box, its highest class (the first on a tie)', (t) => {
-  const head = { output: 'h', gridW: 1, gridH: 1, anchors: [[16, 16]] as [number, number][], scaleXY: 1, newCoords: false };
+  const head = {
+    output: 'h',
+    gridW: 1,
+    gridH: 1,
+    anchors: [[16, 16]] as [number, number][],
+    scaleXY: 1,
+    newCoords: false,
+  };
   const data = Float32Array.from([0, 0, 0, 0, 5, 2, 3, 3, -1]); // classes: 2, 3, 3, -1 (logits)
   const g = stretchGeometry(64, 64, 64, 64);
   const multi = decodeHead(data, head, g, { classes: 4, confThreshold: 0.5 }).toDetections();
-  t.deepEqual(multi.map((d) => d.classId), [0, 1, 2]);
+  t.deepEqual(
+    multi.map((d) => d.classId),
+    [0, 1, 2],
+  );
   const best = decodeHead(data, head, g, { classes: 4, confThreshold: 0.5, classMode: 'best' }).toDetections();
-  t.deepEqual(best.map((d) => d.classId), [1]);
+  t.deepEqual(
+    best.map((d) => d.classId),
+    [1],
+  );
 });
 
 test('top-N selection (radix sort on the score bits) equals a full sort by score, ties by index, negatives included', (t) => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(fc.integer({ min: -20, max: 20 }).map((v) => v / 20), fc.float({ noNaN: true })), { minLength: 1, maxLength: 700 }), fc.integer({ min: 1, max: 800 }), (raw, k) => {
-      const scores = raw.map(Math.fround);
-      const c = new Candidates(4);
-      scores.forEach((s, i) => c.add(i, i, i + 1, i + 1, s, 0));
-      const expected = scores.map((_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b).slice(0, k);
-      return JSON.stringify([...topByScore(c, Math.min(k, c.count))]) === JSON.stringify(expected);
-    }),
+    fc.property(
+      fc.array(
+        fc.oneof(
+          fc.integer({ min: -20, max: 20 }).map((v) => v / 20),
+          fc.float({ noNaN: true }),
+        ),
+        { minLength: 1, maxLength: 700 },
+      ),
+      fc.integer({ min: 1, max: 800 }),
+      (raw, k) => {
+        const scores = raw.map(Math.fround);
+        const c = new Candidates(4);
+        scores.forEach((s, i) => c.add(i, i, i + 1, i + 1, s, 0));
+        const expected = scores
+          .map((_, i) => i)
+          .sort((a, b) => scores[b] - scores[a] || a - b)
+          .slice(0, k);
+        return JSON.stringify([...topByScore(c, Math.min(k, c.count))]) === JSON.stringify(expected);
+      },
+    ),
     { numRuns: 300 },
   );
   t.pass();
@@ -158,7 +250,11 @@ test('top-N selection (radix sort on the score bits) equals a full sort by score
 test('caps: --max-candidates keeps the top scores for NMS, --max-det the top boxes after it; both are reported', (t) => {
   const model: YoloModelInfo = {
     schema: 'jetprof.model/1',
-    inputName: 'input', inputWidth: 64, inputHeight: 64, classes: 3, labels: ['a', 'b', 'c'],
+    inputName: 'input',
+    inputWidth: 64,
+    inputHeight: 64,
+    classes: 3,
+    labels: ['a', 'b', 'c'],
     heads: [{ output: 'h', gridW: 8, gridH: 8, anchors: [[4, 4]], scaleXY: 1, newCoords: false }],
   };
   // every cell confident, every class above the threshold: 8x8x3 = 192 small, non-overlapping candidates
@@ -176,21 +272,58 @@ test('caps: --max-candidates keeps the top scores for NMS, --max-det the top box
   const capped = new Postprocessor(model, g, { ...base, maxCandidates: 50, maxDet: 20 }).run(outputs);
   t.like(capped, { candidates: 192, candidatesCapped: true, detectionsCapped: true });
   t.is(capped.detections.length, 20);
-  const top = [...free.detections].sort((a, b) => b.score - a.score).slice(0, 20).map((d) => d.score);
-  t.deepEqual(capped.detections.map((d) => d.score), top, 'the highest scores, highest first');
+  const top = [...free.detections]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 20)
+    .map((d) => d.score);
+  t.deepEqual(
+    capped.detections.map((d) => d.score),
+    top,
+    'the highest scores, highest first',
+  );
 });
 
 test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a frame and reports the capped frames', (t) => {
   const model = makeModel('dense', PERSON_VEHICLE_CFG, 21);
   const video = makeVideo('dense.mp4', 6, 320, 240);
   const json = join(scratchDir(), 'dense.json');
-  const r = runCli('infer', [video, '--model', model.onnxPath, '--conf', '0.001', '--max-det', '40', '--max-candidates', '2000', '--warmup', '1', '--no-write', '--json', json]);
+  const r = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--conf',
+    '0.001',
+    '--max-det',
+    '40',
+    '--max-candidates',
+    '2000',
+    '--warmup',
+    '1',
+    '--no-write',
+    '--json',
+    json,
+  ]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.frames, 5);
-  t.true(run.perFrame.detections.every((n: number) => n <= 40), `${run.perFrame.detections}`);
-  t.true(run.perFrame.candidates.every((n: number) => n > 2000), `a dense model: ${run.perFrame.candidates} candidates`);
-  t.like(run.postprocess, { conf: 0.001, maxDet: 40, maxCandidates: 2000, framesCandidatesCapped: 5, framesDetectionsCapped: 5 });
-  t.regex(r.stderr, /note: 5 of 5 frames had more than --max-candidates 2000 candidates \(up to \d+\): only the top 2000 by score entered NMS/);
+  t.true(
+    run.perFrame.detections.every((n: number) => n <= 40),
+    `${run.perFrame.detections}`,
+  );
+  t.true(
+    run.perFrame.candidates.every((n: number) => n > 2000),
+    `a dense model: ${run.perFrame.candidates} candidates`,
+  );
+  t.like(run.postprocess, {
+    conf: 0.001,
+    maxDet: 40,
+    maxCandidates: 2000,
+    framesCandidatesCapped: 5,
+    framesDetectionsCapped: 5,
+  });
+  t.regex(
+    r.stderr,
+    /note: 5 of 5 frames had more than --max-candidates 2000 candidates \(up to \d+\): only the top 2000 by score entered NMS/,
+  );
   t.regex(r.stderr, /note: 5 of 5 frames kept more than --max-det 40 boxes after NMS/);
 });

@@ -15,20 +15,60 @@ import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
 
-test('nvprof command line: the lab\'s flags, metrics, log file, then the command', (t) => {
-  t.deepEqual(nvprofArgv({ logFile: 'D/profiling_trt_log.txt', metrics: ['achieved_occupancy', 'sm_efficiency'], command: ['node', 'infer-trt.js', 'v.mp4'] }), [
-    '--unified-memory-profiling', 'off', '--dependency-analysis', '--metrics', 'achieved_occupancy,sm_efficiency', '--log-file', 'D/profiling_trt_log.txt', 'node', 'infer-trt.js', 'v.mp4',
+test("nvprof command line: the lab's flags, metrics, log file, then the command", (t) => {
+  t.deepEqual(
+    nvprofArgv({
+      logFile: 'D/profiling_trt_log.txt',
+      metrics: ['achieved_occupancy', 'sm_efficiency'],
+      command: ['node', 'infer-trt.js', 'v.mp4'],
+    }),
+    [
+      '--unified-memory-profiling',
+      'off',
+      '--dependency-analysis',
+      '--metrics',
+      'achieved_occupancy,sm_efficiency',
+      '--log-file',
+      'D/profiling_trt_log.txt',
+      'node',
+      'infer-trt.js',
+      'v.mp4',
+    ],
+  );
+  t.deepEqual(nvprofArgv({ logFile: 'L.%p.txt', childProcesses: true, command: ['x'] }).slice(0, 1), [
+    '--profile-child-processes',
   ]);
-  t.deepEqual(nvprofArgv({ logFile: 'L.%p.txt', childProcesses: true, command: ['x'] }).slice(0, 1), ['--profile-child-processes']);
 });
 
 test('nsys command lines: profile with cuda,nvtx,osrt and stats as CSV', (t) => {
-  t.deepEqual(nsysProfileArgv({ output: 'D/profile_onnx', command: ['node', 'infer-onnx.js'] }), ['profile', '-t', 'cuda,nvtx,osrt', '--force-overwrite', 'true', '-o', 'D/profile_onnx', 'node', 'infer-onnx.js']);
-  t.deepEqual(nsysStatsArgv('D/p.nsys-rep', NSYS_STATS_REPORTS), ['stats', '--report', 'nvtx_sum,osrt_sum,cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum', '--format', 'csv', '--force-export', 'true', 'D/p.nsys-rep']);
+  t.deepEqual(nsysProfileArgv({ output: 'D/profile_onnx', command: ['node', 'infer-onnx.js'] }), [
+    'profile',
+    '-t',
+    'cuda,nvtx,osrt',
+    '--force-overwrite',
+    'true',
+    '-o',
+    'D/profile_onnx',
+    'node',
+    'infer-onnx.js',
+  ]);
+  t.deepEqual(nsysStatsArgv('D/p.nsys-rep', NSYS_STATS_REPORTS), [
+    'stats',
+    '--report',
+    'nvtx_sum,osrt_sum,cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum',
+    '--format',
+    'csv',
+    '--force-export',
+    'true',
+    'D/p.nsys-rep',
+  ]);
 });
 
 test('backend flag is taken out of the infer arguments; the default profiler follows the JetPack release', (t) => {
-  t.deepEqual(splitBackend(['v.mp4', '--backend', 'trt', '--engine', 'e.trt']), { backend: 'tensorrt', rest: ['v.mp4', '--engine', 'e.trt'] });
+  t.deepEqual(splitBackend(['v.mp4', '--backend', 'trt', '--engine', 'e.trt']), {
+    backend: 'tensorrt',
+    rest: ['v.mp4', '--engine', 'e.trt'],
+  });
   t.deepEqual(splitBackend(['-b', 'onnx', 'v.mp4']), { backend: 'onnx', rest: ['v.mp4'] });
   t.throws(() => splitBackend(['--backend=gpu']), { message: /--backend must be onnx, trt or opencv/ });
   t.is(defaultProfiler('32.7.4'), 'nvprof');
@@ -38,19 +78,28 @@ test('backend flag is taken out of the infer arguments; the default profiler fol
   t.is(jetsonComputeCapability('NVIDIA Jetson Nano Developer Kit'), 5.3);
 });
 
-test('the video among infer arguments: every value-taking infer option (from infer\'s own definition) is skipped with its value', async (t) => {
+test("the video among infer arguments: every value-taking infer option (from infer's own definition) is skipped with its value", async (t) => {
   const takes = await inferValueOptions();
-  for (const o of ['--model', '-m', '--duration', '--tegrastats-interval', '--max-det', '--backend', '-b', '--json']) t.true(takes.has(o), o);
+  for (const o of ['--model', '-m', '--duration', '--tegrastats-interval', '--max-det', '--backend', '-b', '--json'])
+    t.true(takes.has(o), o);
   for (const flag of ['--letterbox', '--no-write', '-q', '--fp16']) t.false(takes.has(flag), flag);
-  t.is(videoOfInferArgs(['--duration', '5', '--model', 'm.onnx', '--letterbox', 'rtsp://cam/1', '--warmup', '2'], takes), 'rtsp://cam/1');
+  t.is(
+    videoOfInferArgs(['--duration', '5', '--model', 'm.onnx', '--letterbox', 'rtsp://cam/1', '--warmup', '2'], takes),
+    'rtsp://cam/1',
+  );
   t.is(videoOfInferArgs(['--tegrastats-interval', '100', '-q'], takes), undefined);
 });
 
 test('bad call - a profiler that is not installed: one line with the install hint, exit 2', (t) => {
-  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--', 'v.mp4'], { env: { JETPROF_NSYS: '/nonexistent/nsys' } });
+  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--', 'v.mp4'], {
+    env: { JETPROF_NSYS: '/nonexistent/nsys' },
+  });
   t.is(r.code, 2);
   t.is(r.stderr.trim().split('\n').length, 1);
-  t.regex(r.stderr, /\/nonexistent\/nsys: nsys \(from JETPROF_NSYS\) is not an executable file \(fix: .*scripts\/setup\.sh --profilers/);
+  t.regex(
+    r.stderr,
+    /\/nonexistent\/nsys: nsys \(from JETPROF_NSYS\) is not an executable file \(fix: .*scripts\/setup\.sh --profilers/,
+  );
   const n = runCli('jetprof', ['profile', '--tool', 'nvprof', '--', 'v.mp4'], { env: { PATH: '/nonexistent' } });
   t.is(n.code, 2);
   t.regex(n.stderr, /nvprof is not installed .*use --tool nsys/);
@@ -69,7 +118,28 @@ const model = makeModel('profiled', PERSON_VEHICLE_CFG, 9);
 test.serial('real nsys: the five stage ranges, one instance per frame, agreeing with the run JSON within 20%', (t) => {
   const video = makeVideo('profiled.mp4', 12, 320, 240);
   const out = join(scratchDir(), 'nsys-profile');
-  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', video, '--model', model.onnxPath, '--pipeline', 'on', '--warmup', '0', '-q', '--output', join(out, 'v.mp4')], { timeout: 400_000 });
+  const r = runCli(
+    'jetprof',
+    [
+      'profile',
+      '--tool',
+      'nsys',
+      '--out-dir',
+      out,
+      '--',
+      video,
+      '--model',
+      model.onnxPath,
+      '--pipeline',
+      'on',
+      '--warmup',
+      '0',
+      '-q',
+      '--output',
+      join(out, 'v.mp4'),
+    ],
+    { timeout: 400_000 },
+  );
   t.is(r.code, 0, r.stderr);
   t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
@@ -82,30 +152,50 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
     t.is(byName[s].instances, 12, `${s}: one instance per frame`);
     const nvtxMs = byName[s].totalNs / 1e6;
     const runMs = profile.run.stages[s].totalMs;
-    t.true(Math.abs(nvtxMs - runMs) <= Math.max(0.2 * runMs, 1), `${s}: NVTX ${nvtxMs.toFixed(3)} ms vs run JSON ${runMs.toFixed(3)} ms`);
+    t.true(
+      Math.abs(nvtxMs - runMs) <= Math.max(0.2 * runMs, 1),
+      `${s}: NVTX ${nvtxMs.toFixed(3)} ms vs run JSON ${runMs.toFixed(3)} ms`,
+    );
   }
   t.is(byName['model-load'].instances, 1);
   t.regex(r.stdout, /\| inference \| 12 \|/);
-  t.like(profile.run.setup, { profiler: 'nsys', label: 'onnx-fp32-cpu-pipelined3-nsys' }, 'the run says it was measured under nsys');
+  t.like(
+    profile.run.setup,
+    { profiler: 'nsys', label: 'onnx-fp32-cpu-pipelined3-nsys' },
+    'the run says it was measured under nsys',
+  );
   const notRunning = ((1 - profile.run.stages.inference.totalMs / profile.run.wallMs) * 100).toFixed(1);
-  t.true(r.stdout.includes(`the model was not running ${notRunning}% of the wall time (pipelined loop: frame ranges overlap`), 'the same figure as the run JSON');
+  t.true(
+    r.stdout.includes(
+      `the model was not running ${notRunning}% of the wall time (pipelined loop: frame ranges overlap`,
+    ),
+    'the same figure as the run JSON',
+  );
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
 });
 
 test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept', (t) => {
   const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
   const out = join(scratchDir(), 'nvprof-profile');
-  const r = runCli('jetprof', ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'], { timeout: 300_000 });
+  const r = runCli(
+    'jetprof',
+    ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'],
+    { timeout: 300_000 },
+  );
   t.true(existsSync(join(out, 'profiling_onnx_log.txt')), r.stderr);
   // Without a GPU, nvprof 11.8 stops the application when it loads libgomp (pulled in by FFmpeg): exit code 19.
-  t.regex(r.stderr, /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped.*\): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys/);
+  t.regex(
+    r.stderr,
+    /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped.*\): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys/,
+  );
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
   t.is(profile.tool, 'nvprof');
   t.true(profile.noGpu);
   t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
   t.true(Number.isInteger(profile.exitCode), `nvprof's own exit code is kept in the JSON (${profile.exitCode})`);
   t.deepEqual(profile.command.slice(-4), ['--json', join(out, 'run_onnx.json'), '--profiler-attached', 'nvprof']);
-  if (profile.run === undefined) t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
+  if (profile.run === undefined)
+    t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
   else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
 });
 

@@ -5,9 +5,30 @@
  */
 import test from 'ava';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir, TSX_IMPORT, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+import {
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  ROOT,
+  runCli,
+  scratchDir,
+  TSX_IMPORT,
+  YOLOV4_TINY_CFG,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('reliable', PERSON_VEHICLE_CFG, 13);
 const video = makeVideo('reliable.mp4', 12, 160, 120);
@@ -17,7 +38,8 @@ const fresh = (name: string) => {
   mkdirSync(d, { recursive: true });
   return d;
 };
-const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) => t.is(stderr.trim().split('\n').length, 1, stderr);
+const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) =>
+  t.is(stderr.trim().split('\n').length, 1, stderr);
 const partials = (dir: string) => readdirSync(dir).filter((f) => f.includes('.partial'));
 
 // 1. a full disk ------------------------------------------------------------------------------------------------
@@ -29,36 +51,50 @@ function smallDisk(): string | undefined {
   return r.status === 0 ? dir : undefined;
 }
 
-test.serial('1. a full disk: exit 2 with the path and ENOSPC, the good file that was there untouched, no partial left (a real 300 KB tmpfs where allowed)', (t) => {
-  const disk = smallDisk();
-  const dir = disk ?? fresh('enospc');
-  const out = join(dir, 'out.mp4');
-  const good = makeVideo('good.mp4', 3, 64, 48);
-  copyFileSync(good, out);
-  const before = readFileSync(out);
-  const json = join(fresh('enospc-json'), 'run.json');
-  try {
-    const r = runCli('infer', [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '1', '-q'], { env: disk ? {} : { JETPROF_FAULT_ENOSPC: 'out.mp4' } });
-    t.is(r.code, 2, r.stderr);
-    t.regex(r.stderr, /out\.mp4: cannot write \(ENOSPC: no space left on device\) \(fix: free some space or write elsewhere; the previous file, if any, is untouched\)/);
-    oneLine(t, r.stderr);
-    t.is(Buffer.compare(readFileSync(out), before), 0, 'the good out.mp4 is untouched');
-    t.deepEqual(partials(dir), []);
-    t.false(existsSync(json), 'no run JSON claims a video that was not written');
-    // the same for a JSON output: the old file stays as it was
-    const jsonDir = fresh('enospc-json2');
-    const oldJson = join(jsonDir, 'run.json');
-    writeFileSync(oldJson, '{"old": true}');
-    const r2 = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', oldJson, '--warmup', '1', '-q'], { env: { JETPROF_FAULT_ENOSPC: 'run.json' } });
-    t.is(r2.code, 2, r2.stderr);
-    t.regex(r2.stderr, /run\.json: cannot write \(ENOSPC: no space left on device\)/);
-    t.is(readFileSync(oldJson, 'utf8'), '{"old": true}');
-    t.deepEqual(partials(jsonDir), []);
-  } finally {
-    if (disk) spawnSync('umount', [disk]);
-  }
-  if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');
-});
+test.serial(
+  '1. a full disk: exit 2 with the path and ENOSPC, the good file that was there untouched, no partial left (a real 300 KB tmpfs where allowed)',
+  (t) => {
+    const disk = smallDisk();
+    const dir = disk ?? fresh('enospc');
+    const out = join(dir, 'out.mp4');
+    const good = makeVideo('good.mp4', 3, 64, 48);
+    copyFileSync(good, out);
+    const before = readFileSync(out);
+    const json = join(fresh('enospc-json'), 'run.json');
+    try {
+      const r = runCli(
+        'infer',
+        [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '1', '-q'],
+        { env: disk ? {} : { JETPROF_FAULT_ENOSPC: 'out.mp4' } },
+      );
+      t.is(r.code, 2, r.stderr);
+      t.regex(
+        r.stderr,
+        /out\.mp4: cannot write \(ENOSPC: no space left on device\) \(fix: free some space or write elsewhere; the previous file, if any, is untouched\)/,
+      );
+      oneLine(t, r.stderr);
+      t.is(Buffer.compare(readFileSync(out), before), 0, 'the good out.mp4 is untouched');
+      t.deepEqual(partials(dir), []);
+      t.false(existsSync(json), 'no run JSON claims a video that was not written');
+      // the same for a JSON output: the old file stays as it was
+      const jsonDir = fresh('enospc-json2');
+      const oldJson = join(jsonDir, 'run.json');
+      writeFileSync(oldJson, '{"old": true}');
+      const r2 = runCli(
+        'infer',
+        [video, '--model', model.onnxPath, '--no-write', '--json', oldJson, '--warmup', '1', '-q'],
+        { env: { JETPROF_FAULT_ENOSPC: 'run.json' } },
+      );
+      t.is(r2.code, 2, r2.stderr);
+      t.regex(r2.stderr, /run\.json: cannot write \(ENOSPC: no space left on device\)/);
+      t.is(readFileSync(oldJson, 'utf8'), '{"old": true}');
+      t.deepEqual(partials(jsonDir), []);
+    } finally {
+      if (disk) spawnSync('umount', [disk]);
+    }
+    if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');
+  },
+);
 
 // 2. an output that is an input ----------------------------------------------------------------------------------
 
@@ -70,7 +106,10 @@ test('2. an output path equal to an input (or to another output, or through a sy
   const cases: [string[], RegExp][] = [
     [['--output', input], /in\.mp4: the output video would overwrite the video/],
     [['--no-write', '--json', input], /in\.mp4: the run JSON would overwrite the video/],
-    [['--json', join(dir, 'o.mp4'), '--output', join(dir, 'o.mp4')], /o\.mp4: the run JSON and the output video are the same file/],
+    [
+      ['--json', join(dir, 'o.mp4'), '--output', join(dir, 'o.mp4')],
+      /o\.mp4: the run JSON and the output video are the same file/,
+    ],
     [['--no-write', '--detections', model.onnxPath], /the detections file would overwrite the model/],
   ];
   for (const [args, message] of cases) {
@@ -88,10 +127,22 @@ test('2. an output path equal to an input (or to another output, or through a sy
   t.true(lstatSync(link).isSymbolicLink());
   // export over its own weights, make-weights over its cfg
   const weights = readFileSync(model.weightsPath);
-  const e = runCli('jetprof', ['export', '--cfg', model.cfgPath, '--weights', model.weightsPath, '--out', model.weightsPath]);
+  const e = runCli('jetprof', [
+    'export',
+    '--cfg',
+    model.cfgPath,
+    '--weights',
+    model.weightsPath,
+    '--out',
+    model.weightsPath,
+  ]);
   t.is(e.code, 2);
   t.regex(e.stderr, /the ONNX would overwrite the weights/);
-  t.is(Buffer.compare(readFileSync(model.weightsPath), weights), 0, 'trained weights are not overwritten by ONNX bytes');
+  t.is(
+    Buffer.compare(readFileSync(model.weightsPath), weights),
+    0,
+    'trained weights are not overwritten by ONNX bytes',
+  );
   const cfgCopy = join(dir, 'c.cfg');
   copyFileSync(PERSON_VEHICLE_CFG, cfgCopy);
   const m = runCli('jetprof', ['make-weights', '--cfg', cfgCopy, '--out', cfgCopy]);
@@ -105,7 +156,10 @@ test('2. an output path equal to an input (or to another output, or through a sy
 test('3. device files and symlinks: written through, never replaced', async (t) => {
   const dir = fresh('special');
   const runJson = join(dir, 'run.json');
-  t.is(runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code, 0);
+  t.is(
+    runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code,
+    0,
+  );
   const r = runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
   t.is(r.code, 0, r.stderr);
   t.true(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
@@ -129,7 +183,10 @@ test('3. device files and symlinks: written through, never replaced', async (t) 
   t.regex(piped, /^# YOLOv4-Tiny/, 'the reader of the FIFO got the report');
   const bad = runCli('infer', [video, '--model', model.onnxPath, '--output', '/dev/null']);
   t.is(bad.code, 2);
-  t.regex(bad.stderr, /\/dev\/null: the annotated video must go to a regular file \(fix: give a \.mp4 path, or pass --no-write/);
+  t.regex(
+    bad.stderr,
+    /\/dev\/null: the annotated video must go to a regular file \(fix: give a \.mp4 path, or pass --no-write/,
+  );
 });
 
 // 4. the ONNX cache -----------------------------------------------------------------------------------------------
@@ -144,7 +201,21 @@ test('4. the ONNX cache is keyed on content: another cfg with the same weights, 
   const weights = join(dir, 'm.weights');
   t.is(runCli('jetprof', ['make-weights', '--cfg', cfg416, '--out', weights]).code, 0);
   const run = (cfg: string) => {
-    const r = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--max-frames', '3', '--warmup', '1', '--json', '-', '-q']);
+    const r = runCli('infer', [
+      video,
+      '--cfg',
+      cfg,
+      '--weights',
+      weights,
+      '--no-write',
+      '--max-frames',
+      '3',
+      '--warmup',
+      '1',
+      '--json',
+      '-',
+      '-q',
+    ]);
     t.is(r.code, 0, r.stderr);
     return JSON.parse(r.stdout);
   };
@@ -164,8 +235,14 @@ test('5. a video writer that cannot open fails before the first frame, in one li
   const dir = fresh('writer');
   mkdirSync(join(dir, 'folder.mp4'));
   const cases: [string[], RegExp][] = [
-    [['--output', join(dir, 'out')], /out: OpenCV picks the video container from the extension, and '\(none\)' is not one/],
-    [['--output', join(dir, 'out.txt')], /out\.txt: OpenCV picks the video container from the extension, and '\.txt' is not one/],
+    [
+      ['--output', join(dir, 'out')],
+      /out: OpenCV picks the video container from the extension, and '\(none\)' is not one/,
+    ],
+    [
+      ['--output', join(dir, 'out.txt')],
+      /out\.txt: OpenCV picks the video container from the extension, and '\.txt' is not one/,
+    ],
     [['--output', join(dir, 'folder.mp4')], /folder\.mp4: is a folder, not a file/],
     [['--frame-size', '1x1'], /--frame-size must be between 32x32 and 8192x8192, got 1x1/],
     [['--frame-size', '20000x20000'], /--frame-size must be between 32x32 and 8192x8192, got 20000x20000/],
@@ -192,7 +269,10 @@ test('6. --backend foo and report --csv on a file: one line, exit 2, no stack', 
   t.false(r.stderr.includes('internal error'));
   const dir = fresh('csv');
   const runJson = join(dir, 'run.json');
-  t.is(runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code, 0);
+  t.is(
+    runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code,
+    0,
+  );
   const file = join(dir, 'existing.csv');
   writeFileSync(file, 'x');
   const c = runCli('jetprof', ['report', '--run', runJson, '--csv', file]);
@@ -208,14 +288,28 @@ test('7. a run that measures no frame exits 2 with why; a stream that ends early
   const one = makeVideo('one.mp4', 1, 160, 120);
   const r = runCli('infer', [one, '--model', model.onnxPath, '--no-write', '--json', join(dir, 'r.json'), '-q']);
   t.is(r.code, 2);
-  t.regex(r.stderr, /one\.mp4: no frame was measured: it gave 1 frame\(s\), all within --warmup 5 \(fix: use a longer video, or a smaller --warmup \(e\.g\. --warmup 0\)\)/);
+  t.regex(
+    r.stderr,
+    /one\.mp4: no frame was measured: it gave 1 frame\(s\), all within --warmup 5 \(fix: use a longer video, or a smaller --warmup \(e\.g\. --warmup 0\)\)/,
+  );
   t.false(existsSync(join(dir, 'r.json')));
   const big = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '50', '-q']);
   t.is(big.code, 2);
   t.regex(big.stderr, /no frame was measured: it gave 12 frame\(s\), all within --warmup 50/);
   // a report of an old run JSON that measured nothing: one line, not a crash on null
   const empty = join(dir, 'empty.json');
-  writeFileSync(empty, JSON.stringify({ schema: 'jetprof.run/1', backend: 'onnx', backendDetail: 'x', frames: 0, inferenceFps: 0, endToEndFps: 0, stages: { read: { meanMs: null } } }));
+  writeFileSync(
+    empty,
+    JSON.stringify({
+      schema: 'jetprof.run/1',
+      backend: 'onnx',
+      backendDetail: 'x',
+      frames: 0,
+      inferenceFps: 0,
+      endToEndFps: 0,
+      stages: { read: { meanMs: null } },
+    }),
+  );
   const rep = runCli('jetprof', ['report', '--run', empty]);
   t.is(rep.code, 2);
   t.regex(rep.stderr, /empty\.json: this run measured no frame/);
@@ -226,7 +320,10 @@ test('7. a run that measures no frame exits 2 with why; a stream that ends early
   truncateSync(cut, Math.floor(statSync(whole).size * 0.3));
   const w = runCli('infer', [cut, '--model', model.onnxPath, '--no-write', '--warmup', '1', '--json', '-']);
   t.is(w.code, 0, w.stderr);
-  t.regex(w.stderr, /cut\.avi: the stream ended after \d+ of the 50 frames its container declares \(a cut or damaged file\?\)/);
+  t.regex(
+    w.stderr,
+    /cut\.avi: the stream ended after \d+ of the 50 frames its container declares \(a cut or damaged file\?\)/,
+  );
 });
 
 // 8. signals ------------------------------------------------------------------------------------------------------
@@ -235,7 +332,23 @@ function startLongRun(dir: string) {
   const long = makeVideo('sig-long.mp4', 600, 160, 120);
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'run.json');
-  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), long, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '2'], { cwd: dir });
+  const child = spawn(
+    process.execPath,
+    [
+      TSX_IMPORT,
+      join(ROOT, 'src/cli/infer.ts'),
+      long,
+      '--model',
+      model.onnxPath,
+      '--output',
+      out,
+      '--json',
+      json,
+      '--warmup',
+      '2',
+    ],
+    { cwd: dir },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   return { child, out, json, stderr: () => stderr };
@@ -243,7 +356,8 @@ function startLongRun(dir: string) {
 
 async function whenWriting(dir: string) {
   const started = Date.now();
-  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000)
+    await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 1500));
 }
 
@@ -282,10 +396,19 @@ test('8c. partial files of dead processes are removed at the next run; those of 
   const alive = join(dir, `.out.partial-${process.pid}.mp4`);
   writeFileSync(dead, 'half a video');
   writeFileSync(alive, 'being written');
-  const r = runCli('infer', [video, '--model', model.onnxPath, '--output', join(dir, 'out.mp4'), '--warmup', '1', '-q']);
+  const r = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--output',
+    join(dir, 'out.mp4'),
+    '--warmup',
+    '1',
+    '-q',
+  ]);
   t.is(r.code, 0, r.stderr);
-  t.false(existsSync(dead), 'the dead process\'s partial is gone');
-  t.true(existsSync(alive), 'a running process\'s partial stays');
+  t.false(existsSync(dead), "the dead process's partial is gone");
+  t.true(existsSync(alive), "a running process's partial stays");
 });
 
 // 10. cfg keys darknet does not know ----------------------------------------------------------------------------------
@@ -293,20 +416,49 @@ test('8c. partial files of dead processes are removed at the next run; those of 
 test('10. an unknown cfg key is a warning with the line and the nearest key; --strict makes it an error', (t) => {
   const dir = fresh('cfgkey');
   const cfg = join(dir, 'typo.cfg');
-  writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG, 'utf8').replace('activation=leaky', 'activaton=leaky').replace(/^width=640$/m, 'width=640\nwidht=416'));
+  writeFileSync(
+    cfg,
+    readFileSync(PERSON_VEHICLE_CFG, 'utf8')
+      .replace('activation=leaky', 'activaton=leaky')
+      .replace(/^width=640$/m, 'width=640\nwidht=416'),
+  );
   const weights = join(dir, 'typo.weights');
   t.is(runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights]).code, 0);
   const r = runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'typo.onnx')]);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stderr, /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\); darknet ignores it too \("Unused field"\)/);
+  t.regex(
+    r.stderr,
+    /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\); darknet ignores it too \("Unused field"\)/,
+  );
   t.regex(r.stderr, /typo\.cfg:\d+: unknown key 'activaton' in \[convolutional\] \(did you mean 'activation'\?\)/);
-  const strict = runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'strict.onnx'), '--strict']);
+  const strict = runCli('jetprof', [
+    'export',
+    '--cfg',
+    cfg,
+    '--weights',
+    weights,
+    '--out',
+    join(dir, 'strict.onnx'),
+    '--strict',
+  ]);
   t.is(strict.code, 2);
-  t.regex(strict.stderr, /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\) \(fix: fix the key, or drop --strict/);
+  t.regex(
+    strict.stderr,
+    /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\) \(fix: fix the key, or drop --strict/,
+  );
   t.false(existsSync(join(dir, 'strict.onnx')));
   // the shipped cfgs use only keys darknet knows
   for (const c of [YOLOV4_TINY_CFG, PERSON_VEHICLE_CFG]) {
-    const e = runCli('jetprof', ['export', '--cfg', c, '--weights', c === YOLOV4_TINY_CFG ? join(dir, 'x.weights') : weights, '--out', join(dir, 'x.onnx'), '--strict']);
+    const e = runCli('jetprof', [
+      'export',
+      '--cfg',
+      c,
+      '--weights',
+      c === YOLOV4_TINY_CFG ? join(dir, 'x.weights') : weights,
+      '--out',
+      join(dir, 'x.onnx'),
+      '--strict',
+    ]);
     if (c === YOLOV4_TINY_CFG) continue; // (no weights for it here; the lab cfg is checked)
     t.is(e.code, 0, e.stderr);
   }
@@ -344,15 +496,25 @@ test('9a. no newline after the last line: a whole row is kept (with a note), a l
   const p = runCli('jetprof', ['parse', file]);
   t.is(p.code, 0, p.stderr);
   const parsed = JSON.parse(p.stdout);
-  const lastName = nvLast.trim().split(/\s{2,}/).pop()!;
-  const names = parsed.processes.flatMap((x: { dependency: { name: string }[]; summary: { name: string }[] }) => [...x.dependency, ...x.summary].map((d) => d.name));
+  const lastName = nvLast
+    .trim()
+    .split(/\s{2,}/)
+    .pop()!;
+  const names = parsed.processes.flatMap((x: { dependency: { name: string }[]; summary: { name: string }[] }) =>
+    [...x.dependency, ...x.summary].map((d) => d.name),
+  );
   t.false(names.includes(lastName), 'the cut row is not a row');
   t.regex(p.stderr, /the log ends mid-line/);
   t.is(parseNvprof(nvCut).diagnostics.filter((d) => d.code === 'TRUNCATED_LINE').length, 1);
   // the whole log without its final newline keeps its last row, through the file path (byte scanner) too
   writeFileSync(file, nv);
   const kept = JSON.parse(runCli('jetprof', ['parse', file]).stdout);
-  t.true(kept.processes.some((x: { dependency: { name: string }[]; summary: { name: string }[] }) => [...x.dependency, ...x.summary].some((d) => d.name === lastName)), `the last row (${lastName}) is kept`);
+  t.true(
+    kept.processes.some((x: { dependency: { name: string }[]; summary: { name: string }[] }) =>
+      [...x.dependency, ...x.summary].some((d) => d.name === lastName),
+    ),
+    `the last row (${lastName}) is kept`,
+  );
 });
 
 test('9b. a log concatenated with itself: no doubled rows, one diagnostic; --all-runs keeps each copy', async (t) => {
@@ -360,9 +522,18 @@ test('9b. a log concatenated with itself: no doubled rows, one diagnostic; --all
   const once = parseNvprof(SYNTHETIC_NVPROF).value;
   const twice = parseNvprof(SYNTHETIC_NVPROF + SYNTHETIC_NVPROF);
   t.is(twice.value.processes.length, once.processes.length);
-  t.deepEqual(twice.value.processes.map((p) => p.summary.length), once.processes.map((p) => p.summary.length), 'rows not doubled');
+  t.deepEqual(
+    twice.value.processes.map((p) => p.summary.length),
+    once.processes.map((p) => p.summary.length),
+    'rows not doubled',
+  );
   t.deepEqual(twice.value.processes[0].summary, once.processes[0].summary);
-  t.true(twice.diagnostics.some((d) => d.code === 'DUPLICATE_RUN' && /the first copy is kept \(jetprof parse --all-runs keeps each\)/.test(d.message)));
+  t.true(
+    twice.diagnostics.some(
+      (d) =>
+        d.code === 'DUPLICATE_RUN' && /the first copy is kept \(jetprof parse --all-runs keeps each\)/.test(d.message),
+    ),
+  );
   const all = parseNvprof(SYNTHETIC_NVPROF + SYNTHETIC_NVPROF, { allRuns: true }).value;
   t.is(all.processes.length, once.processes.length * 2);
   t.is(all.processes[1].run, 2);
@@ -375,7 +546,11 @@ test('9b. a log concatenated with itself: no doubled rows, one diagnostic; --all
 
 test('9c. a number nsys could not have printed ("2,3414.") leaves the field empty with a diagnostic, never a string', async (t) => {
   const { parseNsysStats } = await import('../src/parsers/nsys.ts');
-  const text = ['Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range', '41.3,51019894,5,"2,3414.",10168216.0,10151811,10344318,80235.0,PushPop,inference', ''].join('\n');
+  const text = [
+    'Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range',
+    '41.3,51019894,5,"2,3414.",10168216.0,10151811,10344318,80235.0,PushPop,inference',
+    '',
+  ].join('\n');
   const r = parseNsysStats(text);
   const row = r.value.reports.nvtx_sum?.rows[0] ?? r.value.tables[0].rows[0];
   t.is(row.avgNs, null);
@@ -390,24 +565,30 @@ test('9d. fuzzed nsys output: every *Ns field is an integer or empty, and report
   const { reportMarkdown, reportCsv } = await import('../src/report/markdown.ts');
   const lines = NSYS_2022.split('\n');
   fc.assert(
-    fc.property(fc.array(fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('', ',', '.', 'x', '-', '1e9', ' ', '"', '2,3414.', '∞')), { maxLength: 12 }), (edits) => {
-      // (no 'NaN' among the edits: a name may hold any text; a NaN in the output must come from a number)
-      const mutated = [...lines];
-      for (const [li, ci, s] of edits) {
-        const i = li % mutated.length;
-        const c = ci % (mutated[i].length + 1);
-        mutated[i] = mutated[i].slice(0, c) + s + mutated[i].slice(c + 1);
-      }
-      const r = parseNsysStats(mutated.join('\n'));
-      for (const table of r.value.tables) {
-        for (const row of table.rows) {
-          for (const [k, v] of Object.entries(row)) if (k.endsWith('Ns') && !(v === null || Number.isSafeInteger(v))) return false;
+    fc.property(
+      fc.array(fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('', ',', '.', 'x', '-', '1e9', ' ', '"', '2,3414.', '∞')), {
+        maxLength: 12,
+      }),
+      (edits) => {
+        // (no 'NaN' among the edits: a name may hold any text; a NaN in the output must come from a number)
+        const mutated = [...lines];
+        for (const [li, ci, s] of edits) {
+          const i = li % mutated.length;
+          const c = ci % (mutated[i].length + 1);
+          mutated[i] = mutated[i].slice(0, c) + s + mutated[i].slice(c + 1);
         }
-      }
-      const report = buildLabReport([], [{ label: 'fuzz', nsys: r.value }]);
-      const text = reportMarkdown(report) + Object.values(reportCsv(report)).join('');
-      return !/NaN|undefined/.test(text);
-    }),
+        const r = parseNsysStats(mutated.join('\n'));
+        for (const table of r.value.tables) {
+          for (const row of table.rows) {
+            for (const [k, v] of Object.entries(row))
+              if (k.endsWith('Ns') && !(v === null || Number.isSafeInteger(v))) return false;
+          }
+        }
+        const report = buildLabReport([], [{ label: 'fuzz', nsys: r.value }]);
+        const text = reportMarkdown(report) + Object.values(reportCsv(report)).join('');
+        return !/NaN|undefined/.test(text);
+      },
+    ),
     { numRuns: 300 },
   );
   t.pass();

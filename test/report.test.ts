@@ -14,7 +14,17 @@ import { reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { orphanNsysAgents } from '../src/profilers/nsys-agents.ts';
-import { buildCpuEngineLib, requires, makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
+import {
+  buildCpuEngineLib,
+  requires,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  ROOT,
+  runCli,
+  scratchDir,
+  SHARED_FIXTURES,
+} from './helpers/fixtures.ts';
 
 type FixedStages = { read: number; preprocess: number; inference: number; postprocess: number; write: number };
 
@@ -22,7 +32,12 @@ type FixedStages = { read: number; preprocess: number; inference: number; postpr
  * Per-frame records of a sequential run from fixed stage times (ms), with 0.4 ms of loop overhead per frame; in
  * 'pipelined' mode frame i+1's read starts while frame i is in inference (stages overlap).
  */
-function fixedPerFrame(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: number, loop: 'sequential' | 'pipelined' = 'sequential'): PerFrame {
+function fixedPerFrame(
+  backend: 'onnx' | 'tensorrt',
+  stages: FixedStages,
+  frames: number,
+  loop: 'sequential' | 'pipelined' = 'sequential',
+): PerFrame {
   const p = emptyPerFrame();
   let t = 10;
   for (let i = 0; i < frames; i++) {
@@ -50,13 +65,21 @@ function fixedPerFrame(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames
       (p.gpuComputeMs ??= []).push(stages.inference - 3);
       (p.d2hMs ??= []).push(0.5);
     }
-    t = loop === 'sequential' ? end + 0.4 : start + Math.max(st.read + st.preprocess, st.inference, st.postprocess + st.write) + 0.4;
+    t =
+      loop === 'sequential'
+        ? end + 0.4
+        : start + Math.max(st.read + st.preprocess, st.inference, st.postprocess + st.write) + 0.4;
   }
   return p;
 }
 
 /** A run result built by the real code path (buildRunResult) from fixed per-frame stage times (ms). */
-function fixedRun(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: number, o: { loop?: 'sequential' | 'pipelined'; profiler?: ProfilerName; label?: string } = {}): RunResult {
+function fixedRun(
+  backend: 'onnx' | 'tensorrt',
+  stages: FixedStages,
+  frames: number,
+  o: { loop?: 'sequential' | 'pipelined'; profiler?: ProfilerName; label?: string } = {},
+): RunResult {
   const loop = o.loop ?? 'sequential';
   const setupBase = {
     executionProvider: backend === 'onnx' ? 'cpu' : 'tensorrt',
@@ -68,17 +91,45 @@ function fixedRun(backend: 'onnx' | 'tensorrt', stages: FixedStages, frames: num
   return buildRunResult(fixedPerFrame(backend, stages, frames, loop), emptyPerFrame(), {
     backend,
     backendDetail: backend === 'onnx' ? 'onnxruntime-node 1.30.0 (cpu)' : 'TensorRT 8.2.1',
-    setup: { label: o.label ?? defaultLabel(backend, setupBase), ...setupBase, device: backend === 'onnx' ? 'CPU: ARMv8 Processor rev 1 (v8l) x4' : 'GPU: NVIDIA Jetson Nano Developer Kit' },
-    model: { path: backend === 'onnx' ? 'weights/yolov4-tiny.onnx' : 'engines/yolov4-tiny.trt', inputWidth: 416, inputHeight: 416, classes: 80, sha256: '0'.repeat(64), onnxSha256: '1'.repeat(64) },
+    setup: {
+      label: o.label ?? defaultLabel(backend, setupBase),
+      ...setupBase,
+      device: backend === 'onnx' ? 'CPU: ARMv8 Processor rev 1 (v8l) x4' : 'GPU: NVIDIA Jetson Nano Developer Kit',
+    },
+    model: {
+      path: backend === 'onnx' ? 'weights/yolov4-tiny.onnx' : 'engines/yolov4-tiny.trt',
+      inputWidth: 416,
+      inputHeight: 416,
+      classes: 80,
+      sha256: '0'.repeat(64),
+      onnxSha256: '1'.repeat(64),
+    },
     video: { path: 'videos/vtest.avi', width: 768, height: 576, fps: 10, frameCount: 795 },
     frameSize: [960, 540],
     letterbox: false,
     modelLoadMs: 1234,
     firstFrameMs: 300,
-    postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300, framesCandidatesCapped: 0, framesDetectionsCapped: 0, maxCandidatesSeen: 10 + frames - 1 },
+    postprocess: {
+      conf: 0.3,
+      nms: 0.5,
+      nmsKind: 'iou',
+      classMode: 'multi',
+      maxCandidates: 30000,
+      maxDet: 300,
+      framesCandidatesCapped: 0,
+      framesDetectionsCapped: 0,
+      maxCandidatesSeen: 10 + frames - 1,
+    },
     detections: { total: 0, perClass: {} },
     nvtx: true,
-    env: { node: 'v20.20.2', cpu: 'ARMv8 Processor rev 1 (v8l) x4', jetson: { model: 'NVIDIA Jetson Nano Developer Kit', l4t: '32.7.4' }, powerMode: 'MAXN', opencv: '4.1.1', ...(backend === 'onnx' ? { onnxruntime: '1.30.0' } : { tensorrt: '8.2.1' }) },
+    env: {
+      node: 'v20.20.2',
+      cpu: 'ARMv8 Processor rev 1 (v8l) x4',
+      jetson: { model: 'NVIDIA Jetson Nano Developer Kit', l4t: '32.7.4' },
+      powerMode: 'MAXN',
+      opencv: '4.1.1',
+      ...(backend === 'onnx' ? { onnxruntime: '1.30.0' } : { tensorrt: '8.2.1' }),
+    },
     startedAt: '2026-11-22T00:00:00.000Z',
     interrupted: false,
   });
@@ -98,7 +149,21 @@ const GOLDEN = join(ROOT, 'test/fixtures/report/golden.md');
 
 test('golden: the report for fixed runs and profiles is exactly test/fixtures/report/golden.md', (t) => {
   const out = join(dir, 'REPORT.md');
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--profile', nsysLog, '--out', out, '--top', '5']);
+  const r = runCli('jetprof', [
+    'report',
+    '--run',
+    onnxJson,
+    '--run',
+    trtJson,
+    '--profile',
+    labLog,
+    '--profile',
+    nsysLog,
+    '--out',
+    out,
+    '--top',
+    '5',
+  ]);
   t.is(r.code, 0, r.stderr);
   const md = readFileSync(out, 'utf8');
   if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, md);
@@ -108,15 +173,28 @@ test('golden: the report for fixed runs and profiles is exactly test/fixtures/re
 test('the lab table, the speed-up line and the share of time that is not inference follow from the runs', (t) => {
   const md = reportMarkdown(buildLabReport([onnxRun, trtRun], []));
   t.true(md.includes('| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |'));
-  t.true(md.includes(`| TensorRT (FP16) | (960,540,3) | ${trtRun.inferenceFps.toFixed(2)} | ${trtRun.endToEndFps.toFixed(2)} |`));
+  t.true(
+    md.includes(
+      `| TensorRT (FP16) | (960,540,3) | ${trtRun.inferenceFps.toFixed(2)} | ${trtRun.endToEndFps.toFixed(2)} |`,
+    ),
+  );
   const [s] = speedups(buildLabReport([onnxRun, trtRun], []).fps).speedups;
   t.is(s.faster, 'TensorRT (FP16)');
   t.is(s.inference, trtRun.inferenceFps / onnxRun.inferenceFps);
-  t.regex(md, new RegExp(`TensorRT \\(FP16\\) vs ONNX Runtime \\(CPU, FP32\\): ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`));
+  t.regex(
+    md,
+    new RegExp(
+      `TensorRT \\(FP16\\) vs ONNX Runtime \\(CPU, FP32\\): ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`,
+    ),
+  );
   const share = 1 - trtRun.stages.inference.totalMs / trtRun.wallMs;
   t.true(md.includes(`TensorRT (FP16): ${(share * 100).toFixed(1)}% of the wall time is not inference = `));
   t.regex(md, /\| {3}gpu compute \(part of inference\) \| 92\.70 \|/);
-  t.regex(md, /\| L4T \(JetPack\) \| 32\.7\.4 \(JetPack 4\.6\.1\+\) \|/, 'the one JetPack table (platform/board.ts), as doctor says it');
+  t.regex(
+    md,
+    /\| L4T \(JetPack\) \| 32\.7\.4 \(JetPack 4\.6\.1\+\) \|/,
+    'the one JetPack table (platform/board.ts), as doctor says it',
+  );
   t.regex(md, /## Definitions\n\n- \*\*inference FPS\*\*: measured frames \//);
 });
 
@@ -124,28 +202,53 @@ test('the lab table, the speed-up line and the share of time that is not inferen
 const percents = (s: string) => [...s.matchAll(/ ([\d.]+)%/g)].map((m) => Number(m[1]));
 
 test('shares add up: sequential breakdowns and stage tables sum to what they claim, as printed', (t) => {
-  for (const run of [onnxRun, trtRun, fixedRun('onnx', { read: 3.33, preprocess: 3.33, inference: 3.34, postprocess: 3.3, write: 3.3 }, 7)]) {
+  for (const run of [
+    onnxRun,
+    trtRun,
+    fixedRun('onnx', { read: 3.33, preprocess: 3.33, inference: 3.34, postprocess: 3.3, write: 3.3 }, 7),
+  ]) {
     const report = buildLabReport([run], []);
     const md = reportMarkdown(report);
     const sentence = md.split('\n').find((l) => l.includes('of the wall time is not inference = '))!;
     const [total, ...parts] = percents(sentence.replace(/\(sequential loop.*$/, ''));
     t.is(Math.round(parts.reduce((a, b) => a + b, 0) * 10), Math.round(total * 10), sentence);
-    t.is(Math.round(total * 10), Math.round((1 - run.stages.inference.totalMs / run.wallMs) * 1000), 'the total is the run\'s own figure');
-    const table = md.split('## Stages')[1].split('\n').filter((l) => /^\| (read|preprocess|inference|postprocess|write|loop overhead) \|/.test(l));
+    t.is(
+      Math.round(total * 10),
+      Math.round((1 - run.stages.inference.totalMs / run.wallMs) * 1000),
+      "the total is the run's own figure",
+    );
+    const table = md
+      .split('## Stages')[1]
+      .split('\n')
+      .filter((l) => /^\| (read|preprocess|inference|postprocess|write|loop overhead) \|/.test(l));
     t.is(table.length, 6);
-    t.is(Math.round(table.map((l) => Number(/([\d.]+)% \|$/.exec(l)![1])).reduce((a, b) => a + b, 0) * 10), 1000, 'the share column adds up to 100.0%');
+    t.is(
+      Math.round(table.map((l) => Number(/([\d.]+)% \|$/.exec(l)![1])).reduce((a, b) => a + b, 0) * 10),
+      1000,
+      'the share column adds up to 100.0%',
+    );
     // the sentence and the table print the same numbers for the same stages
-    for (const l of table.filter((x) => !x.startsWith('| inference'))) t.true(sentence.includes(`${l.split(' | ')[0].slice(2)} ${/([\d.]+)% \|$/.exec(l)![1]}%`), l);
+    for (const l of table.filter((x) => !x.startsWith('| inference')))
+      t.true(sentence.includes(`${l.split(' | ')[0].slice(2)} ${/([\d.]+)% \|$/.exec(l)![1]}%`), l);
   }
 });
 
 test('pipelined runs: no share of wall per stage, busy ms against wall ms per frame, a timeline instead of a stacked bar', (t) => {
-  const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 20, { loop: 'pipelined' });
+  const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 20, {
+    loop: 'pipelined',
+  });
   const report = buildLabReport([run], []);
   const md = reportMarkdown(report);
-  t.regex(md, /the model was not running [\d.]+% of the wall time\. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame read 8\.20, preprocess 6\.00, inference 30\.20, postprocess 3\.00, write 12\.00, against [\d.]+ ms of wall time per frame/);
+  t.regex(
+    md,
+    /the model was not running [\d.]+% of the wall time\. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame read 8\.20, preprocess 6\.00, inference 30\.20, postprocess 3\.00, write 12\.00, against [\d.]+ ms of wall time per frame/,
+  );
   const notRunning = Number(/not running ([\d.]+)%/.exec(md)![1]);
-  t.is(Math.round(notRunning * 10), Math.round((1 - run.endToEndFps / run.inferenceFps) * 1000), 'not inference = 1 - end-to-end / inference FPS');
+  t.is(
+    Math.round(notRunning * 10),
+    Math.round((1 - run.endToEndFps / run.inferenceFps) * 1000),
+    'not inference = 1 - end-to-end / inference FPS',
+  );
   t.false(md.split('## Stages')[1].split('## Definitions')[0].includes('share of wall'));
   t.regex(md, /\| wall per frame \| [\d.]+ \|/);
   const html = reportHtml(report);
@@ -155,19 +258,38 @@ test('pipelined runs: no share of wall per stage, busy ms against wall ms per fr
 });
 
 test('what was measured: a run under a profiler is marked and kept out of the speed-ups; rows that differ are flagged', (t) => {
-  const profiled = fixedRun('tensorrt', { read: 20, preprocess: 30, inference: 95.7, postprocess: 25, write: 30 }, 20, { profiler: 'nsys' });
+  const profiled = fixedRun('tensorrt', { read: 20, preprocess: 30, inference: 95.7, postprocess: 25, write: 30 }, 20, {
+    profiler: 'nsys',
+  });
   t.is(profiled.setup.label, 'trt-fp16-gpu-sequential-nsys');
   const report = buildLabReport([onnxRun, profiled], []);
   t.deepEqual(report.speedups, [], 'a profiled row is not compared with an unprofiled one');
   const md = reportMarkdown(report);
-  t.regex(md, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different profiler \(no profiler \/ under nsys\)/);
+  t.regex(
+    md,
+    /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different profiler \(no profiler \/ under nsys\)/,
+  );
   t.regex(md, /\| trt-fp16-gpu-sequential-nsys \| sequential \| nsys \| tensorrt \| fp16 \|/);
-  t.is(buildLabReport([{ ...onnxRun, setup: { ...onnxRun.setup, profiler: 'nsys', label: 'a' } }, profiled], []).speedups.length, 1, 'all profiled: compared with each other');
-  const other = fixedRun('onnx', { read: 8, preprocess: 6, inference: 900, postprocess: 3, write: 12 }, 20, { loop: 'pipelined' });
+  t.is(
+    buildLabReport([{ ...onnxRun, setup: { ...onnxRun.setup, profiler: 'nsys', label: 'a' } }, profiled], []).speedups
+      .length,
+    1,
+    'all profiled: compared with each other',
+  );
+  const other = fixedRun('onnx', { read: 8, preprocess: 6, inference: 900, postprocess: 3, write: 12 }, 20, {
+    loop: 'pipelined',
+  });
   const mixed = reportMarkdown(buildLabReport([onnxRun, { ...other, frameSize: [640, 480] }], []));
-  t.regex(mixed, /- not compared: ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] vs ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-pipelined3\]: different frame size \(960x540 \/ 640x480\); different loop \(sequential loop \/ pipelined loop, 3 in flight\)/);
+  t.regex(
+    mixed,
+    /- not compared: ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] vs ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-pipelined3\]: different frame size \(960x540 \/ 640x480\); different loop \(sequential loop \/ pipelined loop, 3 in flight\)/,
+  );
   t.notRegex(mixed, /x inference, /, 'no speed-up between them');
-  t.regex(mixed, /\| ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] \|/, 'two rows that would read the same carry their labels');
+  t.regex(
+    mixed,
+    /\| ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] \|/,
+    'two rows that would read the same carry their labels',
+  );
 });
 
 test('several runs of one label: one row with mean ± std and the number of runs; a jetprof.run/1 file still reads', (t) => {
@@ -179,22 +301,48 @@ test('several runs of one label: one row with mean ± std and the number of runs
   t.is(row.runs, 2);
   t.is(row.inferenceFps.mean, (a.inferenceFps + b.inferenceFps) / 2);
   const md = reportMarkdown(report);
-  t.true(md.includes(`| ${((a.inferenceFps + b.inferenceFps) / 2).toFixed(2)} ± ${row.inferenceFps.std.toFixed(2)} (2 runs) |`));
+  t.true(
+    md.includes(
+      `| ${((a.inferenceFps + b.inferenceFps) / 2).toFixed(2)} ± ${row.inferenceFps.std.toFixed(2)} (2 runs) |`,
+    ),
+  );
   t.regex(md, /sequential loop \(the shares add up to 100%\), mean of 2 runs/);
   const v1 = join(dir, 'v1.json');
-  const { schema: _s, setup: _setup, perFrame: _p, warmup: _w, postprocess: _pp, gpuTimings: _g, backendDetail: _b, ...old } = onnxRun;
+  const {
+    schema: _s,
+    setup: _setup,
+    perFrame: _p,
+    warmup: _w,
+    postprocess: _pp,
+    gpuTimings: _g,
+    backendDetail: _b,
+    ...old
+  } = onnxRun;
   writeFileSync(v1, JSON.stringify({ ...old, schema: 'jetprof.run/1', pipeline: { mode: 'on', inFlight: 3 } }));
   const r = runCli('jetprof', ['report', '--run', v1]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \|/);
-  t.regex(r.stdout, /\| onnx-fp32-cpu-pipelined3 \| pipelined \(3 in flight\) \|/, 'the loop comes from /1\'s pipeline field; no backendDetail is fine');
+  t.regex(
+    r.stdout,
+    /\| onnx-fp32-cpu-pipelined3 \| pipelined \(3 in flight\) \|/,
+    "the loop comes from /1's pipeline field; no backendDetail is fine",
+  );
 });
 
 test('profile notes and picks: top critical-path rows, every waiting row, fused conv+activation, setup allocation', (t) => {
   const report = buildLabReport([], [{ label: 'lab', nvprof: parseNvprof(readFileSync(labLog, 'utf8')).value }], 2);
   const [p] = report.profiles;
-  t.deepEqual(p.criticalPath.map((d) => d.name), ['cudaMalloc', '<Other>']);
-  t.deepEqual(p.waiting.map((d) => [d.name, d.waitingNs]), [['cudaStreamSynchronize', 12_500_000_000], ['cudaEventSynchronize', 7923]]);
+  t.deepEqual(
+    p.criticalPath.map((d) => d.name),
+    ['cudaMalloc', '<Other>'],
+  );
+  t.deepEqual(
+    p.waiting.map((d) => [d.name, d.waitingNs]),
+    [
+      ['cudaStreamSynchronize', 12_500_000_000],
+      ['cudaEventSynchronize', 7923],
+    ],
+  );
   t.true(p.notes.some((n) => n.startsWith('cudaMalloc is 37.41% of the critical path (197.397 s): start-up')));
   t.true(p.notes.some((n) => n.startsWith('cudaStreamSynchronize waits 12.500 s in all')));
   t.true(p.notes.some((n) => n.startsWith('conv and activation fused in TensorRT: 1 of the top convolution kernels')));
@@ -205,10 +353,22 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
   const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--csv', csv]);
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.startsWith('# YOLOv4-Tiny: ONNX Runtime vs TensorRT'));
-  t.true(readFileSync(join(csv, 'stages.csv'), 'utf8').includes('trt-fp16-gpu-sequential,gpu compute,inference,92.700,'));
+  t.true(
+    readFileSync(join(csv, 'stages.csv'), 'utf8').includes('trt-fp16-gpu-sequential,gpu compute,inference,92.700,'),
+  );
   const files = readdirSync(csv).sort();
-  t.deepEqual(files, ['fps.csv', 'profile1_nvprof-synthetic-trt-lab.txt_api_calls.csv', 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv', 'profile1_nvprof-synthetic-trt-lab.txt_kernels.csv', 'profile1_nvprof-synthetic-trt-lab.txt_nvtx.csv', 'stages.csv']);
-  t.regex(readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv'), 'utf8'), /^37\.41,197397023000,0,cudaMalloc$/m);
+  t.deepEqual(files, [
+    'fps.csv',
+    'profile1_nvprof-synthetic-trt-lab.txt_api_calls.csv',
+    'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv',
+    'profile1_nvprof-synthetic-trt-lab.txt_kernels.csv',
+    'profile1_nvprof-synthetic-trt-lab.txt_nvtx.csv',
+    'stages.csv',
+  ]);
+  t.regex(
+    readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv'), 'utf8'),
+    /^37\.41,197397023000,0,cudaMalloc$/m,
+  );
   t.is(
     readFileSync(join(csv, 'fps.csv'), 'utf8').split('\n')[0],
     'label,model_type,model_input_size,inference_fps,inference_fps_std,end_to_end_fps,end_to_end_fps_std,runs,frames,not_inference_share,loop,profiler,execution_provider,precision,device',
@@ -245,8 +405,16 @@ test('run files are checked against src/schemas: a missing optional field is fin
     ['no-label', (r) => delete r.setup.label, /not a valid jetprof\.run\/2 file: field setup\.label is missing/],
     ['no-stages', (r) => delete r.stages, /not a valid jetprof\.run\/2 file: field stages is missing/],
     ['frames-text', (r) => (r.frames = '20'), /not a valid jetprof\.run\/2 file: field frames must be integer/],
-    ['bad-loop', (r) => (r.setup.loop = 'async'), /not a valid jetprof\.run\/2 file: field setup\.loop must be "sequential" or "pipelined"/],
-    ['bad-column', (r) => (r.perFrame.inferenceMs = 'fast'), /not a valid jetprof\.run\/2 file: field perFrame\.inferenceMs must be array/],
+    [
+      'bad-loop',
+      (r) => (r.setup.loop = 'async'),
+      /not a valid jetprof\.run\/2 file: field setup\.loop must be "sequential" or "pipelined"/,
+    ],
+    [
+      'bad-column',
+      (r) => (r.perFrame.inferenceMs = 'fast'),
+      /not a valid jetprof\.run\/2 file: field perFrame\.inferenceMs must be array/,
+    ],
   ];
   for (const [name, spoil, expected] of cases) {
     const run = structuredClone(onnxRun) as unknown as Record<string, any>;
@@ -259,141 +427,269 @@ test('run files are checked against src/schemas: a missing optional field is fin
     t.regex(r.stderr, new RegExp(`schema-${name}\\.json: ${expected.source}`), name);
   }
   const set = join(dir, 'schema-set.json');
-  writeFileSync(set, JSON.stringify({ schema: 'jetprof.runset/1', label: 'x', files: ['onnx.json'], runs: 1, inferenceFps: { n: 1 } }));
+  writeFileSync(
+    set,
+    JSON.stringify({ schema: 'jetprof.runset/1', label: 'x', files: ['onnx.json'], runs: 1, inferenceFps: { n: 1 } }),
+  );
   const rs = runCli('jetprof', ['report', '--run', set]);
   t.is(rs.code, 2);
-  t.regex(rs.stderr, /schema-set\.json: not a valid jetprof\.runset\/1 file: field (endToEndFps|inferenceFps\.\w+) is missing/);
+  t.regex(
+    rs.stderr,
+    /schema-set\.json: not a valid jetprof\.runset\/1 file: field (endToEndFps|inferenceFps\.\w+) is missing/,
+  );
 });
 
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');
-requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)('the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX', (t) => {
-  const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
-  t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, /\| 37\.41% \| 197\.397 s \| 0 ns \| cudaMalloc \|/);
-  t.regex(r.stdout, /cudaMalloc is 37\.41% of the critical path/);
-  t.regex(r.stdout, /conv and activation fused in TensorRT/);
-  t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
-});
+requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)(
+  'the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX',
+  (t) => {
+    const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
+    t.is(r.code, 0, r.stderr);
+    t.regex(r.stdout, /\| 37\.41% \| 197\.397 s \| 0 ns \| cudaMalloc \|/);
+    t.regex(r.stdout, /cudaMalloc is 37\.41% of the critical path/);
+    t.regex(r.stdout, /conv and activation fused in TensorRT/);
+    t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
+  },
+);
 
 const CHROMIUM = '/usr/bin/chromium';
-requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test installs it')('the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)', async (t) => {
-  const html = join(dir, 'report.html');
-  const pipelinedJson = join(dir, 'pipelined.json');
-  writeFileSync(pipelinedJson, JSON.stringify(fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 40, { loop: 'pipelined' })));
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--run', pipelinedJson, '--profile', labLog, '--html', html, '--out', join(dir, 'R2.md')]);
-  t.is(r.code, 0, r.stderr);
-  const page = readFileSync(html, 'utf8');
-  t.false(/<script|https?:\/\/(?!www\.w3\.org)/.test(page), 'self-contained: no script, no network');
-  const { chromium } = await import('playwright-core');
-  // playwright-core starts Chromium with a new empty profile of its own; the flags keep it off the (closed) network.
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  try {
-    const p = await browser.newPage();
-    const errors: string[] = [];
-    p.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    p.on('pageerror', (e) => errors.push(e.message));
-    await p.goto(`file://${html}`);
-    const charts = await p.$$eval('svg.chart', (svgs) =>
-      svgs.map((s) => ({ label: s.getAttribute('aria-label'), bars: [...s.querySelectorAll('rect')].filter((r) => Number(r.getAttribute('width')) > 0).length, lines: s.querySelectorAll('polyline').length, box: s.getBoundingClientRect().width })),
+requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test installs it')(
+  'the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)',
+  async (t) => {
+    const html = join(dir, 'report.html');
+    const pipelinedJson = join(dir, 'pipelined.json');
+    writeFileSync(
+      pipelinedJson,
+      JSON.stringify(
+        fixedRun('onnx', { read: 8, preprocess: 6, inference: 30, postprocess: 3, write: 12 }, 40, {
+          loop: 'pipelined',
+        }),
+      ),
     );
-    t.deepEqual(charts.map((c) => c.label), [
-      'FPS per row (mean; ± std in the table where a label ran several times)',
-      'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
-      'Pipelined loop timeline, 10 frames: onnx-fp32-cpu-pipelined3',
-      'Latency over time per stage (ms): onnx-fp32-cpu-sequential',
-      'Latency histogram per stage: onnx-fp32-cpu-sequential',
-      'Latency over time per stage (ms): trt-fp16-gpu-sequential',
-      'Latency histogram per stage: trt-fp16-gpu-sequential',
-      'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
-      'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
-      'Critical path: nvprof-synthetic-trt-lab.txt',
+    const r = runCli('jetprof', [
+      'report',
+      '--run',
+      onnxJson,
+      '--run',
+      trtJson,
+      '--run',
+      pipelinedJson,
+      '--profile',
+      labLog,
+      '--html',
+      html,
+      '--out',
+      join(dir, 'R2.md'),
     ]);
-    for (const c of charts) {
-      t.true(c.bars >= 3 || c.lines === 5, `${c.label}: ${c.bars} bars / ${c.lines} lines drawn`);
-      t.true(c.box > 100, `${c.label}: laid out ${c.box}px wide`);
+    t.is(r.code, 0, r.stderr);
+    const page = readFileSync(html, 'utf8');
+    t.false(/<script|https?:\/\/(?!www\.w3\.org)/.test(page), 'self-contained: no script, no network');
+    const { chromium } = await import('playwright-core');
+    // playwright-core starts Chromium with a new empty profile of its own; the flags keep it off the (closed) network.
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    try {
+      const p = await browser.newPage();
+      const errors: string[] = [];
+      p.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      p.on('pageerror', (e) => errors.push(e.message));
+      await p.goto(`file://${html}`);
+      const charts = await p.$$eval('svg.chart', (svgs) =>
+        svgs.map((s) => ({
+          label: s.getAttribute('aria-label'),
+          bars: [...s.querySelectorAll('rect')].filter((r) => Number(r.getAttribute('width')) > 0).length,
+          lines: s.querySelectorAll('polyline').length,
+          box: s.getBoundingClientRect().width,
+        })),
+      );
+      t.deepEqual(
+        charts.map((c) => c.label),
+        [
+          'FPS per row (mean; ± std in the table where a label ran several times)',
+          'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
+          'Pipelined loop timeline, 10 frames: onnx-fp32-cpu-pipelined3',
+          'Latency over time per stage (ms): onnx-fp32-cpu-sequential',
+          'Latency histogram per stage: onnx-fp32-cpu-sequential',
+          'Latency over time per stage (ms): trt-fp16-gpu-sequential',
+          'Latency histogram per stage: trt-fp16-gpu-sequential',
+          'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
+          'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
+          'Critical path: nvprof-synthetic-trt-lab.txt',
+        ],
+      );
+      for (const c of charts) {
+        t.true(c.bars >= 3 || c.lines === 5, `${c.label}: ${c.bars} bars / ${c.lines} lines drawn`);
+        t.true(c.box > 100, `${c.label}: laid out ${c.box}px wide`);
+      }
+      // labels are never clipped: every text element lies inside its chart
+      const clipped = await p.$$eval('svg.chart', (svgs) =>
+        svgs.flatMap((s) => {
+          const box = s.getBoundingClientRect();
+          return [...s.querySelectorAll('text')]
+            .filter((el) => {
+              const b = el.getBoundingClientRect();
+              return b.left < box.left - 0.5 || b.right > box.right + 0.5;
+            })
+            .map((el) => `${s.getAttribute('aria-label')}: ${el.textContent}`);
+        }),
+      );
+      t.deepEqual(clipped, []);
+      const tableText = await p.$eval('table', (el) => el.textContent ?? '');
+      t.true(tableText.includes('TensorRT'));
+      await p.screenshot({ path: join(dir, 'report.png'), fullPage: true });
+      t.true(existsSync(join(dir, 'report.png')));
+      t.deepEqual(errors, []);
+    } finally {
+      await browser.close();
     }
-    // labels are never clipped: every text element lies inside its chart
-    const clipped = await p.$$eval('svg.chart', (svgs) =>
-      svgs.flatMap((s) => {
-        const box = s.getBoundingClientRect();
-        return [...s.querySelectorAll('text')].filter((el) => {
-          const b = el.getBoundingClientRect();
-          return b.left < box.left - 0.5 || b.right > box.right + 0.5;
-        }).map((el) => `${s.getAttribute('aria-label')}: ${el.textContent}`);
-      }),
-    );
-    t.deepEqual(clipped, []);
-    const tableText = await p.$eval('table', (el) => el.textContent ?? '');
-    t.true(tableText.includes('TensorRT'));
-    await p.screenshot({ path: join(dir, 'report.png'), fullPage: true });
-    t.true(existsSync(join(dir, 'report.png')));
-    t.deepEqual(errors, []);
-  } finally {
-    await browser.close();
-  }
-});
+  },
+);
 
-test.serial('jetprof compare: both backends (TensorRT through the CPU ABI library) under real nsys, then the report', (t) => {
-  const lib = buildCpuEngineLib();
-  const model = makeModel('compare', PERSON_VEHICLE_CFG, 3);
-  const info = readModelInfo(model.onnxPath);
-  const engine = join(dir, 'compare.engine');
-  writeFileSync(engine, ['jetprof-cpu-engine 1', 'tensorrt 8.6.1', 'input images 0 1 3 480 640', ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`), ''].join('\n'));
-  const video = makeVideo('compare.mp4', 10, 320, 240);
-  const out = join(dir, 'compare');
-  const r = runCli('jetprof', ['compare', video, '--profile', 'nsys', '--engine', engine, '--backends', 'onnx,trt', '--out-dir', out, '--', '--model', model.onnxPath, '--pipeline', 'on', '--warmup', '2'], {
-    env: { JETPROF_TRT_SHIM: lib },
-    timeout: 600_000,
-  });
-  t.is(r.code, 0, r.stderr);
-  t.regex(r.stderr, /\[1\/3\] ONNX Runtime: infer under nsys/);
-  t.regex(r.stderr, /\[2\/3\] TensorRT: done in/);
-  t.regex(r.stderr, /\[3\/3\] report: /);
-  const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
-  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-  t.regex(md, /\| TensorRT \(precision unknown\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-  t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx\.json\) \(nsys\)/);
-  t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt\.json\) \(nsys\)/);
-  t.regex(md, /\| onnx-fp32-cpu-pipelined3-nsys \| pipelined \(3 in flight\) \| nsys \|/, 'the row says it was measured under nsys');
-  t.regex(md, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(precision unknown\): boxes not checked: neither found a box/, 'random weights find nothing: no speed-up is claimed');
-  // NVTX: warm-up frames have ranges of their own, so every stage's instance count equals the measured frames
-  for (const backend of ['onnx', 'trt']) {
-    const profile = JSON.parse(readFileSync(join(out, `profile_${backend}.json`), 'utf8'));
-    const counts = Object.fromEntries(profile.nsys.reports.nvtx_sum.rows.map((row: { range: string; instances: number }) => [row.range.replace(/^:/, ''), row.instances]));
-    t.is(profile.run.frames, 8);
-    for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write']) t.is(counts[stage], 8, `${backend} ${stage}: 8 instances for 8 measured frames`);
-    for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write']) t.is(counts[`warmup-${stage}`], 2, `${backend} warmup-${stage}`);
-  }
-  t.regex(md, /frame ranges overlap in the pipelined loop/);
-  // accuracy beside speed: TensorRT's boxes (through the CPU ABI library) against ONNX Runtime's
-  t.true(existsSync(join(out, 'detections_onnx.json')) && existsSync(join(out, 'detections_trt.json')));
-  t.regex(md, /\*\*Accuracy\*\* \(Do they find the same boxes\? Each row against ONNX Runtime \(CPU, FP32\)/);
-  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| reference \|/);
-  t.regex(md, /\| TensorRT \(precision unknown\) \| [\d.]+% \(\d+\) \| [\d.]+ \| \d+ \/ \d+ \|/);
-  t.true(existsSync(join(out, 'report.html')));
-  t.true(existsSync(join(out, 'csv', 'fps.csv')));
-  t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
-});
+test.serial(
+  'jetprof compare: both backends (TensorRT through the CPU ABI library) under real nsys, then the report',
+  (t) => {
+    const lib = buildCpuEngineLib();
+    const model = makeModel('compare', PERSON_VEHICLE_CFG, 3);
+    const info = readModelInfo(model.onnxPath);
+    const engine = join(dir, 'compare.engine');
+    writeFileSync(
+      engine,
+      [
+        'jetprof-cpu-engine 1',
+        'tensorrt 8.6.1',
+        'input images 0 1 3 480 640',
+        ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`),
+        '',
+      ].join('\n'),
+    );
+    const video = makeVideo('compare.mp4', 10, 320, 240);
+    const out = join(dir, 'compare');
+    const r = runCli(
+      'jetprof',
+      [
+        'compare',
+        video,
+        '--profile',
+        'nsys',
+        '--engine',
+        engine,
+        '--backends',
+        'onnx,trt',
+        '--out-dir',
+        out,
+        '--',
+        '--model',
+        model.onnxPath,
+        '--pipeline',
+        'on',
+        '--warmup',
+        '2',
+      ],
+      {
+        env: { JETPROF_TRT_SHIM: lib },
+        timeout: 600_000,
+      },
+    );
+    t.is(r.code, 0, r.stderr);
+    t.regex(r.stderr, /\[1\/3\] ONNX Runtime: infer under nsys/);
+    t.regex(r.stderr, /\[2\/3\] TensorRT: done in/);
+    t.regex(r.stderr, /\[3\/3\] report: /);
+    const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+    t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+    t.regex(md, /\| TensorRT \(precision unknown\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
+    t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx\.json\) \(nsys\)/);
+    t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt\.json\) \(nsys\)/);
+    t.regex(
+      md,
+      /\| onnx-fp32-cpu-pipelined3-nsys \| pipelined \(3 in flight\) \| nsys \|/,
+      'the row says it was measured under nsys',
+    );
+    t.regex(
+      md,
+      /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(precision unknown\): boxes not checked: neither found a box/,
+      'random weights find nothing: no speed-up is claimed',
+    );
+    // NVTX: warm-up frames have ranges of their own, so every stage's instance count equals the measured frames
+    for (const backend of ['onnx', 'trt']) {
+      const profile = JSON.parse(readFileSync(join(out, `profile_${backend}.json`), 'utf8'));
+      const counts = Object.fromEntries(
+        profile.nsys.reports.nvtx_sum.rows.map((row: { range: string; instances: number }) => [
+          row.range.replace(/^:/, ''),
+          row.instances,
+        ]),
+      );
+      t.is(profile.run.frames, 8);
+      for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write'])
+        t.is(counts[stage], 8, `${backend} ${stage}: 8 instances for 8 measured frames`);
+      for (const stage of ['frame', 'read', 'preprocess', 'inference', 'postprocess', 'write'])
+        t.is(counts[`warmup-${stage}`], 2, `${backend} warmup-${stage}`);
+    }
+    t.regex(md, /frame ranges overlap in the pipelined loop/);
+    // accuracy beside speed: TensorRT's boxes (through the CPU ABI library) against ONNX Runtime's
+    t.true(existsSync(join(out, 'detections_onnx.json')) && existsSync(join(out, 'detections_trt.json')));
+    t.regex(md, /\*\*Accuracy\*\* \(Do they find the same boxes\? Each row against ONNX Runtime \(CPU, FP32\)/);
+    t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| reference \|/);
+    t.regex(md, /\| TensorRT \(precision unknown\) \| [\d.]+% \(\d+\) \| [\d.]+ \| \d+ \/ \d+ \|/);
+    t.true(existsSync(join(out, 'report.html')));
+    t.true(existsSync(join(out, 'csv', 'fps.csv')));
+    t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
+  },
+);
 
 test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', (t) => {
   const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4);
   const video = makeVideo('compare2.mp4', 4, 160, 120);
   const out = join(dir, 'compare2');
-  const r = runCli('jetprof', ['compare', video, '--out-dir', out, '--repeat', '2', '--', '--model', model.onnxPath, '--warmup', '1']);
+  const r = runCli('jetprof', [
+    'compare',
+    video,
+    '--out-dir',
+    out,
+    '--repeat',
+    '2',
+    '--',
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '1',
+  ]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /\[2\/4\] TensorRT: skipped \(no --engine given/);
   t.regex(r.stderr, /\[3\/4\] OpenCV DNN: done in/);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
   t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime vs OpenCV DNN (TensorRT skipped)\n'), 'the title says what ran');
-  t.regex(md, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| /, 'the same .onnx through OpenCV DNN finds the same boxes');
-  t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \| [\d.]+ ± [\d.]+ \(2 runs\) \| [\d.]+ ± [\d.]+ \(2 runs\) \|/);
+  t.regex(
+    md,
+    /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| /,
+    'the same .onnx through OpenCV DNN finds the same boxes',
+  );
+  t.regex(
+    md,
+    /\| ONNX Runtime \(CPU, FP32\) \| \(160,120,3\) \| [\d.]+ ± [\d.]+ \(2 runs\) \| [\d.]+ ± [\d.]+ \(2 runs\) \|/,
+  );
   t.true(existsSync(join(out, 'run_onnx-1.json')) && existsSync(join(out, 'run_onnx-2.json')));
   t.regex(md, /\| TensorRT \|  \| skipped \| skipped \|/);
-  t.regex(md, /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .*compare2\.onnx --out engines\/yolov4-tiny\.trt --fp16`, then `jetprof compare .* --engine engines\/yolov4-tiny\.trt -- --model .*compare2\.onnx --warmup 1`/, 'the hint names the user\'s model, one code span per command');
-  t.regex(r.stdout, /^\| Model Type \| Model Input Size \| Inference Speed \(FPS\) \| End-to-end speed \(FPS\) \|/, 'compare ends by printing the speed table');
+  t.regex(
+    md,
+    /- TensorRT skipped: no --engine given .*\. To include it: `jetprof build-engine --onnx .*compare2\.onnx --out engines\/yolov4-tiny\.trt --fp16`, then `jetprof compare .* --engine engines\/yolov4-tiny\.trt -- --model .*compare2\.onnx --warmup 1`/,
+    "the hint names the user's model, one code span per command",
+  );
+  t.regex(
+    r.stdout,
+    /^\| Model Type \| Model Input Size \| Inference Speed \(FPS\) \| End-to-end speed \(FPS\) \|/,
+    'compare ends by printing the speed table',
+  );
   t.regex(r.stdout, /\nreport: .*REPORT\.md \(HTML: .*report\.html\)\n$/);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   t.regex(html, /<li class="skipped">TensorRT skipped: no --engine given/);
@@ -404,7 +700,10 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.includes('| PyTorch | (960,540,3) | 1.09 | 0.92 |\n| TensorRT | (960,540,3) | 10.45 | 4.99 |'));
   t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/);
-  t.regex(r.stdout, /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/);
+  t.regex(
+    r.stdout,
+    /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/,
+  );
   t.regex(r.stdout, /\| PyTorch \(typed in\) \| unknown \| unknown \|/, 'typed-in rows say where they come from');
   const bad = runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
   t.is(bad.code, 2);
@@ -412,14 +711,32 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
 });
 
 test('speed-ups only between comparable rows: typed-in rows with each other, never with measured ones; each pair not compared says why', (t) => {
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--fps', 'PyTorch@960x540=1.09/0.92']);
+  const r = runCli('jetprof', [
+    'report',
+    '--run',
+    onnxJson,
+    '--fps',
+    'TensorRT@960x540=10.45/4.99',
+    '--fps',
+    'PyTorch@960x540=1.09/0.92',
+  ]);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/, 'the lab\'s own typed-in speed-up is still shown');
-  t.regex(r.stdout, /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT: TensorRT was typed in \(device and loop unknown\), ONNX Runtime \(CPU, FP32\) was measured by jetprof/);
+  t.regex(
+    r.stdout,
+    /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/,
+    "the lab's own typed-in speed-up is still shown",
+  );
+  t.regex(
+    r.stdout,
+    /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT: TensorRT was typed in \(device and loop unknown\), ONNX Runtime \(CPU, FP32\) was measured by jetprof/,
+  );
   t.regex(r.stdout, /- not compared: ONNX Runtime \(CPU, FP32\) vs PyTorch: PyTorch was typed in/);
   t.notRegex(r.stdout, /ONNX Runtime \(CPU, FP32\) vs TensorRT: [\d.]+x/);
   // typed-in rows in "What each row measured": origin, unknown device, empty spread and frame count
-  t.regex(r.stdout, /\| TensorRT \(typed in\) \| unknown \| unknown \| {2}\| {2}\| unknown \(typed in\) \| {2}\| {2}\| 960x540 \| {2}\| {2}\|/);
+  t.regex(
+    r.stdout,
+    /\| TensorRT \(typed in\) \| unknown \| unknown \| {2}\| {2}\| unknown \(typed in\) \| {2}\| {2}\| 960x540 \| {2}\| {2}\|/,
+  );
   const csv = join(dir, 'csv-typed');
   t.is(runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--csv', csv]).code, 0);
   const rows = readFileSync(join(csv, 'fps.csv'), 'utf8').trim().split('\n');
@@ -432,40 +749,91 @@ test('speed-ups need the same machine and boxes that agree; otherwise one line w
   const b = { ...trtRun, env: { ...trtRun.env, host: 'x86-ci' } };
   const across = buildLabReport([a, b], []);
   t.deepEqual(across.speedups, []);
-  t.regex(reportMarkdown(across), /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different machine \(host nano-1 \/ host x86-ci\)/);
-  const withBoxes = [{ ...onnxRun, detectionsFile: 'o.json' }, { ...trtRun, detectionsFile: 't.json' }];
+  t.regex(
+    reportMarkdown(across),
+    /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): different machine \(host nano-1 \/ host x86-ci\)/,
+  );
+  const withBoxes = [
+    { ...onnxRun, detectionsFile: 'o.json' },
+    { ...trtRun, detectionsFile: 't.json' },
+  ];
   const labels = withBoxes.map((x) => x.setup.label);
   const report = (matchedShare: number | undefined, boxes = 100) =>
-    buildLabReport(withBoxes, [], 10, { accuracy: { agreement: [], maps: [], pairs: [{ a: labels[0], b: labels[1], ...(matchedShare === undefined ? { note: 'not the same frames' } : { matchedShare, boxes }) }] } });
+    buildLabReport(withBoxes, [], 10, {
+      accuracy: {
+        agreement: [],
+        maps: [],
+        pairs: [
+          {
+            a: labels[0],
+            b: labels[1],
+            ...(matchedShare === undefined ? { note: 'not the same frames' } : { matchedShare, boxes }),
+          },
+        ],
+      },
+    });
   t.is(report(0.995).speedups.length, 1, 'boxes agree: compared');
   const disagree = report(0.43);
   t.deepEqual(disagree.speedups, []);
-  t.regex(reportMarkdown(disagree), /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): boxes disagree, 43% matched \(at least 99% needed\)/);
-  t.regex(reportMarkdown(report(1, 0)), /boxes not checked: neither found a box/, 'two empty detection files prove nothing');
+  t.regex(
+    reportMarkdown(disagree),
+    /- not compared: ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\): boxes disagree, 43% matched \(at least 99% needed\)/,
+  );
+  t.regex(
+    reportMarkdown(report(1, 0)),
+    /boxes not checked: neither found a box/,
+    'two empty detection files prove nothing',
+  );
   t.regex(reportMarkdown(report(undefined)), /boxes not checked \(not the same frames\)/);
-  t.is(buildLabReport(withBoxes, [], 10, { minMatch: 0.4, accuracy: { agreement: [], maps: [], pairs: [{ a: labels[0], b: labels[1], matchedShare: 0.43, boxes: 9 }] } }).speedups.length, 1, '--min-match lowers the bar');
+  t.is(
+    buildLabReport(withBoxes, [], 10, {
+      minMatch: 0.4,
+      accuracy: { agreement: [], maps: [], pairs: [{ a: labels[0], b: labels[1], matchedShare: 0.43, boxes: 9 }] },
+    }).speedups.length,
+    1,
+    '--min-match lowers the bar',
+  );
 });
 
 test('a run file given twice counts once (with a warning); an interrupted run is kept out of the mean and said so', (t) => {
   const twice = runCli('jetprof', ['report', '--run', onnxJson, '--run', onnxJson]);
   t.is(twice.code, 0, twice.stderr);
   t.regex(twice.stderr, /warning: .*onnx\.json was given more than once .*: it counts as one run/);
-  t.regex(twice.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \| [\d.]+ \| [\d.]+ \|/, 'one run: no "± 0.00 (2 runs)"');
+  t.regex(
+    twice.stdout,
+    /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \| [\d.]+ \| [\d.]+ \|/,
+    'one run: no "± 0.00 (2 runs)"',
+  );
   t.notRegex(twice.stdout, /± 0\.00/);
   const a = fixedRun('onnx', { read: 8, preprocess: 6, inference: 100, postprocess: 3, write: 12 }, 20);
   const b = fixedRun('onnx', { read: 8, preprocess: 6, inference: 110, postprocess: 3, write: 12 }, 20);
-  const cut = { ...fixedRun('onnx', { read: 8, preprocess: 6, inference: 400, postprocess: 3, write: 12 }, 4), interrupted: true };
+  const cut = {
+    ...fixedRun('onnx', { read: 8, preprocess: 6, inference: 400, postprocess: 3, write: 12 }, 4),
+    interrupted: true,
+  };
   const report = buildLabReport([a, cut, b], []);
   t.is(report.fps[0].runs, 2);
-  t.is(report.fps[0].inferenceFps.mean, (a.inferenceFps + b.inferenceFps) / 2, 'the interrupted run is not in the mean');
-  t.regex(reportMarkdown(report), /- left out: a run of onnx-fp32-cpu-sequential started .* was interrupted after 4 measured frame\(s\)/);
+  t.is(
+    report.fps[0].inferenceFps.mean,
+    (a.inferenceFps + b.inferenceFps) / 2,
+    'the interrupted run is not in the mean',
+  );
+  t.regex(
+    reportMarkdown(report),
+    /- left out: a run of onnx-fp32-cpu-sequential started .* was interrupted after 4 measured frame\(s\)/,
+  );
 });
 
 test('a backend that failed is a row with its exit code and last line, and the title does not pretend it was never asked for', (t) => {
-  const report = buildLabReport([onnxRun], [], 10, { failed: [{ modelType: 'OpenCV DNN', exitCode: 133, lastLine: 'FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal' }] });
+  const report = buildLabReport([onnxRun], [], 10, {
+    failed: [{ modelType: 'OpenCV DNN', exitCode: 133, lastLine: 'FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal' }],
+  });
   const md = reportMarkdown(report);
   t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime (OpenCV DNN failed)\n'), md.split('\n')[0]);
   t.regex(md, /\| OpenCV DNN \| {2}\| failed \(exit 133\) \| failed \|/);
-  t.regex(md, /- \*\*OpenCV DNN failed: exit code 133; its last line: FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal\*\*/);
+  t.regex(
+    md,
+    /- \*\*OpenCV DNN failed: exit code 133; its last line: FATAL ERROR: v8::ToLocalChecked Empty MaybeLocal\*\*/,
+  );
   t.regex(reportHtml(report), /OpenCV DNN failed: exit code 133/);
 });

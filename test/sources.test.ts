@@ -25,7 +25,10 @@ test('a source argument names a file, a stream, a camera, a CSI camera, a pipeli
   t.is(sourceStem('rtsp://127.0.0.1:8554/live'), 'live');
   t.is(sourceStem('csi://0'), 'csi0');
   t.is(sourceStem('/dev/video2'), 'video2');
-  t.regex(csiPipeline(1), /^nvarguscamerasrc sensor-id=1 ! video\/x-raw\(memory:NVMM\), width=\(int\)1280, height=\(int\)720, format=\(string\)NV12, framerate=\(fraction\)30\/1 ! nvvidconv ! .* ! appsink/);
+  t.regex(
+    csiPipeline(1),
+    /^nvarguscamerasrc sensor-id=1 ! video\/x-raw\(memory:NVMM\), width=\(int\)1280, height=\(int\)720, format=\(string\)NV12, framerate=\(fraction\)30\/1 ! nvvidconv ! .* ! appsink/,
+  );
 });
 
 /** A free TCP port on 127.0.0.1. */
@@ -38,50 +41,96 @@ function freePort(): Promise<number> {
   });
 }
 
-test.serial('RTSP end to end: a server on 127.0.0.1 streaming vtest.avi, infer for 4 s with --duration, a playable video and a run JSON', async (t) => {
-  const vtest = join(ROOT, 'videos/vtest.avi');
-  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
-  // RTP/JPEG needs no decoder in the server: the clip re-encoded as MJPEG first
-  const mjpeg = join(dir, 'vtest-mjpeg.avi');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
-  const port = await freePort();
-  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
-  let serverLog = '';
-  server.stdout.on('data', (d) => (serverLog += d));
-  server.stderr.on('data', (d) => (serverLog += d));
-  try {
-    const started = Date.now();
-    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null) await new Promise((r) => setTimeout(r, 100));
-    t.true(serverLog.includes('ready'), `RTSP server (gir1.2-gst-rtsp-server-1.0, from scripts/setup.sh --test): ${serverLog}`);
-    const out = join(dir, 'rtsp.mp4');
-    const json = join(dir, 'rtsp.json');
-    const t0 = Date.now();
-    const r = runCli('infer', [`rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '4', '--warmup', '2', '-o', out, '--json', json, '-q'], { timeout: 120_000 });
-    t.is(r.code, 0, r.stderr);
-    t.true(Date.now() - t0 < 90_000);
-    const run = JSON.parse(readFileSync(json, 'utf8'));
-    t.false(!!run.interrupted, '--duration ends a live run normally');
-    t.is(run.video.frameCount, 0, 'a stream declares no length');
-    t.true(run.frames >= 10, `${run.frames} frames measured in 4 s`);
-    t.like(run.video, { width: 768, height: 576 });
-    const probe = probeVideo(out);
-    t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written, and the file plays');
-    // jetprof profile opens the source as infer does: an RTSP URL passes its check and the profiler starts (a stand-in
-    // nsys that writes nothing, so the run ends at the profiler, past the source check)
-    const p = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', join(dir, 'prof-rtsp'), '--', '--duration', '2', `rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--no-write'], { env: { JETPROF_NSYS: '/bin/false' }, timeout: 120_000 });
-    t.notRegex(p.stderr, /not found|no frame could be decoded|could not be opened/, p.stderr);
-    t.regex(p.stderr, /nsys produced no report/, 'the profiler was started: the source check passed');
-  } finally {
-    server.kill();
-  }
-});
+test.serial(
+  'RTSP end to end: a server on 127.0.0.1 streaming vtest.avi, infer for 4 s with --duration, a playable video and a run JSON',
+  async (t) => {
+    const vtest = join(ROOT, 'videos/vtest.avi');
+    if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
+    // RTP/JPEG needs no decoder in the server: the clip re-encoded as MJPEG first
+    const mjpeg = join(dir, 'vtest-mjpeg.avi');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+    const port = await freePort();
+    const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+    let serverLog = '';
+    server.stdout.on('data', (d) => (serverLog += d));
+    server.stderr.on('data', (d) => (serverLog += d));
+    try {
+      const started = Date.now();
+      while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
+        await new Promise((r) => setTimeout(r, 100));
+      t.true(
+        serverLog.includes('ready'),
+        `RTSP server (gir1.2-gst-rtsp-server-1.0, from scripts/setup.sh --test): ${serverLog}`,
+      );
+      const out = join(dir, 'rtsp.mp4');
+      const json = join(dir, 'rtsp.json');
+      const t0 = Date.now();
+      const r = runCli(
+        'infer',
+        [
+          `rtsp://127.0.0.1:${port}/live`,
+          '--model',
+          model.onnxPath,
+          '--duration',
+          '4',
+          '--warmup',
+          '2',
+          '-o',
+          out,
+          '--json',
+          json,
+          '-q',
+        ],
+        { timeout: 120_000 },
+      );
+      t.is(r.code, 0, r.stderr);
+      t.true(Date.now() - t0 < 90_000);
+      const run = JSON.parse(readFileSync(json, 'utf8'));
+      t.false(!!run.interrupted, '--duration ends a live run normally');
+      t.is(run.video.frameCount, 0, 'a stream declares no length');
+      t.true(run.frames >= 10, `${run.frames} frames measured in 4 s`);
+      t.like(run.video, { width: 768, height: 576 });
+      const probe = probeVideo(out);
+      t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written, and the file plays');
+      // jetprof profile opens the source as infer does: an RTSP URL passes its check and the profiler starts (a stand-in
+      // nsys that writes nothing, so the run ends at the profiler, past the source check)
+      const p = runCli(
+        'jetprof',
+        [
+          'profile',
+          '--tool',
+          'nsys',
+          '--out-dir',
+          join(dir, 'prof-rtsp'),
+          '--',
+          '--duration',
+          '2',
+          `rtsp://127.0.0.1:${port}/live`,
+          '--model',
+          model.onnxPath,
+          '--no-write',
+        ],
+        { env: { JETPROF_NSYS: '/bin/false' }, timeout: 120_000 },
+      );
+      t.notRegex(p.stderr, /not found|no frame could be decoded|could not be opened/, p.stderr);
+      t.regex(p.stderr, /nsys produced no report/, 'the profiler was started: the source check passed');
+    } finally {
+      server.kill();
+    }
+  },
+);
 
 test('a refused RTSP port, a camera that does not exist: one line each, exit 2', async (t) => {
   const port = await freePort();
   const t0 = Date.now();
   const r = runCli('infer', [`rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '2', '-q']);
   t.is(r.code, 2);
-  t.regex(r.stderr, new RegExp(`rtsp://127\\.0\\.0\\.1:${port}/live: the stream could not be opened \\(refused, timed out or no such path`));
+  t.regex(
+    r.stderr,
+    new RegExp(
+      `rtsp://127\\.0\\.0\\.1:${port}/live: the stream could not be opened \\(refused, timed out or no such path`,
+    ),
+  );
   t.is(r.stderr.trim().split('\n').length, 1);
   t.true(Date.now() - t0 < 30_000, 'refused at once');
   const cam = runCli('infer', ['/dev/video99', '--model', model.onnxPath, '-q']);
@@ -91,7 +140,17 @@ test('a refused RTSP port, a camera that does not exist: one line each, exit 2',
 
 test('a GStreamer pipeline as the source (gst:...)', (t) => {
   const json = join(dir, 'gst.json');
-  const r = runCli('infer', ['gst:videotestsrc num-buffers=12 ! video/x-raw,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink', '--model', model.onnxPath, '--warmup', '2', '--no-write', '--json', json, '-q']);
+  const r = runCli('infer', [
+    'gst:videotestsrc num-buffers=12 ! video/x-raw,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink',
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '2',
+    '--no-write',
+    '--json',
+    json,
+    '-q',
+  ]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.frames + run.warmupFrames, 12, 'the pipeline ends after its 12 buffers');
@@ -118,38 +177,59 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   t.regex(same.stderr, /the annotated images would overwrite the input images/);
 });
 
-test.serial('a live stream that dies mid-run: the run ends with exit 0, and says when and why (console and endedEarly in the JSON)', async (t) => {
-  const vtest = join(ROOT, 'videos/vtest.avi');
-  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
-  const mjpeg = join(dir, 'vtest-mjpeg-die.avi');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
-  const port = await freePort();
-  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
-  let serverLog = '';
-  server.stdout.on('data', (d) => (serverLog += d));
-  try {
-    const started = Date.now();
-    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null) await new Promise((r) => setTimeout(r, 100));
-    const json = join(dir, 'rtsp-die.json');
-    const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
-    const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/infer.ts'), `rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '60', '--warmup', '2', '--no-write', '--json', json]);
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    // once frames flow, the server dies
-    while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 5000));
-    server.kill('SIGKILL');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    t.is(code, 0, stderr);
-    t.regex(stderr, /the source stopped sending frames \(it closed, or the connection dropped\) after [\d.]+ s and \d+ frames \(of --duration 60 s\)/);
-    const run = JSON.parse(readFileSync(json, 'utf8'));
-    t.truthy(run.endedEarly, 'endedEarly in the run JSON');
-    t.true(run.endedEarly.afterS > 1 && run.endedEarly.afterS < 60, `ended after ${run.endedEarly.afterS} s`);
-    t.is(run.endedEarly.framesRead, run.frames + run.warmupFrames);
-  } finally {
-    server.kill('SIGKILL');
-  }
-});
+test.serial(
+  'a live stream that dies mid-run: the run ends with exit 0, and says when and why (console and endedEarly in the JSON)',
+  async (t) => {
+    const vtest = join(ROOT, 'videos/vtest.avi');
+    if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
+    const mjpeg = join(dir, 'vtest-mjpeg-die.avi');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+    const port = await freePort();
+    const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+    let serverLog = '';
+    server.stdout.on('data', (d) => (serverLog += d));
+    try {
+      const started = Date.now();
+      while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
+        await new Promise((r) => setTimeout(r, 100));
+      const json = join(dir, 'rtsp-die.json');
+      const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
+      const child = spawn(process.execPath, [
+        TSX_IMPORT,
+        join(ROOT, 'src/cli/infer.ts'),
+        `rtsp://127.0.0.1:${port}/live`,
+        '--model',
+        model.onnxPath,
+        '--duration',
+        '60',
+        '--warmup',
+        '2',
+        '--no-write',
+        '--json',
+        json,
+      ]);
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      // once frames flow, the server dies
+      while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000)
+        await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 5000));
+      server.kill('SIGKILL');
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      t.is(code, 0, stderr);
+      t.regex(
+        stderr,
+        /the source stopped sending frames \(it closed, or the connection dropped\) after [\d.]+ s and \d+ frames \(of --duration 60 s\)/,
+      );
+      const run = JSON.parse(readFileSync(json, 'utf8'));
+      t.truthy(run.endedEarly, 'endedEarly in the run JSON');
+      t.true(run.endedEarly.afterS > 1 && run.endedEarly.afterS < 60, `ended after ${run.endedEarly.afterS} s`);
+      t.is(run.endedEarly.framesRead, run.frames + run.warmupFrames);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  },
+);
 
 test('--duration counts from the first frame, not from connecting', async (t) => {
   const { durationClock } = await import('../src/pipeline/infer.ts');

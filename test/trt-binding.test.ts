@@ -12,7 +12,15 @@ import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { trtexecArgv, trtexecVersion } from '../src/backends/build-engine.ts';
-import { buildCpuEngineLib, makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
+import {
+  buildCpuEngineLib,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
 
 const dir = scratchDir();
 const cpuLib = buildCpuEngineLib();
@@ -60,62 +68,109 @@ test('an engine opens; IO metadata, buffer sizes, outputs and timing fields come
   t.is(a.length, 21 * small.gridH * small.gridW);
   t.is(b.length, 21 * large.gridH * large.gridW);
   t.true(a.every((v) => v === -10));
-  for (const k of [0, 1, 250, 251, 9999, b.length - 1]) t.is(b[k], Math.fround(1 + 2 * input[k % input.length]), `output value ${k}`);
+  for (const k of [0, 1, 250, 251, 9999, b.length - 1])
+    t.is(b[k], Math.fround(1 + 2 * input[k % input.length]), `output value ${k}`);
   t.truthy(r.device);
-  for (const key of ['h2dMs', 'gpuComputeMs', 'd2hMs'] as const) t.true(Number.isFinite(r.device![key]) && r.device![key] >= 0, key);
+  for (const key of ['h2dMs', 'gpuComputeMs', 'd2hMs'] as const)
+    t.true(Number.isFinite(r.device![key]) && r.device![key] >= 0, key);
   // Two runs in flight are serialised on the one set of buffers, each getting its own result.
-  const [r1, r2] = await Promise.all([s.run(new Float32Array(input.length).fill(0)), s.run(new Float32Array(input.length).fill(1))]);
+  const [r1, r2] = await Promise.all([
+    s.run(new Float32Array(input.length).fill(0)),
+    s.run(new Float32Array(input.length).fill(1)),
+  ]);
   t.is(r1.outputs.get(large.output)![0], 1);
   t.is(r2.outputs.get(large.output)![0], 3);
-  await t.throwsAsync(s.run(new Float32Array(10)), { message: /input images takes 3686400 bytes \(1x3x480x640 float32\), got 40/ });
+  await t.throwsAsync(s.run(new Float32Array(10)), {
+    message: /input images takes 3686400 bytes \(1x3x480x640 float32\), got 40/,
+  });
   await s.dispose();
 });
 
 test('bad engine - missing file, not an engine, another TensorRT version: one line each', async (t) => {
-  await t.throwsAsync(createTensorRtSession(join(dir, 'nope.trt'), info, options), { message: /nope\.trt: engine file not found/ });
+  await t.throwsAsync(createTensorRtSession(join(dir, 'nope.trt'), info, options), {
+    message: /nope\.trt: engine file not found/,
+  });
   const junk = join(dir, 'junk.trt');
   writeFileSync(junk, 'PK\u0003\u0004 not an engine');
-  await t.throwsAsync(createTensorRtSession(junk, info, options), { message: /junk\.trt: not a TensorRT engine this runtime can load \(.*Magic Tag does not match\)/ });
+  await t.throwsAsync(createTensorRtSession(junk, info, options), {
+    message: /junk\.trt: not a TensorRT engine this runtime can load \(.*Magic Tag does not match\)/,
+  });
   const old = engineFile('old.trt', ['input images 0 1 3 480 640'], '8.2.1');
-  const e = await t.throwsAsync(createTensorRtSession(old, info, options), { message: /old\.trt: engine from another TensorRT version \(built by 8\.2\.1, runtime 8\.6\.1\)/ });
+  const e = await t.throwsAsync(createTensorRtSession(old, info, options), {
+    message: /old\.trt: engine from another TensorRT version \(built by 8\.2\.1, runtime 8\.6\.1\)/,
+  });
   t.regex((e as { suggestion?: string }).suggestion ?? '', /jetprof build-engine/);
 });
 
 test('bad engine - input shape mismatch, wrong outputs, dynamic shapes, missing plugin', async (t) => {
   const wrongSize = engineFile('416.engine', ['input images 0 1 3 416 416', `output ${small.output} 0 1 21 13 13 0 1`]);
-  await t.throwsAsync(createTensorRtSession(wrongSize, info, options), { message: /416\.engine expects input 1x3x416x416 but the model is 640x480 \(input shape mismatch\)/ });
-  const wrongOut = engineFile('out.engine', ['input images 0 1 3 480 640', 'output boxes 0 1 100 4 0 1']);
-  await t.throwsAsync(createTensorRtSession(wrongOut, info, options), { message: /outputs boxes are neither the model's YOLO heads .* nor tensorrt_demos' detections/ });
-  const dynamic = engineFile('dyn.engine', ['input images 0 -1 3 480 640']);
-  await t.throwsAsync(createTensorRtSession(dynamic, info, options), { message: /tensor images has a dynamic dimension; build the engine with fixed shapes/ });
-  await t.throwsAsync(createTensorRtSession(headsEngine, info, { ...options, plugins: [join(dir, 'libyolo_layer.so')] }), {
-    message: /libyolo_layer\.so: plugin library could not be loaded \(.*libyolo_layer\.so: cannot open shared object file/,
+  await t.throwsAsync(createTensorRtSession(wrongSize, info, options), {
+    message: /416\.engine expects input 1x3x416x416 but the model is 640x480 \(input shape mismatch\)/,
   });
+  const wrongOut = engineFile('out.engine', ['input images 0 1 3 480 640', 'output boxes 0 1 100 4 0 1']);
+  await t.throwsAsync(createTensorRtSession(wrongOut, info, options), {
+    message: /outputs boxes are neither the model's YOLO heads .* nor tensorrt_demos' detections/,
+  });
+  const dynamic = engineFile('dyn.engine', ['input images 0 -1 3 480 640']);
+  await t.throwsAsync(createTensorRtSession(dynamic, info, options), {
+    message: /tensor images has a dynamic dimension; build the engine with fixed shapes/,
+  });
+  await t.throwsAsync(
+    createTensorRtSession(headsEngine, info, { ...options, plugins: [join(dir, 'libyolo_layer.so')] }),
+    {
+      message:
+        /libyolo_layer\.so: plugin library could not be loaded \(.*libyolo_layer\.so: cannot open shared object file/,
+    },
+  );
 });
 
 test('checkEngineIo accepts tensorrt_demos engines (one detections output)', (t) => {
-  const io = checkEngineIo('demos.trt', [
-    { name: '000_net', isInput: true, dtype: 0, dims: [1, 3, 480, 640], bytes: 3686400 },
-    { name: 'detections', isInput: false, dtype: 0, dims: [1, 18900, 1, 7], bytes: 18900 * 7 * 4 },
-  ], info);
+  const io = checkEngineIo(
+    'demos.trt',
+    [
+      { name: '000_net', isInput: true, dtype: 0, dims: [1, 3, 480, 640], bytes: 3686400 },
+      { name: 'detections', isInput: false, dtype: 0, dims: [1, 18900, 1, 7], bytes: 18900 * 7 * 4 },
+    ],
+    info,
+  );
   t.is(io.outputs[0].name, 'detections');
 });
 
 test('tensorrt_demos detections: top-left x/y and w/h as fractions of the input, score = confidence x probability', (t) => {
   const g = stretchGeometry(1280, 960, 640, 480);
-  const rows = new Float32Array([0.25, 0.5, 0.1, 0.2, 0.9, 1, 0.8, /* kept: 0.72 */ 0.1, 0.1, 0.1, 0.1, 0.5, 0, 0.5, /* 0.25 < conf */ 0, 0, 0, 0, 0, 0, 0]);
+  const rows = new Float32Array([
+    0.25, 0.5, 0.1, 0.2, 0.9, 1, 0.8, /* kept: 0.72 */ 0.1, 0.1, 0.1, 0.1, 0.5, 0, 0.5, /* 0.25 < conf */ 0, 0, 0, 0, 0,
+    0, 0,
+  ]);
   const d = decodePluginDetections(rows, g, 0.3, 2).toDetections();
   t.is(d.length, 1);
   t.is(d[0].classId, 1);
   t.true(Math.abs(d[0].score - 0.72) < 1e-6);
-  t.deepEqual([d[0].x1, d[0].y1, d[0].x2, d[0].y2].map((v) => Math.round(v)), [320, 480, 448, 672]);
+  t.deepEqual(
+    [d[0].x1, d[0].y1, d[0].x2, d[0].y2].map((v) => Math.round(v)),
+    [320, 480, 448, 672],
+  );
 });
 
 test('infer --backend trt end to end through the binding: video, run JSON with h2d/gpuCompute/d2h, version warning from the sidecar', (t) => {
   const video = makeVideo('trt.mp4', 8, 320, 240);
-  writeFileSync(`${headsEngine}.json`, JSON.stringify({ schema: 'jetprof.engine/1', engine: headsEngine, onnx: { path: model.onnxPath, sha256: '' }, tensorrt: '8.2.1', precision: 'fp16', trtexec: [], builtAt: '', buildSeconds: 0 }));
+  writeFileSync(
+    `${headsEngine}.json`,
+    JSON.stringify({
+      schema: 'jetprof.engine/1',
+      engine: headsEngine,
+      onnx: { path: model.onnxPath, sha256: '' },
+      tensorrt: '8.2.1',
+      precision: 'fp16',
+      trtexec: [],
+      builtAt: '',
+      buildSeconds: 0,
+    }),
+  );
   const json = join(dir, 'trt-run.json');
-  const r = runCli('infer', ['--backend', 'trt', video, '--engine', headsEngine, '--warmup', '2', '--json', json], { env: { JETPROF_TRT_SHIM: cpuLib } });
+  const r = runCli('infer', ['--backend', 'trt', video, '--engine', headsEngine, '--warmup', '2', '--json', json], {
+    env: { JETPROF_TRT_SHIM: cpuLib },
+  });
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /using .*trt\.onnx, the ONNX .*heads\.engine was built from/);
   t.regex(r.stderr, /heads\.engine was built by TensorRT 8\.2\.1 but the runtime is TensorRT 8\.6\.1: rebuild it/);
@@ -126,7 +181,11 @@ test('infer --backend trt end to end through the binding: video, run JSON with h
   for (const k of ['h2dMs', 'gpuComputeMs', 'd2hMs']) t.true(run.gpuTimings[k].meanMs >= 0, k);
   t.true(run.gpuTimings.gpuComputeMs.totalMs <= run.stages.inference.totalMs);
   t.is(run.perFrame.gpuComputeMs.length, 6, 'CUDA-event timings per frame');
-  t.like(run.setup, { executionProvider: 'tensorrt', precision: 'fp16', label: 'trt-fp16-gpu-pipelined3', profiler: 'none' }, 'precision from the engine sidecar');
+  t.like(
+    run.setup,
+    { executionProvider: 'tensorrt', precision: 'fp16', label: 'trt-fp16-gpu-pipelined3', profiler: 'none' },
+    'precision from the engine sidecar',
+  );
   const out = join(dir, 'trt-tensorrt-detected.mp4');
   t.true(existsSync(out));
   t.is(probeVideo(out).frames, 8);
@@ -137,32 +196,60 @@ test('bad call - TensorRT unavailable: the one-line message, exit 2', (t) => {
   const env = { JETPROF_TRT_SHIM: '', TENSORRT_ROOT: '', LD_LIBRARY_PATH: '' };
   const r = runCli('infer-trt', [video, '--engine', headsEngine, '--model', model.onnxPath], { env });
   t.is(r.code, 2);
-  t.is(r.stderr.trim().split('\n').filter((l) => /error/.test(l)).length, 1, r.stderr);
+  t.is(
+    r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => /error/.test(l)).length,
+    1,
+    r.stderr,
+  );
   t.regex(r.stderr, /infer: error: TensorRT runtime \(libnvinfer\) not found: run on JetPack or set TENSORRT_ROOT/);
 });
 
 test('build-engine: trtexec flags per precision and TensorRT version; the banner gives the version', (t) => {
   const base = { onnx: 'm.onnx', out: 'e.trt', precision: 'fp16' as const, workspaceMb: 1024 };
-  t.deepEqual(trtexecArgv(base, 'e.trt', true), ['--onnx=m.onnx', '--saveEngine=e.trt', '--fp16', '--memPoolSize=workspace:1024']);
-  t.deepEqual(trtexecArgv({ ...base, precision: 'int8', calib: 'c.bin' }, 'e.trt', false), ['--onnx=m.onnx', '--saveEngine=e.trt', '--int8', '--calib=c.bin', '--workspace=1024']);
-  t.is(trtexecVersion('&&&& RUNNING TensorRT.trtexec [TensorRT v8201] # /usr/src/tensorrt/bin/trtexec --onnx=x'), '8.2.1');
+  t.deepEqual(trtexecArgv(base, 'e.trt', true), [
+    '--onnx=m.onnx',
+    '--saveEngine=e.trt',
+    '--fp16',
+    '--memPoolSize=workspace:1024',
+  ]);
+  t.deepEqual(trtexecArgv({ ...base, precision: 'int8', calib: 'c.bin' }, 'e.trt', false), [
+    '--onnx=m.onnx',
+    '--saveEngine=e.trt',
+    '--int8',
+    '--calib=c.bin',
+    '--workspace=1024',
+  ]);
+  t.is(
+    trtexecVersion('&&&& RUNNING TensorRT.trtexec [TensorRT v8201] # /usr/src/tensorrt/bin/trtexec --onnx=x'),
+    '8.2.1',
+  );
   t.is(trtexecVersion('&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec'), '10.3.0');
 });
 
 test('build-engine runs trtexec, writes the engine and its sidecar; trtexec missing is one line', (t) => {
   // A stand-in for trtexec (not available here): prints TensorRT 8.6's banner and writes --saveEngine's file.
   const fake = join(dir, 'trtexec-standin.sh');
-  writeFileSync(fake, [
-    '#!/bin/sh',
-    'if [ "$1" = --help ]; then echo "  --memPoolSize=poolspec"; exit 0; fi',
-    `echo "$@" > ${join(dir, 'trtexec-args.txt')}`,
-    'echo "&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec $*"',
-    'for a in "$@"; do case "$a" in --saveEngine=*) echo engine > "${a#--saveEngine=}";; esac; done',
-    'echo "&&&& PASSED TensorRT.trtexec [TensorRT v8601]"',
-  ].join('\n'));
+  writeFileSync(
+    fake,
+    [
+      '#!/bin/sh',
+      'if [ "$1" = --help ]; then echo "  --memPoolSize=poolspec"; exit 0; fi',
+      `echo "$@" > ${join(dir, 'trtexec-args.txt')}`,
+      'echo "&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec $*"',
+      'for a in "$@"; do case "$a" in --saveEngine=*) echo engine > "${a#--saveEngine=}";; esac; done',
+      'echo "&&&& PASSED TensorRT.trtexec [TensorRT v8601]"',
+    ].join('\n'),
+  );
   chmodSync(fake, 0o755);
   const out = join(dir, 'built.trt');
-  const r = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', out, '--fp16', '--workspace', '512', '-q'], { env: { JETPROF_TRTEXEC: fake } });
+  const r = runCli(
+    'jetprof',
+    ['build-engine', '--onnx', model.onnxPath, '--out', out, '--fp16', '--workspace', '512', '-q'],
+    { env: { JETPROF_TRTEXEC: fake } },
+  );
   t.is(r.code, 0, r.stderr);
   t.is(readFileSync(out, 'utf8'), 'engine\n');
   const side = JSON.parse(readFileSync(`${out}.json`, 'utf8'));
@@ -170,9 +257,16 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   t.is(side.tensorrt, '8.6.1');
   t.is(side.precision, 'fp16');
   t.is(side.onnx.sha256.length, 64);
-  t.deepEqual(side.trtexec.slice(1), [`--onnx=${model.onnxPath}`, `--saveEngine=${out}`, '--fp16', '--memPoolSize=workspace:512']);
+  t.deepEqual(side.trtexec.slice(1), [
+    `--onnx=${model.onnxPath}`,
+    `--saveEngine=${out}`,
+    '--fp16',
+    '--memPoolSize=workspace:512',
+  ]);
   t.regex(readFileSync(join(dir, 'trtexec-args.txt'), 'utf8'), /--saveEngine=.*\.built\.trt\.partial-\d+ --fp16/);
-  const missing = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], { env: { PATH: '/usr/bin:/bin', TENSORRT_ROOT: '' } });
+  const missing = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], {
+    env: { PATH: '/usr/bin:/bin', TENSORRT_ROOT: '' },
+  });
   t.is(missing.code, 2);
   t.regex(missing.stderr, /trtexec not found \(TensorRT is not installed here\).*\/usr\/src\/tensorrt\/bin\/trtexec/);
   t.false(existsSync(join(dir, 'x.trt')));

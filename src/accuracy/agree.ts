@@ -77,7 +77,19 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
   const perClass = new Map<number, ClassAgreement & { iouSum: number }>();
   const classRow = (id: number) => {
     let row = perClass.get(id);
-    if (!row) perClass.set(id, (row = { categoryId: id, name: o.names?.get(id) ?? String(id), matched: 0, onlyRef: 0, onlyOther: 0, meanIou: 0, iouSum: 0 }));
+    if (!row)
+      perClass.set(
+        id,
+        (row = {
+          categoryId: id,
+          name: o.names?.get(id) ?? String(id),
+          matched: 0,
+          onlyRef: 0,
+          onlyOther: 0,
+          meanIou: 0,
+          iouSum: 0,
+        }),
+      );
     return row;
   };
   let matched = 0;
@@ -131,13 +143,16 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
     }
     const swapped = new Uint8Array(leftOther.length);
     for (const a of leftRef) {
-      const j = leftOther.findIndex((d, k) => !swapped[k] && d.category_id !== a.category_id && cocoIou(a.bbox, d.bbox) >= thr);
+      const j = leftOther.findIndex(
+        (d, k) => !swapped[k] && d.category_id !== a.category_id && cocoIou(a.bbox, d.bbox) >= thr,
+      );
       if (j >= 0) {
         swapped[j] = 1;
         classSwaps++;
       }
     }
-    if (leftRef.length || leftOther.length) frameDiffs.push({ imageId: frame, onlyRef: leftRef.length, onlyOther: leftOther.length });
+    if (leftRef.length || leftOther.length)
+      frameDiffs.push({ imageId: frame, onlyRef: leftRef.length, onlyOther: leftOther.length });
   }
   const onlyRef = [...perClass.values()].reduce((s, c) => s + c.onlyRef, 0);
   const onlyOther = [...perClass.values()].reduce((s, c) => s + c.onlyOther, 0);
@@ -159,6 +174,8 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
     perClass: [...perClass.values()]
       .sort((a, b) => a.categoryId - b.categoryId)
       .map(({ iouSum: s, ...c }) => ({ ...c, meanIou: c.matched ? s / c.matched : 0 })),
-    worstFrames: frameDiffs.sort((a, b) => b.onlyRef + b.onlyOther - (a.onlyRef + a.onlyOther) || a.imageId - b.imageId).slice(0, o.top ?? 10),
+    worstFrames: frameDiffs
+      .sort((a, b) => b.onlyRef + b.onlyOther - (a.onlyRef + a.onlyOther) || a.imageId - b.imageId)
+      .slice(0, o.top ?? 10),
   };
 }

@@ -46,11 +46,20 @@ export function loadGroundTruth(path: string): CocoGroundTruth {
 
 /** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` names one. */
 export function loadDetections(path: string): DetectionSource {
-  const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as { schema?: string; detectionsFile?: string; perFrame?: { index: number[] }; warmup?: { index: number[] }; setup?: { label?: string }; model?: { labels?: string[] } };
+  const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as {
+    schema?: string;
+    detectionsFile?: string;
+    perFrame?: { index: number[] };
+    warmup?: { index: number[] };
+    setup?: { label?: string };
+    model?: { labels?: string[] };
+  };
   if (Array.isArray(v)) return { path, detections: parseCocoDetections(v, path) };
   if (v?.schema === 'jetprof.run/2') {
     if (!v.detectionsFile) {
-      throw new JetprofError('BAD_INPUT', `${path}: this run kept no detections`, { suggestion: 'run infer again with --detections F.json (compare keeps them for every backend)' });
+      throw new JetprofError('BAD_INPUT', `${path}: this run kept no detections`, {
+        suggestion: 'run infer again with --detections F.json (compare keeps them for every backend)',
+      });
     }
     const file = resolve(dirname(path), v.detectionsFile);
     const inner = loadDetections(file);

@@ -69,7 +69,12 @@ function stableDesc(keys: number[]): number[] {
   return keys.map((_, i) => i).sort((a, b) => keys[b] - keys[a] || a - b);
 }
 
-function evaluateImg(gtAll: CocoAnnotation[], dtAll: CocoDetection[], area: [number, number], maxDet: number): EvalImg | undefined {
+function evaluateImg(
+  gtAll: CocoAnnotation[],
+  dtAll: CocoDetection[],
+  area: [number, number],
+  maxDet: number,
+): EvalImg | undefined {
   if (gtAll.length === 0 && dtAll.length === 0) return undefined;
   const gtIgnoreRaw = gtAll.map((g) => (g.iscrowd ? 1 : 0) || (areaOf(g) < area[0] || areaOf(g) > area[1] ? 1 : 0));
   // non-ignored ground truth first (a stable sort on the ignore flag)
@@ -111,7 +116,10 @@ function evaluateImg(gtAll: CocoAnnotation[], dtAll: CocoDetection[], area: [num
 }
 
 /** precision[t][r] (or -1) and recall[t] (or -1) of one category, area range and maxDet. */
-function accumulate(evals: (EvalImg | undefined)[], maxDet: number): { precision: number[][]; recall: number[] } | undefined {
+function accumulate(
+  evals: (EvalImg | undefined)[],
+  maxDet: number,
+): { precision: number[][]; recall: number[] } | undefined {
   const es = evals.filter((e): e is EvalImg => !!e);
   if (es.length === 0) return undefined;
   const scores = es.flatMap((e) => e.dtScores.slice(0, maxDet));
@@ -164,17 +172,22 @@ export function cocoMap(gt: CocoGroundTruth, detections: readonly CocoDetection[
   const imgSet = new Set(imgIds);
   const key = (img: number, cat: number) => `${img}:${cat}`;
   const gtBy = new Map<string, CocoAnnotation[]>();
-  for (const a of gt.annotations) if (imgSet.has(a.image_id)) gtBy.set(key(a.image_id, a.category_id), [...(gtBy.get(key(a.image_id, a.category_id)) ?? []), a]);
+  for (const a of gt.annotations)
+    if (imgSet.has(a.image_id))
+      gtBy.set(key(a.image_id, a.category_id), [...(gtBy.get(key(a.image_id, a.category_id)) ?? []), a]);
   const dtBy = new Map<string, CocoDetection[]>();
   const dts = detections.filter((d) => imgSet.has(d.image_id));
-  for (const d of dts) dtBy.set(key(d.image_id, d.category_id), [...(dtBy.get(key(d.image_id, d.category_id)) ?? []), d]);
+  for (const d of dts)
+    dtBy.set(key(d.image_id, d.category_id), [...(dtBy.get(key(d.image_id, d.category_id)) ?? []), d]);
 
   // [category][area][maxDet] -> accumulated
   const acc = new Map<string, ReturnType<typeof accumulate>>();
   for (const cat of catIds) {
     for (const areaName of Object.keys(AREA_RANGES) as AreaName[]) {
       const area = AREA_RANGES[areaName];
-      const evals = imgIds.map((img) => evaluateImg(gtBy.get(key(img, cat)) ?? [], dtBy.get(key(img, cat)) ?? [], area, MAX_DETS[MAX_DETS.length - 1]));
+      const evals = imgIds.map((img) =>
+        evaluateImg(gtBy.get(key(img, cat)) ?? [], dtBy.get(key(img, cat)) ?? [], area, MAX_DETS[MAX_DETS.length - 1]),
+      );
       for (const maxDet of MAX_DETS) acc.set(`${cat}:${areaName}:${maxDet}`, accumulate(evals, maxDet));
     }
   }
@@ -205,7 +218,12 @@ export function cocoMap(gt: CocoGroundTruth, detections: readonly CocoDetection[
     ar1: ar(1),
     ar10: ar(10),
     ar100: ar(100),
-    perClass: catIds.map((cat) => ({ categoryId: cat, name: names.get(cat) ?? String(cat), ap: ap('all', 100, undefined, [cat]), ap50: ap('all', 100, 0, [cat]) })),
+    perClass: catIds.map((cat) => ({
+      categoryId: cat,
+      name: names.get(cat) ?? String(cat),
+      ap: ap('all', 100, undefined, [cat]),
+      ap50: ap('all', 100, 0, [cat]),
+    })),
     images: imgIds.length,
     detections: dts.length,
     annotations: gt.annotations.filter((a) => imgSet.has(a.image_id)).length,

@@ -27,13 +27,20 @@ export function findTrtexec(): string {
   const fromEnv = process.env.JETPROF_TRTEXEC;
   if (fromEnv) {
     if (existsSync(fromEnv)) return fromEnv;
-    throw new JetprofError('TOOL_MISSING', `${fromEnv} (from JETPROF_TRTEXEC) does not exist`, { suggestion: 'unset it or point it at trtexec' });
+    throw new JetprofError('TOOL_MISSING', `${fromEnv} (from JETPROF_TRTEXEC) does not exist`, {
+      suggestion: 'unset it or point it at trtexec',
+    });
   }
   const root = process.env.TENSORRT_ROOT;
-  const found = findExecutable('trtexec', [...(root ? [join(root, 'bin', 'trtexec')] : []), '/usr/src/tensorrt/bin/trtexec', '/usr/local/tensorrt/bin/trtexec']);
+  const found = findExecutable('trtexec', [
+    ...(root ? [join(root, 'bin', 'trtexec')] : []),
+    '/usr/src/tensorrt/bin/trtexec',
+    '/usr/local/tensorrt/bin/trtexec',
+  ]);
   if (!found) {
     throw new JetprofError('TOOL_MISSING', 'trtexec not found (TensorRT is not installed here)', {
-      suggestion: 'on JetPack it is /usr/src/tensorrt/bin/trtexec (sudo apt install tensorrt); elsewhere set TENSORRT_ROOT or JETPROF_TRTEXEC',
+      suggestion:
+        'on JetPack it is /usr/src/tensorrt/bin/trtexec (sudo apt install tensorrt); elsewhere set TENSORRT_ROOT or JETPROF_TRTEXEC',
     });
   }
   return found;
@@ -44,7 +51,8 @@ export function trtexecArgv(o: BuildEngineOptions, enginePath: string, memPoolFl
   const args = [`--onnx=${o.onnx}`, `--saveEngine=${enginePath}`];
   if (o.precision === 'fp16') args.push('--fp16');
   if (o.precision === 'int8') args.push('--int8', ...(o.calib ? [`--calib=${o.calib}`] : []));
-  if (o.workspaceMb) args.push(memPoolFlag ? `--memPoolSize=workspace:${o.workspaceMb}` : `--workspace=${o.workspaceMb}`);
+  if (o.workspaceMb)
+    args.push(memPoolFlag ? `--memPoolSize=workspace:${o.workspaceMb}` : `--workspace=${o.workspaceMb}`);
   return args;
 }
 
@@ -54,16 +62,24 @@ export function trtexecVersion(output: string): string | undefined {
   return m ? formatTrtVersion(Number(m[1])) : undefined;
 }
 
-async function run(cmd: string, args: string[], onOutput?: (s: string) => void): Promise<{ code: number; output: string }> {
+async function run(
+  cmd: string,
+  args: string[],
+  onOutput?: (s: string) => void,
+): Promise<{ code: number; output: string }> {
   const r = await runCommand(cmd, args, { onOutput: onOutput && ((d) => onOutput(d.toString())) });
   return { code: r.code, output: r.output.toString() };
 }
 
 export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar> {
-  if (!existsSync(o.onnx)) throw new JetprofError('FILE_NOT_FOUND', `${o.onnx}: ONNX model not found`, { suggestion: 'export one with `jetprof export --cfg C --weights W`' });
+  if (!existsSync(o.onnx))
+    throw new JetprofError('FILE_NOT_FOUND', `${o.onnx}: ONNX model not found`, {
+      suggestion: 'export one with `jetprof export --cfg C --weights W`',
+    });
   if (o.precision === 'int8' && o.calib && existsSync(o.calib) && statSync(o.calib).isDirectory()) {
     throw new JetprofError('BAD_OPTION', `${o.calib} is a folder, but trtexec --calib takes a calibration cache file`, {
-      suggestion: 'make the cache with tensorrt_demos (onnx_to_tensorrt.py --int8 writes calib_<model>.bin), or omit --calib to time INT8 with dummy scales',
+      suggestion:
+        'make the cache with tensorrt_demos (onnx_to_tensorrt.py --int8 writes calib_<model>.bin), or omit --calib to time INT8 with dummy scales',
     });
   }
   requireWritableDir(o.out, '--out');
@@ -76,8 +92,17 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
   const r = await run(trtexec, args, o.onOutput);
   if (r.code !== 0 || !existsSync(partial)) {
     if (existsSync(partial)) unlinkSync(partial);
-    const last = r.output.trim().split('\n').filter((l) => /error|fail/i.test(l)).pop() ?? r.output.trim().split('\n').pop() ?? '';
-    throw new JetprofError('TOOL_FAILED', `trtexec failed on ${o.onnx} (exit code ${r.code}): ${last.slice(0, 200)}`, { exitCode: r.code || 1 });
+    const last =
+      r.output
+        .trim()
+        .split('\n')
+        .filter((l) => /error|fail/i.test(l))
+        .pop() ??
+      r.output.trim().split('\n').pop() ??
+      '';
+    throw new JetprofError('TOOL_FAILED', `trtexec failed on ${o.onnx} (exit code ${r.code}): ${last.slice(0, 200)}`, {
+      exitCode: r.code || 1,
+    });
   }
   renameSync(partial, o.out);
   const env = baseEnv();

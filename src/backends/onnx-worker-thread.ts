@@ -20,11 +20,25 @@ const { modelPath, options } = workerData as { modelPath: string; options: Omit<
 
 let session: DetectorSession;
 try {
-  session = await createOnnxSession(modelPath, { ...options, onWarning: (message) => port.postMessage({ type: 'warning', message } satisfies WorkerReply) });
-  port.postMessage({ type: 'ready', description: session.description, executionProvider: session.executionProvider, inputName: session.inputName, outputNames: [...session.outputNames] } satisfies WorkerReply);
+  session = await createOnnxSession(modelPath, {
+    ...options,
+    onWarning: (message) => port.postMessage({ type: 'warning', message } satisfies WorkerReply),
+  });
+  port.postMessage({
+    type: 'ready',
+    description: session.description,
+    executionProvider: session.executionProvider,
+    inputName: session.inputName,
+    outputNames: [...session.outputNames],
+  } satisfies WorkerReply);
 } catch (e) {
   const err = e as { code?: string; suggestion?: string };
-  port.postMessage({ type: 'error', message: messageOf(e), code: err.code, suggestion: err.suggestion } satisfies WorkerReply);
+  port.postMessage({
+    type: 'error',
+    message: messageOf(e),
+    code: err.code,
+    suggestion: err.suggestion,
+  } satisfies WorkerReply);
   process.exit(0);
 }
 
@@ -40,7 +54,10 @@ port.on('message', async (m: WorkerRequest) => {
     const outputs = [...r.outputs.entries()];
     // Copies, so their buffers can be transferred without touching ORT's own memory.
     const copies = outputs.map(([name, data]) => [name, data.slice()] as [string, Float32Array]);
-    port.postMessage({ type: 'result', id: m.id, outputs: copies } satisfies WorkerReply, copies.map(([, d]) => d.buffer as ArrayBuffer));
+    port.postMessage(
+      { type: 'result', id: m.id, outputs: copies } satisfies WorkerReply,
+      copies.map(([, d]) => d.buffer as ArrayBuffer),
+    );
   } catch (e) {
     port.postMessage({ type: 'error', id: m.id, message: messageOf(e) } satisfies WorkerReply);
   }

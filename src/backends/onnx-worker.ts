@@ -20,7 +20,10 @@ function startWorker(workerData: unknown): Worker {
   return new Worker(bootstrap, { eval: true, workerData });
 }
 
-export async function createOnnxWorkerSession(modelPath: string, options: OnnxSessionOptions = {}): Promise<DetectorSession> {
+export async function createOnnxWorkerSession(
+  modelPath: string,
+  options: OnnxSessionOptions = {},
+): Promise<DetectorSession> {
   const { onWarning, ...rest } = options;
   const worker = startWorker({ modelPath, options: rest });
   const pending = new Map<number, { resolve: (r: InferenceResult) => void; reject: (e: Error) => void }>();

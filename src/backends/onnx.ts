@@ -44,7 +44,12 @@ export function onnxRuntimeVersion(): string {
  * Why a GPU provider is not used, in one line. onnxruntime-node ships its CUDA and TensorRT providers for linux x64
  * only: on a Jetson (linux arm64) ONNX Runtime from Node always runs on the CPU, and the line says what would use the GPU.
  */
-export function unavailableProviderMessage(ep: string, error: string, platform: string = process.platform, arch: string = process.arch): string {
+export function unavailableProviderMessage(
+  ep: string,
+  error: string,
+  platform: string = process.platform,
+  arch: string = process.arch,
+): string {
   if (platform === 'linux' && arch === 'arm64') {
     return `ONNX Runtime execution provider '${ep}' cannot work here: onnxruntime-node ships CUDA and TensorRT providers for linux x64 only, so on a Jetson (arm64) it runs on the CPU; using 'cpu'. For the GPU use --backend trt (a TensorRT engine) or --backend opencv --ep cuda (an OpenCV built with CUDA)`;
   }
@@ -67,9 +72,13 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
     session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: [ep] });
   } catch (e) {
     if (ep === 'cpu') {
-      throw new JetprofError('BAD_MODEL', `${modelPath}: ONNX Runtime cannot load this model (${messageOf(e).split('\n')[0]})`, {
-        suggestion: 'export it again with `jetprof export`',
-      });
+      throw new JetprofError(
+        'BAD_MODEL',
+        `${modelPath}: ONNX Runtime cannot load this model (${messageOf(e).split('\n')[0]})`,
+        {
+          suggestion: 'export it again with `jetprof export`',
+        },
+      );
     }
     options.onWarning?.(unavailableProviderMessage(ep, messageOf(e)));
     used = 'cpu';
@@ -77,9 +86,14 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
   }
   const inputName = session.inputNames[0];
   const outputNames = [...session.outputNames];
-  const dims = session.inputMetadata?.[0] && 'shape' in session.inputMetadata[0] ? (session.inputMetadata[0].shape as readonly (number | string)[]) : undefined;
+  const dims =
+    session.inputMetadata?.[0] && 'shape' in session.inputMetadata[0]
+      ? (session.inputMetadata[0].shape as readonly (number | string)[])
+      : undefined;
   if (!dims || dims.length !== 4) {
-    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [1,3,H,W] float32`, { suggestion: 'export it again with `jetprof export`' });
+    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [1,3,H,W] float32`, {
+      suggestion: 'export it again with `jetprof export`',
+    });
   }
   const shape = dims.map(Number);
   return {

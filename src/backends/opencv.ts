@@ -32,29 +32,48 @@ export function openCvHasCuda(buildInformation: string): boolean {
  * right after the layer that feeds it; that feeding layer's output is the raw head. `heads` are jetprof's head names
  * (`yolo_N`, as the exporter names the ONNX outputs). Pure: the net's layer names in creation order in.
  */
-export function darknetHeadNames(layerNames: readonly string[], heads: readonly string[], source = 'the darknet model'): string[] {
+export function darknetHeadNames(
+  layerNames: readonly string[],
+  heads: readonly string[],
+  source = 'the darknet model',
+): string[] {
   return heads.map((head) => {
     const n = /^yolo_(\d+)$/.exec(head)?.[1];
     const at = n === undefined ? -1 : layerNames.indexOf(`permute_${n}`);
     if (at < 1) {
-      throw new JetprofError('BAD_MODEL', `${source}: OpenCV's darknet importer has no input layer for the head ${head} (no permute_${n ?? '?'} among its ${layerNames.length} layers)`, {
-        suggestion: 'run OpenCV DNN on the exported model instead: --model M.onnx (jetprof export writes it)',
-      });
+      throw new JetprofError(
+        'BAD_MODEL',
+        `${source}: OpenCV's darknet importer has no input layer for the head ${head} (no permute_${n ?? '?'} among its ${layerNames.length} layers)`,
+        {
+          suggestion: 'run OpenCV DNN on the exported model instead: --model M.onnx (jetprof export writes it)',
+        },
+      );
     }
     return layerNames[at - 1];
   });
 }
 
-export function createOpenCvSession(model: { onnx?: string; cfg?: string; weights?: string }, o: OpenCvSessionOptions): DetectorSession {
+export function createOpenCvSession(
+  model: { onnx?: string; cfg?: string; weights?: string },
+  o: OpenCvSessionOptions,
+): DetectorSession {
   const cv = loadOpenCv();
-  const source = model.cfg && model.weights ? `${model.cfg} + ${model.weights} (readNetFromDarknet)` : `${model.onnx} (readNetFromONNX)`;
+  const source =
+    model.cfg && model.weights
+      ? `${model.cfg} + ${model.weights} (readNetFromDarknet)`
+      : `${model.onnx} (readNetFromONNX)`;
   let net: ReturnType<typeof cv.readNetFromONNX>;
   try {
-    net = model.cfg && model.weights ? cv.readNetFromDarknet(model.cfg, model.weights) : cv.readNetFromONNX(model.onnx!);
+    net =
+      model.cfg && model.weights ? cv.readNetFromDarknet(model.cfg, model.weights) : cv.readNetFromONNX(model.onnx!);
   } catch (e) {
-    throw new JetprofError('BAD_MODEL', `${source}: OpenCV DNN cannot load this model (${messageOf(e).split('\n')[0]})`, {
-      suggestion: 'export it again with `jetprof export`, or pass --cfg and --weights for OpenCV\'s darknet importer',
-    });
+    throw new JetprofError(
+      'BAD_MODEL',
+      `${source}: OpenCV DNN cannot load this model (${messageOf(e).split('\n')[0]})`,
+      {
+        suggestion: "export it again with `jetprof export`, or pass --cfg and --weights for OpenCV's darknet importer",
+      },
+    );
   }
   let used = 'cpu';
   if (o.executionProvider === 'cuda') {
@@ -63,7 +82,9 @@ export function createOpenCvSession(model: { onnx?: string; cfg?: string; weight
       net.setPreferableTarget(o.fp16 ? cv.DNN_TARGET_CUDA_FP16 : cv.DNN_TARGET_CUDA);
       used = 'cuda';
     } else {
-      o.onWarning?.(`OpenCV ${cv.version.major}.${cv.version.minor}.${cv.version.revision} here was built without CUDA and cuDNN (cv.getBuildInformation()); using the CPU. On a Jetson, build OpenCV with -D WITH_CUDA=ON -D WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON`);
+      o.onWarning?.(
+        `OpenCV ${cv.version.major}.${cv.version.minor}.${cv.version.revision} here was built without CUDA and cuDNN (cv.getBuildInformation()); using the CPU. On a Jetson, build OpenCV with -D WITH_CUDA=ON -D WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON`,
+      );
     }
   }
   if (used === 'cpu') {
@@ -74,7 +95,8 @@ export function createOpenCvSession(model: { onnx?: string; cfg?: string; weight
   // What to ask the net for: jetprof's heads are the raw conv outputs feeding each [yolo] layer. In OpenCV's darknet
   // importer `yolo_N` is the region layer, whose output is already decoded (boxes and scores): decoding it again gives
   // garbage of the same size. Its input is the layer created just before `permute_N` (conv_{N-1} for a linear head).
-  const forwardNames = model.cfg && model.weights ? darknetHeadNames(net.getLayerNames(), o.outputNames, source) : o.outputNames;
+  const forwardNames =
+    model.cfg && model.weights ? darknetHeadNames(net.getLayerNames(), o.outputNames, source) : o.outputNames;
   const version = `${cv.version.major}.${cv.version.minor}.${cv.version.revision}`;
   return {
     backend: 'opencv',

@@ -10,7 +10,17 @@ import { basename } from 'node:path';
 import { PLUGIN_DETECTIONS_OUTPUT, type YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { EngineSidecar } from './engine-sidecar.ts';
-import { cString, DTYPE_NAMES, ERR_LEN, formatTrtVersion, loadTrtAbi, STATUS, type TensorInfo, type Timing, type TrtAbi } from './trt-abi.ts';
+import {
+  cString,
+  DTYPE_NAMES,
+  ERR_LEN,
+  formatTrtVersion,
+  loadTrtAbi,
+  STATUS,
+  type TensorInfo,
+  type Timing,
+  type TrtAbi,
+} from './trt-abi.ts';
 import type { DetectorSession, InferenceResult } from './types.ts';
 
 export interface TensorRtSessionOptions {
@@ -26,7 +36,9 @@ export interface TensorRtSessionOptions {
 const REBUILD = (engine: string) => `rebuild it on this device: jetprof build-engine --onnx M.onnx --out ${engine}`;
 
 function call(fn: TrtAbi['infer'], args: unknown[]): Promise<number> {
-  return new Promise((resolve, reject) => fn.async(...args, (err: unknown, status: number) => (err ? reject(err) : resolve(status))));
+  return new Promise((resolve, reject) =>
+    fn.async(...args, (err: unknown, status: number) => (err ? reject(err) : resolve(status))),
+  );
 }
 
 function shape(t: TensorInfo): string {
@@ -34,43 +46,73 @@ function shape(t: TensorInfo): string {
 }
 
 /** Checks the engine's IO against the model: one [1,3,H,W] float input of the model's size; raw heads or detections. */
-export function checkEngineIo(enginePath: string, tensors: TensorInfo[], model: YoloModelInfo): { input: TensorInfo; outputs: TensorInfo[] } {
+export function checkEngineIo(
+  enginePath: string,
+  tensors: TensorInfo[],
+  model: YoloModelInfo,
+): { input: TensorInfo; outputs: TensorInfo[] } {
   const inputs = tensors.filter((t) => t.isInput);
   const outputs = tensors.filter((t) => !t.isInput);
   const name = basename(enginePath);
-  if (inputs.length !== 1) throw new JetprofError('BAD_ENGINE', `${enginePath}: has ${inputs.length} inputs; jetprof runs YOLO engines with one image input`);
+  if (inputs.length !== 1)
+    throw new JetprofError(
+      'BAD_ENGINE',
+      `${enginePath}: has ${inputs.length} inputs; jetprof runs YOLO engines with one image input`,
+    );
   const [input] = inputs;
   const [n, c, h, w] = input.dims;
   if (input.dims.length !== 4 || n !== 1 || c !== 3 || DTYPE_NAMES[input.dtype] !== 'float32') {
-    throw new JetprofError('BAD_ENGINE', `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not float32 1x3xHxW`, {
-      suggestion: 'build the engine from jetprof\'s ONNX (jetprof build-engine), which has a float32 1x3xHxW input',
-    });
+    throw new JetprofError(
+      'BAD_ENGINE',
+      `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not float32 1x3xHxW`,
+      {
+        suggestion: "build the engine from jetprof's ONNX (jetprof build-engine), which has a float32 1x3xHxW input",
+      },
+    );
   }
   if (h !== model.inputHeight || w !== model.inputWidth) {
-    throw new JetprofError('BAD_ENGINE', `${name} expects input ${shape(input)} but the model is ${model.inputWidth}x${model.inputHeight} (input shape mismatch)`, {
-      suggestion: 'pass the --model/--cfg the engine was built from, or build the engine again from this model',
-    });
+    throw new JetprofError(
+      'BAD_ENGINE',
+      `${name} expects input ${shape(input)} but the model is ${model.inputWidth}x${model.inputHeight} (input shape mismatch)`,
+      {
+        suggestion: 'pass the --model/--cfg the engine was built from, or build the engine again from this model',
+      },
+    );
   }
   for (const o of outputs) {
     if (DTYPE_NAMES[o.dtype] !== 'float32') {
-      throw new JetprofError('BAD_ENGINE', `${enginePath}: output ${o.name} is ${DTYPE_NAMES[o.dtype] ?? o.dtype}; jetprof reads float32 outputs`, {
-        suggestion: 'build with float32 IO (trtexec keeps IO float32 unless --outputIOFormats is given)',
-      });
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${enginePath}: output ${o.name} is ${DTYPE_NAMES[o.dtype] ?? o.dtype}; jetprof reads float32 outputs`,
+        {
+          suggestion: 'build with float32 IO (trtexec keeps IO float32 unless --outputIOFormats is given)',
+        },
+      );
     }
   }
   const names = new Set(outputs.map((o) => o.name));
   const heads = model.heads.every((hd) => names.has(hd.output));
   if (!heads && !names.has(PLUGIN_DETECTIONS_OUTPUT)) {
-    throw new JetprofError('BAD_ENGINE', `${enginePath}: outputs ${[...names].join(', ')} are neither the model's YOLO heads (${model.heads.map((hd) => hd.output).join(', ')}) nor tensorrt_demos' ${PLUGIN_DETECTIONS_OUTPUT}`, {
-      suggestion: 'pass the --model/--cfg the engine was built from',
-    });
+    throw new JetprofError(
+      'BAD_ENGINE',
+      `${enginePath}: outputs ${[...names].join(', ')} are neither the model's YOLO heads (${model.heads.map((hd) => hd.output).join(', ')}) nor tensorrt_demos' ${PLUGIN_DETECTIONS_OUTPUT}`,
+      {
+        suggestion: 'pass the --model/--cfg the engine was built from',
+      },
+    );
   }
   return { input, outputs };
 }
 
-export async function createTensorRtSession(enginePath: string, model: YoloModelInfo, o: TensorRtSessionOptions): Promise<DetectorSession> {
+export async function createTensorRtSession(
+  enginePath: string,
+  model: YoloModelInfo,
+  o: TensorRtSessionOptions,
+): Promise<DetectorSession> {
   if (!existsSync(enginePath)) {
-    throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: engine file not found`, { suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)' });
+    throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: engine file not found`, {
+      suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
+    });
   }
   const abi = loadTrtAbi();
   abi.setLogSeverity(o.logSeverity ?? 1);
@@ -78,14 +120,20 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
   const err = Buffer.alloc(ERR_LEN);
   for (const plugin of o.plugins?.length ? o.plugins : ['']) {
     if (abi.loadPlugin(plugin, err, ERR_LEN) !== STATUS.OK) {
-      throw new JetprofError('BAD_ENGINE', `${plugin || 'TensorRT plugins'}: plugin library could not be loaded (${cString(err)})`, {
-        suggestion: 'build tensorrt_demos\' plugins (make -C plugins) and pass its libyolo_layer.so with --plugin',
-      });
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${plugin || 'TensorRT plugins'}: plugin library could not be loaded (${cString(err)})`,
+        {
+          suggestion: "build tensorrt_demos' plugins (make -C plugins) and pass its libyolo_layer.so with --plugin",
+        },
+      );
     }
   }
   const { sidecar } = o;
   if (sidecar?.tensorrt && sidecar.tensorrt !== runtime) {
-    o.onWarning(`warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`);
+    o.onWarning(
+      `warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`,
+    );
   }
   const handleOut: unknown[] = [null];
   const status = await call(abi.engineOpen, [enginePath, handleOut, err, ERR_LEN]);
@@ -94,13 +142,26 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
     if (status === STATUS.FILE) throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: ${why}`);
     if (status === STATUS.DESERIALIZE && /version/i.test(why)) {
       const built = /got (\d+(?:\.\d+)+)/.exec(why)?.[1] ?? sidecar?.tensorrt;
-      throw new JetprofError('BAD_ENGINE', `${enginePath}: engine from another TensorRT version (built by ${built ?? 'another version'}, runtime ${runtime})`, { suggestion: REBUILD(enginePath) });
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${enginePath}: engine from another TensorRT version (built by ${built ?? 'another version'}, runtime ${runtime})`,
+        { suggestion: REBUILD(enginePath) },
+      );
     }
     if (status === STATUS.DESERIALIZE) {
-      throw new JetprofError('BAD_ENGINE', `${enginePath}: not a TensorRT engine this runtime can load (${why.slice(0, 200)})`, { suggestion: REBUILD(enginePath) });
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${enginePath}: not a TensorRT engine this runtime can load (${why.slice(0, 200)})`,
+        { suggestion: REBUILD(enginePath) },
+      );
     }
-    if (status === STATUS.PLUGIN) throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, { suggestion: 'pass the plugin library with --plugin' });
-    throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, { suggestion: status === STATUS.UNSUPPORTED ? REBUILD(enginePath) : undefined });
+    if (status === STATUS.PLUGIN)
+      throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
+        suggestion: 'pass the plugin library with --plugin',
+      });
+    throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
+      suggestion: status === STATUS.UNSUPPORTED ? REBUILD(enginePath) : undefined,
+    });
   }
   const handle = handleOut[0];
   const tensors: TensorInfo[] = [];
@@ -108,7 +169,8 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
     const count = abi.tensorCount(handle) as number;
     for (let i = 0; i < count; i++) {
       const raw: Record<string, unknown> = {};
-      if (abi.tensorInfo(handle, i, raw, err, ERR_LEN) !== STATUS.OK) throw new JetprofError('BAD_ENGINE', `${enginePath}: ${cString(err)}`);
+      if (abi.tensorInfo(handle, i, raw, err, ERR_LEN) !== STATUS.OK)
+        throw new JetprofError('BAD_ENGINE', `${enginePath}: ${cString(err)}`);
       tensors.push(abi.readTensorInfo(raw));
     }
     checkEngineIo(enginePath, tensors, model);
@@ -130,22 +192,31 @@ export async function createTensorRtSession(enginePath: string, model: YoloModel
     async run(data: Float32Array): Promise<InferenceResult> {
       if (closed) throw new Error('TensorRT session used after dispose');
       if (data.byteLength !== input.bytes) {
-        throw new JetprofError('BAD_INPUT', `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} float32), got ${data.byteLength}`);
+        throw new JetprofError(
+          'BAD_INPUT',
+          `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} float32), got ${data.byteLength}`,
+        );
       }
       // One engine has one set of buffers: calls are serialised.
       const run = busy.then(async () => {
         const e = Buffer.alloc(ERR_LEN);
-        if (abi.setInput(handle, inputIndex, data, input.bytes, e, ERR_LEN) !== STATUS.OK) throw new JetprofError('BAD_INPUT', `${enginePath}: ${cString(e)}`);
+        if (abi.setInput(handle, inputIndex, data, input.bytes, e, ERR_LEN) !== STATUS.OK)
+          throw new JetprofError('BAD_INPUT', `${enginePath}: ${cString(e)}`);
         const timing: Partial<Timing> = {};
         const s = await call(abi.infer, [handle, timing, e, ERR_LEN]);
-        if (s !== STATUS.OK) throw new JetprofError('TOOL_FAILED', `${enginePath}: inference failed (${cString(e)})`, { exitCode: 1 });
+        if (s !== STATUS.OK)
+          throw new JetprofError('TOOL_FAILED', `${enginePath}: inference failed (${cString(e)})`, { exitCode: 1 });
         const result = new Map<string, Float32Array>();
         for (const t of outputs) {
           const out = new Float32Array(t.bytes / 4);
-          if (abi.getOutput(handle, t.index, out, t.bytes, e, ERR_LEN) !== STATUS.OK) throw new JetprofError('TOOL_FAILED', `${enginePath}: ${cString(e)}`, { exitCode: 1 });
+          if (abi.getOutput(handle, t.index, out, t.bytes, e, ERR_LEN) !== STATUS.OK)
+            throw new JetprofError('TOOL_FAILED', `${enginePath}: ${cString(e)}`, { exitCode: 1 });
           result.set(t.name, out);
         }
-        return { outputs: result, device: { h2dMs: timing.h2d_ms ?? 0, gpuComputeMs: timing.compute_ms ?? 0, d2hMs: timing.d2h_ms ?? 0 } };
+        return {
+          outputs: result,
+          device: { h2dMs: timing.h2d_ms ?? 0, gpuComputeMs: timing.compute_ms ?? 0, d2hMs: timing.d2h_ms ?? 0 },
+        };
       });
       busy = run.catch(() => undefined);
       return run;

@@ -12,10 +12,30 @@ import { JetprofError, messageOf } from '../util/errors.ts';
 export const ABI_VERSION = 1;
 export const ERR_LEN = 1024;
 
-export const STATUS = { OK: 0, ARGUMENT: 1, FILE: 2, DESERIALIZE: 3, PLUGIN: 4, CUDA: 5, UNSUPPORTED: 6, INFERENCE: 7 } as const;
+export const STATUS = {
+  OK: 0,
+  ARGUMENT: 1,
+  FILE: 2,
+  DESERIALIZE: 3,
+  PLUGIN: 4,
+  CUDA: 5,
+  UNSUPPORTED: 6,
+  INFERENCE: 7,
+} as const;
 
 /** TensorRT's nvinfer1::DataType numbering. */
-export const DTYPE_NAMES = ['float32', 'float16', 'int8', 'int32', 'bool', 'uint8', 'fp8', 'bfloat16', 'int64', 'int4'] as const;
+export const DTYPE_NAMES = [
+  'float32',
+  'float16',
+  'int8',
+  'int32',
+  'bool',
+  'uint8',
+  'fp8',
+  'bfloat16',
+  'int64',
+  'int4',
+] as const;
 
 export interface TensorInfo {
   name: string;
@@ -103,10 +123,14 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
   if (cached?.path === path) return cached;
   if (!existsSync(path)) {
     if (process.env.JETPROF_TRT_SHIM) {
-      throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} (from JETPROF_TRT_SHIM) does not exist`, { suggestion: 'unset JETPROF_TRT_SHIM or point it at a built libjetprof_trt.so' });
+      throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} (from JETPROF_TRT_SHIM) does not exist`, {
+        suggestion: 'unset JETPROF_TRT_SHIM or point it at a built libjetprof_trt.so',
+      });
     }
     if (!findLibnvinfer()) throw new JetprofError('TENSORRT_UNAVAILABLE', RUNTIME_MISSING);
-    throw new JetprofError('TENSORRT_UNAVAILABLE', `TensorRT shim not built (${path})`, { suggestion: 'run npm run build:trt' });
+    throw new JetprofError('TENSORRT_UNAVAILABLE', `TensorRT shim not built (${path})`, {
+      suggestion: 'run npm run build:trt',
+    });
   }
   const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
   let lib: ReturnType<typeof koffi.load>;
@@ -114,8 +138,11 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
     lib = koffi.load(path);
   } catch (e) {
     const why = messageOf(e).split('\n')[0];
-    if (/libnvinfer|libcudart|libnvinfer_plugin/.test(why)) throw new JetprofError('TENSORRT_UNAVAILABLE', `${RUNTIME_MISSING} (${why})`);
-    throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} could not be loaded (${why})`, { suggestion: 'rebuild it with npm run build:trt' });
+    if (/libnvinfer|libcudart|libnvinfer_plugin/.test(why))
+      throw new JetprofError('TENSORRT_UNAVAILABLE', `${RUNTIME_MISSING} (${why})`);
+    throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} could not be loaded (${why})`, {
+      suggestion: 'rebuild it with npm run build:trt',
+    });
   }
   const info = koffi.struct('jp_tensor_info', {
     name: koffi.array('char', 256, 'String'),
@@ -125,7 +152,12 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
     dims: koffi.array('int64_t', 8, 'Array'),
     bytes: 'int64_t',
   });
-  const timing = koffi.struct('jp_timing', { h2d_ms: 'double', compute_ms: 'double', d2h_ms: 'double', wall_ms: 'double' });
+  const timing = koffi.struct('jp_timing', {
+    h2d_ms: 'double',
+    compute_ms: 'double',
+    d2h_ms: 'double',
+    wall_ms: 'double',
+  });
   const engine = koffi.opaque('jp_engine');
   const fn = (sig: string) => lib.func(sig) as unknown as Fn;
   const abi: TrtAbi = {
@@ -135,21 +167,68 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
     compiledVersion: fn('int32_t jp_compiled_version(void)') as unknown as () => number,
     setLogSeverity: fn('void jp_set_log_severity(int32_t severity)') as unknown as (s: number) => void,
     loadPlugin: fn('int32_t jp_load_plugin(const char *path, char *err, int32_t errLen)'),
-    engineOpen: lib.func('jp_engine_open', 'int32_t', ['const char *', koffi.out(koffi.pointer(koffi.pointer(engine))), 'char *', 'int32_t']) as unknown as Fn,
+    engineOpen: lib.func('jp_engine_open', 'int32_t', [
+      'const char *',
+      koffi.out(koffi.pointer(koffi.pointer(engine))),
+      'char *',
+      'int32_t',
+    ]) as unknown as Fn,
     tensorCount: lib.func('jp_engine_tensor_count', 'int32_t', [koffi.pointer(engine)]) as unknown as Fn,
-    tensorInfo: lib.func('jp_engine_tensor_info', 'int32_t', [koffi.pointer(engine), 'int32_t', koffi.out(koffi.pointer(info)), 'char *', 'int32_t']) as unknown as Fn,
-    setInput: lib.func('jp_engine_set_input', 'int32_t', [koffi.pointer(engine), 'int32_t', 'const void *', 'int64_t', 'char *', 'int32_t']) as unknown as Fn,
-    infer: lib.func('jp_engine_infer', 'int32_t', [koffi.pointer(engine), koffi.out(koffi.pointer(timing)), 'char *', 'int32_t']) as unknown as Fn,
-    getOutput: lib.func('jp_engine_get_output', 'int32_t', [koffi.pointer(engine), 'int32_t', 'void *', 'int64_t', 'char *', 'int32_t']) as unknown as Fn,
+    tensorInfo: lib.func('jp_engine_tensor_info', 'int32_t', [
+      koffi.pointer(engine),
+      'int32_t',
+      koffi.out(koffi.pointer(info)),
+      'char *',
+      'int32_t',
+    ]) as unknown as Fn,
+    setInput: lib.func('jp_engine_set_input', 'int32_t', [
+      koffi.pointer(engine),
+      'int32_t',
+      'const void *',
+      'int64_t',
+      'char *',
+      'int32_t',
+    ]) as unknown as Fn,
+    infer: lib.func('jp_engine_infer', 'int32_t', [
+      koffi.pointer(engine),
+      koffi.out(koffi.pointer(timing)),
+      'char *',
+      'int32_t',
+    ]) as unknown as Fn,
+    getOutput: lib.func('jp_engine_get_output', 'int32_t', [
+      koffi.pointer(engine),
+      'int32_t',
+      'void *',
+      'int64_t',
+      'char *',
+      'int32_t',
+    ]) as unknown as Fn,
     close: lib.func('jp_engine_close', 'void', [koffi.pointer(engine)]) as unknown as Fn,
     readTensorInfo(raw: unknown): TensorInfo {
-      const r = raw as { name: string; is_input: number; dtype: number; nb_dims: number; dims: (number | bigint)[]; bytes: number | bigint };
-      return { name: r.name, isInput: r.is_input !== 0, dtype: r.dtype, dims: r.dims.slice(0, r.nb_dims).map(Number), bytes: Number(r.bytes) };
+      const r = raw as {
+        name: string;
+        is_input: number;
+        dtype: number;
+        nb_dims: number;
+        dims: (number | bigint)[];
+        bytes: number | bigint;
+      };
+      return {
+        name: r.name,
+        isInput: r.is_input !== 0,
+        dtype: r.dtype,
+        dims: r.dims.slice(0, r.nb_dims).map(Number),
+        bytes: Number(r.bytes),
+      };
     },
   };
   const abiVersion = abi.abiVersion();
   if (abiVersion !== ABI_VERSION) {
-    throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} speaks ABI version ${abiVersion}, this jetprof speaks ${ABI_VERSION}`, { suggestion: 'rebuild it with npm run build:trt' });
+    throw new JetprofError(
+      'TENSORRT_UNAVAILABLE',
+      `${path} speaks ABI version ${abiVersion}, this jetprof speaks ${ABI_VERSION}`,
+      { suggestion: 'rebuild it with npm run build:trt' },
+    );
   }
   cached = abi;
   return abi;

@@ -20,13 +20,27 @@ export interface BackendFacts {
 
 export const BACKENDS: Record<BackendName, BackendFacts> = {
   onnx: { title: 'ONNX Runtime', tag: 'onnx', entry: 'infer-onnx', outputSuffix: 'onnx', aliases: ['onnx', 'ort'] },
-  tensorrt: { title: 'TensorRT', tag: 'trt', entry: 'infer-trt', outputSuffix: 'tensorrt', aliases: ['trt', 'tensorrt'] },
-  opencv: { title: 'OpenCV DNN', tag: 'opencv', entry: 'infer-opencv', outputSuffix: 'opencv', aliases: ['opencv', 'cv'] },
+  tensorrt: {
+    title: 'TensorRT',
+    tag: 'trt',
+    entry: 'infer-trt',
+    outputSuffix: 'tensorrt',
+    aliases: ['trt', 'tensorrt'],
+  },
+  opencv: {
+    title: 'OpenCV DNN',
+    tag: 'opencv',
+    entry: 'infer-opencv',
+    outputSuffix: 'opencv',
+    aliases: ['opencv', 'cv'],
+  },
 };
 
 /** The backend a --backend value names, or undefined. */
 export function backendByAlias(value: string | undefined): BackendName | undefined {
-  return (Object.keys(BACKENDS) as BackendName[]).find((b) => value !== undefined && BACKENDS[b].aliases.includes(value));
+  return (Object.keys(BACKENDS) as BackendName[]).find(
+    (b) => value !== undefined && BACKENDS[b].aliases.includes(value),
+  );
 }
 
 /** Device-side timings a backend can measure itself (TensorRT with CUDA events). Milliseconds. */

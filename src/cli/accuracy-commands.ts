@@ -13,7 +13,8 @@ import { parseFraction, parseIntInRange } from './options.ts';
 
 function parseShare(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`--min-match must be a share between 0 and 1 (e.g. 0.99), got '${value}'`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new InvalidArgumentError(`--min-match must be a share between 0 and 1 (e.g. 0.99), got '${value}'`);
   return n;
 }
 
@@ -36,7 +37,7 @@ export function agreeCommand(): Command {
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
     .description(
       'Compares two detection files (`infer --detections`, or the run JSONs that name them) frame by frame and class by\n' +
-        'class: REF\'s boxes in score order each match the unmatched OTHER box of highest IoU (at least --iou).\n' +
+        "class: REF's boxes in score order each match the unmatched OTHER box of highest IoU (at least --iou).\n" +
         'Prints Markdown; --out and --json write it. With --min-match, exits 1 when the matched share is below it\n' +
         '(gate an FP16 or INT8 engine in your own CI).',
     )
@@ -52,70 +53,114 @@ export function agreeCommand(): Command {
     .addHelpText(
       'after',
       helpAfter([
-        { cmd: 'jetprof agree runs/onnx.json runs/trt.json --min-match 0.99', note: 'gate an FP16 engine: exit 1 below 99% of boxes matched' },
+        {
+          cmd: 'jetprof agree runs/onnx.json runs/trt.json --min-match 0.99',
+          note: 'gate an FP16 engine: exit 1 below 99% of boxes matched',
+        },
         { cmd: 'jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json' },
       ]),
     )
-    .action((refPath: string, otherPath: string, o: { iou: number; minMatch?: number; includeWarmup: boolean; allowEmpty: boolean; top: number; out?: string; json?: string }) => {
-      try {
-        claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
-        const ref = loadDetections(refPath);
-        const other = loadDetections(otherPath);
-        if (sameFile(ref.path, other.path)) {
-          process.stderr.write(`jetprof agree: warning: ${refPath} and ${otherPath} are the same detections (${ref.path}): a file always agrees with itself\n`);
-        }
-        const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
-        let frames: number[] | undefined;
-        if (ref.frames && other.frames) {
-          const inOther = new Set(other.frames);
-          const inRef = new Set(ref.frames);
-          const missing = ref.frames.filter((f) => !inOther.has(f));
-          const extra = other.frames.filter((f) => !inRef.has(f));
-          if (missing.length || extra.length) {
-            const [path, list] = missing.length ? [otherPath, missing] : [refPath, extra];
-            throw new JetprofError('BAD_INPUT', `${path}: frames ${list[0]}${list.length > 1 ? `..${list[list.length - 1]} (${list.length})` : ''} are missing: the two runs did not process the same frames`, {
-              suggestion: 'run both on the same video with the same --max-frames (an interrupted run has fewer frames)',
-            });
+    .action(
+      (
+        refPath: string,
+        otherPath: string,
+        o: {
+          iou: number;
+          minMatch?: number;
+          includeWarmup: boolean;
+          allowEmpty: boolean;
+          top: number;
+          out?: string;
+          json?: string;
+        },
+      ) => {
+        try {
+          claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
+          const ref = loadDetections(refPath);
+          const other = loadDetections(otherPath);
+          if (sameFile(ref.path, other.path)) {
+            process.stderr.write(
+              `jetprof agree: warning: ${refPath} and ${otherPath} are the same detections (${ref.path}): a file always agrees with itself\n`,
+            );
           }
-          frames = ref.frames;
-        }
-        const warmupFrames = new Set([...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id));
-        if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
-        const a = agree(ref.detections.filter(keep), other.detections.filter(keep), { iouThreshold: o.iou, names: ref.names ?? other.names, top: o.top, frames });
-        if (a.refBoxes + a.otherBoxes === 0 && !o.allowEmpty) {
-          throw new JetprofError('NOTHING_TO_COMPARE', `nothing to compare: neither ${refPath} nor ${otherPath} has a box in the ${a.frames} frame(s) compared, so agreement proves nothing`, {
-            suggestion: 'use real weights or a lower --conf in infer; --allow-empty accepts it',
-            exitCode: 1,
+          const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
+          let frames: number[] | undefined;
+          if (ref.frames && other.frames) {
+            const inOther = new Set(other.frames);
+            const inRef = new Set(ref.frames);
+            const missing = ref.frames.filter((f) => !inOther.has(f));
+            const extra = other.frames.filter((f) => !inRef.has(f));
+            if (missing.length || extra.length) {
+              const [path, list] = missing.length ? [otherPath, missing] : [refPath, extra];
+              throw new JetprofError(
+                'BAD_INPUT',
+                `${path}: frames ${list[0]}${list.length > 1 ? `..${list[list.length - 1]} (${list.length})` : ''} are missing: the two runs did not process the same frames`,
+                {
+                  suggestion:
+                    'run both on the same video with the same --max-frames (an interrupted run has fewer frames)',
+                },
+              );
+            }
+            frames = ref.frames;
+          }
+          const warmupFrames = new Set(
+            [...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id),
+          );
+          if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
+          const a = agree(ref.detections.filter(keep), other.detections.filter(keep), {
+            iouThreshold: o.iou,
+            names: ref.names ?? other.names,
+            top: o.top,
+            frames,
           });
+          if (a.refBoxes + a.otherBoxes === 0 && !o.allowEmpty) {
+            throw new JetprofError(
+              'NOTHING_TO_COMPARE',
+              `nothing to compare: neither ${refPath} nor ${otherPath} has a box in the ${a.frames} frame(s) compared, so agreement proves nothing`,
+              {
+                suggestion: 'use real weights or a lower --conf in infer; --allow-empty accepts it',
+                exitCode: 1,
+              },
+            );
+          }
+          const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
+          process.stdout.write(md);
+          if (o.out) writeOutput(o.out, md);
+          if (o.json)
+            writeOutput(
+              o.json,
+              `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`,
+            );
+          if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
+            process.stderr.write(
+              `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,
+            );
+            process.exitCode = 1;
+          }
+        } catch (e) {
+          process.exitCode = handleError(e);
         }
-        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
-        process.stdout.write(md);
-        if (o.out) writeOutput(o.out, md);
-        if (o.json) writeOutput(o.json, `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`);
-        if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
-          process.stderr.write(`jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`);
-          process.exitCode = 1;
-        }
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
+      },
+    );
 }
 
 export function mapCommand(): Command {
   return new Command('map')
     .summary('COCO mAP of a detections file against ground truth, computed as pycocotools does')
     .description(
-      'AP@[.50:.95], AP50, AP75, AP by area and per class, AR@1/10/100, as pycocotools\' COCOeval (bbox) computes them.\n' +
+      "AP@[.50:.95], AP50, AP75, AP by area and per class, AR@1/10/100, as pycocotools' COCOeval (bbox) computes them.\n" +
         'image_id in the detections is the frame index (infer --detections, warm-up frames included); the ground truth\n' +
         'uses the same ids and decides which frames are scored.\n' +
-        'For an 80-class COCO model scored against COCO\'s own annotations, write the detections with --coco-category-ids.',
+        "For an 80-class COCO model scored against COCO's own annotations, write the detections with --coco-category-ids.",
     )
     .argument('<detections>', 'detections file (infer --detections) or a run JSON that names one')
     .requiredOption('--gt <annotations.json>', 'COCO ground truth: {images, annotations, categories}')
     .option('-o, --out <file.md>', 'write the Markdown here')
     .option('--json <file.json>', 'write the result as JSON')
-    .addHelpText('after', helpAfter([{ cmd: 'jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json' }]))
+    .addHelpText(
+      'after',
+      helpAfter([{ cmd: 'jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json' }]),
+    )
     .action((detPath: string, o: { gt: string; out?: string; json?: string }) => {
       try {
         claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
@@ -124,16 +169,28 @@ export function mapCommand(): Command {
         const gtImages = new Set(gt.images.map((i) => i.id));
         const outside = dets.detections.filter((d) => !gtImages.has(d.image_id));
         if (dets.detections.length > 0 && outside.length === dets.detections.length) {
-          throw new JetprofError('BAD_INPUT', `${detPath}: none of its ${dets.detections.length} boxes is on an image of ${o.gt} (image ids ${idRange(dets.detections.map((d) => d.image_id))} against ${idRange([...gtImages])})`, {
-            suggestion: 'image_id must be the frame index the ground truth uses (infer --detections numbers frames from 0, warm-up included)',
-          });
+          throw new JetprofError(
+            'BAD_INPUT',
+            `${detPath}: none of its ${dets.detections.length} boxes is on an image of ${o.gt} (image ids ${idRange(dets.detections.map((d) => d.image_id))} against ${idRange([...gtImages])})`,
+            {
+              suggestion:
+                'image_id must be the frame index the ground truth uses (infer --detections numbers frames from 0, warm-up included)',
+            },
+          );
         }
-        if (outside.length) process.stderr.write(`jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`);
+        if (outside.length)
+          process.stderr.write(
+            `jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`,
+          );
         const m = cocoMap(gt, dets.detections);
         const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
         process.stdout.write(md);
         if (o.out) writeOutput(o.out, md);
-        if (o.json) writeOutput(o.json, `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`);
+        if (o.json)
+          writeOutput(
+            o.json,
+            `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`,
+          );
       } catch (e) {
         process.exitCode = handleError(e);
       }

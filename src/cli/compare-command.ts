@@ -9,11 +9,14 @@ import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
 
-
 function parseBackends(value: string): BackendName[] {
-  const names = value.split(',').map((v) => v.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   const bad = names.find((n) => !backendByAlias(n));
-  if (bad || names.length === 0) throw new InvalidArgumentError(`--backends takes a comma-separated list of onnx, trt, opencv; got '${value}'`);
+  if (bad || names.length === 0)
+    throw new InvalidArgumentError(`--backends takes a comma-separated list of onnx, trt, opencv; got '${value}'`);
   return [...new Set(names.map((n) => backendByAlias(n)!))];
 }
 
@@ -29,93 +32,151 @@ export function speedSection(md: string): string {
 
 export function compareCommand(): Command {
   return new Command('compare')
-    .summary('the whole lab in one command: ONNX Runtime, TensorRT and OpenCV DNN on one video, profiled if asked, then the report')
+    .summary(
+      'the whole lab in one command: ONNX Runtime, TensorRT and OpenCV DNN on one video, profiled if asked, then the report',
+    )
     .description(
-      'Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run), under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend\'s, and gives mAP per backend with --gt.\n' +
+      "Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run), under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend's, and gives mAP per backend with --gt.\n" +
         'Arguments after -- go to infer for every backend (model, frame size, frame count ...).',
     )
     .argument('<video>', 'input video')
     .argument('[infer-args...]', 'infer arguments for every backend, after --')
-    .showHelpAfterError("(infer's options go after --, e.g. jetprof compare videos/vtest.avi -- --model weights/yolov4-tiny.onnx)")
+    .showHelpAfterError(
+      "(infer's options go after --, e.g. jetprof compare videos/vtest.avi -- --model weights/yolov4-tiny.onnx)",
+    )
     .addOption(new Option('--profile <tool>', 'run each backend under this profiler').choices(['nvprof', 'nsys']))
     .option('-d, --out-dir <dir>', 'where runs, profiles and the report go', 'compare')
     .option('--engine <file.trt>', 'TensorRT engine (without it TensorRT is skipped)')
     .option('--plugin <lib.so>', 'TensorRT plugin library (repeatable)', collect, [] as string[])
     .option('--top <n>', 'rows per profile table in the report', parseIntInRange('--top', 1, 1000), 10)
-    .option('--backends <list>', 'backends to run, in order; the first is the reference the others are checked against', (v: string) => parseBackends(v), ['onnx', 'tensorrt', 'opencv'] as BackendName[])
-    .option('--gt <annotations.json>', 'COCO ground truth for the video\'s frames: the report adds mAP per backend')
-    .option('--label <prefix>', 'name the rows <prefix>-onnx and <prefix>-trt (default: backend-precision-provider-loop)')
-    .option('--repeat <n>', 'run each backend n times; the report shows mean ± std of each row', parseIntInRange('--repeat', 1, 1000), 1)
+    .option(
+      '--backends <list>',
+      'backends to run, in order; the first is the reference the others are checked against',
+      (v: string) => parseBackends(v),
+      ['onnx', 'tensorrt', 'opencv'] as BackendName[],
+    )
+    .option('--gt <annotations.json>', "COCO ground truth for the video's frames: the report adds mAP per backend")
+    .option(
+      '--label <prefix>',
+      'name the rows <prefix>-onnx and <prefix>-trt (default: backend-precision-provider-loop)',
+    )
+    .option(
+      '--repeat <n>',
+      'run each backend n times; the report shows mean ± std of each row',
+      parseIntInRange('--repeat', 1, 1000),
+      1,
+    )
     .addHelpText(
       'after',
       helpAfter([
-        { cmd: 'jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540' },
-        { cmd: 'jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200', note: 'mean ± std over 5 runs of each backend' },
-        { cmd: 'jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100' },
+        {
+          cmd: 'jetprof compare videos/vtest.avi --engine engines/yolov4-tiny.trt -- --model weights/yolov4-tiny.onnx --frame-size 960x540',
+        },
+        {
+          cmd: 'jetprof compare videos/vtest.avi --repeat 5 -- --model weights/yolov4-tiny.onnx --max-frames 200',
+          note: 'mean ± std over 5 runs of each backend',
+        },
+        {
+          cmd: 'jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
+        },
       ]),
     )
-    .action(async (video: string, inferArgs: string[], o: { profile?: ProfilerTool; outDir: string; engine?: string; plugin: string[]; top: number; repeat: number; label?: string; backends: BackendName[]; gt?: string }) => {
-      try {
-        const { runCompare } = await import('../report/compare.ts');
-        if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
-          throw new JetprofError('BAD_OPTION', 'compare runs every backend itself; do not pass --backend', { suggestion: 'remove --backend from the arguments after --' });
-        }
-        if (o.repeat > 1 && o.profile) {
-          throw new JetprofError('BAD_OPTION', '--repeat with --profile: FPS measured under a profiler are not for comparing speeds', {
-            suggestion: 'profile once (--profile), and repeat without the profiler (--repeat)',
-          });
-        }
-        for (const own of ['--repeat', '--label']) {
-          if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
-            throw new JetprofError('BAD_OPTION', `pass ${own} to compare itself, before -- (each backend gets its own row)`, { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` });
+    .action(
+      async (
+        video: string,
+        inferArgs: string[],
+        o: {
+          profile?: ProfilerTool;
+          outDir: string;
+          engine?: string;
+          plugin: string[];
+          top: number;
+          repeat: number;
+          label?: string;
+          backends: BackendName[];
+          gt?: string;
+        },
+      ) => {
+        try {
+          const { runCompare } = await import('../report/compare.ts');
+          if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
+            throw new JetprofError('BAD_OPTION', 'compare runs every backend itself; do not pass --backend', {
+              suggestion: 'remove --backend from the arguments after --',
+            });
           }
-        }
-        // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
-        // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
-        let stop = false;
-        let child: number | undefined;
-        const onSignal = (signal: NodeJS.Signals) => {
-          if (!stop) process.stderr.write(`\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`);
-          stop = true;
-          if (child !== undefined) {
-            try {
-              process.kill(child, signal);
-            } catch {
-              /* it has just ended */
+          if (o.repeat > 1 && o.profile) {
+            throw new JetprofError(
+              'BAD_OPTION',
+              '--repeat with --profile: FPS measured under a profiler are not for comparing speeds',
+              {
+                suggestion: 'profile once (--profile), and repeat without the profiler (--repeat)',
+              },
+            );
+          }
+          for (const own of ['--repeat', '--label']) {
+            if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
+              throw new JetprofError(
+                'BAD_OPTION',
+                `pass ${own} to compare itself, before -- (each backend gets its own row)`,
+                { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` },
+              );
             }
           }
-        };
-        const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-        for (const s of SIGNALS) process.on(s, onSignal);
-        const r = await runCompare({
-          shouldStop: () => stop,
-          onChild: (pid) => {
-            child = pid;
-            return () => {
-              child = undefined;
-            };
-          },
-          video,
-          outDir: resolve(o.outDir),
-          profile: o.profile,
-          inferArgs,
-          engine: o.engine,
-          plugins: o.plugin,
-          top: o.top,
-          repeat: o.repeat,
-          label: o.label,
-          backends: o.backends,
-          gt: o.gt,
-          onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
-        });
-        // the speed table and what it says, as in REPORT.md, then where the whole report is
-        process.stdout.write(`${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`);
-        // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
-        if (r.failed.length) process.stderr.write(`jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`);
-        process.exitCode = stop ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
-        for (const s of SIGNALS) process.off(s, onSignal);
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
+          // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
+          // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
+          let stop = false;
+          let child: number | undefined;
+          const onSignal = (signal: NodeJS.Signals) => {
+            if (!stop)
+              process.stderr.write(
+                `\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`,
+              );
+            stop = true;
+            if (child !== undefined) {
+              try {
+                process.kill(child, signal);
+              } catch {
+                /* it has just ended */
+              }
+            }
+          };
+          const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+          for (const s of SIGNALS) process.on(s, onSignal);
+          const r = await runCompare({
+            shouldStop: () => stop,
+            onChild: (pid) => {
+              child = pid;
+              return () => {
+                child = undefined;
+              };
+            },
+            video,
+            outDir: resolve(o.outDir),
+            profile: o.profile,
+            inferArgs,
+            engine: o.engine,
+            plugins: o.plugin,
+            top: o.top,
+            repeat: o.repeat,
+            label: o.label,
+            backends: o.backends,
+            gt: o.gt,
+            onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
+          });
+          // the speed table and what it says, as in REPORT.md, then where the whole report is
+          process.stdout.write(
+            `${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`,
+          );
+          // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
+          if (r.failed.length)
+            process.stderr.write(
+              `jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`,
+            );
+          process.exitCode = stop ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
+          for (const s of SIGNALS) process.off(s, onSignal);
+        } catch (e) {
+          process.exitCode = handleError(e);
+        }
+      },
+    );
 }

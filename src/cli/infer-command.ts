@@ -19,7 +19,7 @@ import { findTegrastats } from '../platform/tegrastats-runner.ts';
 import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
-import { defaultOutputPath, runInference } from '../pipeline/infer.ts';
+import { defaultOutputPath, type InferOptions, runInference } from '../pipeline/infer.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
@@ -27,7 +27,6 @@ import { handleError } from './handle-error.ts';
 import { helpAfter, wrapProse } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
 import { createProgress } from './progress.ts';
-
 
 interface InferCliOptions {
   backend: BackendName;
@@ -71,7 +70,11 @@ interface InferCliOptions {
 
 export function inferCommand(name: string, fixedBackend?: BackendName): Command {
   const cmd = new Command(name)
-    .summary(fixedBackend ? `YOLOv4-Tiny on a video through ${BACKENDS[fixedBackend].title}` : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN')
+    .summary(
+      fixedBackend
+        ? `YOLOv4-Tiny on a video through ${BACKENDS[fixedBackend].title}`
+        : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN',
+    )
     .description(
       [
         'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<backend>-detected.mp4, and reports two speeds side by side:',
@@ -80,7 +83,10 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
       ].join('\n'),
     )
-    .argument('<video>', 'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images');
+    .argument(
+      '<video>',
+      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images',
+    );
   if (!fixedBackend) {
     cmd.addOption(
       new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
@@ -96,9 +102,20 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
-    .option('--cache-dir <dir>', 'where the ONNX exported from --cfg/--weights is cached (default: beside the weights as <weights>.onnx; $XDG_CACHE_HOME/jetprof when that folder is read-only)')
-    .option('--engine <file.trt>', 'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)')
-    .option('--plugin <lib.so>', 'TensorRT plugin library to load first, e.g. tensorrt_demos\' plugins/libyolo_layer.so (repeatable)', collect, [] as string[])
+    .option(
+      '--cache-dir <dir>',
+      'where the ONNX exported from --cfg/--weights is cached (default: beside the weights as <weights>.onnx; $XDG_CACHE_HOME/jetprof when that folder is read-only)',
+    )
+    .option(
+      '--engine <file.trt>',
+      'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)',
+    )
+    .option(
+      '--plugin <lib.so>',
+      "TensorRT plugin library to load first, e.g. tensorrt_demos' plugins/libyolo_layer.so (repeatable)",
+      collect,
+      [] as string[],
+    )
     .option('--strict', 'a cfg key darknet does not know (a typo such as activaton=) is an error, not a warning', false)
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
@@ -106,9 +123,16 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout')
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
-    .addOption(new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms').choices(['iou', 'diou']).default('iou'))
     .addOption(
-      new Option('--class-mode <mode>', "multi: every class with objectness x p > --conf is a candidate (darknet's rule); best: only each box's best class (OpenCV's and Ultralytics' rule)")
+      new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms')
+        .choices(['iou', 'diou'])
+        .default('iou'),
+    )
+    .addOption(
+      new Option(
+        '--class-mode <mode>',
+        "multi: every class with objectness x p > --conf is a candidate (darknet's rule); best: only each box's best class (OpenCV's and Ultralytics' rule)",
+      )
         .choices(['multi', 'best'])
         .default('multi'),
     )
@@ -118,44 +142,121 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       parseIntInRange('--max-candidates', 1),
       DEFAULT_MAX_CANDIDATES,
     )
-    .option('--max-det <n>', 'at most n boxes kept per frame after NMS, the highest scores (COCO evaluation uses 100)', parseIntInRange('--max-det', 1), DEFAULT_MAX_DET)
-    .option('--repeat <n>', 'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)', parseIntInRange('--repeat', 1, 1000), 1)
-    .option('--label <name>', 'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)')
-    .addOption(new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler').choices(['nsys', 'nvprof']).hideHelp())
-    .option('--letterbox', 'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)', false)
-    .option('--frame-size <WxH>', 'resize frames first, e.g. 960x540 as in the lab (default: the video size; 32x32 to 8192x8192)', parseSize('--frame-size', 32, 8192))
-    .option('--duration <s>', 'end after s seconds of frames (for a camera or stream, which never end by themselves); the run ends normally, exit 0', parseIntInRange('--duration', 1, 10_000_000))
+    .option(
+      '--max-det <n>',
+      'at most n boxes kept per frame after NMS, the highest scores (COCO evaluation uses 100)',
+      parseIntInRange('--max-det', 1),
+      DEFAULT_MAX_DET,
+    )
+    .option(
+      '--repeat <n>',
+      'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)',
+      parseIntInRange('--repeat', 1, 1000),
+      1,
+    )
+    .option(
+      '--label <name>',
+      'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)',
+    )
+    .addOption(
+      new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler')
+        .choices(['nsys', 'nvprof'])
+        .hideHelp(),
+    )
+    .option(
+      '--letterbox',
+      'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)',
+      false,
+    )
+    .option(
+      '--frame-size <WxH>',
+      'resize frames first, e.g. 960x540 as in the lab (default: the video size; 32x32 to 8192x8192)',
+      parseSize('--frame-size', 32, 8192),
+    )
+    .option(
+      '--duration <s>',
+      'end after s seconds of frames (for a camera or stream, which never end by themselves); the run ends normally, exit 0',
+      parseIntInRange('--duration', 1, 10_000_000),
+    )
     .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
-    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: one per core)', parseIntInRange('--threads', 1, 256))
+    .option(
+      '--threads <n>',
+      'ONNX Runtime intra-op threads (default: one per core)',
+      parseIntInRange('--threads', 1, 256),
+    )
     .addOption(
-      new Option('--ep <provider>', 'execution provider: ONNX Runtime cpu|cuda|tensorrt, OpenCV DNN cpu|cuda (DNN_BACKEND_CUDA); falls back to cpu with a warning')
+      new Option(
+        '--ep <provider>',
+        'execution provider: ONNX Runtime cpu|cuda|tensorrt, OpenCV DNN cpu|cuda (DNN_BACKEND_CUDA); falls back to cpu with a warning',
+      )
         .choices(['cpu', 'cuda', 'tensorrt'])
         .default('cpu'),
     )
     .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
-    .option('--detections <file.json>', 'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map')
-    .option('--coco-category-ids', 'with --detections: category_id as COCO\'s 1..90 ids (an 80-class COCO model) instead of the class index', false)
+    .option(
+      '--detections <file.json>',
+      'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map',
+    )
+    .option(
+      '--coco-category-ids',
+      "with --detections: category_id as COCO's 1..90 ids (an 80-class COCO model) instead of the class index",
+      false,
+    )
     .addOption(
-      new Option('--pipeline <auto|on|off>', 'on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series (the lab\'s loop); auto: on when the model runs on the GPU, off when it runs on the CPU and takes its cores')
+      new Option(
+        '--pipeline <auto|on|off>',
+        "on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series (the lab's loop); auto: on when the model runs on the GPU, off when it runs on the CPU and takes its cores",
+      )
         .choices(['auto', 'on', 'off'])
         .default('auto'),
     )
     .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
-    .option('--no-tegrastats', 'do not record tegrastats beside the run (default: recorded when tegrastats exists, i.e. on a Jetson)')
-    .option('--tegrastats-interval <ms>', 'tegrastats sampling interval', parseIntInRange('--tegrastats-interval', 10, 60_000), 200)
+    .option(
+      '--no-tegrastats',
+      'do not record tegrastats beside the run (default: recorded when tegrastats exists, i.e. on a Jetson)',
+    )
+    .option(
+      '--tegrastats-interval <ms>',
+      'tegrastats sampling interval',
+      parseIntInRange('--tegrastats-interval', 10, 60_000),
+      200,
+    )
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
     .addHelpText(
       'after',
       helpAfter(
         [
-          { cmd: `${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json` },
-          ...(fixedBackend === undefined || fixedBackend === 'tensorrt' ? [{ cmd: `${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json` }] : []),
-          ...(fixedBackend === undefined || fixedBackend === 'opencv' ? [{ cmd: `${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json` }] : []),
-          { cmd: `${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json`, note: '5 runs and their spread' },
-          { cmd: `${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60`, note: 'a stream, for a minute' },
-          { cmd: `${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4`, note: 'a Jetson CSI camera' },
+          {
+            cmd: `${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
+          },
+          ...(fixedBackend === undefined || fixedBackend === 'tensorrt'
+            ? [
+                {
+                  cmd: `${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`,
+                },
+              ]
+            : []),
+          ...(fixedBackend === undefined || fixedBackend === 'opencv'
+            ? [
+                {
+                  cmd: `${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`,
+                },
+              ]
+            : []),
+          {
+            cmd: `${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json`,
+            note: '5 runs and their spread',
+          },
+          {
+            cmd: `${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60`,
+            note: 'a stream, for a minute',
+          },
+          {
+            cmd: `${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4`,
+            note: 'a Jetson CSI camera',
+          },
           { cmd: `${name} images/ --model weights/yolov4-tiny.onnx`, note: 'a folder in, annotated images out' },
         ],
         [
@@ -177,6 +278,104 @@ function fitText(text: string): string {
     .join('\n');
 }
 
+/** Contradictory or impossible options: refused before anything runs, one line each. */
+function refuseBadOptions(o: InferCliOptions): void {
+  if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`,
+      {
+        suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
+      },
+    );
+  }
+  if (o.model && (o.cfg || o.weights)) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--model ${o.model} and --cfg/--weights both name a model: which one to run is ambiguous`,
+      {
+        suggestion:
+          "pass --model M.onnx alone, or --cfg C.cfg --weights W.weights alone (OpenCV DNN's darknet importer takes the latter)",
+      },
+    );
+  }
+  if (o.model && o.labels) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--labels ${o.labels} would be ignored: ${o.model} carries the labels it was exported with`,
+      {
+        suggestion: `export again with them: jetprof export --cfg C.cfg --weights W.weights --labels ${o.labels} --out ${o.model}`,
+      },
+    );
+  }
+  if (o.backend === 'opencv' && o.ep === 'tensorrt') {
+    throw new JetprofError(
+      'BAD_OPTION',
+      '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda',
+      { suggestion: 'use --backend trt with an engine for TensorRT' },
+    );
+  }
+}
+
+/** What one run of the job needs besides infer's options: where its JSON goes, the loop chosen, and the console. */
+interface RunContext {
+  json?: string;
+  pipelined: boolean;
+  nvtx: InferOptions['nvtx'];
+  tegrastatsBin?: string;
+  shouldStop: () => boolean;
+  onWarning: InferOptions['onWarning'];
+  onInfo: NonNullable<InferOptions['onInfo']>;
+  onFrame: NonNullable<InferOptions['onFrame']>;
+}
+
+/** infer's command-line options mapped to the job's settings, in one place; `k` is the run of --repeat. */
+function jobSettings(video: string, o: InferCliOptions, k: number, run: RunContext): InferOptions {
+  return {
+    backend: o.backend,
+    video,
+    model: o.model,
+    cfg: o.cfg,
+    weights: o.weights,
+    labels: o.labels,
+    cacheDir: o.cacheDir,
+    strictCfg: o.strict,
+    engine: o.engine,
+    plugins: o.plugin,
+    // --repeat: every run writes its own video (out-1.mp4 ... out-N.mp4), as its own JSON, so none replaces another
+    output: o.write ? (o.repeat > 1 ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k) : o.output) : null,
+    json: run.json,
+    postprocess: {
+      confThreshold: o.conf,
+      nmsThreshold: o.nms,
+      nmsKind: o.nmsKind,
+      classMode: o.classMode,
+      maxCandidates: o.maxCandidates,
+      maxDet: o.maxDet,
+    },
+    label: o.label,
+    profiler: o.profilerAttached,
+    fp16: o.fp16,
+    tegrastats: run.tegrastatsBin ? { bin: run.tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
+    detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
+    cocoCategoryIds: o.cocoCategoryIds,
+    letterbox: o.letterbox,
+    frameSize: o.frameSize,
+    maxFrames: o.maxFrames,
+    durationS: o.duration,
+    warmupFrames: o.warmup,
+    threads: o.threads,
+    executionProvider: o.ep,
+    pipeline: run.pipelined,
+    inFlight: o.inFlight,
+    nvtx: run.nvtx,
+    shouldStop: run.shouldStop,
+    onWarning: run.onWarning,
+    onInfo: run.onInfo,
+    onFrame: run.onFrame,
+  };
+}
+
 async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   const program = 'infer';
   let stopRequested = false;
@@ -186,7 +385,10 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   // aborts the process (Napi::Error) and loses both files; finalizing takes at most a frame.
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopRequested) {
-      if (!repeated) process.stderr.write(`interrupt: ${signal} again: still finishing the frame in flight (SIGKILL ends it without finalizing)\n`);
+      if (!repeated)
+        process.stderr.write(
+          `interrupt: ${signal} again: still finishing the frame in flight (SIGKILL ends it without finalizing)\n`,
+        );
       repeated = true;
       return;
     }
@@ -197,24 +399,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   for (const s of SIGNALS) process.on(s, onSignal);
   let progress = createProgress(!o.quiet);
   try {
-    if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
-      throw new JetprofError('BAD_OPTION', `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`, {
-        suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
-      });
-    }
-    if (o.model && (o.cfg || o.weights)) {
-      throw new JetprofError('BAD_OPTION', `--model ${o.model} and --cfg/--weights both name a model: which one to run is ambiguous`, {
-        suggestion: 'pass --model M.onnx alone, or --cfg C.cfg --weights W.weights alone (OpenCV DNN\'s darknet importer takes the latter)',
-      });
-    }
-    if (o.model && o.labels) {
-      throw new JetprofError('BAD_OPTION', `--labels ${o.labels} would be ignored: ${o.model} carries the labels it was exported with`, {
-        suggestion: `export again with them: jetprof export --cfg C.cfg --weights W.weights --labels ${o.labels} --out ${o.model}`,
-      });
-    }
-    if (o.backend === 'opencv' && o.ep === 'tensorrt') {
-      throw new JetprofError('BAD_OPTION', '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda', { suggestion: 'use --backend trt with an engine for TensorRT' });
-    }
+    refuseBadOptions(o);
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
     if (o.detections) requireWritableDir(o.detections, '--detections');
@@ -222,20 +407,33 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     const source = classifySource(video);
     const outputVideo = o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined;
     if (source.kind === 'images' && outputVideo && resolve(outputVideo) === resolve(video)) {
-      throw new JetprofError('BAD_OUTPUT', `${outputVideo}: the annotated images would overwrite the input images`, { suggestion: 'give --output another folder' });
+      throw new JetprofError('BAD_OUTPUT', `${outputVideo}: the annotated images would overwrite the input images`, {
+        suggestion: 'give --output another folder',
+      });
     }
     claimOutputs(
       {
         ...(source.kind === 'file' ? { video } : {}),
         // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
-        model: o.model, cfg: o.cfg, weights: o.weights, labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels, engine: o.engine,
+        model: o.model,
+        cfg: o.cfg,
+        weights: o.weights,
+        labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels,
+        engine: o.engine,
         ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
       },
-      { 'output video': source.kind === 'images' ? undefined : outputVideo, 'run JSON': jsonToStdout ? undefined : o.json, 'detections file': o.detections },
+      {
+        'output video': source.kind === 'images' ? undefined : outputVideo,
+        'run JSON': jsonToStdout ? undefined : o.json,
+        'detections file': o.detections,
+      },
     );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
-    if (tegrastatsBin && !o.quiet) process.stderr.write(`${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`);
+    if (tegrastatsBin && !o.quiet)
+      process.stderr.write(
+        `${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`,
+      );
     const loop = chooseLoop({
       mode: o.pipeline,
       backend: o.backend,
@@ -244,51 +442,30 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       cores: availableParallelism(),
       openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
     });
-    if (loop.why && !o.quiet) process.stderr.write(`${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${loop.why})\n`);
+    if (loop.why && !o.quiet)
+      process.stderr.write(
+        `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${loop.why})\n`,
+      );
     const runs: RunResult[] = [];
     const files: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested; k++) {
       if (k > 1) progress = createProgress(!o.quiet);
       if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
       const json = o.json && !jsonToStdout ? (o.repeat > 1 ? repeatPath(o.json, k) : o.json) : undefined;
-      const result = await runInference({
-        backend: o.backend,
-        video,
-        model: o.model,
-        cfg: o.cfg,
-        weights: o.weights,
-        labels: o.labels,
-        cacheDir: o.cacheDir,
-        strictCfg: o.strict,
-        engine: o.engine,
-        plugins: o.plugin,
-        // --repeat: every run writes its own video (out-1.mp4 ... out-N.mp4), as its own JSON, so none replaces another
-        output: o.write ? (o.repeat > 1 ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k) : o.output) : null,
-        json,
-        postprocess: { confThreshold: o.conf, nmsThreshold: o.nms, nmsKind: o.nmsKind, classMode: o.classMode, maxCandidates: o.maxCandidates, maxDet: o.maxDet },
-        label: o.label,
-        profiler: o.profilerAttached,
-        fp16: o.fp16,
-        tegrastats: tegrastatsBin ? { bin: tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
-        detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
-        cocoCategoryIds: o.cocoCategoryIds,
-        letterbox: o.letterbox,
-        frameSize: o.frameSize,
-        maxFrames: o.maxFrames,
-        durationS: o.duration,
-        warmupFrames: o.warmup,
-        threads: o.threads,
-        executionProvider: o.ep,
-        pipeline: loop.pipelined,
-        inFlight: o.inFlight,
-        nvtx,
-        shouldStop: () => stopRequested,
-        onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
-        onInfo: (m) => {
-          if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
-        },
-        onFrame: (p) => progress.update(p),
-      });
+      const result = await runInference(
+        jobSettings(video, o, k, {
+          json,
+          pipelined: loop.pipelined,
+          nvtx,
+          tegrastatsBin,
+          shouldStop: () => stopRequested,
+          onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+          onInfo: (m) => {
+            if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
+          },
+          onFrame: (p) => progress.update(p),
+        }),
+      );
       progress.done();
       runs.push(result);
       if (json) files.push(json);
@@ -302,7 +479,10 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     }
     const result = runs[runs.length - 1];
     if (o.repeat > 1 && runs.some((r) => !r.interrupted)) {
-      const set = buildRunSet(runs, o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined);
+      const set = buildRunSet(
+        runs,
+        o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined,
+      );
       if (!o.quiet) (jsonToStdout ? process.stderr : process.stdout).write(`${formatRunSet(set)}\n`);
       if (jsonToStdout) process.stdout.write(`${JSON.stringify(set, null, 2)}\n`);
       else if (o.json) {

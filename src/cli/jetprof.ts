@@ -12,7 +12,9 @@ import { reportCommand } from './report-command.ts';
 import { runProgram } from './run-program.ts';
 
 const program = new Command('jetprof')
-  .description('YOLOv4-Tiny on Jetson: honest inference and end-to-end FPS, profiler runs (nvprof, nsys) and lab reports')
+  .description(
+    'YOLOv4-Tiny on Jetson: honest inference and end-to-end FPS, profiler runs (nvprof, nsys) and lab reports',
+  )
   .version('0.1.0')
   .addCommand(inferCommand('infer'))
   .addCommand(exportCommand())

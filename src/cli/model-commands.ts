@@ -17,22 +17,55 @@ export function exportCommand(): Command {
     .requiredOption('--weights <file.weights>', 'darknet weights (16- or 20-byte header)')
     .option('--out <file.onnx>', 'output (default: beside the weights, <weights name>.onnx)')
     .option('--labels <file.names>', 'class names (default: <cfg>.names beside the cfg)')
-    .option('--input-size <WxH>', 'network input size (default: width/height from the cfg; multiples of 32)', parseSize('--input-size'))
-    .addHelpText('after', helpAfter([{ cmd: 'jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx' }]))
+    .option(
+      '--input-size <WxH>',
+      'network input size (default: width/height from the cfg; multiples of 32)',
+      parseSize('--input-size'),
+    )
+    .addHelpText(
+      'after',
+      helpAfter([
+        {
+          cmd: 'jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx',
+        },
+      ]),
+    )
     .option('--strict', 'a cfg key darknet does not know is an error, not a warning', false)
-    .action((o: { cfg: string; weights: string; out?: string; labels?: string; inputSize?: [number, number]; strict: boolean }) => {
-      try {
-        const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
-        claimOutputs({ cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) }, { ONNX: out });
-        const t0 = Date.now();
-        const info = exportModelFile({ cfgPath: o.cfg, weightsPath: o.weights, outPath: out, labelsPath: o.labels, inputSize: o.inputSize, strict: o.strict, onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`) });
-        const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
-        process.stderr.write(`exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`);
-        process.stdout.write(`${out}\n`);
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
+    .action(
+      (o: {
+        cfg: string;
+        weights: string;
+        out?: string;
+        labels?: string;
+        inputSize?: [number, number];
+        strict: boolean;
+      }) => {
+        try {
+          const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
+          claimOutputs(
+            { cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) },
+            { ONNX: out },
+          );
+          const t0 = Date.now();
+          const info = exportModelFile({
+            cfgPath: o.cfg,
+            weightsPath: o.weights,
+            outPath: out,
+            labelsPath: o.labels,
+            inputSize: o.inputSize,
+            strict: o.strict,
+            onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`),
+          });
+          const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
+          process.stderr.write(
+            `exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
+          );
+          process.stdout.write(`${out}\n`);
+        } catch (e) {
+          process.exitCode = handleError(e);
+        }
+      },
+    );
 }
 
 export function makeWeightsCommand(): Command {
@@ -43,13 +76,19 @@ export function makeWeightsCommand(): Command {
     )
     .requiredOption('--cfg <file.cfg>', 'darknet cfg')
     .requiredOption('--out <file.weights>', 'output weights file')
-    .option('--seed <n>', 'PRNG seed (same seed, same bytes on every machine)', parseIntInRange('--seed', 0, 2 ** 32 - 1), 1)
+    .option(
+      '--seed <n>',
+      'PRNG seed (same seed, same bytes on every machine)',
+      parseIntInRange('--seed', 0, 2 ** 32 - 1),
+      1,
+    )
     .option(
       '--objectness-bias <b>',
-      'bias of the heads\' objectness logits: -4 (default) fires rarely, like a trained model; 2 fires almost everywhere (a dense model, to test postprocess)',
+      "bias of the heads' objectness logits: -4 (default) fires rarely, like a trained model; 2 fires almost everywhere (a dense model, to test postprocess)",
       (v: string) => {
         const n = Number(v);
-        if (v.trim() === '' || !Number.isFinite(n) || Math.abs(n) > 20) throw new InvalidArgumentError(`--objectness-bias must be a number between -20 and 20, got '${v}'`);
+        if (v.trim() === '' || !Number.isFinite(n) || Math.abs(n) > 20)
+          throw new InvalidArgumentError(`--objectness-bias must be a number between -20 and 20, got '${v}'`);
         return n;
       },
     )
@@ -57,14 +96,19 @@ export function makeWeightsCommand(): Command {
       'after',
       helpAfter([
         { cmd: 'jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --out weights/yolov4-tiny-seed1.weights' },
-        { cmd: 'jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights', note: 'a model that fires almost everywhere (postprocess under load)' },
+        {
+          cmd: 'jetprof make-weights --cfg weights/yolov4-tiny.cfg --seed 1 --objectness-bias 2 --out weights/yolov4-tiny-dense.weights',
+          note: 'a model that fires almost everywhere (postprocess under load)',
+        },
       ]),
     )
     .action((o: { cfg: string; out: string; seed: number; objectnessBias?: number }) => {
       try {
         claimOutputs({ cfg: o.cfg }, { weights: o.out });
         const bytes = makeWeightsFile(o.cfg, o.seed, o.out, o.objectnessBias);
-        process.stderr.write(`wrote ${o.out} (${bytes} bytes, seed ${o.seed}). These weights are RANDOM: detections made with them mean nothing.\n`);
+        process.stderr.write(
+          `wrote ${o.out} (${bytes} bytes, seed ${o.seed}). These weights are RANDOM: detections made with them mean nothing.\n`,
+        );
         process.stdout.write(`${o.out}\n`);
       } catch (e) {
         process.exitCode = handleError(e);
@@ -84,25 +128,53 @@ export function buildEngineCommand(): Command {
     .option('--fp16', 'allow FP16 kernels (Jetson Nano, Xavier, Orin all have them)', false)
     .option('--int8', 'allow INT8 kernels (needs a calibration cache for meaningful accuracy)', false)
     .option('--calib <cache>', 'INT8 calibration cache file passed to trtexec --calib')
-    .option('--workspace <MB>', 'builder workspace (trtexec --memPoolSize=workspace:N, or --workspace=N before TensorRT 8.4)', parseIntInRange('--workspace', 1))
-    .option('-q, --quiet', 'do not echo trtexec\'s output', false)
+    .option(
+      '--workspace <MB>',
+      'builder workspace (trtexec --memPoolSize=workspace:N, or --workspace=N before TensorRT 8.4)',
+      parseIntInRange('--workspace', 1),
+    )
+    .option('-q, --quiet', "do not echo trtexec's output", false)
     .addHelpText(
       'after',
       helpAfter([
         { cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt' },
-        { cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024' },
+        {
+          cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024',
+        },
       ]),
     )
-    .action(async (o: { onnx: string; out: string; fp16: boolean; int8: boolean; calib?: string; workspace?: number; quiet: boolean }) => {
-      try {
-        claimOutputs({ ONNX: o.onnx, 'calibration cache': o.calib }, { engine: o.out, 'engine sidecar': `${o.out}.json` });
-        const { buildEngine } = await import('../backends/build-engine.ts');
-        const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
-        const s = await buildEngine({ onnx: o.onnx, out: o.out, precision, calib: o.calib, workspaceMb: o.workspace, onOutput: o.quiet ? undefined : (c) => process.stderr.write(c) });
-        process.stderr.write(`built ${o.out} (${precision}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`);
-        process.stdout.write(`${o.out}\n`);
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
+    .action(
+      async (o: {
+        onnx: string;
+        out: string;
+        fp16: boolean;
+        int8: boolean;
+        calib?: string;
+        workspace?: number;
+        quiet: boolean;
+      }) => {
+        try {
+          claimOutputs(
+            { ONNX: o.onnx, 'calibration cache': o.calib },
+            { engine: o.out, 'engine sidecar': `${o.out}.json` },
+          );
+          const { buildEngine } = await import('../backends/build-engine.ts');
+          const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
+          const s = await buildEngine({
+            onnx: o.onnx,
+            out: o.out,
+            precision,
+            calib: o.calib,
+            workspaceMb: o.workspace,
+            onOutput: o.quiet ? undefined : (c) => process.stderr.write(c),
+          });
+          process.stderr.write(
+            `built ${o.out} (${precision}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`,
+          );
+          process.stdout.write(`${o.out}\n`);
+        } catch (e) {
+          process.exitCode = handleError(e);
+        }
+      },
+    );
 }

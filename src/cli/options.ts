@@ -3,9 +3,11 @@ import { InvalidArgumentError } from 'commander';
 
 export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got '${value}'`);
+    if (!/^\d+$/.test(value))
+      throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got '${value}'`);
     const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got ${n}`);
+    if (n < min || n > max)
+      throw new InvalidArgumentError(`${name} must be an integer between ${min} and ${max}, got ${n}`);
     return n;
   };
 }
@@ -13,7 +15,8 @@ export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE
 export function parseFraction(name: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${name} must be a number between 0 and 1, got '${value}'`);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+      throw new InvalidArgumentError(`${name} must be a number between 0 and 1, got '${value}'`);
     return n;
   };
 }
@@ -22,16 +25,19 @@ export function parseFraction(name: string) {
 export function parseSize(name: string, min = 1, max = 16384) {
   return (value: string): [number, number] => {
     const m = /^(\d+)x(\d+)$/i.exec(value.trim());
-    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new InvalidArgumentError(`${name} must look like WIDTHxHEIGHT (e.g. 960x540), got '${value}'`);
+    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0)
+      throw new InvalidArgumentError(`${name} must look like WIDTHxHEIGHT (e.g. 960x540), got '${value}'`);
     const [w, h] = [Number(m[1]), Number(m[2])];
-    if (w < min || h < min || w > max || h > max) throw new InvalidArgumentError(`${name} must be between ${min}x${min} and ${max}x${max}, got ${w}x${h}`);
+    if (w < min || h < min || w > max || h > max)
+      throw new InvalidArgumentError(`${name} must be between ${min}x${min} and ${max}x${max}, got ${w}x${h}`);
     return [w, h];
   };
 }
 
 export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
   return (value: string): T => {
-    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`${name} must be one of: ${choices.join(', ')}; got '${value}'`);
+    if (!(choices as readonly string[]).includes(value))
+      throw new InvalidArgumentError(`${name} must be one of: ${choices.join(', ')}; got '${value}'`);
     return value as T;
   };
 }

@@ -1,7 +1,14 @@
 /** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
 import { Command, Option } from 'commander';
 import { emptyParseReason, keptAnyTable, parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
-import { NVPROF_SECTIONS, type NvprofSection, nsysTables, nvprofTables, tablesToCsv, tablesToMarkdown } from '../report/profile-tables.ts';
+import {
+  NVPROF_SECTIONS,
+  type NvprofSection,
+  nsysTables,
+  nvprofTables,
+  tablesToCsv,
+  tablesToMarkdown,
+} from '../report/profile-tables.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
@@ -26,22 +33,45 @@ export function parseCommand(): Command {
       'Reads an nvprof log (summary, NVTX, dependency analysis, metrics, traces, unified memory, CSV mode) or the output\n' +
         'of `nsys stats` / `nsys profile --stats=true` (table or CSV, old and new report names), detecting which.\n' +
         'Times are exact integer nanoseconds. Lines it does not understand are listed on stderr with their line numbers.\n' +
-        'Files may be UTF-8 (with or without a byte-order mark) or UTF-16 (PowerShell\'s `>`), with LF, CRLF or CR line ends.',
+        "Files may be UTF-8 (with or without a byte-order mark) or UTF-16 (PowerShell's `>`), with LF, CRLF or CR line ends.",
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
-    .addOption(new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv').choices(['json', 'md', 'csv']).default('json'))
-    .option('-s, --section <name>', `for md/csv: nvprof ${NVPROF_SECTIONS.join(', ')} (default: summary, or the first section the log has); nsys a report name such as nvtx_sum (default all)`)
+    .addOption(
+      new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv')
+        .choices(['json', 'md', 'csv'])
+        .default('json'),
+    )
+    .option(
+      '-s, --section <name>',
+      `for md/csv: nvprof ${NVPROF_SECTIONS.join(', ')} (default: summary, or the first section the log has); nsys a report name such as nvtx_sum (default all)`,
+    )
     .addOption(new Option('--kind <kind>', 'skip detection').choices(['nvprof', 'nsys']))
     .option('-o, --out <file>', 'write here instead of stdout')
-    .option('--trace-rows <n|all>', 'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)', (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)), 20_000)
+    .option(
+      '--trace-rows <n|all>',
+      'nvprof --print-gpu-trace/--print-api-trace rows kept per process (the rest are counted)',
+      (v: string) => (v === 'all' ? Infinity : parseIntInRange('--trace-rows', 0)(v)),
+      20_000,
+    )
     .option('--strict', 'exit 1 when any line was not understood', false)
-    .option('--all-runs', 'a log holding the same process\'s run twice (a file concatenated with itself) keeps each as its own process (default: the first)', false)
-    .option('--allow-empty', 'a log from which no table can be read is written as an empty result (exit 0) instead of an error (exit 2)', false)
+    .option(
+      '--all-runs',
+      "a log holding the same process's run twice (a file concatenated with itself) keeps each as its own process (default: the first)",
+      false,
+    )
+    .option(
+      '--allow-empty',
+      'a log from which no table can be read is written as an empty result (exit 0) instead of an error (exit 2)',
+      false,
+    )
     .addHelpText(
       'after',
       helpAfter([
         { cmd: 'jetprof parse profiling_trt_log.txt > trt.json' },
-        { cmd: 'jetprof parse profiling_trt_log.txt --format md --section dependency', note: 'the critical path as a Markdown table' },
+        {
+          cmd: 'jetprof parse profiling_trt_log.txt --format md --section dependency',
+          note: 'the critical path as a Markdown table',
+        },
         { cmd: 'jetprof parse nsys_stats.txt --format csv --section nvtx_sum' },
       ]),
     )
@@ -50,9 +80,14 @@ export function parseCommand(): Command {
         claimOutputs({ log: file }, { output: o.out });
         const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows, allRuns: o.allRuns });
         if (!o.allowEmpty && !keptAnyTable(parsed)) {
-          throw new JetprofError('BAD_INPUT', `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`, {
-            suggestion: 'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
-          });
+          throw new JetprofError(
+            'BAD_INPUT',
+            `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`,
+            {
+              suggestion:
+                'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
+            },
+          );
         }
         let text: string;
         if (o.format === 'json') {
@@ -61,7 +96,9 @@ export function parseCommand(): Command {
           let tables;
           if (parsed.kind === 'nvprof') {
             if (o.section !== undefined && !NVPROF_SECTIONS.includes(o.section as NvprofSection)) {
-              throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, { suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}` });
+              throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, {
+                suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}`,
+              });
             }
             // without --section: the summary, or else the first section the log has (a trace-only log has no summary)
             const log = parsed.result.value;
@@ -78,14 +115,16 @@ export function parseCommand(): Command {
           } else {
             tables = nsysTables(parsed.result.value, o.section);
           }
-          if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
+          if (tables.length === 0)
+            process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
           text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
         }
         if (o.out) writeOutput(o.out, text);
         else process.stdout.write(text);
         const diags = parsed.result.diagnostics;
         for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);
-        if (diags.length > 20) process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
+        if (diags.length > 20)
+          process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
         if (o.strict && diags.length > 0) process.exitCode = 1;
       } catch (e) {
         process.exitCode = handleError(e);

@@ -46,7 +46,11 @@ export function splitBackend(args: string[]): { backend: BackendName; rest: stri
  */
 export async function inferValueOptions(): Promise<Set<string>> {
   const { inferCommand } = await import('./infer-command.ts');
-  return new Set(inferCommand('infer').options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)));
+  return new Set(
+    inferCommand('infer')
+      .options.filter((o) => o.required || o.optional)
+      .flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)),
+  );
 }
 
 /** The video among infer's arguments, or undefined. */
@@ -66,24 +70,44 @@ export function profileCommand(): Command {
   return new Command('profile')
     .summary('run infer under nvprof or Nsight Systems, with NVTX ranges for every stage')
     .description(
-      'Profiles one backend\'s entry script (infer-onnx, infer-trt or infer-opencv) and parses what the profiler wrote.\n' +
+      "Profiles one backend's entry script (infer-onnx, infer-trt or infer-opencv) and parses what the profiler wrote.\n" +
         '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...] --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...; prints the top of the critical path.\n' +
         '  nsys (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ..., then nsys stats; prints the NVTX stage table (read, preprocess, inference, postprocess, write).\n' +
         'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).\n' +
         `Exit codes: the run's own (0 done, 2 bad input, 130 interrupted); ${EXIT_NO_GPU} when nvprof found no usable GPU.`,
     )
-    .addOption(new Option('-t, --tool <tool>', 'profiler (default: nvprof on JetPack 4.x, nsys elsewhere)').choices(['nvprof', 'nsys']))
-    .option('--metrics <a,b,c>', 'nvprof metrics to collect (see --query-metrics), e.g. achieved_occupancy,sm_efficiency')
+    .addOption(
+      new Option('-t, --tool <tool>', 'profiler (default: nvprof on JetPack 4.x, nsys elsewhere)').choices([
+        'nvprof',
+        'nsys',
+      ]),
+    )
+    .option(
+      '--metrics <a,b,c>',
+      'nvprof metrics to collect (see --query-metrics), e.g. achieved_occupancy,sm_efficiency',
+    )
     .option('-d, --out-dir <dir>', 'where the logs, reports and JSON go', 'profiles')
     .option('--query-metrics', 'list the metrics nvprof can collect here and exit', false)
-    .option('--tries <n>', 'nsys runs that leave no report are retried (nsys 2022.4 with Node fails now and then)', (v) => Number(v), 3)
+    .option(
+      '--tries <n>',
+      'nsys runs that leave no report are retried (nsys 2022.4 with Node fails now and then)',
+      (v) => Number(v),
+      3,
+    )
     .argument('[infer-args...]', 'arguments for infer, after --')
-    .showHelpAfterError("(infer's options go after --, e.g. jetprof profile --tool nsys -- videos/vtest.avi --model weights/yolov4-tiny.onnx)")
+    .showHelpAfterError(
+      "(infer's options go after --, e.g. jetprof profile --tool nsys -- videos/vtest.avi --model weights/yolov4-tiny.onnx)",
+    )
     .addHelpText(
       'after',
       helpAfter([
-        { cmd: 'jetprof profile --tool nvprof -- --backend trt videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx', note: 'the lab: TensorRT under nvprof --dependency-analysis (JetPack 4)' },
-        { cmd: 'jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100' },
+        {
+          cmd: 'jetprof profile --tool nvprof -- --backend trt videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx',
+          note: 'the lab: TensorRT under nvprof --dependency-analysis (JetPack 4)',
+        },
+        {
+          cmd: 'jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100',
+        },
       ]),
     )
     .action(async (inferArgs: string[], o: ProfileOptions) => {
@@ -92,10 +116,16 @@ export function profileCommand(): Command {
           process.exitCode = queryMetrics();
           return;
         }
-        if (inferArgs.length === 0) throw new JetprofError('BAD_OPTION', 'no infer arguments given', { suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx' });
+        if (inferArgs.length === 0)
+          throw new JetprofError('BAD_OPTION', 'no infer arguments given', {
+            suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx',
+          });
         const { backend, rest } = splitBackend(inferArgs);
         const video = videoOfInferArgs(rest, await inferValueOptions());
-        if (!video) throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', { suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx' });
+        if (!video)
+          throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', {
+            suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx',
+          });
         const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
         const result = await runProfile({
           tool,
@@ -107,10 +137,18 @@ export function profileCommand(): Command {
           tries: o.tries,
           onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
         });
-        process.stdout.write(tool === 'nsys' && result.nsys ? `${nvtxStageMarkdown(result.nsys)}\n` : result.nvprof ? `${criticalPathMarkdown(result.nvprof)}\n` : '');
+        process.stdout.write(
+          tool === 'nsys' && result.nsys
+            ? `${nvtxStageMarkdown(result.nsys)}\n`
+            : result.nvprof
+              ? `${criticalPathMarkdown(result.nvprof)}\n`
+              : '',
+        );
         if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
-        process.stderr.write(`jetprof profile: wrote ${resolve(o.outDir, `profile_${BACKENDS[backend].tag}.json`)}; raw output kept in ${result.files.log}\n`);
+        process.stderr.write(
+          `jetprof profile: wrote ${resolve(o.outDir, `profile_${BACKENDS[backend].tag}.json`)}; raw output kept in ${result.files.log}\n`,
+        );
         // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
         process.exitCode = result.noGpu ? EXIT_NO_GPU : result.exitCode;
       } catch (e) {

@@ -18,10 +18,14 @@ export interface Progress {
 
 /** The progress line for a terminal `columns` wide (pure, for tests). */
 export function progressLine(p: ProgressState, columns: number, elapsedMs: number): string {
-  const fps = p.measured > 0 && p.wallMs > 0 ? p.measured / (p.wallMs / 1000) : elapsedMs > 0 ? p.frame / (elapsedMs / 1000) : 0;
+  const fps =
+    p.measured > 0 && p.wallMs > 0 ? p.measured / (p.wallMs / 1000) : elapsedMs > 0 ? p.frame / (elapsedMs / 1000) : 0;
   const inf = p.measured > 0 && p.inferenceMs > 0 ? p.measured / (p.inferenceMs / 1000) : 0;
   const total = p.totalFrames > 0 ? `/${p.totalFrames}` : '';
-  const eta = p.totalFrames > 0 && fps > 0 && p.frame < p.totalFrames ? ` ETA ${Math.ceil((p.totalFrames - p.frame) / fps)}s` : '';
+  const eta =
+    p.totalFrames > 0 && fps > 0 && p.frame < p.totalFrames
+      ? ` ETA ${Math.ceil((p.totalFrames - p.frame) / fps)}s`
+      : '';
   const text = `frame ${p.frame}${total}  end-to-end ${fps.toFixed(1)} FPS  inference ${inf.toFixed(1)} FPS${eta}`;
   const width = Math.max(10, columns - 1); // the last column would wrap on some terminals
   const barWidth = Math.min(24, width - text.length - 3);

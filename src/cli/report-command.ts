@@ -10,21 +10,35 @@ import { collect, parseFraction, parseIntInRange } from './options.ts';
 export function parseTypedFps(value: string): TypedFps {
   const m = /^(.+?)(?:@(\d+)x(\d+))?=(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value.trim());
   if (!m || Number(m[4]) <= 0 || Number(m[5]) <= 0) {
-    throw new InvalidArgumentError(`--fps takes NAME[@WxH]=INFERENCE/END_TO_END with positive FPS, e.g. "TensorRT@960x540=10.45/4.99"; got '${value}'`);
+    throw new InvalidArgumentError(
+      `--fps takes NAME[@WxH]=INFERENCE/END_TO_END with positive FPS, e.g. "TensorRT@960x540=10.45/4.99"; got '${value}'`,
+    );
   }
-  return { name: m[1].trim(), ...(m[2] ? { inputSize: [Number(m[2]), Number(m[3])] as [number, number] } : {}), inferenceFps: Number(m[4]), endToEndFps: Number(m[5]) };
+  return {
+    name: m[1].trim(),
+    ...(m[2] ? { inputSize: [Number(m[2]), Number(m[3])] as [number, number] } : {}),
+    inferenceFps: Number(m[4]),
+    endToEndFps: Number(m[5]),
+  };
 }
 
 export function reportCommand(): Command {
   return new Command('report')
-    .summary('the lab report: FPS table, speed-ups, stages, critical path, waiting time, top kernels (Markdown, CSV, HTML)')
+    .summary(
+      'the lab report: FPS table, speed-ups, stages, critical path, waiting time, top kernels (Markdown, CSV, HTML)',
+    )
     .description(
       'Builds the report from run results (infer --json) and profiles (nvprof logs, nsys stats output, or the JSON of\n' +
         '`jetprof parse` / `jetprof profile`). A `jetprof profile` JSON brings its run along when no --run is given.\n' +
         'Prints the Markdown on stdout unless --out is given.',
     )
     .option('-r, --run <run.json>', 'a run result; repeat for each backend', collect, [] as string[])
-    .option('--fps <NAME[@WxH]=INF/E2E>', 'a row from figures typed in (e.g. the lab\'s own scripts on a JetPack 4 board): "TensorRT@960x540=10.45/4.99"; repeatable', (v: string, prev: TypedFps[]) => [...prev, parseTypedFps(v)], [] as TypedFps[])
+    .option(
+      '--fps <NAME[@WxH]=INF/E2E>',
+      'a row from figures typed in (e.g. the lab\'s own scripts on a JetPack 4 board): "TensorRT@960x540=10.45/4.99"; repeatable',
+      (v: string, prev: TypedFps[]) => [...prev, parseTypedFps(v)],
+      [] as TypedFps[],
+    )
     .option('-p, --profile <file>', 'a profile; repeat for each', collect, [] as string[])
     .option('-o, --out <REPORT.md>', 'write the Markdown here')
     .option('--html <report.html>', 'also write a self-contained HTML page with charts')
@@ -33,24 +47,64 @@ export function reportCommand(): Command {
     .option('--title <text>', 'report title')
     .option('--ref <label>', 'the row whose boxes the others are checked against (default: ONNX Runtime FP32)')
     .option('--gt <annotations.json>', 'COCO ground truth: mAP per run that kept its detections (infer --detections)')
-    .option('--min-match <share>', 'a speed-up between two rows that kept boxes needs this matched share (0..1)', parseFraction('--min-match'), 0.99)
+    .option(
+      '--min-match <share>',
+      'a speed-up between two rows that kept boxes needs this matched share (0..1)',
+      parseFraction('--min-match'),
+      0.99,
+    )
     .addHelpText(
       'after',
       helpAfter([
-        { cmd: 'jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html' },
-        { cmd: 'jetprof report --profile profiling_trt_log.txt --fps "TensorRT@960x540=10.45/4.99" --fps "PyTorch@960x540=1.09/0.92"', note: "the off-board route: the lab's own figures typed in, beside the parsed nvprof log" },
+        {
+          cmd: 'jetprof report --run runs/onnx.json --run runs/trt.json --profile profiles/profiling_trt_log.txt --out REPORT.md --html report.html',
+        },
+        {
+          cmd: 'jetprof report --profile profiling_trt_log.txt --fps "TensorRT@960x540=10.45/4.99" --fps "PyTorch@960x540=1.09/0.92"',
+          note: "the off-board route: the lab's own figures typed in, beside the parsed nvprof log",
+        },
         { cmd: 'jetprof report --profile profiles/profile_onnx.json --csv report-csv' },
       ]),
     )
-    .action(async (o: { run: string[]; fps: TypedFps[]; profile: string[]; out?: string; html?: string; csv?: string; top: number; title?: string; ref?: string; gt?: string; minMatch: number }) => {
-      try {
-        const md = await writeReport({ runs: o.run, typedFps: o.fps, profiles: o.profile, out: o.out, html: o.html, csv: o.csv, top: o.top, title: o.title, ref: o.ref, gt: o.gt, minMatch: o.minMatch,
-          onWarning: (m) => process.stderr.write(`jetprof report: warning: ${m}\n`),
-        });
-        if (!o.out) process.stdout.write(md);
-        for (const [what, path] of [['Markdown', o.out], ['HTML', o.html], ['CSV', o.csv]]) if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
+    .action(
+      async (o: {
+        run: string[];
+        fps: TypedFps[];
+        profile: string[];
+        out?: string;
+        html?: string;
+        csv?: string;
+        top: number;
+        title?: string;
+        ref?: string;
+        gt?: string;
+        minMatch: number;
+      }) => {
+        try {
+          const md = await writeReport({
+            runs: o.run,
+            typedFps: o.fps,
+            profiles: o.profile,
+            out: o.out,
+            html: o.html,
+            csv: o.csv,
+            top: o.top,
+            title: o.title,
+            ref: o.ref,
+            gt: o.gt,
+            minMatch: o.minMatch,
+            onWarning: (m) => process.stderr.write(`jetprof report: warning: ${m}\n`),
+          });
+          if (!o.out) process.stdout.write(md);
+          for (const [what, path] of [
+            ['Markdown', o.out],
+            ['HTML', o.html],
+            ['CSV', o.csv],
+          ])
+            if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
+        } catch (e) {
+          process.exitCode = handleError(e);
+        }
+      },
+    );
 }

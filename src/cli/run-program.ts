@@ -14,7 +14,15 @@ export function reflow(text: string): string {
   const out: string[] = [];
   for (const line of text.split('\n')) {
     const prev = out[out.length - 1];
-    if (prev !== undefined && prev !== '' && line !== '' && !/^\s/.test(line) && !/^\s/.test(prev) && !/[.:]$/.test(prev)) out[out.length - 1] = `${prev} ${line}`;
+    if (
+      prev !== undefined &&
+      prev !== '' &&
+      line !== '' &&
+      !/^\s/.test(line) &&
+      !/^\s/.test(prev) &&
+      !/[.:]$/.test(prev)
+    )
+      out[out.length - 1] = `${prev} ${line}`;
     else out.push(line);
   }
   return out.join('\n');
@@ -27,7 +35,8 @@ function configure(cmd: Command): void {
   cmd.configureHelp({ subcommandTerm: (c) => c.name() });
   if (cmd.description()) cmd.description(wrapProse(reflow(cmd.description()), helpWidth()));
   cmd.exitOverride((err) => {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') process.exit(0);
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+      process.exit(0);
     process.exit(2);
   });
   for (const sub of cmd.commands) configure(sub);
@@ -47,7 +56,11 @@ export function quietOnClosedStdout(): void {
  * flight and finalizes its files) has its own listener, and this one then steps aside.
  */
 export function cleanExitOnSignals(): void {
-  for (const [signal, n] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]] as const) {
+  for (const [signal, n] of [
+    ['SIGINT', 2],
+    ['SIGTERM', 15],
+    ['SIGHUP', 1],
+  ] as const) {
     const handler = () => {
       if (process.listenerCount(signal) > 1) return;
       removeFilesInFlight();

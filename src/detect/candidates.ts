@@ -66,7 +66,14 @@ export class Candidates {
 
   detection(i: number): Detection {
     const b = this.box[i];
-    return { x1: this.x1[b], y1: this.y1[b], x2: this.x2[b], y2: this.y2[b], score: this.score[i], classId: this.classId[i] };
+    return {
+      x1: this.x1[b],
+      y1: this.y1[b],
+      x2: this.x2[b],
+      y2: this.y2[b],
+      score: this.score[i],
+      classId: this.classId[i],
+    };
   }
 
   /** Objects for a few indices (the kept boxes), or for all candidates. */
@@ -158,12 +165,24 @@ export function topByScore(c: Candidates, k: number, scratch = new SortScratch()
       picked[m++] = i;
     }
   }
-  const order = radixSort(pickedKeys.subarray(0, m), picked.subarray(0, m), keysOut.subarray(0, m), orderOut.subarray(0, m), scratch.bytes);
+  const order = radixSort(
+    pickedKeys.subarray(0, m),
+    picked.subarray(0, m),
+    keysOut.subarray(0, m),
+    orderOut.subarray(0, m),
+    scratch.bytes,
+  );
   return k < m ? order.subarray(0, k) : order;
 }
 
 /** Stable LSD radix sort of `order` by `keys` (aligned), using the two `...Out` buffers; returns the sorted order. */
-function radixSort(keysIn: Uint32Array, orderIn: Int32Array, keysOutIn: Uint32Array, orderOutIn: Int32Array, counts: Int32Array): Int32Array {
+function radixSort(
+  keysIn: Uint32Array,
+  orderIn: Int32Array,
+  keysOutIn: Uint32Array,
+  orderOutIn: Int32Array,
+  counts: Int32Array,
+): Int32Array {
   const n = keysIn.length;
   let keys = keysIn;
   let order = orderIn;

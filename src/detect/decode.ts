@@ -26,7 +26,13 @@ export interface DecodeOptions {
   classMode?: ClassMode;
 }
 
-export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometry, options: DecodeOptions, out: Candidates = new Candidates()): Candidates {
+export function decodeHead(
+  data: Float32Array,
+  head: YoloHead,
+  geometry: Geometry,
+  options: DecodeOptions,
+  out: Candidates = new Candidates(),
+): Candidates {
   const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
   const C = options.classes;
   const conf = options.confThreshold;
@@ -34,7 +40,9 @@ export function decodeHead(data: Float32Array, head: YoloHead, geometry: Geometr
   const per = 5 + C;
   const expected = head.anchors.length * per * plane;
   if (data.length !== expected) {
-    throw new RangeError(`head ${head.output} has ${data.length} values but ${head.anchors.length} anchors x ${per} x ${H}x${W} needs ${expected}`);
+    throw new RangeError(
+      `head ${head.output} has ${data.length} values but ${head.anchors.length} anchors x ${per} x ${H}x${W} needs ${expected}`,
+    );
   }
   const act = newCoords ? (v: number) => v : sigmoid;
   const best = options.classMode === 'best';
@@ -114,14 +122,20 @@ function clamp(v: number, max: number): number {
   return v < 0 ? 0 : v > max ? max : v;
 }
 
-
 /**
  * Decodes tensorrt_demos' plugin output: rows of 7 floats (x, y, w, h, box confidence, class id, class probability),
  * x/y the top-left corner and w/h the size, all as fractions of the network input (yolo_layer.cu); rows the plugin
  * left empty are zeros. Kept when confidence x probability >= conf, as tensorrt_demos' _postprocess_yolo.
  */
-export function decodePluginDetections(data: Float32Array, geometry: Geometry, confThreshold: number, classes: number, out: Candidates = new Candidates()): Candidates {
-  if (data.length % 7 !== 0) throw new RangeError(`${PLUGIN_DETECTIONS_OUTPUT} has ${data.length} values, not a multiple of 7`);
+export function decodePluginDetections(
+  data: Float32Array,
+  geometry: Geometry,
+  confThreshold: number,
+  classes: number,
+  out: Candidates = new Candidates(),
+): Candidates {
+  if (data.length % 7 !== 0)
+    throw new RangeError(`${PLUGIN_DETECTIONS_OUTPUT} has ${data.length} values, not a multiple of 7`);
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   for (let i = 0; i < data.length; i += 7) {
     const score = data[i + 4] * data[i + 6];
@@ -132,7 +146,14 @@ export function decodePluginDetections(data: Float32Array, geometry: Geometry, c
     const y = data[i + 1] * netH;
     const w = data[i + 2] * netW;
     const h = data[i + 3] * netH;
-    out.add(clamp((x - padX) / scaleX, frameW), clamp((y - padY) / scaleY, frameH), clamp((x + w - padX) / scaleX, frameW), clamp((y + h - padY) / scaleY, frameH), score, classId);
+    out.add(
+      clamp((x - padX) / scaleX, frameW),
+      clamp((y - padY) / scaleY, frameH),
+      clamp((x + w - padX) / scaleX, frameW),
+      clamp((y + h - padY) / scaleY, frameH),
+      score,
+      classId,
+    );
   }
   return out;
 }

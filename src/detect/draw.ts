@@ -4,8 +4,16 @@ import type { Detection } from './types.ts';
 
 /** A fixed BGR palette, one colour per class (cycled). */
 const PALETTE: [number, number, number][] = [
-  [0, 255, 0], [255, 128, 0], [0, 128, 255], [255, 0, 255], [0, 255, 255],
-  [255, 255, 0], [128, 0, 255], [0, 0, 255], [255, 0, 128], [128, 255, 0],
+  [0, 255, 0],
+  [255, 128, 0],
+  [0, 128, 255],
+  [255, 0, 255],
+  [0, 255, 255],
+  [255, 255, 0],
+  [128, 0, 255],
+  [0, 0, 255],
+  [255, 0, 128],
+  [128, 255, 0],
 ];
 
 export function classColor(classId: number): [number, number, number] {

@@ -23,7 +23,16 @@ export function diou(a: Detection, b: Detection): number {
   return diouFlat(a.x1, a.y1, a.x2, a.y2, b.x1, b.y1, b.x2, b.y2);
 }
 
-function iouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: number, by1: number, bx2: number, by2: number): number {
+function iouFlat(
+  ax1: number,
+  ay1: number,
+  ax2: number,
+  ay2: number,
+  bx1: number,
+  by1: number,
+  bx2: number,
+  by2: number,
+): number {
   const iw = Math.min(ax2, bx2) - Math.max(ax1, bx1);
   const ih = Math.min(ay2, by2) - Math.max(ay1, by1);
   if (iw <= 0 || ih <= 0) return 0;
@@ -32,7 +41,16 @@ function iouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: number
   return union > 0 ? inter / union : 0;
 }
 
-function diouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: number, by1: number, bx2: number, by2: number): number {
+function diouFlat(
+  ax1: number,
+  ay1: number,
+  ax2: number,
+  ay2: number,
+  bx1: number,
+  by1: number,
+  bx2: number,
+  by2: number,
+): number {
   const cw = Math.max(ax2, bx2) - Math.min(ax1, bx1);
   const ch = Math.max(ay2, by2) - Math.min(ay1, by1);
   const c = cw * cw + ch * ch;
@@ -50,7 +68,13 @@ function diouFlat(ax1: number, ay1: number, ax2: number, ay2: number, bx1: numbe
  * (each candidate is compared with the kept boxes of its class); without one, every class is swept in x.
  * `threshold` must be >= 0 (the sweep relies on it).
  */
-export function nmsCandidates(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind = 'iou', limit = Infinity): Int32Array {
+export function nmsCandidates(
+  c: Candidates,
+  order: Int32Array,
+  threshold: number,
+  kind: NmsKind = 'iou',
+  limit = Infinity,
+): Int32Array {
   if (!(threshold >= 0)) throw new RangeError(`NMS threshold must be >= 0, got ${threshold}`);
   const n = order.length;
   if (limit < n) return Int32Array.from(greedyUpTo(c, order, threshold, kind, limit));
@@ -144,7 +168,8 @@ function sweepAll(b: RankBoxes, cls: Int32Array, threshold: number, kind: NmsKin
   const ranks = new Int32Array(n); // ranks grouped by class, ascending within a class
   for (let r = 0; r < n; r++) ranks[fill[slotOf[r]]++] = r;
   const keptRank = new Uint8Array(n);
-  for (let s = 0; s < slot.size; s++) suppressClass(b, ranks.subarray(starts[s], starts[s + 1]), threshold, kind, keptRank);
+  for (let s = 0; s < slot.size; s++)
+    suppressClass(b, ranks.subarray(starts[s], starts[s + 1]), threshold, kind, keptRank);
   const kept: number[] = [];
   for (let r = 0; r < n; r++) if (keptRank[r]) kept.push(r);
   return kept;

@@ -60,14 +60,28 @@ export class Postprocessor {
     } else {
       for (const head of model.heads) {
         const data = outputs.get(head.output);
-        if (!data) throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, { suggestion: 'export the model again with `jetprof export`' });
-        decodeHead(data, head, g, { classes: model.classes, confThreshold: o.confThreshold, classMode: o.classMode }, c);
+        if (!data)
+          throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, {
+            suggestion: 'export the model again with `jetprof export`',
+          });
+        decodeHead(
+          data,
+          head,
+          g,
+          { classes: model.classes, confThreshold: o.confThreshold, classMode: o.classMode },
+          c,
+        );
       }
     }
     if (c.nonFinite > 0) {
-      throw new JetprofError('BAD_MODEL', `${this.modelName}: the model's outputs hold NaN (${c.nonFinite} of the values decode read in this frame): every box would be lost`, {
-        suggestion: 'the weights or the engine are broken (NaN/Inf in the weights, or an FP16/INT8 engine that overflows): export or build it again from good weights',
-      });
+      throw new JetprofError(
+        'BAD_MODEL',
+        `${this.modelName}: the model's outputs hold NaN (${c.nonFinite} of the values decode read in this frame): every box would be lost`,
+        {
+          suggestion:
+            'the weights or the engine are broken (NaN/Inf in the weights, or an FP16/INT8 engine that overflows): export or build it again from good weights',
+        },
+      );
     }
     const order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).

@@ -79,13 +79,159 @@ export interface DarknetCfg {
  * cfg, a key none of them is, is a typo darknet would report as "Unused field".
  */
 const KNOWN_KEYS: Record<string, string[]> = {
-  net: ['batch', 'subdivisions', 'width', 'height', 'channels', 'momentum', 'decay', 'angle', 'saturation', 'exposure', 'hue', 'learning_rate', 'burn_in', 'max_batches', 'policy', 'steps', 'scales', 'mosaic', 'mosaic_bound', 'cutmix', 'mixup', 'letter_box', 'flip', 'blur', 'gaussian_noise', 'max_chart_loss', 'label_smooth_eps', 'optimized_memory', 'workspace_size_limit_MB', 'adam', 'B1', 'B2', 'eps', 'inputs', 'max_crop', 'min_crop', 'aspect', 'power', 'gamma', 'step', 'seq_scales', 'sgdr_cycle', 'sgdr_mult', 'time_steps', 'track', 'augment_speed', 'init_sequential_subdivisions', 'sequential_subdivisions', 'try_fix_nan', 'weights_reject_freq', 'loss_scale', 'dynamic_minibatch', 'contrastive', 'contrastive_jit_flip', 'contrastive_color', 'unsupervised', 'use_cuda_graph', 'equidistant_point', 'resize_step', 'attention', 'adversarial_lr', 'rotate', 'num_sigmas_reject_badlabels', 'badlabels_rejection_percentage', 'show_receptive_field', 'max_epochs'],
-  convolutional: ['filters', 'size', 'stride', 'stride_x', 'stride_y', 'pad', 'padding', 'groups', 'batch_normalize', 'activation', 'dilation', 'antialiasing', 'xnor', 'bin_output', 'binary', 'share_index', 'sway', 'rotate', 'stretch', 'stretch_sway', 'assisted_excitation', 'train_only_bn', 'deform', 'flipped', 'dot', 'angle', 'grad_centr', 'cbn', 'coordconv', 'stopbackward', 'reverse'],
+  net: [
+    'batch',
+    'subdivisions',
+    'width',
+    'height',
+    'channels',
+    'momentum',
+    'decay',
+    'angle',
+    'saturation',
+    'exposure',
+    'hue',
+    'learning_rate',
+    'burn_in',
+    'max_batches',
+    'policy',
+    'steps',
+    'scales',
+    'mosaic',
+    'mosaic_bound',
+    'cutmix',
+    'mixup',
+    'letter_box',
+    'flip',
+    'blur',
+    'gaussian_noise',
+    'max_chart_loss',
+    'label_smooth_eps',
+    'optimized_memory',
+    'workspace_size_limit_MB',
+    'adam',
+    'B1',
+    'B2',
+    'eps',
+    'inputs',
+    'max_crop',
+    'min_crop',
+    'aspect',
+    'power',
+    'gamma',
+    'step',
+    'seq_scales',
+    'sgdr_cycle',
+    'sgdr_mult',
+    'time_steps',
+    'track',
+    'augment_speed',
+    'init_sequential_subdivisions',
+    'sequential_subdivisions',
+    'try_fix_nan',
+    'weights_reject_freq',
+    'loss_scale',
+    'dynamic_minibatch',
+    'contrastive',
+    'contrastive_jit_flip',
+    'contrastive_color',
+    'unsupervised',
+    'use_cuda_graph',
+    'equidistant_point',
+    'resize_step',
+    'attention',
+    'adversarial_lr',
+    'rotate',
+    'num_sigmas_reject_badlabels',
+    'badlabels_rejection_percentage',
+    'show_receptive_field',
+    'max_epochs',
+  ],
+  convolutional: [
+    'filters',
+    'size',
+    'stride',
+    'stride_x',
+    'stride_y',
+    'pad',
+    'padding',
+    'groups',
+    'batch_normalize',
+    'activation',
+    'dilation',
+    'antialiasing',
+    'xnor',
+    'bin_output',
+    'binary',
+    'share_index',
+    'sway',
+    'rotate',
+    'stretch',
+    'stretch_sway',
+    'assisted_excitation',
+    'train_only_bn',
+    'deform',
+    'flipped',
+    'dot',
+    'angle',
+    'grad_centr',
+    'cbn',
+    'coordconv',
+    'stopbackward',
+    'reverse',
+  ],
   route: ['layers', 'groups', 'group_id', 'stopbackward', 'stream', 'wait_stream'],
-  maxpool: ['size', 'stride', 'stride_x', 'stride_y', 'padding', 'maxpool_depth', 'out_channels', 'antialiasing', 'train_only_bn', 'stopbackward', 'maxpool_zero_nonmax'],
+  maxpool: [
+    'size',
+    'stride',
+    'stride_x',
+    'stride_y',
+    'padding',
+    'maxpool_depth',
+    'out_channels',
+    'antialiasing',
+    'train_only_bn',
+    'stopbackward',
+    'maxpool_zero_nonmax',
+  ],
   upsample: ['stride', 'scale', 'stopbackward'],
   shortcut: ['from', 'activation', 'weights_type', 'weights_normalization', 'stopbackward'],
-  yolo: ['mask', 'anchors', 'classes', 'num', 'jitter', 'ignore_thresh', 'truth_thresh', 'random', 'resize', 'scale_x_y', 'iou_normalizer', 'cls_normalizer', 'obj_normalizer', 'iou_loss', 'iou_thresh_kind', 'beta_nms', 'nms_kind', 'iou_thresh', 'max_delta', 'counters_per_class', 'label_smooth_eps', 'new_coords', 'objectness_smooth', 'focal_loss', 'map', 'show_details', 'delta_normalizer', 'embedding_layer', 'track_history_size', 'sim_thresh', 'dets_for_track', 'dets_for_show', 'track_ciou_norm', 'stopbackward'],
+  yolo: [
+    'mask',
+    'anchors',
+    'classes',
+    'num',
+    'jitter',
+    'ignore_thresh',
+    'truth_thresh',
+    'random',
+    'resize',
+    'scale_x_y',
+    'iou_normalizer',
+    'cls_normalizer',
+    'obj_normalizer',
+    'iou_loss',
+    'iou_thresh_kind',
+    'beta_nms',
+    'nms_kind',
+    'iou_thresh',
+    'max_delta',
+    'counters_per_class',
+    'label_smooth_eps',
+    'new_coords',
+    'objectness_smooth',
+    'focal_loss',
+    'map',
+    'show_details',
+    'delta_normalizer',
+    'embedding_layer',
+    'track_history_size',
+    'sim_thresh',
+    'dets_for_track',
+    'dets_for_show',
+    'track_ciou_norm',
+    'stopbackward',
+  ],
 };
 KNOWN_KEYS.network = KNOWN_KEYS.net;
 KNOWN_KEYS.conv = KNOWN_KEYS.convolutional;
@@ -95,7 +241,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= b.length; j++)
+      cur.push(Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
     prev = cur;
   }
   return prev[b.length];
@@ -109,8 +256,11 @@ function unknownKeyWarnings(sections: RawSection[], path: string): string[] {
     for (const [key, e] of s.keys) {
       if (known.includes(key)) continue;
       const nearest = [...known].sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
-      const hint = editDistance(key, nearest) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean '${nearest}'?)` : '';
-      out.push(`${path}:${e.line}: unknown key '${key}' in [${s.name}]${hint}; darknet ignores it too ("Unused field")`);
+      const hint =
+        editDistance(key, nearest) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean '${nearest}'?)` : '';
+      out.push(
+        `${path}:${e.line}: unknown key '${key}' in [${s.name}]${hint}; darknet ignores it too ("Unused field")`,
+      );
     }
   }
   return out;
@@ -157,7 +307,10 @@ function cfgError(path: string, line: number, what: string): JetprofError {
 
 /** Reads typed values from one section, each error naming the file and line. */
 class SectionReader {
-  constructor(private readonly s: RawSection, private readonly path: string) {}
+  constructor(
+    private readonly s: RawSection,
+    private readonly path: string,
+  ) {}
 
   private entry(key: string) {
     return this.s.keys.get(key);
@@ -173,7 +326,8 @@ class SectionReader {
   }
   positiveInt(key: string, fallback: number): number {
     const v = this.int(key, fallback);
-    if (v <= 0) throw cfgError(this.path, this.entry(key)?.line ?? this.s.line, `${key}=${v} must be a positive integer`);
+    if (v <= 0)
+      throw cfgError(this.path, this.entry(key)?.line ?? this.s.line, `${key}=${v} must be a positive integer`);
     return v;
   }
   float(key: string, fallback: number): number {
@@ -218,7 +372,8 @@ class SectionReader {
 /** Resolves a darknet layer reference: negative is relative to `index`, non-negative is absolute. */
 function resolveRef(ref: number, index: number, path: string, line: number): number {
   const abs = ref < 0 ? index + ref : ref;
-  if (abs < 0 || abs >= index) throw cfgError(path, line, `layer reference ${ref} from layer ${index} points outside [0, ${index})`);
+  if (abs < 0 || abs >= index)
+    throw cfgError(path, line, `layer reference ${ref} from layer ${index} points outside [0, ${index})`);
   return abs;
 }
 
@@ -279,7 +434,12 @@ export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
         break;
       case 'shortcut': {
         const from = r.int('from', -1);
-        layers.push({ ...base, kind: 'shortcut', from: resolveRef(from, index, path, r.lineOf('from')), activation: r.activation('linear') });
+        layers.push({
+          ...base,
+          kind: 'shortcut',
+          from: resolveRef(from, index, path, r.lineOf('from')),
+          activation: r.activation('linear'),
+        });
         break;
       }
       case 'yolo': {
@@ -287,7 +447,11 @@ export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
         const classes = r.positiveInt('classes', 20);
         const flat = r.floats('anchors') ?? [];
         if (flat.length !== num * 2) {
-          throw cfgError(path, r.lineOf('anchors'), `anchors has ${flat.length} numbers but num=${num} needs ${num * 2}`);
+          throw cfgError(
+            path,
+            r.lineOf('anchors'),
+            `anchors has ${flat.length} numbers but num=${num} needs ${num * 2}`,
+          );
         }
         const anchors: [number, number][] = [];
         for (let i = 0; i < num; i++) anchors.push([flat[2 * i], flat[2 * i + 1]]);
@@ -307,7 +471,11 @@ export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
         break;
       }
       default:
-        throw cfgError(path, s.line, `section [${s.name}] is not supported (convolutional, route, maxpool, upsample, shortcut, yolo)`);
+        throw cfgError(
+          path,
+          s.line,
+          `section [${s.name}] is not supported (convolutional, route, maxpool, upsample, shortcut, yolo)`,
+        );
     }
   }
   const cfg: DarknetCfg = { path, net, layers, warnings: unknownKeyWarnings(sections, path) };
@@ -324,7 +492,11 @@ export function layerShapes(cfg: DarknetCfg): Shape[] {
     switch (l.kind) {
       case 'convolutional': {
         if (prev.c % l.groups !== 0 || l.filters % l.groups !== 0) {
-          throw cfgError(cfg.path, l.line, `groups=${l.groups} does not divide ${prev.c} input channels and ${l.filters} filters`);
+          throw cfgError(
+            cfg.path,
+            l.line,
+            `groups=${l.groups} does not divide ${prev.c} input channels and ${l.filters} filters`,
+          );
         }
         const h = Math.floor((prev.h + 2 * l.padding - l.size) / l.stride) + 1;
         const w = Math.floor((prev.w + 2 * l.padding - l.size) / l.stride) + 1;
@@ -334,10 +506,13 @@ export function layerShapes(cfg: DarknetCfg): Shape[] {
       case 'route': {
         const inputs = l.layers.map((i) => shapes[i]);
         for (const s of inputs) {
-          if (s.h !== inputs[0].h || s.w !== inputs[0].w) throw cfgError(cfg.path, l.line, 'route inputs have different sizes');
-          if (s.c % l.groups !== 0) throw cfgError(cfg.path, l.line, `groups=${l.groups} does not divide ${s.c} channels`);
+          if (s.h !== inputs[0].h || s.w !== inputs[0].w)
+            throw cfgError(cfg.path, l.line, 'route inputs have different sizes');
+          if (s.c % l.groups !== 0)
+            throw cfgError(cfg.path, l.line, `groups=${l.groups} does not divide ${s.c} channels`);
         }
-        if (l.groupId < 0 || l.groupId >= l.groups) throw cfgError(cfg.path, l.line, `group_id=${l.groupId} is out of range [0, ${l.groups})`);
+        if (l.groupId < 0 || l.groupId >= l.groups)
+          throw cfgError(cfg.path, l.line, `group_id=${l.groupId} is out of range [0, ${l.groups})`);
         out = { c: inputs.reduce((a, s) => a + s.c / l.groups, 0), h: inputs[0].h, w: inputs[0].w };
         break;
       }
@@ -353,20 +528,26 @@ export function layerShapes(cfg: DarknetCfg): Shape[] {
         break;
       case 'shortcut': {
         const s = shapes[l.from];
-        if (s.c !== prev.c || s.h !== prev.h || s.w !== prev.w) throw cfgError(cfg.path, l.line, 'shortcut inputs have different shapes');
+        if (s.c !== prev.c || s.h !== prev.h || s.w !== prev.w)
+          throw cfgError(cfg.path, l.line, 'shortcut inputs have different shapes');
         out = prev;
         break;
       }
       case 'yolo': {
         const need = l.mask.length * (5 + l.classes);
         if (prev.c !== need) {
-          throw cfgError(cfg.path, l.line, `the layer before [yolo] has ${prev.c} filters but ${l.mask.length} anchors x (5 + ${l.classes} classes) needs ${need}`);
+          throw cfgError(
+            cfg.path,
+            l.line,
+            `the layer before [yolo] has ${prev.c} filters but ${l.mask.length} anchors x (5 + ${l.classes} classes) needs ${need}`,
+          );
         }
         out = prev;
         break;
       }
     }
-    if (out.h <= 0 || out.w <= 0) throw cfgError(cfg.path, l.line, `layer ${l.index} has an empty output (${out.w}x${out.h})`);
+    if (out.h <= 0 || out.w <= 0)
+      throw cfgError(cfg.path, l.line, `layer ${l.index} has an empty output (${out.w}x${out.h})`);
     shapes.push(out);
     prev = out;
   }
@@ -390,7 +571,8 @@ export function convFlops(cfg: DarknetCfg): number {
   let flops = 0;
   let prevC = cfg.net.channels;
   cfg.layers.forEach((l, i) => {
-    if (l.kind === 'convolutional') flops += 2 * l.size * l.size * (prevC / l.groups) * l.filters * shapes[i].h * shapes[i].w;
+    if (l.kind === 'convolutional')
+      flops += 2 * l.size * l.size * (prevC / l.groups) * l.filters * shapes[i].h * shapes[i].w;
     prevC = shapes[i].c;
   });
   return flops;

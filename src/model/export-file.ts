@@ -21,10 +21,16 @@ export interface CfgCheck {
 }
 
 export function loadCfg(path: string, check: CfgCheck = {}): DarknetCfg {
-  requireFile(path, 'darknet cfg', 'pass --cfg with the .cfg of your model (weights/yolov4-tiny.cfg ships with jetprof)');
+  requireFile(
+    path,
+    'darknet cfg',
+    'pass --cfg with the .cfg of your model (weights/yolov4-tiny.cfg ships with jetprof)',
+  );
   const cfg = parseCfg(readFileSync(path, 'utf8'), path);
   if (check.strict && cfg.warnings.length) {
-    throw new JetprofError('BAD_CFG', cfg.warnings[0].replace(/; darknet ignores it too.*$/, ''), { suggestion: 'fix the key, or drop --strict to read the cfg as darknet does (ignoring it)' });
+    throw new JetprofError('BAD_CFG', cfg.warnings[0].replace(/; darknet ignores it too.*$/, ''), {
+      suggestion: 'fix the key, or drop --strict to read the cfg as darknet does (ignoring it)',
+    });
   }
   for (const w of cfg.warnings) check.onWarning?.(`warning: ${w}`);
   return cfg;
@@ -57,13 +63,19 @@ export const EXPORTER_VERSION = 'jetprof-export/2';
 
 /** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists (an input too). */
 export function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
-  const candidate = req.labelsPath ?? join(dirname(req.cfgPath), `${basename(req.cfgPath, extname(req.cfgPath))}.names`);
+  const candidate =
+    req.labelsPath ?? join(dirname(req.cfgPath), `${basename(req.cfgPath, extname(req.cfgPath))}.names`);
   return fileExists(candidate) ? candidate : undefined;
 }
 
 /** What an export depends on, hashed: the bytes of cfg, weights and labels, the input size, the exporter version. */
 export function exportKey(req: Omit<ExportRequest, 'outPath'>): string {
-  const h = createHash('sha256').update(EXPORTER_VERSION).update('\0cfg\0').update(readFileSync(req.cfgPath)).update('\0weights\0').update(readFileSync(req.weightsPath));
+  const h = createHash('sha256')
+    .update(EXPORTER_VERSION)
+    .update('\0cfg\0')
+    .update(readFileSync(req.cfgPath))
+    .update('\0weights\0')
+    .update(readFileSync(req.weightsPath));
   const labels = labelsFileOf(req);
   if (labels) h.update('\0labels\0').update(readFileSync(labels));
   if (req.inputSize) h.update(`\0size\0${req.inputSize[0]}x${req.inputSize[1]}`);
@@ -134,8 +146,16 @@ const writableDir = (dir: string) => {
  * The cfg is parsed first either way, so a broken cfg fails even with a cache. Returns the .onnx path, whether it
  * exported, and why it cached away from the weights, when it did.
  */
-export function ensureExported(req: Omit<ExportRequest, 'outPath'> & { cacheDir?: string }): { path: string; exported: boolean; note?: string } {
-  requireFile(req.weightsPath, 'weights file', 'pass --weights with the darknet .weights file (see README: where weights go)');
+export function ensureExported(req: Omit<ExportRequest, 'outPath'> & { cacheDir?: string }): {
+  path: string;
+  exported: boolean;
+  note?: string;
+} {
+  requireFile(
+    req.weightsPath,
+    'weights file',
+    'pass --weights with the darknet .weights file (see README: where weights go)',
+  );
   loadCfg(req.cfgPath, req);
   const key = exportKey(req);
   const beside = cacheFileBeside(req.weightsPath, req.inputSize);
@@ -150,7 +170,8 @@ export function ensureExported(req: Omit<ExportRequest, 'outPath'> & { cacheDir?
     outPath = join(userCacheDir(), `${basename(beside, '.onnx')}-${key.slice(0, 12)}.onnx`);
     note = `${dirname(beside)} is read-only: the export is cached in ${dirname(outPath)} (--cache-dir to choose)`;
   }
-  if (fileExists(outPath) && exportKeyOf(outPath) === key) return { path: outPath, exported: false, ...(note ? { note } : {}) };
+  if (fileExists(outPath) && exportKeyOf(outPath) === key)
+    return { path: outPath, exported: false, ...(note ? { note } : {}) };
   mkdirSync(dirname(outPath), { recursive: true });
   exportModelFile({ ...req, outPath, onWarning: undefined }); // warned above already
   return { path: outPath, exported: true, ...(note ? { note } : {}) };
@@ -175,8 +196,11 @@ export function readModelInfo(path: string): YoloModelInfo {
     });
   }
   const raw = sig.metadata[METADATA_KEY];
-  const fix = { suggestion: 'export the model with `jetprof export --cfg C --weights W` so it carries its YOLO metadata' };
-  if (!raw) throw new JetprofError('BAD_MODEL', `${path}: no jetprof YOLO metadata (anchors, classes) in this ONNX model`, fix);
+  const fix = {
+    suggestion: 'export the model with `jetprof export --cfg C --weights W` so it carries its YOLO metadata',
+  };
+  if (!raw)
+    throw new JetprofError('BAD_MODEL', `${path}: no jetprof YOLO metadata (anchors, classes) in this ONNX model`, fix);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -188,11 +212,24 @@ export function readModelInfo(path: string): YoloModelInfo {
   const input = sig.inputs.find((i) => i.name === info.inputName);
   const dims = input?.dims ?? [];
   const FLOAT = 1;
-  if (!input || input.elemType !== FLOAT || dims.length !== 4 || dims[0] !== 1 || dims[1] !== 3 || dims[2] !== info.inputHeight || dims[3] !== info.inputWidth) {
-    throw new JetprofError('BAD_MODEL', `${path}: input must be float [1,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`, fix);
+  if (
+    !input ||
+    input.elemType !== FLOAT ||
+    dims.length !== 4 ||
+    dims[0] !== 1 ||
+    dims[1] !== 3 ||
+    dims[2] !== info.inputHeight ||
+    dims[3] !== info.inputWidth
+  ) {
+    throw new JetprofError(
+      'BAD_MODEL',
+      `${path}: input must be float [1,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`,
+      fix,
+    );
   }
   for (const h of info.heads) {
-    if (!sig.outputs.includes(h.output)) throw new JetprofError('BAD_MODEL', `${path}: output ${h.output} named in the metadata is missing`, fix);
+    if (!sig.outputs.includes(h.output))
+      throw new JetprofError('BAD_MODEL', `${path}: output ${h.output} named in the metadata is missing`, fix);
   }
   return info;
 }

@@ -42,7 +42,8 @@ export function checkModelInfo(v: unknown): YoloModelInfo | string {
   const o = v as Partial<YoloModelInfo> | null;
   if (!o || typeof o !== 'object') return 'metadata is not an object';
   if (o.schema !== 'jetprof.model/1') return `unknown metadata schema ${JSON.stringify(o.schema)}`;
-  if (!Number.isInteger(o.inputWidth) || !Number.isInteger(o.inputHeight)) return 'metadata lacks inputWidth/inputHeight';
+  if (!Number.isInteger(o.inputWidth) || !Number.isInteger(o.inputHeight))
+    return 'metadata lacks inputWidth/inputHeight';
   if (!Number.isInteger(o.classes) || (o.classes as number) < 1) return 'metadata lacks classes';
   if (!Array.isArray(o.heads) || o.heads.length === 0) return 'metadata lacks heads';
   if (!Array.isArray(o.labels)) return 'metadata lacks labels';

@@ -134,7 +134,13 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
         const conv = g.node(
           'Conv',
           [prev, wName, bName],
-          [ints('kernel_shape', [l.size, l.size]), ints('strides', [l.stride, l.stride]), ints('pads', [p, p, p, p]), ints('dilations', [1, 1]), int('group', l.groups)],
+          [
+            ints('kernel_shape', [l.size, l.size]),
+            ints('strides', [l.stride, l.stride]),
+            ints('pads', [p, p, p, p]),
+            ints('dilations', [1, 1]),
+            int('group', l.groups),
+          ],
           l.activation === 'linear' ? id : `${id}_conv`,
         );
         out = g.activation(conv, l.activation, id);
@@ -155,7 +161,16 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
       case 'maxpool': {
         const begin = Math.floor(l.padding / 2);
         const end = l.padding - begin;
-        out = g.node('MaxPool', [prev], [ints('kernel_shape', [l.size, l.size]), ints('strides', [l.stride, l.stride]), ints('pads', [begin, begin, end, end])], id);
+        out = g.node(
+          'MaxPool',
+          [prev],
+          [
+            ints('kernel_shape', [l.size, l.size]),
+            ints('strides', [l.stride, l.stride]),
+            ints('pads', [begin, begin, end, end]),
+          ],
+          id,
+        );
         break;
       }
       case 'upsample': {
@@ -170,7 +185,11 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
         break;
       }
       case 'shortcut':
-        out = g.activation(g.node('Add', [prev, tensorOf[l.from]], [], l.activation === 'linear' ? id : `${id}_add`), l.activation, id);
+        out = g.activation(
+          g.node('Add', [prev, tensorOf[l.from]], [], l.activation === 'linear' ? id : `${id}_add`),
+          l.activation,
+          id,
+        );
         break;
       case 'yolo': {
         const name = `yolo_${l.index}`;
@@ -195,12 +214,20 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     prevChannels = shapes[l.index].c;
   }
   if (heads.length === 0) {
-    throw new JetprofError('BAD_CFG', `${cfg.path}: no [yolo] layer, so this is not a YOLO detector (jetprof reads the yolov4-tiny family)`, {
-      suggestion: 'use the cfg the weights were trained with; it ends with [yolo] sections (see weights/yolov4-tiny.cfg)',
-    });
+    throw new JetprofError(
+      'BAD_CFG',
+      `${cfg.path}: no [yolo] layer, so this is not a YOLO detector (jetprof reads the yolov4-tiny family)`,
+      {
+        suggestion:
+          'use the cfg the weights were trained with; it ends with [yolo] sections (see weights/yolov4-tiny.cfg)',
+      },
+    );
   }
 
-  const labels = options.labels && options.labels.length === classes ? options.labels : Array.from({ length: classes }, (_, i) => `class${i}`);
+  const labels =
+    options.labels && options.labels.length === classes
+      ? options.labels
+      : Array.from({ length: classes }, (_, i) => `class${i}`);
   const info: YoloModelInfo = {
     schema: 'jetprof.model/1',
     inputName,
@@ -222,7 +249,11 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     opsetImport: [{ domain: '', version: 13 }],
     metadataProps: [{ key: METADATA_KEY, value: JSON.stringify(info) }],
     graph: {
-      name: cfg.path.split('/').pop()?.replace(/\.cfg$/, '') ?? 'yolo',
+      name:
+        cfg.path
+          .split('/')
+          .pop()
+          ?.replace(/\.cfg$/, '') ?? 'yolo',
       node: g.nodes,
       initializer: g.initializers,
       input: [valueInfo(inputName, [1, cfg.net.channels, cfg.net.height, cfg.net.width])],

@@ -71,7 +71,11 @@ function describeCfg(cfg: DarknetCfg): string {
 export function parseWeights(buf: Uint8Array, cfg: DarknetCfg, path = 'model.weights'): DarknetWeights {
   const fix = { suggestion: 'use the .weights file trained with this cfg (same classes and layers)' };
   if (buf.byteLength < 16) {
-    throw new JetprofError('BAD_WEIGHTS', `${path} has ${buf.byteLength} bytes but ${describeCfg(cfg)} needs ${expectedWeightsBytes(cfg)}`, fix);
+    throw new JetprofError(
+      'BAD_WEIGHTS',
+      `${path} has ${buf.byteLength} bytes but ${describeCfg(cfg)} needs ${expectedWeightsBytes(cfg)}`,
+      fix,
+    );
   }
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const major = view.getInt32(0, true);
@@ -80,7 +84,11 @@ export function parseWeights(buf: Uint8Array, cfg: DarknetCfg, path = 'model.wei
   const headerBytes = headerBytesFor(major, minor);
   const need = expectedWeightsBytes(cfg, headerBytes);
   if (buf.byteLength !== need) {
-    throw new JetprofError('BAD_WEIGHTS', `${path} has ${buf.byteLength} bytes but ${describeCfg(cfg)} needs ${need}`, fix);
+    throw new JetprofError(
+      'BAD_WEIGHTS',
+      `${path} has ${buf.byteLength} bytes but ${describeCfg(cfg)} needs ${need}`,
+      fix,
+    );
   }
   const seen = headerBytes === 20 ? view.getBigUint64(12, true) : BigInt(view.getUint32(12, true));
   // Copy the payload once: a Buffer from the pool may start at an offset that is not 4-byte aligned.
@@ -127,9 +135,13 @@ function refuseNonFinite(floats: Float32Array, cfg: DarknetCfg, path: string): v
     }
     start += c.floats;
   }
-  throw new JetprofError('BAD_WEIGHTS', `${path}: ${bad} of its ${floats.length} values are NaN or Inf, the first in layer ${layer} (convolutional, line ${cfg.layers[layer]?.line ?? '?'} of ${cfg.path.split('/').pop()}): the model would output NaN`, {
-    suggestion: 'use the weights file as training wrote it (a diverged training run or a damaged copy writes NaN)',
-  });
+  throw new JetprofError(
+    'BAD_WEIGHTS',
+    `${path}: ${bad} of its ${floats.length} values are NaN or Inf, the first in layer ${layer} (convolutional, line ${cfg.layers[layer]?.line ?? '?'} of ${cfg.path.split('/').pop()}): the model would output NaN`,
+    {
+      suggestion: 'use the weights file as training wrote it (a diverged training run or a damaged copy writes NaN)',
+    },
+  );
 }
 
 export function readWeights(path: string, cfg: DarknetCfg): DarknetWeights {
@@ -202,7 +214,11 @@ export function seededRandom(seed: number): () => number {
  */
 export const DEFAULT_OBJECTNESS_BIAS = -4;
 
-export function generateWeights(cfg: DarknetCfg, seed: number, objectnessBias = DEFAULT_OBJECTNESS_BIAS): DarknetWeights {
+export function generateWeights(
+  cfg: DarknetCfg,
+  seed: number,
+  objectnessBias = DEFAULT_OBJECTNESS_BIAS,
+): DarknetWeights {
   const rand = seededRandom(seed);
   const uniform = (n: number, lo: number, hi: number) => {
     const a = new Float32Array(n);

@@ -14,7 +14,20 @@
  * does (a real full disk is tested where a small tmpfs can be mounted).
  */
 import {
-  closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, statfsSync, statSync, unlinkSync, writeSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  statfsSync,
+  statSync,
+  unlinkSync,
+  writeSync,
 } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
@@ -46,9 +59,12 @@ export function resolveTarget(path: string): OutputTarget {
   }
   try {
     const st = statSync(real);
-    if (st.isCharacterDevice() || st.isFIFO() || st.isSocket() || st.isBlockDevice()) return { requested: path, path: real, kind: 'stream' };
+    if (st.isCharacterDevice() || st.isFIFO() || st.isSocket() || st.isBlockDevice())
+      return { requested: path, path: real, kind: 'stream' };
     if (st.isDirectory()) {
-      throw new JetprofError('BAD_OUTPUT', `${path}: is a folder, not a file`, { suggestion: 'give a file name inside it' });
+      throw new JetprofError('BAD_OUTPUT', `${path}: is a folder, not a file`, {
+        suggestion: 'give a file name inside it',
+      });
     }
   } catch (e) {
     if (e instanceof JetprofError) throw e;
@@ -79,15 +95,21 @@ export function sameFile(a: string, b: string): boolean {
  * Checks a run's outputs before it starts: none may be the same file as an input, nor as another output. Undefined
  * entries are skipped. Stdout ('-') and devices may be named more than once.
  */
-export function claimOutputs(inputs: Record<string, string | undefined>, outputs: Record<string, string | undefined>): void {
-  const given = (r: Record<string, string | undefined>) => Object.entries(r).filter((e): e is [string, string] => !!e[1]);
+export function claimOutputs(
+  inputs: Record<string, string | undefined>,
+  outputs: Record<string, string | undefined>,
+): void {
+  const given = (r: Record<string, string | undefined>) =>
+    Object.entries(r).filter((e): e is [string, string] => !!e[1]);
   const outs = given(outputs);
   for (const [what, out] of outs) {
     const target = resolveTarget(out);
     if (target.kind !== 'file') continue;
     for (const [inWhat, input] of given(inputs)) {
       if (sameFile(out, input)) {
-        throw new JetprofError('BAD_OUTPUT', `${out}: the ${what} would overwrite the ${inWhat} (${input})`, { suggestion: `choose another path for the ${what}` });
+        throw new JetprofError('BAD_OUTPUT', `${out}: the ${what} would overwrite the ${inWhat} (${input})`, {
+          suggestion: `choose another path for the ${what}`,
+        });
       }
     }
   }
@@ -96,7 +118,9 @@ export function claimOutputs(inputs: Record<string, string | undefined>, outputs
       const [wa, a] = outs[i];
       const [wb, b] = outs[j];
       if (resolveTarget(a).kind === 'file' && sameFile(a, b)) {
-        throw new JetprofError('BAD_OUTPUT', `${b}: the ${wb} and the ${wa} are the same file`, { suggestion: `give the ${wb} a path of its own` });
+        throw new JetprofError('BAD_OUTPUT', `${b}: the ${wb} and the ${wa} are the same file`, {
+          suggestion: `give the ${wb} a path of its own`,
+        });
       }
     }
   }
@@ -125,19 +149,29 @@ export function freeBytes(dir: string): number | undefined {
 export function simulatedFault(path: string): NodeJS.ErrnoException | undefined {
   const marker = process.env.JETPROF_FAULT_ENOSPC;
   if (!marker || !path.includes(marker)) return undefined;
-  return Object.assign(new Error(`ENOSPC: no space left on device, write '${path}'`), { code: 'ENOSPC', errno: -28, syscall: 'write', path });
+  return Object.assign(new Error(`ENOSPC: no space left on device, write '${path}'`), {
+    code: 'ENOSPC',
+    errno: -28,
+    syscall: 'write',
+    path,
+  });
 }
 
 /** One line for a failed write: the path, the errno and what to do. */
 export function writeError(path: string, e: unknown): JetprofError {
   const err = e as NodeJS.ErrnoException;
-  const why = err.code ? `${err.code}: ${err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}` : String(err?.message ?? e);
-  const fix = err.code === 'ENOSPC' ? 'free some space or write elsewhere; the previous file, if any, is untouched' : 'choose a writable output path';
+  const why = err.code
+    ? `${err.code}: ${err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
+    : String(err?.message ?? e);
+  const fix =
+    err.code === 'ENOSPC'
+      ? 'free some space or write elsewhere; the previous file, if any, is untouched'
+      : 'choose a writable output path';
   return new JetprofError('BAD_OUTPUT', `${path}: cannot write (${why})`, { suggestion: fix });
 }
 
 function writeAll(fd: number, data: Uint8Array): void {
-  for (let off = 0; off < data.length; ) off += writeSync(fd, data, off, data.length - off);
+  for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
 }
 
 /** Writes `data` to `path` as the module comment says. Throws BAD_OUTPUT (exit 2) with the path and the errno. */

@@ -25,7 +25,11 @@ export function ruleColumns(rule: string, header: string): Column[] {
   const re = /-+/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(rule))) {
-    cols.push({ label: header.slice(m.index, m.index + m[0].length).trim(), start: m.index, end: m.index + m[0].length });
+    cols.push({
+      label: header.slice(m.index, m.index + m[0].length).trim(),
+      start: m.index,
+      end: m.index + m[0].length,
+    });
   }
   return cols;
 }
@@ -34,7 +38,17 @@ export function ruleColumns(rule: string, header: string): Column[] {
 function isTrimmedSpace(c: number): boolean {
   if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
   if (c < 0xa0) return false;
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /**
@@ -84,5 +98,9 @@ export function camelKey(label: string): string {
     .trim()
     .split(' ')
     .filter(Boolean);
-  return words.map((w, i) => (i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())).join('');
+  return words
+    .map((w, i) =>
+      i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase(),
+    )
+    .join('');
 }

@@ -40,11 +40,21 @@ export function lastLineIsWhole(line: string): boolean {
 }
 
 export function cutLineDiagnostic(line: number, text: string): Diagnostic {
-  return { severity: 'warning', code: 'TRUNCATED_LINE', line, message: `the log ends mid-line (no newline after its last line), so that line was not used: ${text.trim().slice(0, 120)}` };
+  return {
+    severity: 'warning',
+    code: 'TRUNCATED_LINE',
+    line,
+    message: `the log ends mid-line (no newline after its last line), so that line was not used: ${text.trim().slice(0, 120)}`,
+  };
 }
 
 export function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
-  return { severity: 'warning', code: 'NO_FINAL_NEWLINE', line, message: `the log has no newline after its last line; the line parses as a complete row, so it was kept (if the file was cut there, its last cell may be cut too): ${text.trim().slice(0, 120)}` };
+  return {
+    severity: 'warning',
+    code: 'NO_FINAL_NEWLINE',
+    line,
+    message: `the log has no newline after its last line; the line parses as a complete row, so it was kept (if the file was cut there, its last cell may be cut too): ${text.trim().slice(0, 120)}`,
+  };
 }
 
 /** What both parsers offer for the last line of a log that has no newline after it. */
@@ -119,6 +129,14 @@ export class DiagnosticList {
 
   finish(): Diagnostic[] {
     if (this.omitted === 0) return this.items;
-    return [...this.items, { severity: 'warning', code: 'UNRECOGNIZED_LINE', line: this.lastLine, message: `${this.omitted} more diagnostics not listed (only the first ${MAX_DIAGNOSTICS} are kept)` }];
+    return [
+      ...this.items,
+      {
+        severity: 'warning',
+        code: 'UNRECOGNIZED_LINE',
+        line: this.lastLine,
+        message: `${this.omitted} more diagnostics not listed (only the first ${MAX_DIAGNOSTICS} are kept)`,
+      },
+    ];
   }
 }

@@ -96,7 +96,12 @@ export class LineSplitter {
  * wants) and returns its unterminated last line, if any.
  * Memory stays flat however large the file: two 1 MiB buffers, plus a line that spans two reads.
  */
-export async function scanFileLines(path: string, detected: DetectedEncoding, onLine: ByteLineHandler, onRun?: ByteRunHandler): Promise<Buffer | undefined> {
+export async function scanFileLines(
+  path: string,
+  detected: DetectedEncoding,
+  onLine: ByteLineHandler,
+  onRun?: ByteRunHandler,
+): Promise<Buffer | undefined> {
   const splitter = new LineSplitter(onLine, onRun);
   if (detected.encoding !== 'utf8') {
     for await (const text of textChunks(path, detected)) splitter.feed(Buffer.from(text, 'utf8'));

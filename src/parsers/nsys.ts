@@ -197,7 +197,11 @@ export class NsysParser {
       const found = OLD_TITLES.find(([re]) => re.test(trimmed))!;
       this.pendingTitle = trimmed.replace(/:$/, '').replace(/ \(nanoseconds\)$/, '');
       this.pendingReport ??= found[1]; // a name from an `Executing` line wins over the title's
-    } else if (/^"?Time ?\(%\)"?,/.test(trimmed) || /^"?Total \((MB|KiB)\)"?,/.test(trimmed) || /^"?Total"?,"?(Count|Operations)"?,/.test(trimmed)) {
+    } else if (
+      /^"?Time ?\(%\)"?,/.test(trimmed) ||
+      /^"?Total \((MB|KiB)\)"?,/.test(trimmed) ||
+      /^"?Total"?,"?(Count|Operations)"?,/.test(trimmed)
+    ) {
       this.startCsvTable(trimmed);
     } else if (trimmed === '' || this.isKnownNoise(trimmed)) {
       if ((m = /^WARNING: (.*)$/.exec(trimmed))) this.warnings.push(m[1]);
@@ -241,23 +245,46 @@ export class NsysParser {
       reports[t.report] ??= { columns: t.columns, keys: t.keys, rows: t.rows };
     }
     if (duplicates) {
-      this.diagnostics.push({ severity: 'warning', code: 'DUPLICATE_RUN', line: this.lineNo, message: `${duplicates} table(s) appear twice with the same rows (a file concatenated with itself?): each report uses its first table` });
+      this.diagnostics.push({
+        severity: 'warning',
+        code: 'DUPLICATE_RUN',
+        line: this.lineNo,
+        message: `${duplicates} table(s) appear twice with the same rows (a file concatenated with itself?): each report uses its first table`,
+      });
     }
-    return { value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings }, diagnostics: this.diagnostics.finish() };
+    return {
+      value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings },
+      diagnostics: this.diagnostics.finish(),
+    };
   }
 
   private noteUnrecognized(line: number, text: string): void {
-    this.diagnostics.push({ severity: 'warning', code: 'UNRECOGNIZED_LINE', line, message: `not understood (application output?): ${text.trim().slice(0, 120)}` });
+    this.diagnostics.push({
+      severity: 'warning',
+      code: 'UNRECOGNIZED_LINE',
+      line,
+      message: `not understood (application output?): ${text.trim().slice(0, 120)}`,
+    });
   }
 
   /** Lines nsys prints around its tables that carry nothing to keep. */
   private isKnownNoise(t: string): boolean {
-    return /^(WARNING:|Generating |Generated:|Exporting |Exported successfully|Collecting data|Processing events|Capturing symbol files|Creating final output files|Saved report file|Saving |Report file|Importing|\[\d+\/\d+\]|NOTICE:|Failed to create|The target application|Processing \[)/.test(t) || /\.(nsys-rep|qdrep|sqlite|qdstrm)$/.test(t);
+    return (
+      /^(WARNING:|Generating |Generated:|Exporting |Exported successfully|Collecting data|Processing events|Capturing symbol files|Creating final output files|Saved report file|Saving |Report file|Importing|\[\d+\/\d+\]|NOTICE:|Failed to create|The target application|Processing \[)/.test(
+        t,
+      ) || /\.(nsys-rep|qdrep|sqlite|qdstrm)$/.test(t)
+    );
   }
 
   private newTable(columns: string[]): NsysTable {
     const report = this.pendingReport ?? 'unknown';
-    const t: NsysTable = { report, ...(this.pendingTitle ? { title: this.pendingTitle } : {}), columns, keys: [], rows: [] };
+    const t: NsysTable = {
+      report,
+      ...(this.pendingTitle ? { title: this.pendingTitle } : {}),
+      columns,
+      keys: [],
+      rows: [],
+    };
     t.keys = columns.map((c) => columnSpec(report, c)[0]);
     this.tables.push(t);
     this.pendingReport = undefined;
@@ -296,7 +323,12 @@ export class NsysParser {
       row[tb.t.keys[i]] = v === undefined ? null : v;
     });
     if (bad.length) {
-      this.diagnostics.push({ severity: 'warning', code: 'BAD_ROW', line: this.lineNo, message: `not a number: ${bad.join(', ').slice(0, 120)} (left empty)` });
+      this.diagnostics.push({
+        severity: 'warning',
+        code: 'BAD_ROW',
+        line: this.lineNo,
+        message: `not a number: ${bad.join(', ').slice(0, 120)} (left empty)`,
+      });
     }
     tb.t.rows.push(row);
     return true;
@@ -311,5 +343,7 @@ export function parseNsysStats(text: string): ParseResult<NsysStats> {
 
 /** True when the text looks like nsys statistics output. */
 export function looksLikeNsys(head: string): boolean {
-  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics[: ]|CUDA API Statistics[: ]|NVTX Range Statistics:|^Generating CUDA (API|Kernel) Statistics\.\.\.$|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(head);
+  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics[: ]|CUDA API Statistics[: ]|NVTX Range Statistics:|^Generating CUDA (API|Kernel) Statistics\.\.\.$|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(
+    head,
+  );
 }

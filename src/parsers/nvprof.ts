@@ -10,7 +10,15 @@
  */
 import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
 import { type Diagnostic, DiagnosticList, feedLastLine, feedText, type ParseResult } from './diagnostics.ts';
-import { digitsValue, isTraceRowStart, splitTraceName, TRACE_ROW_START, type TraceRow, type TraceTemplates, traceTemplates } from './trace-rows.ts';
+import {
+  digitsValue,
+  isTraceRowStart,
+  splitTraceName,
+  TRACE_ROW_START,
+  type TraceRow,
+  type TraceTemplates,
+  traceTemplates,
+} from './trace-rows.ts';
 import { decimalToNs, durationNsAt, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
@@ -106,9 +114,16 @@ type CsvFlavour = 'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 
 
 const PREFIX = /^==(\d+)== ?(.*)$/;
 const IMPORT_PREFIX = /^======== ?(.*)$/;
-const SUMMARY_ROW = /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+const SUMMARY_ROW =
+  /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
 const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
-const INFO_LINES = [/^Some kernel\(s\) will be replayed/, /^Generated result file/, /^Replaying kernel/, /^Analysis progress/, /^Profiling application:/];
+const INFO_LINES = [
+  /^Some kernel\(s\) will be replayed/,
+  /^Generated result file/,
+  /^Replaying kernel/,
+  /^Analysis progress/,
+  /^Profiling application:/,
+];
 
 function newProcess(pid: number | null): NvprofProcess {
   return { pid, summary: [], nvtx: { domains: [] }, dependency: [], metrics: [], warnings: [], notes: [] };
@@ -160,7 +175,14 @@ export class NvprofParser {
   rowCount(): number {
     let n = 0;
     for (const p of this.processes.values()) {
-      n += p.summary.length + p.dependency.length + p.metrics.length + (p.gpuTrace?.length ?? 0) + (p.apiTrace?.length ?? 0) + (p.traceRowsOmitted ?? 0) + (p.unifiedMemory?.rows.length ?? 0);
+      n +=
+        p.summary.length +
+        p.dependency.length +
+        p.metrics.length +
+        (p.gpuTrace?.length ?? 0) +
+        (p.apiTrace?.length ?? 0) +
+        (p.traceRowsOmitted ?? 0) +
+        (p.unifiedMemory?.rows.length ?? 0);
       for (const d of p.nvtx.domains) for (const r of d.ranges) n += r.rows.length;
     }
     return n;
@@ -261,9 +283,15 @@ export class NvprofParser {
 
   finish(): ParseResult<NvprofLog> {
     for (const p of this.processes.values()) {
-      if (p.traceRowsOmitted) p.warnings.push(`${p.traceRowsOmitted} trace rows counted but not kept (the first ${this.maxTraceRows} are; jetprof parse --trace-rows all keeps every one)`);
+      if (p.traceRowsOmitted)
+        p.warnings.push(
+          `${p.traceRowsOmitted} trace rows counted but not kept (the first ${this.maxTraceRows} are; jetprof parse --trace-rows all keeps every one)`,
+        );
     }
-    return { value: { schema: 'jetprof.nvprof/1', processes: [...this.processes.values()] }, diagnostics: this.diagnostics.finish() };
+    return {
+      value: { schema: 'jetprof.nvprof/1', processes: [...this.processes.values()] },
+      diagnostics: this.diagnostics.finish(),
+    };
   }
 
   private proc(): NvprofProcess {
@@ -276,7 +304,16 @@ export class NvprofParser {
     this.discarding = undefined;
     const p = this.processes.get(key);
     // any table counts, traces and unified memory too (as keptAnyTable counts them)
-    const hasRows = p && (p.summary.length || p.dependency.length || p.nvtx.domains.length || p.metrics.length || p.gpuTrace?.length || p.apiTrace?.length || p.traceRowsOmitted || p.unifiedMemory?.rows.length);
+    const hasRows =
+      p &&
+      (p.summary.length ||
+        p.dependency.length ||
+        p.nvtx.domains.length ||
+        p.metrics.length ||
+        p.gpuTrace?.length ||
+        p.apiTrace?.length ||
+        p.traceRowsOmitted ||
+        p.unifiedMemory?.rows.length);
     if (!hasRows) return;
     const n = (this.runs.get(key) ?? 1) + 1;
     this.runs.set(key, n);
@@ -289,7 +326,10 @@ export class NvprofParser {
       this.table = undefined;
       return;
     }
-    this.diag('DUPLICATE_RUN', `process ${pid ?? '?'} starts again here: the log holds its run ${n} times (a file concatenated with itself?); the first copy is kept (jetprof parse --all-runs keeps each)`);
+    this.diag(
+      'DUPLICATE_RUN',
+      `process ${pid ?? '?'} starts again here: the log holds its run ${n} times (a file concatenated with itself?); the first copy is kept (jetprof parse --all-runs keeps each)`,
+    );
     this.discarding = key;
     this.current = undefined;
     this.table = undefined;
@@ -402,7 +442,8 @@ export class NvprofParser {
     // PID-less process behind (the shell prompt and program output before a log's first ==PID== line).
     const p = this.current;
     // a trace row first: it starts with a time, which no header or context line below does
-    if (this.table?.kind === 'trace' && (this.traceRow(line, this.table) || this.traceRowContinued(line, this.table))) return true;
+    if (this.table?.kind === 'trace' && (this.traceRow(line, this.table) || this.traceRowContinued(line, this.table)))
+      return true;
     const trimmed = line.trim();
     let m: RegExpExecArray | null;
     // headers
@@ -420,12 +461,17 @@ export class NvprofParser {
       return true;
     }
     if (/^Invocations\s+(Metric|Event) Name\s+/.test(trimmed)) {
-      this.table = { kind: this.section === 'events' || /Event Name/.test(trimmed) ? 'events' : 'metrics', cols: headerColumns(line) };
+      this.table = {
+        kind: this.section === 'events' || /Event Name/.test(trimmed) ? 'events' : 'metrics',
+        cols: headerColumns(line),
+      };
       return true;
     }
     if (/^Start\s+Duration\s+/.test(trimmed)) {
       const cols = headerColumns(line);
-      const isGpu = cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) && !/^Start\s+Duration\s+Name$/.test(trimmed);
+      const isGpu =
+        cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) &&
+        !/^Start\s+Duration\s+Name$/.test(trimmed);
       const target = isGpu ? 'gpuTrace' : 'apiTrace';
       this.proc()[target] ??= [];
       const keys = cols.map((c) => camelKey(c.label));
@@ -458,11 +504,19 @@ export class NvprofParser {
       this.proc().notes.push(trimmed);
       return true;
     }
-    if ((m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(trimmed)) && p?.unifiedMemory) {
+    if (
+      (m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(
+        trimmed,
+      )) &&
+      p?.unifiedMemory
+    ) {
       p.unifiedMemory.totals[camelKey(m[1])] = Number(m[2]);
       return true;
     }
-    if (/^(Regs|SSMem|DSMem|SrcMemType|DstMemType|Size|Throughput|Context|Stream|Device): /.test(trimmed) && (p?.gpuTrace || p?.apiTrace)) {
+    if (
+      /^(Regs|SSMem|DSMem|SrcMemType|DstMemType|Size|Throughput|Context|Stream|Device): /.test(trimmed) &&
+      (p?.gpuTrace || p?.apiTrace)
+    ) {
       return true; // the trace legend
     }
     // rows
@@ -494,7 +548,16 @@ export class NvprofParser {
       this.diag('BAD_ROW', `a time in this row is not a number with a unit: ${line.trim().slice(0, 120)}`);
       return true;
     }
-    const row: SummaryRow = { type: t.type || (t.typed ? 'GPU activities' : t.type), timePct: Number(m[2]), totalNs, calls: Number(m[4]), avgNs, minNs, maxNs, name: m[8] };
+    const row: SummaryRow = {
+      type: t.type || (t.typed ? 'GPU activities' : t.type),
+      timePct: Number(m[2]),
+      totalNs,
+      calls: Number(m[4]),
+      avgNs,
+      minNs,
+      maxNs,
+      name: m[8],
+    };
     if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
     else this.proc().summary.push(row);
     return true;
@@ -519,11 +582,29 @@ export class NvprofParser {
     const kernel = this.kernel ?? '';
     const device = this.device;
     if (kind === 'metrics' && cells.length === 6) {
-      this.proc().metrics.push({ ...(device ? { device } : {}), kernel, invocations: Number(cells[0]), metric: cells[1], description: cells[2], min: cells[3], max: cells[4], avg: cells[5] });
+      this.proc().metrics.push({
+        ...(device ? { device } : {}),
+        kernel,
+        invocations: Number(cells[0]),
+        metric: cells[1],
+        description: cells[2],
+        min: cells[3],
+        max: cells[4],
+        avg: cells[5],
+      });
       return true;
     }
     if (kind === 'events' && cells.length === 6) {
-      this.proc().metrics.push({ ...(device ? { device } : {}), kernel, invocations: Number(cells[0]), metric: cells[1], min: cells[2], max: cells[3], avg: cells[4], total: cells[5] });
+      this.proc().metrics.push({
+        ...(device ? { device } : {}),
+        kernel,
+        invocations: Number(cells[0]),
+        metric: cells[1],
+        min: cells[2],
+        max: cells[3],
+        avg: cells[4],
+        total: cells[5],
+      });
       return true;
     }
     return false;
@@ -550,7 +631,13 @@ export class NvprofParser {
     // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
     const nameCell = line.slice(bounds[2 * n - 2], bounds[2 * n - 1]);
     const split = t.keys[n - 1] === 'name' && nameCell.endsWith(']') ? splitTraceName(nameCell) : undefined;
-    const row: TraceRow = { ...(split?.kernel !== undefined ? t.templates.launch : split?.correlationId !== undefined ? t.templates.withId : t.templates.plain) };
+    const row: TraceRow = {
+      ...(split?.kernel !== undefined
+        ? t.templates.launch
+        : split?.correlationId !== undefined
+          ? t.templates.withId
+          : t.templates.plain),
+    };
     row.startNs = start;
     row.durationNs = duration;
     for (let i = 2; i < n; i++) {
@@ -583,7 +670,10 @@ export class NvprofParser {
     if (open <= 0 || rest === '') return false;
     this.readTraceName(last, `${last.name} ${rest}`);
     this.lastTraceRowLine = this.lineNo;
-    this.diag('JOINED_LINE', `joined to the trace row above (its name was wrapped onto this line): ${rest.slice(0, 120)}`);
+    this.diag(
+      'JOINED_LINE',
+      `joined to the trace row above (its name was wrapped onto this line): ${rest.slice(0, 120)}`,
+    );
     return true;
   }
 
@@ -658,7 +748,16 @@ export class NvprofParser {
       }
       const [totalNs, avgNs, minNs, maxNs] = vals as number[];
       const type = off ? cells[0] : this.section === 'api' ? 'API calls' : 'GPU activities';
-      const row: SummaryRow = { type, timePct: parsePercent(cells[off]) ?? NaN, totalNs, calls: Number(cells[off + 2]), avgNs, minNs, maxNs, name: cells[off + 6] };
+      const row: SummaryRow = {
+        type,
+        timePct: parsePercent(cells[off]) ?? NaN,
+        totalNs,
+        calls: Number(cells[off + 2]),
+        avgNs,
+        minNs,
+        maxNs,
+        name: cells[off + 6],
+      };
       if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
       else this.proc().summary.push(row);
       return true;
@@ -667,7 +766,12 @@ export class NvprofParser {
       const cp = ns(1);
       const wait = ns(2);
       if (cp === undefined || wait === undefined) return false;
-      this.proc().dependency.push({ criticalPathPct: parsePercent(cells[0]) ?? NaN, criticalPathNs: cp, waitingNs: wait, name: cells[3] });
+      this.proc().dependency.push({
+        criticalPathPct: parsePercent(cells[0]) ?? NaN,
+        criticalPathNs: cp,
+        waitingNs: wait,
+        name: cells[3],
+      });
       return true;
     }
     if (t.flavour === 'metrics' || t.flavour === 'events') {
@@ -677,8 +781,26 @@ export class NvprofParser {
       const [device, kernel, invocations, metric] = cells;
       const row: MetricRow =
         t.flavour === 'metrics'
-          ? { device, kernel, invocations: Number(invocations), metric, description: cells[4], min: cells[5], max: cells[6], avg: cells[7] }
-          : { device, kernel, invocations: Number(invocations), metric, min: cells[4], max: cells[5], avg: cells[6], total: cells[7] };
+          ? {
+              device,
+              kernel,
+              invocations: Number(invocations),
+              metric,
+              description: cells[4],
+              min: cells[5],
+              max: cells[6],
+              avg: cells[7],
+            }
+          : {
+              device,
+              kernel,
+              invocations: Number(invocations),
+              metric,
+              min: cells[4],
+              max: cells[5],
+              avg: cells[6],
+              total: cells[7],
+            };
       this.proc().metrics.push(row);
       return true;
     }
@@ -692,14 +814,31 @@ export class NvprofParser {
    */
   private csvUnifiedRow(line: string, cells: string[], units: string[]): boolean {
     if (!/^\d+$/.test(cells[1])) return false;
-    const size = (i: number) => (cells[i] === '' || cells[i] === '-' ? '-' : /[A-Za-z]$/.test(cells[i]) ? cells[i] : `${cells[i]}${units[i] ?? ''}`);
+    const size = (i: number) =>
+      cells[i] === '' || cells[i] === '-'
+        ? '-'
+        : /[A-Za-z]$/.test(cells[i])
+          ? cells[i]
+          : `${cells[i]}${units[i] ?? ''}`;
     const time = cells[6];
-    const totalNs = time === '' || time === '-' ? null : (parseDurationNs(time) ?? (units[6] ? decimalToNs(time, units[6]) : undefined));
+    const totalNs =
+      time === '' || time === '-'
+        ? null
+        : (parseDurationNs(time) ?? (units[6] ? decimalToNs(time, units[6]) : undefined));
     if (totalNs === undefined) {
       this.diag('BAD_ROW', `the total time in this unified-memory CSV row has no unit: ${line.slice(0, 120)}`);
       return true;
     }
-    this.proc().unifiedMemory!.rows.push({ ...(cells[0] ? { device: cells[0] } : {}), count: Number(cells[1]), avgSize: size(2), minSize: size(3), maxSize: size(4), totalSize: size(5), totalNs, name: cells[7] });
+    this.proc().unifiedMemory!.rows.push({
+      ...(cells[0] ? { device: cells[0] } : {}),
+      count: Number(cells[1]),
+      avgSize: size(2),
+      minSize: size(3),
+      maxSize: size(4),
+      totalSize: size(5),
+      totalNs,
+      name: cells[7],
+    });
     return true;
   }
 }
@@ -709,7 +848,8 @@ function csvFlavour(header: string[]): CsvFlavour {
   const [a, b, c, d] = header;
   if (a === 'Type' || a === 'Time(%)') return 'summary';
   if (a === 'Critical path(%)') return 'dependency';
-  if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8) return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
+  if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8)
+    return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
   if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
   return 'other';
 }

@@ -10,10 +10,18 @@ import type { ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
-import { decodeText, detectEncoding, type DetectedEncoding, endsWithLineBreak, readHeadBytes, textChunks } from '../util/text-input.ts';
+import {
+  decodeText,
+  detectEncoding,
+  type DetectedEncoding,
+  endsWithLineBreak,
+  readHeadBytes,
+  textChunks,
+} from '../util/text-input.ts';
 
 export type ProfileKind = 'nvprof' | 'nsys';
-export type ParsedProfile = { kind: 'nvprof'; result: ParseResult<NvprofLog> } | { kind: 'nsys'; result: ParseResult<NsysStats> };
+export type ParsedProfile =
+  { kind: 'nvprof'; result: ParseResult<NvprofLog> } | { kind: 'nsys'; result: ParseResult<NsysStats> };
 
 const HEAD_BYTES = 64 * 1024;
 
@@ -34,9 +42,14 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
     isFolder = statSync(path).isDirectory();
     if (!isFolder && !statSync(path).isFile()) throw new Error();
   } catch {
-    throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, { suggestion: 'pass the file written by nvprof --log-file or by nsys stats' });
+    throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, {
+      suggestion: 'pass the file written by nvprof --log-file or by nsys stats',
+    });
   }
-  if (isFolder) throw new JetprofError('BAD_INPUT', `${path}: a folder, not a profiler log`, { suggestion: 'pass one log file (e.g. profiles/profiling_trt_log.txt); parse each file of a folder in turn' });
+  if (isFolder)
+    throw new JetprofError('BAD_INPUT', `${path}: a folder, not a profiler log`, {
+      suggestion: 'pass one log file (e.g. profiles/profiling_trt_log.txt); parse each file of a folder in turn',
+    });
   const bytes = readHeadBytes(path, HEAD_BYTES);
   const detected = detectEncoding(bytes);
   return { text: decodeText(bytes, detected), detected };
@@ -47,34 +60,58 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
  * the same process's run twice keeps each (default: the first, with a diagnostic). Lines come from the byte scanner
  * (line-scanner.ts); `lineReader: 'readline'` is the old line source, for the equivalence test only.
  */
-export async function parseProfileFile(path: string, kind?: ProfileKind, options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline' } = {}): Promise<ParsedProfile> {
+export async function parseProfileFile(
+  path: string,
+  kind?: ProfileKind,
+  options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline' } = {},
+): Promise<ParsedProfile> {
   const { text: head, detected: encoding } = readHead(path);
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
     if (head.length > 0 && head.replace(/[\s\0]/g, '').length === 0) {
-      throw new JetprofError('BAD_INPUT', `${path}: holds only blank lines or NUL bytes`, { suggestion: 'the log was not written (profiler killed?) or was cut: run the profiler again' });
+      throw new JetprofError('BAD_INPUT', `${path}: holds only blank lines or NUL bytes`, {
+        suggestion: 'the log was not written (profiler killed?) or was cut: run the profiler again',
+      });
     }
-    throw new JetprofError('BAD_INPUT', `${path}: neither nvprof nor Nsight Systems output (no ==PID== lines, no nsys report tables)`, {
-      suggestion: 'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',
-    });
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: neither nvprof nor Nsight Systems output (no ==PID== lines, no nsys report tables)`,
+      {
+        suggestion:
+          'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',
+      },
+    );
   }
   const parser = detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns) : new NsysParser();
   if (options.lineReader === 'readline') await feedByReadline(path, encoding, parser);
   else {
     const nvprof = parser instanceof NvprofParser ? parser : undefined;
-    const onLine: ByteLineHandler = nvprof ? (b, s, e) => nvprof.pushBytes(b, s, e) : (b, s, e) => parser.push(b.toString('utf8', s, e));
-    const tail = await scanFileLines(path, encoding, onLine, nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)));
+    const onLine: ByteLineHandler = nvprof
+      ? (b, s, e) => nvprof.pushBytes(b, s, e)
+      : (b, s, e) => parser.push(b.toString('utf8', s, e));
+    const tail = await scanFileLines(
+      path,
+      encoding,
+      onLine,
+      nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)),
+    );
     // no newline after the last line: kept when it parses as a whole row, else a cut line (half a line is no row)
     if (tail !== undefined) parser.lastLine(tail.toString('utf8'));
   }
-  return detected === 'nvprof' ? { kind: 'nvprof', result: (parser as NvprofParser).finish() } : { kind: 'nsys', result: (parser as NsysParser).finish() };
+  return detected === 'nvprof'
+    ? { kind: 'nvprof', result: (parser as NvprofParser).finish() }
+    : { kind: 'nsys', result: (parser as NsysParser).finish() };
 }
 
 /**
  * The line source before the byte scanner (readline over decoded text), kept only so a test can check that both give
  * the same result on every fixture; remove it with that test.
  */
-async function feedByReadline(path: string, encoding: DetectedEncoding, parser: { push(line: string): void; lastLine(text: string): void }): Promise<void> {
+async function feedByReadline(
+  path: string,
+  encoding: DetectedEncoding,
+  parser: { push(line: string): void; lastLine(text: string): void },
+): Promise<void> {
   const terminated = endsWithLineBreak(path, encoding.encoding);
   const lines = createInterface({ input: Readable.from(textChunks(path, encoding)), crlfDelay: Infinity });
   let pending: string | undefined;
@@ -108,7 +145,9 @@ export function keptAnyTable(parsed: ParsedProfile): boolean {
 export function emptyParseReason(parsed: ParsedProfile): string {
   if (parsed.kind === 'nsys') {
     const skipped = Object.entries(parsed.result.value.skipped).map(([name, why]) => `${name} ${why}`);
-    return skipped.length > 0 ? `nsys skipped every report (${skipped.slice(0, 2).join('; ')})` : 'no nsys report table';
+    return skipped.length > 0
+      ? `nsys skipped every report (${skipped.slice(0, 2).join('; ')})`
+      : 'no nsys report table';
   }
   const said = parsed.result.value.processes.flatMap((p) => [...p.warnings, ...p.notes]);
   return said.length > 0 ? `nvprof said: ${said[0]}` : 'no nvprof table';

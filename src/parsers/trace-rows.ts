@@ -92,7 +92,8 @@ export function splitTraceName(name: string): { name: string; kernel?: string; c
   if (id === undefined) return { name };
   if (apiLaunch) {
     const paren = name.indexOf(' (');
-    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren))) return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: id };
+    if (paren > 0 && paren < open && /^[A-Za-z_]\w*$/.test(name.slice(0, paren)))
+      return { name: name.slice(0, paren), kernel: name.slice(paren + 2, open), correlationId: id };
     return { name };
   }
   return { name, correlationId: id };

@@ -4,7 +4,7 @@
  * `7.9230us` -> 7923, `0ns` -> 0.
  */
 
-const NS_PER_UNIT: Record<string, bigint> = { ns: 1n, us: 1_000n, 'µs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
+const NS_PER_UNIT: Record<string, bigint> = { ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
 export type TimeUnit = 'ns' | 'us' | 'ms' | 's';
 
 /**
@@ -71,7 +71,14 @@ export function durationNsAt(s: string, from: number, to: number): number | unde
   if (to - from < 2 || s.charCodeAt(to - 1) !== 0x73) return undefined; // ends with `s`
   // the unit from the character before the `s`
   const u = s.charCodeAt(to - 2);
-  const scale = u === 0x6e ? NS_PER_UNIT.ns : u === 0x75 || u === 0xb5 ? NS_PER_UNIT.us : u === 0x6d ? NS_PER_UNIT.ms : NS_PER_UNIT.s;
+  const scale =
+    u === 0x6e
+      ? NS_PER_UNIT.ns
+      : u === 0x75 || u === 0xb5
+        ? NS_PER_UNIT.us
+        : u === 0x6d
+          ? NS_PER_UNIT.ms
+          : NS_PER_UNIT.s;
   const digitsEnd = scale === NS_PER_UNIT.s ? to - 1 : to - 2;
   return digitsEnd > from ? digitsToNs(s, from, digitsEnd, scale) : undefined;
 }

@@ -7,20 +7,32 @@ import { STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
 export type LoopKind = 'pipelined' | 'sequential';
 
 export const DEFINITIONS: [string, string][] = [
-  ['inference FPS', 'measured frames / the sum of the time each of them spent in the model (ONNX Runtime run, TensorRT infer; host clock)'],
-  ['end-to-end FPS', "measured frames / wall time, from the start of the first measured frame's read to the end of the last one's write"],
+  [
+    'inference FPS',
+    'measured frames / the sum of the time each of them spent in the model (ONNX Runtime run, TensorRT infer; host clock)',
+  ],
+  [
+    'end-to-end FPS',
+    "measured frames / wall time, from the start of the first measured frame's read to the end of the last one's write",
+  ],
   ['wall ms per frame', 'wall time / measured frames = 1000 / end-to-end FPS'],
   ['busy ms per frame', 'the mean time one frame spent in a stage (its p50/p90/p99 are over the same frames)'],
-  ['not inference', '1 - inference time / wall time = 1 - end-to-end FPS / inference FPS: the share of wall time the model was not running'],
+  [
+    'not inference',
+    '1 - inference time / wall time = 1 - end-to-end FPS / inference FPS: the share of wall time the model was not running',
+  ],
   [
     'share of wall (sequential loop)',
-    'stage time / wall time; read + preprocess + inference + postprocess + write + loop overhead (the time between one frame\'s write and the next read) = 100%',
+    "stage time / wall time; read + preprocess + inference + postprocess + write + loop overhead (the time between one frame's write and the next read) = 100%",
   ],
   [
     'pipelined loop',
     'read+preprocess, inference and postprocess+write of different frames run at the same time: busy times per frame add up to more than the wall time per frame, so no share of wall is given per stage; a `frame` NVTX range spans a frame from its read to its write, and ranges of consecutive frames overlap',
   ],
-  ['warm-up', 'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)'],
+  [
+    'warm-up',
+    'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)',
+  ],
 ];
 
 export const sumOf = (v: readonly number[]): number => {

@@ -5,18 +5,35 @@
  */
 import type { DetectorSession } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, pushPopRanges, rangeName, readNextFrame } from './loop-io.ts';
+import {
+  drawFrame,
+  finishLoop,
+  type FrameLoopOptions,
+  type FrameLoopResult,
+  noFrameDecoded,
+  openLoopIo,
+  preprocessFrame,
+  pushPopRanges,
+  rangeName,
+  readNextFrame,
+} from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 
-export async function runFrameLoop(session: DetectorSession, model: YoloModelInfo, o: FrameLoopOptions): Promise<FrameLoopResult> {
+export async function runFrameLoop(
+  session: DetectorSession,
+  model: YoloModelInfo,
+  o: FrameLoopOptions,
+): Promise<FrameLoopResult> {
   const io = openLoopIo(model, o);
   const { cv, source, resize, g, sink } = io;
   const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
   let framesRead = 0;
   let interrupted = false;
   let endOfStream = false;
-  const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
+  const totalFrames = o.maxFrames
+    ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames)
+    : source.info.frameCount;
   const { nvtx } = o;
   const ranges = pushPopRanges(nvtx);
   try {
@@ -29,7 +46,9 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       }
       const t0 = process.hrtime.bigint();
       tally.begin(t0);
-      const frame = (await readNextFrame(() => source.read(), source.info.frameCount, framesRead, ranges, resize, o.warmupFrames))?.frame;
+      const frame = (
+        await readNextFrame(() => source.read(), source.info.frameCount, framesRead, ranges, resize, o.warmupFrames)
+      )?.frame;
       if (!frame) {
         endOfStream = true;
         break;
@@ -55,7 +74,19 @@ export async function runFrameLoop(session: DetectorSession, model: YoloModelInf
       const t5 = process.hrtime.bigint();
       nvtx.pop();
       tally.record(
-        { index: framesRead, t0, tInference: t2, tPostprocess: t3, tEnd: t5, readMs: nsToMs(t1 - t0), preprocessMs: nsToMs(t2 - t1), inferenceMs: nsToMs(t3 - t2), postprocessMs: nsToMs(t4 - t3), drawMs, writeMs: nsToMs(t5 - t4) },
+        {
+          index: framesRead,
+          t0,
+          tInference: t2,
+          tPostprocess: t3,
+          tEnd: t5,
+          readMs: nsToMs(t1 - t0),
+          preprocessMs: nsToMs(t2 - t1),
+          inferenceMs: nsToMs(t3 - t2),
+          postprocessMs: nsToMs(t4 - t3),
+          drawMs,
+          writeMs: nsToMs(t5 - t4),
+        },
         result,
         frameResult,
       );

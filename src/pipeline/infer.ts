@@ -79,7 +79,6 @@ export interface InferOptions {
   onFrame?: FrameLoopOptions['onFrame'];
 }
 
-
 /**
  * `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them; for a stream or camera its short name
  * (rtsp://host/live -> live-onnx-detected.mp4); for a folder of images a folder `<folder>-<backend>-detected`.
@@ -89,10 +88,15 @@ export function defaultOutputPath(video: string, backend: BackendName): string {
   return resolve(classifySource(video).kind === 'images' ? stem : `${stem}.mp4`);
 }
 
-export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>, onInfo: (m: string) => void, sidecar?: EngineSidecar): string {
+export function resolveModelPath(
+  o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>,
+  onInfo: (m: string) => void,
+  sidecar?: EngineSidecar,
+): string {
   if (o.engine && !existsSync(o.engine)) {
     throw new JetprofError('FILE_NOT_FOUND', `${o.engine}: TensorRT engine not found`, {
-      suggestion: 'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
+      suggestion:
+        'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
     });
   }
   if (o.model) return o.model;
@@ -102,7 +106,14 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
     return built;
   }
   if (o.cfg && o.weights) {
-    const { path, exported, note } = ensureExported({ cfgPath: o.cfg, weightsPath: o.weights, labelsPath: o.labels, strict: o.strictCfg, onWarning: o.onWarning, cacheDir: o.cacheDir });
+    const { path, exported, note } = ensureExported({
+      cfgPath: o.cfg,
+      weightsPath: o.weights,
+      labelsPath: o.labels,
+      strict: o.strictCfg,
+      onWarning: o.onWarning,
+      cacheDir: o.cacheDir,
+    });
     if (note) onInfo(note);
     onInfo(exported ? `exported ${o.cfg} + ${o.weights} to ${path}` : `using cached ${path}`);
     return path;
@@ -112,7 +123,12 @@ export function resolveModelPath(o: Pick<InferOptions, 'model' | 'cfg' | 'weight
   });
 }
 
-async function openSession(o: InferOptions, modelPath: string, model: YoloModelInfo, sidecar: EngineSidecar | undefined): Promise<DetectorSession> {
+async function openSession(
+  o: InferOptions,
+  modelPath: string,
+  model: YoloModelInfo,
+  sidecar: EngineSidecar | undefined,
+): Promise<DetectorSession> {
   if (o.backend === 'onnx') {
     const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
     if (!o.pipeline) return createOnnxSession(modelPath, options);
@@ -123,7 +139,13 @@ async function openSession(o: InferOptions, modelPath: string, model: YoloModelI
     const { createOpenCvSession } = await import('../backends/opencv.ts');
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
     const darknet = o.cfg && o.weights && !o.model ? { cfg: o.cfg, weights: o.weights } : { onnx: modelPath };
-    return createOpenCvSession(darknet, { executionProvider: o.executionProvider, fp16: o.fp16, threads: o.threads, outputNames: model.heads.map((h) => h.output), onWarning: o.onWarning });
+    return createOpenCvSession(darknet, {
+      executionProvider: o.executionProvider,
+      fp16: o.fp16,
+      threads: o.threads,
+      outputNames: model.heads.map((h) => h.output),
+      onWarning: o.onWarning,
+    });
   }
   const { createTensorRtSession } = await import('../backends/tensorrt.ts');
   if (!o.engine) {
@@ -156,7 +178,9 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const model = readModelInfo(modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
-    (o.onInfo ?? (() => undefined))('WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real');
+    (o.onInfo ?? (() => undefined))(
+      'WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real',
+    );
   }
   const output = o.output === null ? undefined : (o.output ?? defaultOutputPath(o.video, o.backend));
   loadOpenCv(); // fail early, before the model load is timed
@@ -189,32 +213,59 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       onFrame: o.onFrame,
     });
     if (loop.tally.frames === 0 && loop.interrupted) {
-      throw new JetprofError('INTERRUPTED', `${o.video}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`, {
-        exitCode: 130,
-      });
+      throw new JetprofError(
+        'INTERRUPTED',
+        `${o.video}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`,
+        {
+          exitCode: 130,
+        },
+      );
     }
     if (loop.tally.frames === 0 && !loop.interrupted) {
-      throw new JetprofError('BAD_VIDEO', `${o.video}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`, {
-        suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
-      });
+      throw new JetprofError(
+        'BAD_VIDEO',
+        `${o.video}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`,
+        {
+          suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
+        },
+      );
     }
     const declared = loop.video.frameCount;
-    if (!loop.interrupted && declared > 0 && loop.framesRead < declared && (o.maxFrames === undefined || loop.framesRead < o.maxFrames)) {
-      o.onWarning(`${o.video}: the stream ended after ${loop.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${loop.framesRead} decoded`);
+    if (
+      !loop.interrupted &&
+      declared > 0 &&
+      loop.framesRead < declared &&
+      (o.maxFrames === undefined || loop.framesRead < o.maxFrames)
+    ) {
+      o.onWarning(
+        `${o.video}: the stream ended after ${loop.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${loop.framesRead} decoded`,
+      );
     }
     // A live source (stream, camera) that stops sending is not a normal end: say when and why, here and in the JSON.
     const live = !['file', 'images'].includes(classifySource(o.video).kind);
     const endedEarly =
       live && loop.endOfStream && !loop.interrupted
-        ? { afterS: Number(((loop.tally.lastEndMs ?? 0) / 1000).toFixed(3)), framesRead: loop.framesRead, reason: 'the source stopped sending frames (it closed, or the connection dropped)' }
+        ? {
+            afterS: Number(((loop.tally.lastEndMs ?? 0) / 1000).toFixed(3)),
+            framesRead: loop.framesRead,
+            reason: 'the source stopped sending frames (it closed, or the connection dropped)',
+          }
         : undefined;
-    if (endedEarly) o.onWarning(`${o.video}: ${endedEarly.reason} after ${endedEarly.afterS.toFixed(1)} s and ${endedEarly.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`);
+    if (endedEarly)
+      o.onWarning(
+        `${o.video}: ${endedEarly.reason} after ${endedEarly.afterS.toFixed(1)} s and ${endedEarly.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`,
+      );
     const cv = loadOpenCv();
     const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
     if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
-    else if (o.backend === 'tensorrt') Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
+    else if (o.backend === 'tensorrt')
+      Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
     const precision: Precision =
-      o.backend === 'tensorrt' ? sidecar?.precision || 'unknown' : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda' ? 'fp16' : 'fp32';
+      o.backend === 'tensorrt'
+        ? sidecar?.precision || 'unknown'
+        : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda'
+          ? 'fp16'
+          : 'fp32';
     const setupBase = {
       executionProvider: session.executionProvider,
       precision,
@@ -242,7 +293,13 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         onnxSha256: o.engine ? engineOnnxSha(sidecar, modelPath) : sha256File(modelPath),
         ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
       },
-      video: { path: o.video, width: loop.video.width, height: loop.video.height, fps: loop.video.fps, frameCount: loop.video.frameCount },
+      video: {
+        path: o.video,
+        width: loop.video.width,
+        height: loop.video.height,
+        fps: loop.video.fps,
+        frameCount: loop.video.frameCount,
+      },
       output: loop.output,
       frameSize: loop.frameSize,
       letterbox: o.letterbox,
@@ -272,9 +329,16 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       const series = emptySeries(o.tegrastats.intervalMs);
       for (const l of lines) addLine(series, Number(l.tNs - origin) / 1e6, l.line);
       const pf = result.perFrame!;
-      const summary = summarizeSeries(series, { startMs: pf.startMs[0] ?? 0, endMs: pf.endMs[pf.endMs.length - 1] ?? 0, frames: result.frames });
+      const summary = summarizeSeries(series, {
+        startMs: pf.startMs[0] ?? 0,
+        endMs: pf.endMs[pf.endMs.length - 1] ?? 0,
+        frames: result.frames,
+      });
       result.tegrastats = { command: tegrastats.command, series, summary };
-      if (series.diagnostics.length) o.onWarning(`tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`);
+      if (series.diagnostics.length)
+        o.onWarning(
+          `tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`,
+        );
     }
     if (o.detections) {
       writeOutput(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));

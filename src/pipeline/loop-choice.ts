@@ -15,16 +15,30 @@ export interface LoopChoice {
   why?: string;
 }
 
-export function chooseLoop(o: { mode: PipelineMode; backend: BackendName; executionProvider: string; threads?: number; cores: number; openCvHasCuda?: () => boolean }): LoopChoice {
+export function chooseLoop(o: {
+  mode: PipelineMode;
+  backend: BackendName;
+  executionProvider: string;
+  threads?: number;
+  cores: number;
+  openCvHasCuda?: () => boolean;
+}): LoopChoice {
   if (o.mode !== 'auto') return { pipelined: o.mode === 'on' };
   const onGpu =
     o.backend === 'tensorrt' ||
     (o.backend === 'onnx' && (o.executionProvider === 'cuda' || o.executionProvider === 'tensorrt')) ||
     (o.backend === 'opencv' && o.executionProvider === 'cuda' && !!o.openCvHasCuda?.());
-  if (onGpu) return { pipelined: true, why: 'the model runs on the GPU, so reading, preprocessing and writing the next frames overlap with it' };
+  if (onGpu)
+    return {
+      pipelined: true,
+      why: 'the model runs on the GPU, so reading, preprocessing and writing the next frames overlap with it',
+    };
   // On the CPU the runtime takes every core unless told otherwise; with two cores or more to spare, overlap can pay.
   if (o.threads !== undefined && o.cores - o.threads >= 2) {
-    return { pipelined: true, why: `the model uses ${o.threads} of ${o.cores} cores (--threads), leaving ${o.cores - o.threads} for reading and writing` };
+    return {
+      pipelined: true,
+      why: `the model uses ${o.threads} of ${o.cores} cores (--threads), leaving ${o.cores - o.threads} for reading and writing`,
+    };
   }
   return {
     pipelined: false,

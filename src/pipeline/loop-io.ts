@@ -66,7 +66,14 @@ export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): { input: Float
   if (g.padX !== 0 || g.padY !== 0 || g.resizedW !== g.netW || g.resizedH !== g.netH) {
     img = frame
       .resize(g.resizedH, g.resizedW)
-      .copyMakeBorder(g.padY, g.netH - g.resizedH - g.padY, g.padX, g.netW - g.resizedW - g.padX, cv.BORDER_CONSTANT, new cv.Vec3(127, 127, 127));
+      .copyMakeBorder(
+        g.padY,
+        g.netH - g.resizedH - g.padY,
+        g.padX,
+        g.netW - g.resizedW - g.padX,
+        cv.BORDER_CONSTANT,
+        new cv.Vec3(127, 127, 127),
+      );
   }
   const blob = cv.blobFromImage(img, 1 / 255, new cv.Size(g.netW, g.netH), new cv.Vec3(0, 0, 0), true, false);
   const bytes = blob.flattenFloat(1, 3 * g.netW * g.netH).getData();
@@ -131,7 +138,8 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const cv = loadOpenCv();
   const source = openSource(o.videoPath, cv);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
-  const resize: [number, number] | undefined = frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
+  const resize: [number, number] | undefined =
+    frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
   const post = new Postprocessor(model, g, o.postprocess, o.modelName);
   let sink: VideoSink | undefined;
@@ -161,7 +169,12 @@ export function noFrameDecoded(videoPath: string): JetprofError {
  * warm-up, or stopped before the first measured one) fails or measured nothing: its video is dropped, so the file
  * under the final name stays as it was.
  */
-export async function finishLoop(io: LoopIo, tally: LoopTally, frames: number, interrupted: boolean): Promise<FrameLoopResult> {
+export async function finishLoop(
+  io: LoopIo,
+  tally: LoopTally,
+  frames: number,
+  interrupted: boolean,
+): Promise<FrameLoopResult> {
   const { source, sink } = io;
   source.close();
   const keep = frames > 0 && tally.frames > 0;
@@ -178,11 +191,17 @@ export async function finishLoop(io: LoopIo, tally: LoopTally, frames: number, i
 }
 
 /** Draws the boxes and the FPS overlay when a video is written; returns the time it took (ms). */
-export function drawFrame(io: LoopIo, frame: Mat, detections: Detection[], tally: LoopTally, backend: string, model: YoloModelInfo): number {
+export function drawFrame(
+  io: LoopIo,
+  frame: Mat,
+  detections: Detection[],
+  tally: LoopTally,
+  backend: string,
+  model: YoloModelInfo,
+): number {
   if (!io.sink) return 0;
   const t0 = process.hrtime.bigint();
   drawDetections(io.cv, frame, detections, model.labels);
   drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights));
   return nsToMs(process.hrtime.bigint() - t0);
 }
-

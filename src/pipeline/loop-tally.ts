@@ -8,7 +8,6 @@ import type { FramePostprocess } from '../detect/postprocess.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
 
-
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
 export interface FrameClock {
   index: number;
@@ -95,7 +94,8 @@ export class LoopTally {
     p.endMs.push(at(clock.tEnd));
     p.drawMs.push(roundMs(clock.drawMs));
     p.candidates.push(post.candidates);
-    if (this.keepBoxes) this.boxes.push({ index: clock.index, warmup: clock.index < this.warmupFrames, detections: post.detections });
+    if (this.keepBoxes)
+      this.boxes.push({ index: clock.index, warmup: clock.index < this.warmupFrames, detections: post.detections });
     if (result.device) {
       (p.h2dMs ??= []).push(roundMs(result.device.h2dMs));
       (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));

@@ -12,7 +12,18 @@
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import type { Mat } from '../video/opencv.ts';
-import { drawFrame, finishLoop, type FrameLoopOptions, type FrameLoopResult, noFrameDecoded, openLoopIo, preprocessFrame, rangeName, readNextFrame, startEndRanges } from './loop-io.ts';
+import {
+  drawFrame,
+  finishLoop,
+  type FrameLoopOptions,
+  type FrameLoopResult,
+  noFrameDecoded,
+  openLoopIo,
+  preprocessFrame,
+  rangeName,
+  readNextFrame,
+  startEndRanges,
+} from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 
@@ -76,7 +87,11 @@ interface InFlight {
   result?: InferenceResult;
 }
 
-export async function runPipelinedLoop(session: DetectorSession, model: YoloModelInfo, o: PipelineOptions): Promise<FrameLoopResult> {
+export async function runPipelinedLoop(
+  session: DetectorSession,
+  model: YoloModelInfo,
+  o: PipelineOptions,
+): Promise<FrameLoopResult> {
   const io = openLoopIo(model, o);
   const { cv, source, resize, g, sink } = io;
   const { nvtx } = o;
@@ -85,7 +100,9 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
   const toInfer = new Channel<InFlight>();
   const toWrite = new Channel<InFlight>();
   const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
-  const totalFrames = o.maxFrames ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames) : source.info.frameCount;
+  const totalFrames = o.maxFrames
+    ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames)
+    : source.info.frameCount;
   let framesRead = 0;
   let framesWritten = 0;
   let interrupted = false;
@@ -109,7 +126,14 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         }
         const tRead0 = process.hrtime.bigint();
         tally.begin(tRead0);
-        const got = await readNextFrame(() => source.readAsync(), source.info.frameCount, index, ranges, resize, o.warmupFrames);
+        const got = await readNextFrame(
+          () => source.readAsync(),
+          source.info.frameCount,
+          index,
+          ranges,
+          resize,
+          o.warmupFrames,
+        );
         if (!got) {
           endOfStream = true;
           break;
@@ -122,7 +146,16 @@ export async function runPipelinedLoop(session: DetectorSession, model: YoloMode
         nvtx.end(pre);
         const t2 = process.hrtime.bigint();
         framesRead++;
-        toInfer.put({ index, frame: got.frame, input, blob, frameRange: got.frameRange, tRead0, readMs: nsToMs(t1 - tRead0), preprocessMs: nsToMs(t2 - t1) });
+        toInfer.put({
+          index,
+          frame: got.frame,
+          input,
+          blob,
+          frameRange: got.frameRange,
+          tRead0,
+          readMs: nsToMs(t1 - tRead0),
+          preprocessMs: nsToMs(t2 - t1),
+        });
       }
     } catch (e) {
       fail(e);

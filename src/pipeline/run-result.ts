@@ -51,7 +51,16 @@ export interface RunResult {
   backendDetail: string;
   setup: RunSetup;
   /** sha256 of the file that ran; onnxSha256 of the ONNX the weights come from (an engine's is the ONNX it was built from). */
-  model: { path: string; inputWidth: number; inputHeight: number; classes: number; sha256: string; onnxSha256?: string; generatedWeights?: boolean; labels?: string[] };
+  model: {
+    path: string;
+    inputWidth: number;
+    inputHeight: number;
+    classes: number;
+    sha256: string;
+    onnxSha256?: string;
+    generatedWeights?: boolean;
+    labels?: string[];
+  };
   video: { path: string; width: number; height: number; fps: number; frameCount: number };
   output?: { path: string; codec: string };
   frameSize: [number, number];
@@ -114,7 +123,10 @@ export interface RunFacts {
 
 /** Every aggregate from the per-frame columns: the same totals and percentiles anyone gets from the arrays. */
 export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunFacts): RunResult {
-  const stages = Object.fromEntries(STAGES.map((s) => [s, stageSummary(perFrame[STAGE_COLUMN[s]])])) as Record<Stage, StageSummary>;
+  const stages = Object.fromEntries(STAGES.map((s) => [s, stageSummary(perFrame[STAGE_COLUMN[s]])])) as Record<
+    Stage,
+    StageSummary
+  >;
   const { interrupted, postprocess, ...rest } = facts;
   const result: RunResult = {
     schema: 'jetprof.run/2',
@@ -130,7 +142,11 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
     warmup,
   };
   if (perFrame.gpuComputeMs?.length) {
-    result.gpuTimings = { h2dMs: stageSummary(perFrame.h2dMs!), gpuComputeMs: stageSummary(perFrame.gpuComputeMs), d2hMs: stageSummary(perFrame.d2hMs!) };
+    result.gpuTimings = {
+      h2dMs: stageSummary(perFrame.h2dMs!),
+      gpuComputeMs: stageSummary(perFrame.gpuComputeMs),
+      d2hMs: stageSummary(perFrame.d2hMs!),
+    };
   }
   if (interrupted) result.interrupted = true;
   return result;
@@ -141,7 +157,6 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
   return Object.fromEntries(STAGES.map((s) => [s, r.stages[s].totalMs])) as Record<Stage, number>;
 }
 
-
 /** The default label: backend, precision, provider, loop and profiler, so no two different setups share one. */
 export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | 'device'>): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
@@ -150,9 +165,9 @@ export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | '
   return [BACKENDS[backend].tag, s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
 }
 
-
 /** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */
-export const LAB_TABLE_HEADER = '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
+export const LAB_TABLE_HEADER =
+  '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
 
 /** "ONNX Runtime (CPU)", "OpenCV DNN (CUDA)", "TensorRT": where ORT or OpenCV ran is part of the name. */
 /**
@@ -190,7 +205,9 @@ export function formatSummary(r: RunResult): string {
     lines.push('| --- | --- | --- | --- | --- | --- |');
     for (const [i, x] of shares.entries()) {
       const st = x.name === 'loop overhead' ? undefined : r.stages[x.name];
-      const cells = st ? [st.meanMs, st.p50Ms, st.p90Ms, st.p99Ms].map((v) => v.toFixed(2)) : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', ''];
+      const cells = st
+        ? [st.meanMs, st.p50Ms, st.p90Ms, st.p99Ms].map((v) => v.toFixed(2))
+        : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', ''];
       lines.push(`| ${x.name} | ${cells.join(' | ')} | ${pct[i].toFixed(1)}% |`);
     }
     lines.push('');
@@ -213,8 +230,13 @@ export function formatSummary(r: RunResult): string {
     );
   }
   const pp = r.postprocess;
-  if (pp) lines.push(`Postprocess: draw ${pp.draw.meanMs.toFixed(2)} ms of it per frame; at most ${pp.maxCandidatesSeen} candidates in a frame.`);
-  lines.push(`Model load ${r.modelLoadMs.toFixed(0)} ms, first frame ${r.firstFrameMs.toFixed(1)} ms (both excluded). Detections: ${r.detections.total}.`);
+  if (pp)
+    lines.push(
+      `Postprocess: draw ${pp.draw.meanMs.toFixed(2)} ms of it per frame; at most ${pp.maxCandidatesSeen} candidates in a frame.`,
+    );
+  lines.push(
+    `Model load ${r.modelLoadMs.toFixed(0)} ms, first frame ${r.firstFrameMs.toFixed(1)} ms (both excluded). Detections: ${r.detections.total}.`,
+  );
   return lines.join('\n');
 }
 
@@ -224,10 +246,14 @@ export function capNotes(r: RunResult): string[] {
   const notes: string[] = [];
   if (!pp) return notes;
   if (pp.framesCandidatesCapped > 0) {
-    notes.push(`${pp.framesCandidatesCapped} of ${r.frames} frames had more than --max-candidates ${pp.maxCandidates} candidates (up to ${pp.maxCandidatesSeen}): only the top ${pp.maxCandidates} by score entered NMS`);
+    notes.push(
+      `${pp.framesCandidatesCapped} of ${r.frames} frames had more than --max-candidates ${pp.maxCandidates} candidates (up to ${pp.maxCandidatesSeen}): only the top ${pp.maxCandidates} by score entered NMS`,
+    );
   }
   if (pp.framesDetectionsCapped > 0) {
-    notes.push(`${pp.framesDetectionsCapped} of ${r.frames} frames kept more than --max-det ${pp.maxDet} boxes after NMS: the lowest-scoring ones were dropped`);
+    notes.push(
+      `${pp.framesDetectionsCapped} of ${r.frames} frames kept more than --max-det ${pp.maxDet} boxes after NMS: the lowest-scoring ones were dropped`,
+    );
   }
   return notes;
 }

@@ -29,7 +29,10 @@ export function buildRunSet(runs: RunResult[], files?: string[]): RunSet {
     runs: complete.length,
     inferenceFps: spread(complete.map((r) => r.inferenceFps)),
     endToEndFps: spread(complete.map((r) => r.endToEndFps)),
-    stageP50Ms: Object.fromEntries(STAGES.map((s) => [s, spread(complete.map((r) => r.stages[s].p50Ms))])) as Record<Stage, Spread>,
+    stageP50Ms: Object.fromEntries(STAGES.map((s) => [s, spread(complete.map((r) => r.stages[s].p50Ms))])) as Record<
+      Stage,
+      Spread
+    >,
   };
   if (complete.length < runs.length) set.interruptedRuns = runs.length - complete.length;
   return set;
@@ -41,7 +44,8 @@ export function repeatPath(path: string, k: number): string {
   return m ? `${path.slice(0, -m[1].length)}-${k}${m[1]}` : `${path}-${k}`;
 }
 
-const fmt = (s: Spread, digits = 2) => `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)} (95% CI ${s.ci95[0].toFixed(digits)}-${s.ci95[1].toFixed(digits)}, min ${s.min.toFixed(digits)}, max ${s.max.toFixed(digits)})`;
+const fmt = (s: Spread, digits = 2) =>
+  `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)} (95% CI ${s.ci95[0].toFixed(digits)}-${s.ci95[1].toFixed(digits)}, min ${s.min.toFixed(digits)}, max ${s.max.toFixed(digits)})`;
 
 /** The console lines for a runset. */
 export function formatRunSet(s: RunSet): string {

@@ -48,8 +48,19 @@ export interface PerFrame {
 
 export function emptyPerFrame(): PerFrame {
   return {
-    index: [], startMs: [], readMs: [], preprocessMs: [], inferenceMs: [], postprocessMs: [], writeMs: [], detections: [],
-    inferenceStartMs: [], postprocessStartMs: [], endMs: [], drawMs: [], candidates: [],
+    index: [],
+    startMs: [],
+    readMs: [],
+    preprocessMs: [],
+    inferenceMs: [],
+    postprocessMs: [],
+    writeMs: [],
+    detections: [],
+    inferenceStartMs: [],
+    postprocessStartMs: [],
+    endMs: [],
+    drawMs: [],
+    candidates: [],
   };
 }
 

@@ -84,7 +84,8 @@ function nsysPath(root: string): string | undefined {
   if (direct) return direct;
   try {
     const base = 'opt/nvidia/nsight-systems';
-    for (const v of readdirSync(join(root, base)).sort().reverse()) if (existsSync(join(root, base, v, 'bin/nsys'))) return `/${base}/${v}/bin/nsys`;
+    for (const v of readdirSync(join(root, base)).sort().reverse())
+      if (existsSync(join(root, base, v, 'bin/nsys'))) return `/${base}/${v}/bin/nsys`;
   } catch {
     /* none */
   }
@@ -111,13 +112,27 @@ export function readBoard(root = '/'): BoardFacts {
   const { model, l4tLine, l4t } = readJetsonIdentity(root);
   const os = osRelease(root);
   const live = root === '/';
-  const arch =
-    live ? (process.arch === 'arm64' ? 'arm64' : process.arch === 'x64' ? 'x64' : undefined) : existsSync(join(root, 'usr/lib/aarch64-linux-gnu')) || /aarch64/.test(l4tLine ?? '') ? 'arm64' : existsSync(join(root, 'usr/lib/x86_64-linux-gnu')) ? 'x64' : undefined;
+  const arch = live
+    ? process.arch === 'arm64'
+      ? 'arm64'
+      : process.arch === 'x64'
+        ? 'x64'
+        : undefined
+    : existsSync(join(root, 'usr/lib/aarch64-linux-gnu')) || /aarch64/.test(l4tLine ?? '')
+      ? 'arm64'
+      : existsSync(join(root, 'usr/lib/x86_64-linux-gnu'))
+        ? 'x64'
+        : undefined;
   const triple = arch === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu';
-  const glibcLive = live ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime : undefined;
+  const glibcLive = live
+    ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
+        ?.glibcVersionRuntime
+    : undefined;
   const cpuinfo = read(root, 'proc/cpuinfo');
   const cudaJson = read(root, 'usr/local/cuda/version.json');
-  const cuda = cudaJson ? (/"cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([\d.]+)"/.exec(cudaJson)?.[1]) : /CUDA Version ([\d.]+)/.exec(read(root, 'usr/local/cuda/version.txt') ?? '')?.[1];
+  const cuda = cudaJson
+    ? /"cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([\d.]+)"/.exec(cudaJson)?.[1]
+    : /CUDA Version ([\d.]+)/.exec(read(root, 'usr/local/cuda/version.txt') ?? '')?.[1];
   let free: number | undefined;
   try {
     const s = statfsSync(root);
@@ -132,10 +147,21 @@ export function readBoard(root = '/'): BoardFacts {
     os,
     glibc: glibcLive ?? glibcOfOs(os?.id, os?.versionId),
     arch,
-    cpu: cpuinfo ? (/^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? (/^Hardware\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]) ?? (/CPU part/.test(cpuinfo) ? 'ARMv8 (aarch64)' : undefined)) : undefined,
+    cpu: cpuinfo
+      ? (/^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ??
+        /^Hardware\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ??
+        (/CPU part/.test(cpuinfo) ? 'ARMv8 (aarch64)' : undefined))
+      : undefined,
     cuda,
-    tensorrt: defines(read(root, `usr/include/${triple}/NvInferVersion.h`) ?? read(root, 'usr/include/NvInferVersion.h'), ['NV_TENSORRT_MAJOR', 'NV_TENSORRT_MINOR', 'NV_TENSORRT_PATCH']),
-    opencv: defines(read(root, 'usr/include/opencv4/opencv2/core/version.hpp'), ['CV_VERSION_MAJOR', 'CV_VERSION_MINOR', 'CV_VERSION_REVISION']),
+    tensorrt: defines(
+      read(root, `usr/include/${triple}/NvInferVersion.h`) ?? read(root, 'usr/include/NvInferVersion.h'),
+      ['NV_TENSORRT_MAJOR', 'NV_TENSORRT_MINOR', 'NV_TENSORRT_PATCH'],
+    ),
+    opencv: defines(read(root, 'usr/include/opencv4/opencv2/core/version.hpp'), [
+      'CV_VERSION_MAJOR',
+      'CV_VERSION_MINOR',
+      'CV_VERSION_REVISION',
+    ]),
     tools: {
       nvprof: firstExisting(root, ['usr/local/cuda/bin/nvprof', 'usr/bin/nvprof']),
       nsys: nsysPath(root),

@@ -44,7 +44,8 @@ const versionAtLeast = (v: string | undefined, min: string) => {
 
 export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorReport {
   const rows: DoctorRow[] = [];
-  const add = (check: string, status: CheckStatus, value: string, fix?: string) => rows.push({ check, status, value, ...(fix ? { fix } : {}) });
+  const add = (check: string, status: CheckStatus, value: string, fix?: string) =>
+    rows.push({ check, status, value, ...(fix ? { fix } : {}) });
   const cc = jetsonComputeCapability(f.jetsonModel);
 
   add('Board', 'info', f.jetsonModel ?? 'not a Jetson');
@@ -55,15 +56,25 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
     'glibc',
     glibcOk === false ? 'fail' : glibcOk ? 'ok' : 'warn',
     f.glibc ?? 'unknown',
-    glibcOk === false ? 'official Node.js 18+ builds and onnxruntime-node 1.30 (arm64) need glibc 2.28; see the JetPack 4 routes below' : undefined,
+    glibcOk === false
+      ? 'official Node.js 18+ builds and onnxruntime-node 1.30 (arm64) need glibc 2.28; see the JetPack 4 routes below'
+      : undefined,
   );
   // Node: the running one when live; with --root, whether official builds can run on that board at all
   const nodeOk = live ? versionAtLeast(live.node, '20.19') : glibcOk !== false;
   add(
     'Node.js',
     nodeOk ? 'ok' : 'fail',
-    live ? live.node : glibcOk === false ? `official Node 20 builds cannot run (glibc ${f.glibc})` : 'official Node 20 builds run here',
-    nodeOk ? undefined : live ? 'install Node.js 20.19 or newer' : 'a newer userland (glibc >= 2.28), or the off-board route',
+    live
+      ? live.node
+      : glibcOk === false
+        ? `official Node 20 builds cannot run (glibc ${f.glibc})`
+        : 'official Node 20 builds run here',
+    nodeOk
+      ? undefined
+      : live
+        ? 'install Node.js 20.19 or newer'
+        : 'a newer userland (glibc >= 2.28), or the off-board route',
   );
   add('CPU', 'info', f.cpu ?? 'unknown');
   const gpu = f.jetsonModel ? `${f.jetsonModel} (compute capability ${cc ?? '?'})` : live?.gpu;
@@ -72,44 +83,95 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
   let ortOk: boolean;
   if (live?.ort) {
     ortOk = live.ort.loads;
-    const gpuNote = f.arch === 'arm64' ? ' (onnxruntime-node has GPU providers for linux x64 only: CPU on a Jetson)' : '';
-    add('ONNX Runtime (Node)', ortOk ? 'ok' : 'fail', ortOk ? `loads; providers ${live.ort.providers.join(', ')}${gpuNote}` : `does not load: ${live.ort.error ?? ''}`, ortOk ? undefined : 'bash scripts/setup.sh');
+    const gpuNote =
+      f.arch === 'arm64' ? ' (onnxruntime-node has GPU providers for linux x64 only: CPU on a Jetson)' : '';
+    add(
+      'ONNX Runtime (Node)',
+      ortOk ? 'ok' : 'fail',
+      ortOk ? `loads; providers ${live.ort.providers.join(', ')}${gpuNote}` : `does not load: ${live.ort.error ?? ''}`,
+      ortOk ? undefined : 'bash scripts/setup.sh',
+    );
   } else {
     ortOk = f.arch !== 'arm64' || glibcOk === true;
     add(
       'ONNX Runtime (Node)',
       ortOk ? 'ok' : 'fail',
-      f.arch === 'arm64' ? (ortOk ? 'CPU only (GPU providers are for linux x64 only)' : 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load') : 'CPU (CUDA with the cuda12 install)',
+      f.arch === 'arm64'
+        ? ortOk
+          ? 'CPU only (GPU providers are for linux x64 only)'
+          : 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load'
+        : 'CPU (CUDA with the cuda12 install)',
       ortOk ? undefined : 'use --backend trt or --backend opencv on this board',
     );
   }
   const opencvOk = live?.opencv ? live.opencv.loads : f.opencv !== undefined;
-  const io = live?.opencv ? `; video I/O ${live.opencv.videoIo.join(', ') || 'none'}; CUDA ${live.opencv.cuda ? 'yes' : 'no'}` : '';
-  add('OpenCV', opencvOk ? 'ok' : 'fail', opencvOk ? `${f.opencv ?? 'loads'}${io}` : (live?.opencv?.error ?? 'not installed'), opencvOk ? undefined : 'bash scripts/setup.sh (libopencv-dev; JetPack ships OpenCV)');
-  add('TensorRT', f.tensorrt ? 'ok' : 'warn', f.tensorrt ?? 'not installed (--backend trt unavailable)', f.tensorrt ? undefined : 'JetPack ships TensorRT; on x86 install it from NVIDIA');
+  const io = live?.opencv
+    ? `; video I/O ${live.opencv.videoIo.join(', ') || 'none'}; CUDA ${live.opencv.cuda ? 'yes' : 'no'}`
+    : '';
+  add(
+    'OpenCV',
+    opencvOk ? 'ok' : 'fail',
+    opencvOk ? `${f.opencv ?? 'loads'}${io}` : (live?.opencv?.error ?? 'not installed'),
+    opencvOk ? undefined : 'bash scripts/setup.sh (libopencv-dev; JetPack ships OpenCV)',
+  );
+  add(
+    'TensorRT',
+    f.tensorrt ? 'ok' : 'warn',
+    f.tensorrt ?? 'not installed (--backend trt unavailable)',
+    f.tensorrt ? undefined : 'JetPack ships TensorRT; on x86 install it from NVIDIA',
+  );
   if (live?.shim) {
-    add('TensorRT shim', live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info', live.shim.built ? (live.shim.path ?? 'built') : 'not built', live.shim.built ? undefined : f.tensorrt ? 'npm run build:trt (builds native/build/libjetprof_trt.so against this TensorRT)' : 'install TensorRT (JetPack ships it), then npm run build:trt');
+    add(
+      'TensorRT shim',
+      live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info',
+      live.shim.built ? (live.shim.path ?? 'built') : 'not built',
+      live.shim.built
+        ? undefined
+        : f.tensorrt
+          ? 'npm run build:trt (builds native/build/libjetprof_trt.so against this TensorRT)'
+          : 'install TensorRT (JetPack ships it), then npm run build:trt',
+    );
   }
   add('CUDA runtime', f.cuda ? 'ok' : 'info', f.cuda ?? 'not installed');
   const nvprofWorks = f.tools.nvprof && (cc === undefined || cc < 8);
   add(
     'nvprof',
     f.tools.nvprof ? (nvprofWorks ? 'ok' : 'warn') : 'info',
-    f.tools.nvprof ? (nvprofWorks ? `${f.tools.nvprof}` : `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`) : 'not installed',
+    f.tools.nvprof
+      ? nvprofWorks
+        ? `${f.tools.nvprof}`
+        : `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`
+      : 'not installed',
     f.tools.nvprof && !nvprofWorks ? 'use jetprof profile --tool nsys' : undefined,
   );
-  add('nsys', f.tools.nsys ? 'ok' : 'info', f.tools.nsys ?? 'not installed', f.tools.nsys ? undefined : 'scripts/setup.sh --profilers (Debian), Nsight Systems for L4T on a Jetson');
-  add('tegrastats', f.tools.tegrastats ? 'ok' : 'info', f.tools.tegrastats ? `${f.tools.tegrastats} (recorded beside every run)` : 'not present (not a Jetson)');
+  add(
+    'nsys',
+    f.tools.nsys ? 'ok' : 'info',
+    f.tools.nsys ?? 'not installed',
+    f.tools.nsys ? undefined : 'scripts/setup.sh --profilers (Debian), Nsight Systems for L4T on a Jetson',
+  );
+  add(
+    'tegrastats',
+    f.tools.tegrastats ? 'ok' : 'info',
+    f.tools.tegrastats ? `${f.tools.tegrastats} (recorded beside every run)` : 'not present (not a Jetson)',
+  );
   if (live?.powerMode) add('Power mode', 'info', live.powerMode);
   if (f.freeDiskBytes !== undefined) {
     const gb = f.freeDiskBytes / 1e9;
-    add('Free disk', gb < 1 ? 'warn' : 'ok', `${gb.toFixed(1)} GB`, gb < 1 ? 'annotated videos need room: free some space' : undefined);
+    add(
+      'Free disk',
+      gb < 1 ? 'warn' : 'ok',
+      `${gb.toFixed(1)} GB`,
+      gb < 1 ? 'annotated videos need room: free some space' : undefined,
+    );
   }
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
   const routes =
     glibcOk === false
       ? [
-          'this board has glibc ' + f.glibc + ' (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board\'s TensorRT (README: Support matrix), or',
+          'this board has glibc ' +
+            f.glibc +
+            " (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board's TensorRT (README: Support matrix), or",
           'the off-board route: run the lab\'s scripts here under nvprof, then on a PC: jetprof parse LOG and jetprof report --profile LOG --fps "TensorRT@960x540=INF/E2E"',
         ]
       : canRun
@@ -121,7 +183,15 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
 /** The table for the console (and the README). */
 export function doctorMarkdown(r: DoctorReport): string {
   const mark: Record<CheckStatus, string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL', info: '' };
-  const lines = ['| check | | value | fix |', '| --- | --- | --- | --- |', ...r.rows.map((x) => `| ${x.check} | ${mark[x.status]} | ${x.value.replace(/\|/g, '\\|')} | ${x.fix ?? ''} |`)];
-  lines.push('', r.canRun ? 'The main job (infer) can run here.' : 'The main job (infer) cannot run here:', ...r.routes.map((x) => `- ${x}`));
+  const lines = [
+    '| check | | value | fix |',
+    '| --- | --- | --- | --- |',
+    ...r.rows.map((x) => `| ${x.check} | ${mark[x.status]} | ${x.value.replace(/\|/g, '\\|')} | ${x.fix ?? ''} |`),
+  ];
+  lines.push(
+    '',
+    r.canRun ? 'The main job (infer) can run here.' : 'The main job (infer) cannot run here:',
+    ...r.routes.map((x) => `- ${x}`),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -25,7 +25,11 @@ export function jetsonInfo(): EnvInfo['jetson'] {
 }
 
 export function baseEnv(): EnvInfo {
-  const env: EnvInfo = { node: process.version, host: hostname(), cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}` };
+  const env: EnvInfo = {
+    node: process.version,
+    host: hostname(),
+    cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}`,
+  };
   const jetson = jetsonInfo();
   if (jetson) {
     env.jetson = jetson;

@@ -61,7 +61,9 @@ export function parseTegrastatsLine(line: string): TegrastatsSample | undefined 
   } else if ((m = /\bcpu \[([^\]]*)\]@(\d+)/.exec(text))) {
     // JetPack 3: one frequency for all cores
     const mhz = Number(m[2]);
-    s.cpu = m[1].split(',').map((c) => (/^\d+%$/.test(c.trim()) ? { loadPct: Number(c.trim().slice(0, -1)), mhz } : null));
+    s.cpu = m[1]
+      .split(',')
+      .map((c) => (/^\d+%$/.test(c.trim()) ? { loadPct: Number(c.trim().slice(0, -1)), mhz } : null));
     found = true;
   }
   if ((m = /\bEMC(?:_FREQ)? (?:(\d+)%)?(?:@(\d+))?/.exec(text)) && (m[1] || m[2])) {
@@ -74,9 +76,11 @@ export function parseTegrastatsLine(line: string): TegrastatsSample | undefined 
     found = true;
   }
   for (const t of text.matchAll(/\b([A-Za-z][\w]*)@(-?\d+(?:\.\d+)?)C\b/g)) s.temps[t[1]] = Number(t[2]);
-  for (const r of text.matchAll(/\b([A-Z][A-Z0-9_]*) (\d+)mW\/(\d+)mW(?:\/\d+mW)?/g)) s.rails[r[1]] = { mw: Number(r[2]), avgMw: Number(r[3]) };
+  for (const r of text.matchAll(/\b([A-Z][A-Z0-9_]*) (\d+)mW\/(\d+)mW(?:\/\d+mW)?/g))
+    s.rails[r[1]] = { mw: Number(r[2]), avgMw: Number(r[3]) };
   // JetPack 4 prints rails without units (POM_5V_IN 4520/4680, VDD_IN 14025/14416)
-  for (const r of text.matchAll(/\b((?:POM|VDD)_[A-Z0-9_]+) (\d+)\/(\d+)(?![\dmM])/g)) s.rails[r[1]] ??= { mw: Number(r[2]), avgMw: Number(r[3]) };
+  for (const r of text.matchAll(/\b((?:POM|VDD)_[A-Z0-9_]+) (\d+)\/(\d+)(?![\dmM])/g))
+    s.rails[r[1]] ??= { mw: Number(r[2]), avgMw: Number(r[3]) };
   if (Object.keys(s.temps).length || Object.keys(s.rails).length) found = true;
   return found ? s : undefined;
 }
@@ -104,7 +108,20 @@ export interface TegrastatsSeries {
 }
 
 export function emptySeries(intervalMs: number): TegrastatsSeries {
-  return { intervalMs, tMs: [], gpuLoadPct: [], gpuMhz: [], emcLoadPct: [], cpuLoadPct: [], ramUsedMb: [], maxTempC: [], inputMw: [], rails: {}, temps: {}, diagnostics: [] };
+  return {
+    intervalMs,
+    tMs: [],
+    gpuLoadPct: [],
+    gpuMhz: [],
+    emcLoadPct: [],
+    cpuLoadPct: [],
+    ramUsedMb: [],
+    maxTempC: [],
+    inputMw: [],
+    rails: {},
+    temps: {},
+    diagnostics: [],
+  };
 }
 
 /** Adds one line read at `tMs` to the series (or to its diagnostics). */
@@ -126,11 +143,13 @@ export function addLine(series: TegrastatsSeries, tMs: number, line: string): vo
   const temps = Object.values(s.temps);
   series.maxTempC.push(temps.length ? Math.max(...temps) : null);
   series.inputMw.push(inputPowerMw(s) ?? null);
-  const column = (table: Record<string, (number | null)[]>, key: string) => (table[key] ??= new Array<number | null>(i).fill(null));
+  const column = (table: Record<string, (number | null)[]>, key: string) =>
+    (table[key] ??= new Array<number | null>(i).fill(null));
   for (const [k, r] of Object.entries(s.rails)) column(series.rails, k).push(r.mw);
   for (const [k, t] of Object.entries(s.temps)) column(series.temps, k).push(t);
   // columns this sample lacks stay aligned
-  for (const table of [series.rails, series.temps]) for (const col of Object.values(table)) while (col.length <= i) col.push(null);
+  for (const table of [series.rails, series.temps])
+    for (const col of Object.values(table)) while (col.length <= i) col.push(null);
 }
 
 /** What the report shows for a run: means over the measured window (first read to last write), peak temperature. */
@@ -146,8 +165,14 @@ export interface TegrastatsSummary {
   energyPerFrameMj?: number;
 }
 
-export function summarizeSeries(series: TegrastatsSeries, window: { startMs: number; endMs: number; frames: number }): TegrastatsSummary {
-  const idx = series.tMs.map((t, i) => [t, i] as const).filter(([t]) => t >= window.startMs && t <= window.endMs).map(([, i]) => i);
+export function summarizeSeries(
+  series: TegrastatsSeries,
+  window: { startMs: number; endMs: number; frames: number },
+): TegrastatsSummary {
+  const idx = series.tMs
+    .map((t, i) => [t, i] as const)
+    .filter(([t]) => t >= window.startMs && t <= window.endMs)
+    .map(([, i]) => i);
   const mean = (col: (number | null)[]) => {
     const v = idx.map((i) => col[i]).filter((x): x is number => x !== null && Number.isFinite(x));
     return v.length ? v.reduce((a, b) => a + b, 0) / v.length : undefined;
@@ -163,6 +188,7 @@ export function summarizeSeries(series: TegrastatsSeries, window: { startMs: num
     meanCpuLoadPct: mean(series.cpuLoadPct),
     peakTempC: temps.length ? Math.max(...temps) : undefined,
     meanInputMw,
-    energyPerFrameMj: meanInputMw !== undefined && wallPerFrame !== undefined ? (meanInputMw * wallPerFrame) / 1000 : undefined,
+    energyPerFrameMj:
+      meanInputMw !== undefined && wallPerFrame !== undefined ? (meanInputMw * wallPerFrame) / 1000 : undefined,
   };
 }

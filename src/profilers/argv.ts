@@ -32,11 +32,26 @@ export interface NsysProfileArgs {
 export const NSYS_DEFAULT_TRACE = ['cuda', 'nvtx', 'osrt'];
 
 export function nsysProfileArgv(a: NsysProfileArgs): string[] {
-  return ['profile', '-t', (a.trace ?? NSYS_DEFAULT_TRACE).join(','), '--force-overwrite', 'true', '-o', a.output, ...a.command];
+  return [
+    'profile',
+    '-t',
+    (a.trace ?? NSYS_DEFAULT_TRACE).join(','),
+    '--force-overwrite',
+    'true',
+    '-o',
+    a.output,
+    ...a.command,
+  ];
 }
 
 /** The reports jetprof reads, by their current names; nsys before 2023 knows them by the old ones. */
-export const NSYS_STATS_REPORTS = ['nvtx_sum', 'osrt_sum', 'cuda_api_sum', 'cuda_gpu_kern_sum', 'cuda_gpu_mem_time_sum'];
+export const NSYS_STATS_REPORTS = [
+  'nvtx_sum',
+  'osrt_sum',
+  'cuda_api_sum',
+  'cuda_gpu_kern_sum',
+  'cuda_gpu_mem_time_sum',
+];
 export const NSYS_STATS_REPORTS_OLD = ['nvtxsum', 'osrtsum', 'cudaapisum', 'gpukernsum', 'gpumemtimesum'];
 
 export function nsysStatsArgv(report: string, reports: string[]): string[] {

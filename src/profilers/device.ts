@@ -8,7 +8,10 @@ import type { ProfilerTool } from './tools.ts';
 export function detectComputeCapability(): number | undefined {
   const jetson = jetsonComputeCapability(jetsonInfo()?.model);
   if (jetson !== undefined) return jetson;
-  const r = spawnSync('nvidia-smi', ['--query-gpu=compute_cap', '--format=csv,noheader'], { encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync('nvidia-smi', ['--query-gpu=compute_cap', '--format=csv,noheader'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   const cc = r.status === 0 ? Number(r.stdout.trim().split('\n')[0]) : NaN;
   return Number.isFinite(cc) && cc > 0 ? cc : undefined;
 }

@@ -79,7 +79,10 @@ function childStates(pid: number): string[] {
 /** Sizes and times of the files nsys writes while it finishes (its stream in /tmp, the report being made). */
 function outputSignature(base: string): string {
   const files: string[] = [];
-  for (const [dir, prefix] of [[tmpdir(), 'nsys-report-'], [dirname(base), basename(base)]]) {
+  for (const [dir, prefix] of [
+    [tmpdir(), 'nsys-report-'],
+    [dirname(base), basename(base)],
+  ]) {
     try {
       for (const f of readdirSync(dir)) {
         if (!f.startsWith(prefix)) continue;
@@ -174,4 +177,3 @@ export async function withNsysLock<T>(onWait: (owner: number) => void, body: () 
     }
   }
 }
-

@@ -51,13 +51,13 @@ export interface ProfileResult {
   notes: string[];
 }
 
-
-
 /** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
 export function entryCommand(backend: BackendName): string[] {
   const here = fileURLToPath(import.meta.url);
   const fromSource = here.endsWith('.ts');
-  const script = fileURLToPath(new URL(`../cli/${BACKENDS[backend].entry}.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  const script = fileURLToPath(
+    new URL(`../cli/${BACKENDS[backend].entry}.${fromSource ? 'ts' : 'js'}`, import.meta.url),
+  );
   return fromSource ? [process.execPath, `--import=${import.meta.resolve('tsx')}`, script] : [process.execPath, script];
 }
 
@@ -77,8 +77,17 @@ function readRun(path: string): RunResult | undefined {
 }
 
 /** Runs a command, teeing its output to `logPath` and (when `echo`) to our stderr; resolves with its exit code. */
-async function runLogged(cmd: string, args: string[], logPath: string, echo: boolean, watch?: (pid: number) => () => void): Promise<number> {
-  const r = await runCommand(cmd, args, { onOutput: echo ? (d) => process.stderr.write(d) : undefined, onSpawn: watch });
+async function runLogged(
+  cmd: string,
+  args: string[],
+  logPath: string,
+  echo: boolean,
+  watch?: (pid: number) => () => void,
+): Promise<number> {
+  const r = await runCommand(cmd, args, {
+    onOutput: echo ? (d) => process.stderr.write(d) : undefined,
+    onSpawn: watch,
+  });
   writeFileSync(logPath, r.output);
   return r.code;
 }
@@ -91,7 +100,12 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
   );
 }
 
-async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+async function profileWithNsysLocked(
+  nsys: string,
+  req: ProfileRequest,
+  command: string[],
+  runJson: string,
+): Promise<ProfileResult> {
   const base = join(req.outDir, `profile_${BACKENDS[req.backend].tag}`);
   const rep = `${base}.nsys-rep`;
   const qdstrm = `${base}.qdstrm`;
@@ -108,10 +122,13 @@ async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command:
     exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
       watchNsys((nsysPid = pid), base, req.stallMs ?? 60_000, () => {
         stalled = true;
-        req.onLog(`nsys wrote nothing for ${((req.stallMs ?? 60_000) / 1000).toFixed(0)} s after the application ended: ending its stuck agent`);
+        req.onLog(
+          `nsys wrote nothing for ${((req.stallMs ?? 60_000) / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
+        );
       }),
     );
-    if (stalled) notes.push(`try ${attempt}: nsys hung after the application ended (its agent spinning); jetprof ended it`);
+    if (stalled)
+      notes.push(`try ${attempt}: nsys hung after the application ended (its agent spinning); jetprof ended it`);
     if (!existsSync(rep) && existsSync(qdstrm)) {
       // Debian's nsys cannot find its importer and leaves the raw stream: import it ourselves.
       const importer = findQdstrmImporter(nsys);
@@ -130,14 +147,20 @@ async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command:
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
   }
   if (!ok) {
-    throw new JetprofError('TOOL_FAILED', `nsys produced no report after ${tries} tries (last exit code ${exitCode}); its output is in ${logPath}`, {
-      suggestion: 'check the log; on Debian nsys 2022.4 this is a known intermittent agent failure with Node, try again',
-      exitCode: exitCode || 1,
-    });
+    throw new JetprofError(
+      'TOOL_FAILED',
+      `nsys produced no report after ${tries} tries (last exit code ${exitCode}); its output is in ${logPath}`,
+      {
+        suggestion:
+          'check the log; on Debian nsys 2022.4 this is a known intermittent agent failure with Node, try again',
+        exitCode: exitCode || 1,
+      },
+    );
   }
   const statsPath = `${base}_stats.txt`;
   let stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS), { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (/could not be found/.test(stats.stderr ?? '')) stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (/could not be found/.test(stats.stderr ?? ''))
+    stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
   writeFileSync(statsPath, stats.stdout ?? '');
   const parsed = parseNsysStats(stats.stdout ?? '');
   const run = readRun(runJson);
@@ -162,9 +185,13 @@ async function profileWithNsysLocked(nsys: string, req: ProfileRequest, command:
 async function profileWithNvprof(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
   const cc = detectComputeCapability();
   if (cc !== undefined && cc >= 8) {
-    throw new JetprofError('BAD_OPTION', `nvprof does not support this GPU (compute capability ${cc}; nvprof stops at 7.x, Orin is 8.7)`, {
-      suggestion: 'use --tool nsys',
-    });
+    throw new JetprofError(
+      'BAD_OPTION',
+      `nvprof does not support this GPU (compute capability ${cc}; nvprof stops at 7.x, Orin is 8.7)`,
+      {
+        suggestion: 'use --tool nsys',
+      },
+    );
   }
   const nvprof = requireProfiler('nvprof');
   const logFile = join(req.outDir, `profiling_${BACKENDS[req.backend].tag}_log.txt`);
@@ -181,10 +208,15 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
   const hasData = procs.some((p) => p.summary.length > 0 || p.dependency.length > 0 || p.metrics.length > 0);
   if (!hasData) {
     const why = procs.flatMap((p) => p.warnings).join('; ') || 'no profile data collected';
-    notes.push(`nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys`);
+    notes.push(
+      `nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys`,
+    );
   }
   const run = readRun(runJson);
-  if (!run) notes.push(`the profiled run did not finish (no ${runJson}; nvprof exit code ${exitCode}); its output is in ${logFile}`);
+  if (!run)
+    notes.push(
+      `the profiled run did not finish (no ${runJson}; nvprof exit code ${exitCode}); its output is in ${logFile}`,
+    );
   return {
     schema: 'jetprof.profile/1',
     tool: 'nvprof',
@@ -213,7 +245,9 @@ async function checkVideo(video: string): Promise<void> {
   const source = openSource(video);
   try {
     if (!source.read()) {
-      throw new JetprofError('BAD_VIDEO', `${video}: no frame could be decoded (empty video or unsupported codec)`, { suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`' });
+      throw new JetprofError('BAD_VIDEO', `${video}: no frame could be decoded (empty video or unsupported codec)`, {
+        suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
+      });
     }
   } finally {
     source.close();
@@ -227,7 +261,8 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
-  const result = req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
+  const result =
+    req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
   const jsonPath = join(req.outDir, `profile_${BACKENDS[req.backend].tag}.json`);
   writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   return result;
@@ -238,4 +273,3 @@ export function queryMetrics(): number {
   const r = spawnSync(requireProfiler('nvprof'), ['--query-metrics'], { stdio: 'inherit' });
   return r.status ?? 1;
 }
-

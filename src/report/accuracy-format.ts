@@ -31,12 +31,33 @@ export function agreementMarkdown(a: Agreement, ref: string, other: string): str
     '',
   );
   if (a.perClass.length) {
-    out.push('**Per class**', '', markdownTable(['class', 'matched', 'only REF', 'only OTHER', 'mean IoU'], a.perClass.map((c) => [c.name, c.matched, c.onlyRef, c.onlyOther, c.matched ? c.meanIou.toFixed(4) : '']), ['l', 'r', 'r', 'r', 'r']), '');
+    out.push(
+      '**Per class**',
+      '',
+      markdownTable(
+        ['class', 'matched', 'only REF', 'only OTHER', 'mean IoU'],
+        a.perClass.map((c) => [c.name, c.matched, c.onlyRef, c.onlyOther, c.matched ? c.meanIou.toFixed(4) : '']),
+        ['l', 'r', 'r', 'r', 'r'],
+      ),
+      '',
+    );
   }
   if (a.worstFrames.length) {
-    out.push('**Frames that differ most**', '', markdownTable(['frame', 'only REF', 'only OTHER'], a.worstFrames.map((f) => [f.imageId, f.onlyRef, f.onlyOther]), ['r', 'r', 'r']), '');
+    out.push(
+      '**Frames that differ most**',
+      '',
+      markdownTable(
+        ['frame', 'only REF', 'only OTHER'],
+        a.worstFrames.map((f) => [f.imageId, f.onlyRef, f.onlyOther]),
+        ['r', 'r', 'r'],
+      ),
+      '',
+    );
   }
-  out.push('Matched share = matched / (matched + only in REF + only in OTHER); boxes are matched per frame and class, REF\'s in score order, each to the unmatched OTHER box of highest IoU.', '');
+  out.push(
+    "Matched share = matched / (matched + only in REF + only in OTHER); boxes are matched per frame and class, REF's in score order, each to the unmatched OTHER box of highest IoU.",
+    '',
+  );
   return out.join('\n');
 }
 
@@ -56,7 +77,11 @@ export function mapMarkdown(m: MapResult, title = 'COCO mAP'): string {
       ['l', 'r'],
     ),
     '',
-    markdownTable(['class', 'AP', 'AP50'], m.perClass.map((c) => [c.name, f3(c.ap), f3(c.ap50)]), ['l', 'r', 'r']),
+    markdownTable(
+      ['class', 'AP', 'AP50'],
+      m.perClass.map((c) => [c.name, f3(c.ap), f3(c.ap50)]),
+      ['l', 'r', 'r'],
+    ),
     '',
     `${m.images} images, ${m.annotations} annotations, ${m.detections} detections on them; computed as pycocotools' COCOeval (bbox): 101-point interpolation, area ranges, maxDets 100. n/a: nothing to evaluate.`,
     '',

@@ -61,11 +61,19 @@ export function onnxOfInferArgs(args: string[]): string {
  * Why TensorRT cannot run here and the commands that would fix it, one command each, for the model the user passed,
  * or undefined when it can run.
  */
-export async function tensorRtUnavailable(engine?: string, video = 'VIDEO', inferArgs: string[] = []): Promise<{ reason: string; commands: string[] } | undefined> {
+export async function tensorRtUnavailable(
+  engine?: string,
+  video = 'VIDEO',
+  inferArgs: string[] = [],
+): Promise<{ reason: string; commands: string[] } | undefined> {
   const target = engine ?? 'engines/yolov4-tiny.trt';
   const rerun = `jetprof compare ${video} --engine ${target} -- ${inferArgs.join(' ') || '<the same infer arguments>'}`;
   const build = `jetprof build-engine --onnx ${onnxOfInferArgs(inferArgs)} --out ${target} --fp16`;
-  if (!engine) return { reason: 'no --engine given (TensorRT engines are built on the board that runs them)', commands: [build, rerun] };
+  if (!engine)
+    return {
+      reason: 'no --engine given (TensorRT engines are built on the board that runs them)',
+      commands: [build, rerun],
+    };
   if (!existsSync(engine)) return { reason: `${engine} not found`, commands: [build, rerun] };
   try {
     const { loadTrtAbi } = await import('../backends/trt-abi.ts');
@@ -79,13 +87,22 @@ export async function tensorRtUnavailable(engine?: string, video = 'VIDEO', infe
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   // a missing video is one line before any backend starts (each would fail on it in turn)
   if (classifySource(o.video).kind === 'file' && !existsSync(o.video)) {
-    throw new JetprofError('FILE_NOT_FOUND', `${o.video}: video not found`, { suggestion: 'pass an existing video file (bash scripts/fetch-sample-video.sh puts vtest.avi in videos/), a folder of images or a stream URL' });
+    throw new JetprofError('FILE_NOT_FOUND', `${o.video}: video not found`, {
+      suggestion:
+        'pass an existing video file (bash scripts/fetch-sample-video.sh puts vtest.avi in videos/), a folder of images or a stream URL',
+    });
   }
   mkdirSync(o.outDir, { recursive: true });
   const trtUnavailable = await tensorRtUnavailable(o.engine, o.video, o.inferArgs);
   const backends: BackendName[] = o.backends ?? ['onnx', 'tensorrt', 'opencv'];
   const steps = backends.length + 1;
-  const result: CompareResult = { ran: [], skipped: [], failed: [], report: join(o.outDir, 'REPORT.md'), html: join(o.outDir, 'report.html') };
+  const result: CompareResult = {
+    ran: [],
+    skipped: [],
+    failed: [],
+    report: join(o.outDir, 'REPORT.md'),
+    html: join(o.outDir, 'report.html'),
+  };
   const runs: string[] = [];
   const profiles: string[] = [];
   const stem = basename(o.video, extname(o.video));
@@ -98,7 +115,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     const step = `[${i + 1}/${steps}] ${name}`;
     if (backend === 'tensorrt' && trtUnavailable) {
       result.skipped.push({ backend, ...trtUnavailable });
-      o.onStep(`${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.commands.join(', then ')}`);
+      o.onStep(
+        `${step}: skipped (${trtUnavailable.reason}); to include it: ${trtUnavailable.commands.join(', then ')}`,
+      );
       continue;
     }
     const runJson = join(o.outDir, `run_${BACKENDS[backend].tag}.json`);
@@ -106,10 +125,13 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       o.video,
       ...o.inferArgs,
       ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
-      '--output', join(o.outDir, `${stem}-${backend}-detected.mp4`),
-      '--json', runJson,
+      '--output',
+      join(o.outDir, `${stem}-${backend}-detected.mp4`),
+      '--json',
+      runJson,
       // every backend keeps its boxes: the report says whether they agree with the reference's
-      '--detections', join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
+      '--detections',
+      join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
       ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
       ...(o.label ? ['--label', `${o.label}-${BACKENDS[backend].tag}`] : []),
       '-q',
@@ -118,19 +140,30 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     let code: number;
     let lastLine: string | undefined;
     const keepLast = (text: string) => {
-      const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+      const lines = text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
       if (lines.length) lastLine = lines[lines.length - 1];
     };
     if (o.profile) {
       o.onStep(`${step}: infer under ${o.profile} ...`);
       try {
-        const p = await runProfile({ tool: o.profile, backend, inferArgs: args, video: o.video, outDir: o.outDir, onLog: () => undefined });
+        const p = await runProfile({
+          tool: o.profile,
+          backend,
+          inferArgs: args,
+          video: o.video,
+          outDir: o.outDir,
+          onLog: () => undefined,
+        });
         code = p.exitCode;
         if (code === 0) profiles.push(join(o.outDir, `profile_${BACKENDS[backend].tag}.json`));
         for (const n of p.notes) o.onStep(`    ${n}`);
         if (code !== 0) {
           if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));
-          if (p.notes.length) lastLine = `${lastLine ? `${lastLine} (` : ''}${p.notes[p.notes.length - 1]}${lastLine ? ')' : ''}`;
+          if (p.notes.length)
+            lastLine = `${lastLine ? `${lastLine} (` : ''}${p.notes[p.notes.length - 1]}${lastLine ? ')' : ''}`;
         }
       } catch (e) {
         code = e instanceof JetprofError ? e.exitCode : 1;
@@ -156,11 +189,17 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       o.onStep(`${step}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     } else {
       result.failed.push({ backend, exitCode: code || 1, ...(lastLine ? { lastLine: lastLine.slice(0, 300) } : {}) });
-      o.onStep(`${step}: FAILED (exit code ${code || 1}) after ${((Date.now() - t0) / 1000).toFixed(1)} s${lastLine ? `: ${lastLine.slice(0, 200)}` : ''}`);
+      o.onStep(
+        `${step}: FAILED (exit code ${code || 1}) after ${((Date.now() - t0) / 1000).toFixed(1)} s${lastLine ? `: ${lastLine.slice(0, 200)}` : ''}`,
+      );
     }
   }
   if (runs.length === 0 && profiles.length === 0 && result.failed.length === 0) {
-    throw new JetprofError('TOOL_FAILED', `no backend produced a result for ${o.video}; the reasons are in the lines above`, { exitCode: 1 });
+    throw new JetprofError(
+      'TOOL_FAILED',
+      `no backend produced a result for ${o.video}; the reasons are in the lines above`,
+      { exitCode: 1 },
+    );
   }
   o.onStep(`[${steps}/${steps}] report: ${result.report}, ${result.html}`);
   await writeReport({
@@ -170,8 +209,16 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     html: result.html,
     csv: join(o.outDir, 'csv'),
     top: o.top,
-    skipped: result.skipped.map((s) => ({ modelType: BACKENDS[s.backend].title, reason: s.reason, commands: s.commands })),
-    failed: result.failed.map((f) => ({ modelType: BACKENDS[f.backend].title, exitCode: f.exitCode, lastLine: f.lastLine })),
+    skipped: result.skipped.map((s) => ({
+      modelType: BACKENDS[s.backend].title,
+      reason: s.reason,
+      commands: s.commands,
+    })),
+    failed: result.failed.map((f) => ({
+      modelType: BACKENDS[f.backend].title,
+      exitCode: f.exitCode,
+      lastLine: f.lastLine,
+    })),
     gt: o.gt,
   });
   return result;

@@ -11,7 +11,20 @@ import {
   ACCURACY_HEADERS,
   accuracyCaption,
   accuracyRows,
-  defaultTitle, failedSentence, fpsCell, gapSentence, notComparedLine, LAB_HEADERS, labRows, SETUP_HEADERS, setupRows, skippedSentence, speedupLine, stageCaption, stageHeaders, stageRows,
+  defaultTitle,
+  failedSentence,
+  fpsCell,
+  gapSentence,
+  notComparedLine,
+  LAB_HEADERS,
+  labRows,
+  SETUP_HEADERS,
+  setupRows,
+  skippedSentence,
+  speedupLine,
+  stageCaption,
+  stageHeaders,
+  stageRows,
 } from './markdown.ts';
 import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
 
@@ -40,7 +53,12 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
   const rowH = 22;
   const seriesNames = [...new Set(bars.flatMap((b) => b.segments.map((s) => s.name)))];
   const color = (name: string) => PALETTE[seriesNames.indexOf(name) % PALETTE.length];
-  const max = Math.max(1e-9, ...bars.map((b) => (stacked ? b.segments.reduce((t, s) => t + s.value, 0) : Math.max(0, ...b.segments.map((s) => s.value)))));
+  const max = Math.max(
+    1e-9,
+    ...bars.map((b) =>
+      stacked ? b.segments.reduce((t, s) => t + s.value, 0) : Math.max(0, ...b.segments.map((s) => s.value)),
+    ),
+  );
   const parts: string[] = [];
   let y = 8;
   for (const b of bars) {
@@ -49,18 +67,26 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
       parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(b.label)}</text>`);
       for (const s of b.segments) {
         const w = (s.value / max) * plotW;
-        parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`);
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
+        );
         x += w;
       }
       const total = b.segments.reduce((t, s) => t + s.value, 0);
       parts.push(`<text x="${(x + 6).toFixed(1)}" y="${y + 15}">${total.toFixed(2)} ${escapeHtml(unit)}</text>`);
       y += rowH;
     } else {
-      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" font-weight="bold">${escapeHtml(b.label)}</text>`);
+      parts.push(
+        `<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" font-weight="bold">${escapeHtml(b.label)}</text>`,
+      );
       for (const s of b.segments) {
         const w = (s.value / max) * plotW;
-        parts.push(`<rect x="${labelW}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`);
-        parts.push(`<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}">${s.value.toFixed(2)} ${escapeHtml(unit)}</text>`);
+        parts.push(
+          `<rect x="${labelW}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
+        );
+        parts.push(
+          `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}">${s.value.toFixed(2)} ${escapeHtml(unit)}</text>`,
+        );
         y += rowH;
       }
       y += 6;
@@ -70,7 +96,9 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
   seriesNames.forEach((name, i) => {
     const x = labelW + (i % 4) * 130;
     const ly = legendY + Math.floor(i / 4) * 18;
-    parts.push(`<rect x="${x}" y="${ly}" width="12" height="12" fill="${color(name)}"/><text x="${x + 16}" y="${ly + 11}">${escapeHtml(name)}</text>`);
+    parts.push(
+      `<rect x="${x}" y="${ly}" width="12" height="12" fill="${color(name)}"/><text x="${x + 16}" y="${ly + 11}">${escapeHtml(name)}</text>`,
+    );
   });
   const height = legendY + Math.ceil(seriesNames.length / 4) * 18 + 8;
   return svg(title, width, height, parts);
@@ -86,10 +114,16 @@ function svg(title: string, width: number, height: number, parts: string[]): str
   ].join('\n');
 }
 
-const STAGE_COLOR = Object.fromEntries(STAGES.map((s, i) => [s, PALETTE[i]])) as Record<(typeof STAGES)[number], string>;
+const STAGE_COLOR = Object.fromEntries(STAGES.map((s, i) => [s, PALETTE[i]])) as Record<
+  (typeof STAGES)[number],
+  string
+>;
 
 function legend(x: number, y: number, names: [string, string][]): string[] {
-  return names.map(([name, color], i) => `<rect x="${x + (i % 5) * 120}" y="${y + Math.floor(i / 5) * 18}" width="12" height="12" fill="${color}"/><text x="${x + (i % 5) * 120 + 16}" y="${y + Math.floor(i / 5) * 18 + 11}">${escapeHtml(name)}</text>`);
+  return names.map(
+    ([name, color], i) =>
+      `<rect x="${x + (i % 5) * 120}" y="${y + Math.floor(i / 5) * 18}" width="12" height="12" fill="${color}"/><text x="${x + (i % 5) * 120 + 16}" y="${y + Math.floor(i / 5) * 18 + 11}">${escapeHtml(name)}</text>`,
+  );
 }
 
 /** At most `n` points per series: the maximum of each bucket, so spikes (throttling) stay visible. */
@@ -133,9 +167,17 @@ export function latencyOverTime(s: FrameSeries): string {
   for (const st of STAGES) {
     const [xs, ys] = bucketMax(s.index, s.stages[st], 600);
     const pts = xs.map((x, i) => `${px(x).toFixed(1)},${py(ys[i]).toFixed(1)}`).join(' ');
-    parts.push(`<polyline fill="none" stroke="${STAGE_COLOR[st]}" stroke-width="1.2" points="${pts}"><title>${st}</title></polyline>`);
+    parts.push(
+      `<polyline fill="none" stroke="${STAGE_COLOR[st]}" stroke-width="1.2" points="${pts}"><title>${st}</title></polyline>`,
+    );
   }
-  parts.push(...legend(left, plotH + 38, STAGES.map((st) => [st, STAGE_COLOR[st]])));
+  parts.push(
+    ...legend(
+      left,
+      plotH + 38,
+      STAGES.map((st) => [st, STAGE_COLOR[st]]),
+    ),
+  );
   return svg(`Latency over time per stage (ms): ${s.label}`, width, height, parts);
 }
 
@@ -151,7 +193,12 @@ export function boardOverTime(b: BoardRow): string {
   const px = (t: number) => left + ((t - t0) / (t1 - t0)) * plotW;
   const maxW = Math.max(1, ...s.inputMw.filter((v): v is number => v !== null)) / 1000;
   const line = (values: (number | null)[], scale: (v: number) => number, color: string, name: string) => {
-    const pts = s.tMs.map((t, i) => (values[i] === null ? '' : `${px(t).toFixed(1)},${(10 + plotH - scale(values[i]!) * plotH).toFixed(1)}`)).filter(Boolean).join(' ');
+    const pts = s.tMs
+      .map((t, i) =>
+        values[i] === null ? '' : `${px(t).toFixed(1)},${(10 + plotH - scale(values[i]!) * plotH).toFixed(1)}`,
+      )
+      .filter(Boolean)
+      .join(' ');
     return `<polyline fill="none" stroke="${color}" stroke-width="1.4" points="${pts}"><title>${escapeHtml(name)}</title></polyline>`;
   };
   const parts = [
@@ -160,7 +207,10 @@ export function boardOverTime(b: BoardRow): string {
     `<text x="${left}" y="${plotH + 26}">${(t0 / 1000).toFixed(1)} s</text><text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">${(t1 / 1000).toFixed(1)} s</text>`,
     line(s.gpuLoadPct, (v) => v / 100, PALETTE[2], 'GPU load %'),
     line(s.inputMw, (v) => v / 1000 / maxW, PALETTE[3], 'input power W'),
-    ...legend(left, plotH + 38, [['GPU load (left axis)', PALETTE[2]], ['input power (right axis)', PALETTE[3]]]),
+    ...legend(left, plotH + 38, [
+      ['GPU load (left axis)', PALETTE[2]],
+      ['input power (right axis)', PALETTE[3]],
+    ]),
   ];
   return svg(`GPU load and input power over time: ${b.label}`, width, plotH + 66, parts);
 }
@@ -183,9 +233,13 @@ export function stageHistograms(s: FrameSeries): string {
     parts.push(`<text x="${left - 8}" y="${y0 + 30}" text-anchor="end">${st}</text>`);
     bins.forEach((c, i) => {
       const h = (c / top) * (rowH - 22);
-      parts.push(`<rect x="${(left + (i * plotW) / 30).toFixed(1)}" y="${(y0 + rowH - 18 - h).toFixed(1)}" width="${(plotW / 30 - 1).toFixed(1)}" height="${h.toFixed(1)}" fill="${STAGE_COLOR[st]}"><title>${c} frames</title></rect>`);
+      parts.push(
+        `<rect x="${(left + (i * plotW) / 30).toFixed(1)}" y="${(y0 + rowH - 18 - h).toFixed(1)}" width="${(plotW / 30 - 1).toFixed(1)}" height="${h.toFixed(1)}" fill="${STAGE_COLOR[st]}"><title>${c} frames</title></rect>`,
+      );
     });
-    parts.push(`<text x="${left}" y="${y0 + rowH - 4}">${lo.toFixed(2)} ms</text><text x="${left + plotW}" y="${y0 + rowH - 4}" text-anchor="end">${hi.toFixed(2)} ms</text>`);
+    parts.push(
+      `<text x="${left}" y="${y0 + rowH - 4}">${lo.toFixed(2)} ms</text><text x="${left + plotW}" y="${y0 + rowH - 4}" text-anchor="end">${hi.toFixed(2)} ms</text>`,
+    );
     parts.push(`<text x="${left + plotW + 10}" y="${y0 + 30}">${v.length} frames</text>`);
   });
   return svg(`Latency histogram per stage: ${s.label}`, width, 16 + STAGES.length * rowH, parts);
@@ -213,21 +267,40 @@ export function pipelineTimeline(s: FrameSeries, frames = 10): string {
     const segs: [string, string, number, number][] = [
       ['read+preprocess', STAGE_COLOR.read, s.startMs[i], s.startMs[i] + s.stages.read[i] + s.stages.preprocess[i]],
       ['inference', STAGE_COLOR.inference, s.inferenceStartMs[i], s.inferenceStartMs[i] + s.stages.inference[i]],
-      ['postprocess+write', STAGE_COLOR.write, s.postprocessStartMs[i], s.postprocessStartMs[i] + s.stages.postprocess[i] + s.stages.write[i]],
+      [
+        'postprocess+write',
+        STAGE_COLOR.write,
+        s.postprocessStartMs[i],
+        s.postprocessStartMs[i] + s.stages.postprocess[i] + s.stages.write[i],
+      ],
     ];
     for (const [name, color, a, b] of segs) {
-      parts.push(`<rect x="${x(a).toFixed(1)}" y="${y}" width="${Math.max(0.5, x(b) - x(a)).toFixed(1)}" height="${rowH - 4}" fill="${color}"><title>${escapeHtml(`frame ${s.index[i]} ${name}: ${(b - a).toFixed(2)} ms`)}</title></rect>`);
+      parts.push(
+        `<rect x="${x(a).toFixed(1)}" y="${y}" width="${Math.max(0.5, x(b) - x(a)).toFixed(1)}" height="${rowH - 4}" fill="${color}"><title>${escapeHtml(`frame ${s.index[i]} ${name}: ${(b - a).toFixed(2)} ms`)}</title></rect>`,
+      );
     }
   });
   const base = 6 + rows.length * rowH;
-  parts.push(`<text x="${left}" y="${base + 14}">${(t0 / 1000).toFixed(3)} s</text><text x="${left + plotW}" y="${base + 14}" text-anchor="end">${(t1 / 1000).toFixed(3)} s (${(t1 - t0).toFixed(0)} ms shown)</text>`);
-  parts.push(...legend(left, base + 24, [['read+preprocess', STAGE_COLOR.read], ['inference', STAGE_COLOR.inference], ['postprocess+write', STAGE_COLOR.write]]));
+  parts.push(
+    `<text x="${left}" y="${base + 14}">${(t0 / 1000).toFixed(3)} s</text><text x="${left + plotW}" y="${base + 14}" text-anchor="end">${(t1 / 1000).toFixed(3)} s (${(t1 - t0).toFixed(0)} ms shown)</text>`,
+  );
+  parts.push(
+    ...legend(left, base + 24, [
+      ['read+preprocess', STAGE_COLOR.read],
+      ['inference', STAGE_COLOR.inference],
+      ['postprocess+write', STAGE_COLOR.write],
+    ]),
+  );
   return svg(`Pipelined loop timeline, ${rows.length} frames: ${s.label}`, width, base + 48, parts);
 }
 
 function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): string {
   const th = headers.map((h, i) => `<th${numeric[i] ? ' class="n"' : ''}>${escapeHtml(h)}</th>`).join('');
-  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`).join('\n');
+  const body = rows
+    .map(
+      (r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
   return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
@@ -240,10 +313,25 @@ function profileHtml(p: ProfileSection): string {
   const parts = [`<section class="profile"><h3>${escapeHtml(p.label)} <small>(${p.tool})</small></h3>`];
   if (p.criticalPath.length) {
     const rows = [...p.criticalPath, ...p.waiting];
-    parts.push(barChart(`Critical path: ${p.label}`, rows.slice(0, 10).map((d) => ({ label: d.name.length > 24 ? `${d.name.slice(0, 23)}…` : d.name, segments: [{ name: 'critical path %', value: d.criticalPathPct }] })), '%', false));
+    parts.push(
+      barChart(
+        `Critical path: ${p.label}`,
+        rows.slice(0, 10).map((d) => ({
+          label: d.name.length > 24 ? `${d.name.slice(0, 23)}…` : d.name,
+          segments: [{ name: 'critical path %', value: d.criticalPathPct }],
+        })),
+        '%',
+        false,
+      ),
+    );
     parts.push(table(CRITICAL_PATH_HEADERS, rows.map(criticalPathCells), [true, true, true, false]));
   }
-  parts.push(timed('Top GPU kernels and copies', p.kernels), timed('Top CUDA API calls', p.apiCalls), timed('NVTX ranges', p.nvtx), timed('OS runtime (top calls)', p.osRuntime));
+  parts.push(
+    timed('Top GPU kernels and copies', p.kernels),
+    timed('Top CUDA API calls', p.apiCalls),
+    timed('NVTX ranges', p.nvtx),
+    timed('OS runtime (top calls)', p.osRuntime),
+  );
   if (p.notes.length) parts.push(`<ul class="notes">${p.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>`);
   parts.push('</section>');
   return parts.join('\n');
@@ -264,7 +352,11 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   if (r.fps.length || r.skipped.length || r.failed.length) {
     body.push('<h2>Speed</h2>');
     body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
-    if (r.accuracy.length) body.push(`<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`, table(ACCURACY_HEADERS, accuracyRows(r), [false, true, true, true, true, true, true]));
+    if (r.accuracy.length)
+      body.push(
+        `<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`,
+        table(ACCURACY_HEADERS, accuracyRows(r), [false, true, true, true, true, true, true]),
+      );
     const items = [
       ...r.failed.map((x) => `<li class="warn"><b>${escapeHtml(failedSentence(x))}</b></li>`),
       ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
@@ -278,13 +370,21 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       body.push(
         barChart(
           'FPS per row (mean; ± std in the table where a label ran several times)',
-          r.fps.map((x) => ({ label: x.modelType, segments: [{ name: 'inference FPS', value: x.inferenceFps.mean }, { name: 'end-to-end FPS', value: x.endToEndFps.mean }] })),
+          r.fps.map((x) => ({
+            label: x.modelType,
+            segments: [
+              { name: 'inference FPS', value: x.inferenceFps.mean },
+              { name: 'end-to-end FPS', value: x.endToEndFps.mean },
+            ],
+          })),
           'FPS',
           false,
         ),
       );
       body.push('<h3>What each row measured</h3>', table(SETUP_HEADERS, setupRows(r)));
-      body.push(`<p><small>${r.fps.map((x) => escapeHtml(`${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`)).join('<br>')}</small></p>`);
+      body.push(
+        `<p><small>${r.fps.map((x) => escapeHtml(`${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`)).join('<br>')}</small></p>`,
+      );
     }
   }
   if (r.stages.length) {
@@ -294,7 +394,10 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       body.push(
         barChart(
           'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
-          sequential.map((t) => ({ label: t.modelType, segments: t.rows.filter((x) => !x.partOf).map((x) => ({ name: x.stage, value: x.meanMs })) })),
+          sequential.map((t) => ({
+            label: t.modelType,
+            segments: t.rows.filter((x) => !x.partOf).map((x) => ({ name: x.stage, value: x.meanMs })),
+          })),
           'ms',
           true,
         ),
@@ -304,7 +407,13 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
     for (const t of r.stages) {
       body.push(`<h3>${escapeHtml(stageCaption(t))}</h3>`);
       const headers = stageHeaders(t);
-      body.push(table(headers, stageRows(t), headers.map((_, i) => i > 0)));
+      body.push(
+        table(
+          headers,
+          stageRows(t),
+          headers.map((_, i) => i > 0),
+        ),
+      );
     }
   }
   if (r.series.length) {
@@ -312,7 +421,14 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
     for (const s of r.series) body.push(latencyOverTime(s), stageHistograms(s));
   }
   if (r.board.length) {
-    body.push('<h2>On the board (tegrastats)</h2>', table(BOARD_HEADERS, boardRows(r), BOARD_HEADERS.map((_, i) => i > 0)));
+    body.push(
+      '<h2>On the board (tegrastats)</h2>',
+      table(
+        BOARD_HEADERS,
+        boardRows(r),
+        BOARD_HEADERS.map((_, i) => i > 0),
+      ),
+    );
     for (const b of r.board) body.push(boardOverTime(b));
   }
   if (r.profiles.length) body.push('<h2>Profiles</h2>', ...r.profiles.map(profileHtml));
@@ -320,7 +436,10 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
     body.push('<h2>Environment</h2>');
     for (const e of r.env) body.push(`<h3>${escapeHtml(e.label)}</h3>`, table(['', ''], e.rows));
   }
-  body.push('<h2>Definitions</h2>', `<dl>${r.definitions.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`);
+  body.push(
+    '<h2>Definitions</h2>',
+    `<dl>${r.definitions.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`,
+  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${CSS}</style></head>

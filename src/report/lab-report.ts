@@ -8,8 +8,26 @@ import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 
-import type { LabeledProfile, FpsRow, TypedFps, FailedBackend, SkippedBackend, FrameSeries, AccuracyRow, LabReport } from './report-types.ts';
-import { DEFAULT_MIN_MATCH, envBlock, fpsRow, frameSeries, groupByLabel, speedups, stageTable, typedFpsRow } from './run-rows.ts';
+import type {
+  LabeledProfile,
+  FpsRow,
+  TypedFps,
+  FailedBackend,
+  SkippedBackend,
+  FrameSeries,
+  AccuracyRow,
+  LabReport,
+} from './report-types.ts';
+import {
+  DEFAULT_MIN_MATCH,
+  envBlock,
+  fpsRow,
+  frameSeries,
+  groupByLabel,
+  speedups,
+  stageTable,
+  typedFpsRow,
+} from './run-rows.ts';
 import { profileSection } from './profile-section.ts';
 
 export interface ReportExtras {
@@ -30,19 +48,34 @@ function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: A
     .map((x) => {
       const a = acc.agreement.find((r) => r.other === x.label);
       const m = acc.maps.find((r) => r.label === x.label)?.map;
-      return { label: x.label, modelType: x.modelType, isReference: x.label === reference, agreement: a?.agreement, note: a?.note, map: m };
+      return {
+        label: x.label,
+        modelType: x.modelType,
+        isReference: x.label === reference,
+        agreement: a?.agreement,
+        note: a?.note,
+        map: m,
+      };
     })
     .filter((r) => r.isReference || r.agreement || r.note || r.map);
   return { rows, reference };
 }
 
-export function buildLabReport(allRuns: RunResult[], profiles: LabeledProfile[], top = 10, extras: ReportExtras = {}): LabReport {
+export function buildLabReport(
+  allRuns: RunResult[],
+  profiles: LabeledProfile[],
+  top = 10,
+  extras: ReportExtras = {},
+): LabReport {
   // An interrupted run (Ctrl-C in run 2 of --repeat 3) measured less than asked: it is kept out of every figure.
   const interrupted = allRuns.filter((r) => r.interrupted);
   const runs = allRuns.filter((r) => !r.interrupted);
   const runNotes = [
     ...(extras.runNotes ?? []),
-    ...interrupted.map((r) => `left out: a run of ${r.setup.label} started ${r.startedAt} was interrupted after ${r.frames} measured frame(s); its figures are in its file, not in this report`),
+    ...interrupted.map(
+      (r) =>
+        `left out: a run of ${r.setup.label} started ${r.startedAt} was interrupted after ${r.frames} measured frame(s); its figures are in its file, not in this report`,
+    ),
   ];
   const groups = groupByLabel(runs);
   const partial = groups.map(fpsRow);
@@ -50,7 +83,10 @@ export function buildLabReport(allRuns: RunResult[], profiles: LabeledProfile[],
   const fps: FpsRow[] = [
     ...partial.map(({ baseModelType, ...x }) => ({
       ...x,
-      modelType: partial.filter((y) => y.baseModelType === baseModelType).length > 1 ? `${baseModelType} [${x.label}]` : baseModelType,
+      modelType:
+        partial.filter((y) => y.baseModelType === baseModelType).length > 1
+          ? `${baseModelType} [${x.label}]`
+          : baseModelType,
     })),
     ...(extras.typedFps ?? []).map(typedFpsRow),
   ];
@@ -59,7 +95,12 @@ export function buildLabReport(allRuns: RunResult[], profiles: LabeledProfile[],
   const board = groups
     .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
     .filter((x) => x.run.tegrastats)
-    .map((x) => ({ label: x.run.setup.label, modelType: x.modelType, summary: x.run.tegrastats!.summary, series: x.run.tegrastats!.series }));
+    .map((x) => ({
+      label: x.run.setup.label,
+      modelType: x.modelType,
+      summary: x.run.tegrastats!.summary,
+      series: x.run.tegrastats!.series,
+    }));
   return {
     fps,
     board,

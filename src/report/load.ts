@@ -20,8 +20,13 @@ function readJson(path: string, what: string): unknown {
 
 /** A jetprof.run/1 result in the /2 shape: its setup is inferred from what /1 recorded; it has no per-frame arrays. */
 export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName = 'none'): RunResult {
-  const r = v as unknown as RunResult & { schema: string; device?: RunResult['gpuTimings']; pipeline?: { mode: 'on' | 'off'; inFlight?: number } };
-  const backendDetail = typeof r.backendDetail === 'string' ? r.backendDetail : BACKENDS[r.backend].title ?? String(r.backend);
+  const r = v as unknown as RunResult & {
+    schema: string;
+    device?: RunResult['gpuTimings'];
+    pipeline?: { mode: 'on' | 'off'; inFlight?: number };
+  };
+  const backendDetail =
+    typeof r.backendDetail === 'string' ? r.backendDetail : (BACKENDS[r.backend].title ?? String(r.backend));
   const executionProvider = r.backend === 'tensorrt' ? 'tensorrt' : (/\((\w+)\)/.exec(backendDetail)?.[1] ?? 'cpu');
   const pipelined = r.pipeline?.mode === 'on';
   const base = {
@@ -36,7 +41,11 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
     ...rest,
     schema: 'jetprof.run/2',
     backendDetail,
-    setup: { label: defaultLabel(r.backend, base), ...base, device: executionProvider === 'cpu' ? `CPU: ${r.env?.cpu ?? '?'}` : `GPU: ${r.env?.gpu ?? '?'}` },
+    setup: {
+      label: defaultLabel(r.backend, base),
+      ...base,
+      device: executionProvider === 'cpu' ? `CPU: ${r.env?.cpu ?? '?'}` : `GPU: ${r.env?.gpu ?? '?'}`,
+    },
     ...(device ? { gpuTimings: device } : {}),
   };
 }
@@ -46,11 +55,19 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
   const schema = (v as { schema?: unknown } | null)?.schema;
   const isRun = typeof schema === 'string' && /^jetprof\.run\/\d+$/.test(schema);
   if (!isRun) {
-    throw new JetprofError('BAD_INPUT', `${path}: not a jetprof run result (schema jetprof.run/2): its schema field is ${JSON.stringify(schema ?? null)}`, { suggestion: 'pass the file written by `infer --json R.json`' });
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: not a jetprof run result (schema jetprof.run/2): its schema field is ${JSON.stringify(schema ?? null)}`,
+      { suggestion: 'pass the file written by `infer --json R.json`' },
+    );
   }
   // before the schema: a run that measured nothing is the thing to say, even when it lacks fields because of it
   if ((v as { frames?: unknown }).frames === 0) {
-    throw new JetprofError('BAD_INPUT', `${path}: this run measured no frame (all were warm-up, or none decoded): there is nothing to report`, { suggestion: 'run infer again on a longer video or with a smaller --warmup' });
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: this run measured no frame (all were warm-up, or none decoded): there is nothing to report`,
+      { suggestion: 'run infer again on a longer video or with a smaller --warmup' },
+    );
   }
   validateRunFile(v, path);
   return schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
@@ -72,7 +89,9 @@ export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   if (v?.schema !== 'jetprof.runset/1') return [{ path, run: runOfFile(v, path) }];
   validateRunFile(v, path);
   if (!Array.isArray(v.files) || v.files.length === 0) {
-    throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, { suggestion: 'pass the run files themselves with --run' });
+    throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, {
+      suggestion: 'pass the run files themselves with --run',
+    });
   }
   return v.files.map((f) => {
     const file = resolve(dirname(path), String(f));
@@ -87,16 +106,28 @@ export function loadRuns(path: string): RunResult[] {
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {
   // The head only: a raw log can be hundreds of megabytes, and parseProfileFile streams it.
   if (readProfileHead(path).trimStart().startsWith('{')) {
-    const v = readJson(path, 'profile') as { schema?: string; backend?: RunResult['backend']; tool?: ProfilerName; nvprof?: NvprofLog; nsys?: NsysStats; run?: unknown };
+    const v = readJson(path, 'profile') as {
+      schema?: string;
+      backend?: RunResult['backend'];
+      tool?: ProfilerName;
+      nvprof?: NvprofLog;
+      nsys?: NsysStats;
+      run?: unknown;
+    };
     if (v.schema === 'jetprof.profile/1') {
       const run = v.run ? runFromJson(v.run, path, v.tool) : undefined;
       const label = `${run?.setup.label ?? (v.backend ? BACKENDS[v.backend].title : basename(path))} (${basename(path)})`;
       return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run }, run };
     }
-    if (v.schema === 'jetprof.nvprof/1') return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };
+    if (v.schema === 'jetprof.nvprof/1')
+      return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };
     if (v.schema === 'jetprof.nsys/1') return { profile: { label: basename(path), nsys: v as unknown as NsysStats } };
-    throw new JetprofError('BAD_INPUT', `${path}: JSON with schema ${JSON.stringify(v.schema)}, not a profile`, { suggestion: 'pass a raw profiler log, `jetprof parse` JSON or `jetprof profile` JSON' });
+    throw new JetprofError('BAD_INPUT', `${path}: JSON with schema ${JSON.stringify(v.schema)}, not a profile`, {
+      suggestion: 'pass a raw profiler log, `jetprof parse` JSON or `jetprof profile` JSON',
+    });
   }
   const parsed = await parseProfileFile(path);
-  return parsed.kind === 'nvprof' ? { profile: { label: basename(path), nvprof: parsed.result.value } } : { profile: { label: basename(path), nsys: parsed.result.value } };
+  return parsed.kind === 'nvprof'
+    ? { profile: { label: basename(path), nvprof: parsed.result.value } }
+    : { profile: { label: basename(path), nsys: parsed.result.value } };
 }

@@ -2,7 +2,16 @@
 import { roundedPercents } from '../pipeline/figures.ts';
 import type { Spread } from '../util/stats.ts';
 import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './report-types.ts';
-import { CRITICAL_PATH_HEADERS, criticalPathCells, csvTable, formatNs, markdownTable, mdInline, TIMED_HEADERS, timedCells } from './tables.ts';
+import {
+  CRITICAL_PATH_HEADERS,
+  criticalPathCells,
+  csvTable,
+  formatNs,
+  markdownTable,
+  mdInline,
+  TIMED_HEADERS,
+  timedCells,
+} from './tables.ts';
 
 const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -36,13 +45,49 @@ export function failedSentence(x: LabReport['failed'][number]): string {
   return `${x.modelType} failed: exit code ${x.exitCode}${x.lastLine ? `; its last line: ${x.lastLine}` : ''}`;
 }
 
-export const SETUP_HEADERS = ['Label', 'Loop', 'Profiler', 'Provider', 'Precision', 'Device', 'Model', 'Video', 'Frame size', 'Frames', 'Runs'];
+export const SETUP_HEADERS = [
+  'Label',
+  'Loop',
+  'Profiler',
+  'Provider',
+  'Precision',
+  'Device',
+  'Model',
+  'Video',
+  'Frame size',
+  'Frames',
+  'Runs',
+];
 
 export function setupRows(r: LabReport): string[][] {
   return r.fps.map((x) =>
     x.typedIn
-      ? [`${x.label} (typed in)`, x.setup.loop, x.setup.profiler, '', '', x.setup.device, '', '', x.setup.frameSize, '', '']
-      : [x.label, x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device, x.setup.model, x.setup.video, x.setup.frameSize, x.setup.frames, String(x.runs)],
+      ? [
+          `${x.label} (typed in)`,
+          x.setup.loop,
+          x.setup.profiler,
+          '',
+          '',
+          x.setup.device,
+          '',
+          '',
+          x.setup.frameSize,
+          '',
+          '',
+        ]
+      : [
+          x.label,
+          x.setup.loop,
+          x.setup.profiler,
+          x.setup.executionProvider,
+          x.setup.precision,
+          x.setup.device,
+          x.setup.model,
+          x.setup.video,
+          x.setup.frameSize,
+          x.setup.frames,
+          String(x.runs),
+        ],
   );
 }
 
@@ -75,7 +120,9 @@ function stageCells(t: StageTable, x: StageRow, sharePct: number | undefined): s
 }
 
 export function stageHeaders(t: StageTable): string[] {
-  return t.pipelined ? ['Stage', 'busy mean', 'p50', 'p90', 'p99'] : ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'];
+  return t.pipelined
+    ? ['Stage', 'busy mean', 'p50', 'p90', 'p99']
+    : ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'];
 }
 
 /** Stage rows; the pipelined loop adds the wall time per frame the busy times overlap in. */
@@ -95,7 +142,15 @@ export function stageCaption(t: StageTable): string {
     : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%)${runs}`;
 }
 
-export const ACCURACY_HEADERS = ['Model Type', 'Boxes matched', 'Mean IoU', 'Only in reference / only here', 'Score diff (mean / max)', 'AP@[.5:.95]', 'AP50'];
+export const ACCURACY_HEADERS = [
+  'Model Type',
+  'Boxes matched',
+  'Mean IoU',
+  'Only in reference / only here',
+  'Score diff (mean / max)',
+  'AP@[.5:.95]',
+  'AP50',
+];
 
 /** Accuracy cells per row: agreement with the reference's boxes, and mAP when ground truth was given. */
 export function accuracyRows(r: LabReport): string[][] {
@@ -105,7 +160,12 @@ export function accuracyRows(r: LabReport): string[][] {
     const agreeCells = x.isReference
       ? ['reference', '', '', '']
       : a
-        ? [`${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`, a.meanIou.toFixed(4), `${a.onlyRef} / ${a.onlyOther}`, `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`]
+        ? [
+            `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
+            a.meanIou.toFixed(4),
+            `${a.onlyRef} / ${a.onlyOther}`,
+            `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`,
+          ]
         : [x.note ?? '', '', '', ''];
     return [x.modelType, ...agreeCells, ap(x.map?.ap), ap(x.map?.ap50)];
   });
@@ -116,14 +176,31 @@ export function accuracyCaption(r: LabReport): string {
   return `Do they find the same boxes? Each row against ${ref}, warm-up frames excluded: boxes matched per frame and class at IoU >= 0.5 (matched / (matched + only in one)); AP as pycocotools computes it, when ground truth was given.`;
 }
 
-export const BOARD_HEADERS = ['Model Type', 'GPU load (mean)', 'GPU clock (mean)', 'EMC load', 'CPU load', 'Peak temp.', 'Input power (mean)', 'Energy per frame', 'Samples'];
+export const BOARD_HEADERS = [
+  'Model Type',
+  'GPU load (mean)',
+  'GPU clock (mean)',
+  'EMC load',
+  'CPU load',
+  'Peak temp.',
+  'Input power (mean)',
+  'Energy per frame',
+  'Samples',
+];
 
 /** tegrastats over the measured frames, per row (the board's input rail: VDD_IN or POM_5V_IN, else the sum of rails). */
 export function boardRows(r: LabReport): string[][] {
   const f = (v: number | undefined, unit: string, d = 0) => (v === undefined ? '' : `${v.toFixed(d)} ${unit}`);
   return r.board.map((b) => [
-    b.modelType, f(b.summary.meanGpuLoadPct, '%', 1), f(b.summary.meanGpuMhz, 'MHz'), f(b.summary.meanEmcLoadPct, '%', 1), f(b.summary.meanCpuLoadPct, '%', 1),
-    f(b.summary.peakTempC, 'C', 1), f(b.summary.meanInputMw, 'mW'), f(b.summary.energyPerFrameMj, 'mJ', 1), String(b.summary.samples),
+    b.modelType,
+    f(b.summary.meanGpuLoadPct, '%', 1),
+    f(b.summary.meanGpuMhz, 'MHz'),
+    f(b.summary.meanEmcLoadPct, '%', 1),
+    f(b.summary.meanCpuLoadPct, '%', 1),
+    f(b.summary.peakTempC, 'C', 1),
+    f(b.summary.meanInputMw, 'mW'),
+    f(b.summary.energyPerFrameMj, 'mJ', 1),
+    String(b.summary.samples),
   ]);
 }
 
@@ -132,7 +209,10 @@ export function defaultTitle(r: LabReport): string {
   const skipped = r.skipped.map((x) => x.modelType);
   const failed = r.failed.map((x) => x.modelType);
   const ran = names.length ? names.join(' vs ') : 'no backend ran';
-  const aside = [failed.length ? `${failed.join(', ')} failed` : '', skipped.length ? `${skipped.join(', ')} skipped` : ''].filter(Boolean);
+  const aside = [
+    failed.length ? `${failed.join(', ')} failed` : '',
+    skipped.length ? `${skipped.join(', ')} skipped` : '',
+  ].filter(Boolean);
   return `YOLOv4-Tiny: ${ran}${aside.length ? ` (${aside.join('; ')})` : ''}`;
 }
 
@@ -141,11 +221,7 @@ function timedTable(title: string, rows: TimedRow[], nameHeader: string): string
   return [
     `**${title}**`,
     '',
-    markdownTable(
-      [...TIMED_HEADERS, nameHeader],
-      rows.map(timedCells),
-      ['r', 'r', 'r', 'l'],
-    ),
+    markdownTable([...TIMED_HEADERS, nameHeader], rows.map(timedCells), ['r', 'r', 'r', 'l']),
     '',
   ];
 }
@@ -155,11 +231,12 @@ function profileMarkdown(p: ProfileSection): string[] {
   if (p.criticalPath.length) {
     out.push('**Critical path** (nvprof --dependency-analysis: top rows, then every other row that waits)', '');
     out.push(
-      markdownTable(
-        CRITICAL_PATH_HEADERS,
-        [...p.criticalPath, ...p.waiting].map(criticalPathCells),
-        ['r', 'r', 'r', 'l'],
-      ),
+      markdownTable(CRITICAL_PATH_HEADERS, [...p.criticalPath, ...p.waiting].map(criticalPathCells), [
+        'r',
+        'r',
+        'r',
+        'l',
+      ]),
       '',
     );
     const waiting = [...p.criticalPath, ...p.waiting].filter((d) => d.waitingNs > 0);
@@ -172,7 +249,9 @@ function profileMarkdown(p: ProfileSection): string[] {
   }
   out.push(...timedTable('Top GPU kernels and copies', p.kernels, 'Name'));
   out.push(...timedTable('Top CUDA API calls', p.apiCalls, 'Name'));
-  out.push(...timedTable(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'));
+  out.push(
+    ...timedTable(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'),
+  );
   out.push(...timedTable('OS runtime (top calls)', p.osRuntime, 'Name'));
   if (p.notes.length) out.push('**Notes**', '', ...p.notes.map((n) => `- ${mdInline(n)}`), '');
   return out;
@@ -183,7 +262,13 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   if (r.fps.length || r.skipped.length || r.failed.length) {
     out.push('## Speed', '');
     out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
-    if (r.accuracy.length) out.push(`**Accuracy** (${accuracyCaption(r)})`, '', markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']), '');
+    if (r.accuracy.length)
+      out.push(
+        `**Accuracy** (${accuracyCaption(r)})`,
+        '',
+        markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']),
+        '',
+      );
     for (const x of r.failed) out.push(`- **${mdInline(failedSentence(x))}**`);
     for (const x of r.skipped) out.push(`- ${mdInline(skippedSentence(x))}`);
     for (const n of r.runNotes) out.push(`- ${mdInline(n)}`);
@@ -199,7 +284,10 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   if (r.board.length) {
     out.push('## On the board (tegrastats)', '');
     out.push(markdownTable(BOARD_HEADERS, boardRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']), '');
-    out.push('Means over the measured frames (first read to last write); energy per frame = mean input power x wall time per frame.', '');
+    out.push(
+      'Means over the measured frames (first read to last write); energy per frame = mean input power x wall time per frame.',
+      '',
+    );
   }
   if (r.stages.length) {
     out.push('## Stages (ms per frame)', '');
@@ -224,17 +312,57 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
 export function reportCsv(r: LabReport): Record<string, string> {
   const files: Record<string, string> = {};
   files['fps.csv'] = csvTable(
-    ['label', 'model_type', 'model_input_size', 'inference_fps', 'inference_fps_std', 'end_to_end_fps', 'end_to_end_fps_std', 'runs', 'frames', 'not_inference_share', 'loop', 'profiler', 'execution_provider', 'precision', 'device'],
+    [
+      'label',
+      'model_type',
+      'model_input_size',
+      'inference_fps',
+      'inference_fps_std',
+      'end_to_end_fps',
+      'end_to_end_fps_std',
+      'runs',
+      'frames',
+      'not_inference_share',
+      'loop',
+      'profiler',
+      'execution_provider',
+      'precision',
+      'device',
+    ],
     r.fps.map((x) => [
       // one run has no spread: its std is unknown (empty), not 0; a typed-in row has no frame count
-      x.label, x.modelType, x.inputSize, f2(x.inferenceFps.mean), stdCell(x.inferenceFps), f2(x.endToEndFps.mean), stdCell(x.endToEndFps), x.runs, x.typedIn ? '' : x.frames, x.notInference.toFixed(4),
-      x.setup.loop, x.setup.profiler, x.setup.executionProvider, x.setup.precision, x.setup.device,
+      x.label,
+      x.modelType,
+      x.inputSize,
+      f2(x.inferenceFps.mean),
+      stdCell(x.inferenceFps),
+      f2(x.endToEndFps.mean),
+      stdCell(x.endToEndFps),
+      x.runs,
+      x.typedIn ? '' : x.frames,
+      x.notInference.toFixed(4),
+      x.setup.loop,
+      x.setup.profiler,
+      x.setup.executionProvider,
+      x.setup.precision,
+      x.setup.device,
     ]),
   );
   const ms3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '');
   files['stages.csv'] = csvTable(
     ['label', 'stage', 'part_of', 'mean_ms', 'p50_ms', 'p90_ms', 'p99_ms', 'share_of_wall'],
-    r.stages.flatMap((s) => s.rows.map((x) => [s.label, x.stage, x.partOf ?? '', ms3(x.meanMs), ms3(x.p50Ms), ms3(x.p90Ms), ms3(x.p99Ms), x.share === undefined ? '' : x.share.toFixed(4)])),
+    r.stages.flatMap((s) =>
+      s.rows.map((x) => [
+        s.label,
+        x.stage,
+        x.partOf ?? '',
+        ms3(x.meanMs),
+        ms3(x.p50Ms),
+        ms3(x.p90Ms),
+        ms3(x.p99Ms),
+        x.share === undefined ? '' : x.share.toFixed(4),
+      ]),
+    ),
   );
   r.profiles.forEach((p, i) => {
     const base = `profile${i + 1}_${p.label.replace(/[^\w.-]+/g, '_')}`;
@@ -244,8 +372,17 @@ export function reportCsv(r: LabReport): Record<string, string> {
         [...p.criticalPath, ...p.waiting].map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
       );
     }
-    for (const [key, rows] of [['kernels', p.kernels], ['api_calls', p.apiCalls], ['nvtx', p.nvtx], ['os_runtime', p.osRuntime]] as const) {
-      if (rows.length) files[`${base}_${key}.csv`] = csvTable(['time_pct', 'total_ns', 'calls', 'name'], rows.map((x) => [x.pct ?? '', x.totalNs, x.calls, x.name]));
+    for (const [key, rows] of [
+      ['kernels', p.kernels],
+      ['api_calls', p.apiCalls],
+      ['nvtx', p.nvtx],
+      ['os_runtime', p.osRuntime],
+    ] as const) {
+      if (rows.length)
+        files[`${base}_${key}.csv`] = csvTable(
+          ['time_pct', 'total_ns', 'calls', 'name'],
+          rows.map((x) => [x.pct ?? '', x.totalNs, x.calls, x.name]),
+        );
     }
   });
   return files;

@@ -22,24 +22,37 @@ const byTotal = (a: TimedRow, b: TimedRow) => b.totalNs - a.totalNs;
 export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
   const notes: string[] = [];
   const cp = p.criticalPath;
-  const setup = cp.filter((d) => /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/.test(d.name) && d.criticalPathPct >= 1);
+  const setup = cp.filter(
+    (d) =>
+      /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/.test(
+        d.name,
+      ) && d.criticalPathPct >= 1,
+  );
   for (const d of setup.slice(0, 3)) {
     const name = d.name.replace(/_v\d+$/, '');
-    notes.push(`${name} is ${formatPct(d.criticalPathPct)} of the critical path (${formatNs(d.criticalPathNs)}): start-up and tear-down (allocation, context), outside the frame loop; the per-frame cost is in the NVTX ranges and the FPS table.`);
+    notes.push(
+      `${name} is ${formatPct(d.criticalPathPct)} of the critical path (${formatNs(d.criticalPathNs)}): start-up and tear-down (allocation, context), outside the frame loop; the per-frame cost is in the NVTX ranges and the FPS table.`,
+    );
   }
   const other = cp.find((d) => d.name === '<Other>');
   if (other && other.criticalPathPct >= 1) {
-    notes.push(`<Other> is ${formatPct(other.criticalPathPct)} of the critical path: CPU work outside CUDA calls (decoding, resizing, drawing, encoding, Python/Node itself).`);
+    notes.push(
+      `<Other> is ${formatPct(other.criticalPathPct)} of the critical path: CPU work outside CUDA calls (decoding, resizing, drawing, encoding, Python/Node itself).`,
+    );
   }
   const waits = [...p.waiting].sort((a, b) => b.waitingNs - a.waitingNs);
   if (waits[0]) {
-    notes.push(`${waits[0].name} waits ${formatNs(waits[0].waitingNs)} in all: the host blocks there until the GPU is done; overlapping the next frame's read and preprocess with it hides that time (jetprof's pipelined loop).`);
+    notes.push(
+      `${waits[0].name} waits ${formatNs(waits[0].waitingNs)} in all: the host blocks there until the GPU is done; overlapping the next frame's read and preprocess with it hides that time (jetprof's pipelined loop).`,
+    );
   }
   const convLike = p.kernels.filter((k) => /conv|cudnn|winograd|gemm|implicit/i.test(k.name));
   const fused = convLike.filter((k) => /relu|leaky|swish|mish/i.test(k.name));
   const separate = p.kernels.filter((k) => !convLike.includes(k) && /leaky|relu|activation|sigmoid/i.test(k.name));
   if (fused.length > 0 && separate.length === 0) {
-    notes.push(`conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name.slice(0, 60)}); no separate activation kernels.`);
+    notes.push(
+      `conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name.slice(0, 60)}); no separate activation kernels.`,
+    );
   }
   const gpuTotal = p.kernels.reduce((s, k) => s + k.totalNs, 0);
   const copies = p.kernels.filter((k) => /\[CUDA mem(cpy|set)/.test(k.name));
@@ -48,28 +61,39 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
     notes.push(`memory copies are ${((c / gpuTotal) * 100).toFixed(1)}% of the GPU time listed (${formatNs(c)}).`);
   }
   if (p.tool === 'nsys' && p.kernels.length === 0 && p.apiCalls.length === 0) {
-    notes.push('no CUDA activity in this profile (ONNX Runtime on the CPU, or no GPU): the NVTX and OS runtime tables carry the timing.');
+    notes.push(
+      'no CUDA activity in this profile (ONNX Runtime on the CPU, or no GPU): the NVTX and OS runtime tables carry the timing.',
+    );
   }
   const frame = p.nvtx.find((r) => r.name === 'frame');
   const inference = p.nvtx.find((r) => r.name === 'inference');
-  const runNote = run ? ` The run's figure: the model was not running ${(notInferenceShare(run.stages.inference.totalMs, run.wallMs) * 100).toFixed(1)}% of the wall time.` : '';
+  const runNote = run
+    ? ` The run's figure: the model was not running ${(notInferenceShare(run.stages.inference.totalMs, run.wallMs) * 100).toFixed(1)}% of the wall time.`
+    : '';
   if (frame && inference && frame.totalNs > 0 && frame.calls > 0) {
     if (run?.setup.loop === 'pipelined') {
       notes.push(
         `frame ranges overlap in the pipelined loop (a frame's range spans its read to its write while the next frames are read): the mean frame range is ${formatNs(Math.round(frame.totalNs / frame.calls))} against ${formatNs(Math.round((run.wallMs / Math.max(1, run.frames)) * 1e6))} of wall time per frame, so shares of the summed frame ranges mean nothing here.${runNote}`,
       );
     } else {
-      notes.push(`inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess and write.${runNote}`);
+      notes.push(
+        `inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess and write.${runNote}`,
+      );
     }
   }
   if (frame && run && frame.calls !== run.frames) {
-    notes.push(`the profile has ${frame.calls} frame ranges where the run measured ${run.frames} frames (runs before this version counted warm-up frames as frame ranges).`);
+    notes.push(
+      `the profile has ${frame.calls} frame ranges where the run measured ${run.frames} frames (runs before this version counted warm-up frames as frame ranges).`,
+    );
   }
   return notes;
 }
 
 /** The lab's picks from a dependency table: the top `top` rows, then every other row that waits. */
-export function pickCriticalPath(dependency: DependencyRow[], top: number): { criticalPath: DependencyRow[]; waiting: DependencyRow[] } {
+export function pickCriticalPath(
+  dependency: DependencyRow[],
+  top: number,
+): { criticalPath: DependencyRow[]; waiting: DependencyRow[] } {
   return { criticalPath: dependency.slice(0, top), waiting: dependency.slice(top).filter((d) => d.waitingNs > 0) };
 }
 
@@ -86,7 +110,15 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
           .sort(byTotal)
           .slice(0, top);
       const nvtx = proc.nvtx.domains.flatMap((d) =>
-        d.ranges.flatMap((rg) => rg.rows.filter((r) => r.type === 'Range').map((r) => ({ name: d.name && d.name !== '<unnamed>' ? `${d.name}: ${rg.name}` : rg.name, calls: r.calls, totalNs: r.totalNs }))),
+        d.ranges.flatMap((rg) =>
+          rg.rows
+            .filter((r) => r.type === 'Range')
+            .map((r) => ({
+              name: d.name && d.name !== '<unnamed>' ? `${d.name}: ${rg.name}` : rg.name,
+              calls: r.calls,
+              totalNs: r.totalNs,
+            })),
+        ),
       );
       out.push({
         label,
@@ -106,12 +138,17 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
       tool: 'nsys',
       criticalPath: [],
       waiting: [],
-      kernels: nsysTimed(r.cuda_gpu_kern_sum?.rows, ['name']).concat(nsysTimed(r.cuda_gpu_mem_time_sum?.rows, ['operation', 'name'])).sort(byTotal).slice(0, top),
+      kernels: nsysTimed(r.cuda_gpu_kern_sum?.rows, ['name'])
+        .concat(nsysTimed(r.cuda_gpu_mem_time_sum?.rows, ['operation', 'name']))
+        .sort(byTotal)
+        .slice(0, top),
       apiCalls: nsysTimed(r.cuda_api_sum?.rows, ['name']).sort(byTotal).slice(0, top),
-      nvtx: nsysTimed(r.nvtx_sum?.rows, ['range', 'name']).map((x) => ({ ...x, name: x.name.replace(/^:/, '') })).sort(byTotal).slice(0, top),
+      nvtx: nsysTimed(r.nvtx_sum?.rows, ['range', 'name'])
+        .map((x) => ({ ...x, name: x.name.replace(/^:/, '') }))
+        .sort(byTotal)
+        .slice(0, top),
       osRuntime: nsysTimed(r.osrt_sum?.rows, ['name']).sort(byTotal).slice(0, top),
     });
   }
   return out.map((s) => ({ ...s, notes: profileNotes(s, p.run) }));
 }
-

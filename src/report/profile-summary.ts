@@ -41,10 +41,19 @@ export function nvtxStageRows(stats: NsysStats): NvtxStageRow[] {
 
 export function nvtxStageMarkdown(stats: NsysStats): string {
   const rows = nvtxStageRows(stats);
-  if (rows.length === 0) return 'No jetprof NVTX ranges in this profile (was the run made with --no-nvtx, or without libnvToolsExt?).';
+  if (rows.length === 0)
+    return 'No jetprof NVTX ranges in this profile (was the run made with --no-nvtx, or without libnvToolsExt?).';
   return markdownTable(
     ['NVTX range', 'Instances', 'Total', 'Avg', 'Med', 'Min', 'Max'],
-    rows.map((r) => [r.range, r.instances, formatNs(r.totalNs), formatNs(Math.round(r.avgNs)), formatNs(r.medNs), formatNs(r.minNs), formatNs(r.maxNs)]),
+    rows.map((r) => [
+      r.range,
+      r.instances,
+      formatNs(r.totalNs),
+      formatNs(Math.round(r.avgNs)),
+      formatNs(r.medNs),
+      formatNs(r.minNs),
+      formatNs(r.maxNs),
+    ]),
     ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
 }
@@ -68,11 +77,7 @@ export function criticalPathMarkdown(log: NvprofLog, top = 10): string {
     if (p.dependency.length === 0) continue;
     const { criticalPath, waiting } = pickCriticalPath(p.dependency, top);
     parts.push(
-      markdownTable(
-        CRITICAL_PATH_HEADERS,
-        [...criticalPath, ...waiting].map(criticalPathCells),
-        ['r', 'r', 'r', 'l'],
-      ),
+      markdownTable(CRITICAL_PATH_HEADERS, [...criticalPath, ...waiting].map(criticalPathCells), ['r', 'r', 'r', 'l']),
     );
   }
   return parts.join('\n\n') || 'No dependency analysis in this log.';

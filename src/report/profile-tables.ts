@@ -6,7 +6,15 @@ import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
 import type { NvprofLog, NvprofProcess, SummaryRow } from '../parsers/nvprof.ts';
 import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
 
-export const NVPROF_SECTIONS = ['summary', 'nvtx', 'dependency', 'metrics', 'gpu-trace', 'api-trace', 'unified-memory'] as const;
+export const NVPROF_SECTIONS = [
+  'summary',
+  'nvtx',
+  'dependency',
+  'metrics',
+  'gpu-trace',
+  'api-trace',
+  'unified-memory',
+] as const;
 export type NvprofSection = (typeof NVPROF_SECTIONS)[number];
 
 export interface Table {
@@ -19,13 +27,23 @@ export interface Table {
   align?: ('l' | 'r')[];
 }
 
-const procLabel = (p: NvprofProcess) => (p.pid === null ? 'imported log' : `process ${p.pid}`) + (p.command ? ` (${p.command})` : '');
+const procLabel = (p: NvprofProcess) =>
+  (p.pid === null ? 'imported log' : `process ${p.pid}`) + (p.command ? ` (${p.command})` : '');
 
 function summaryTable(title: string, rows: SummaryRow[]): Table {
   return {
     title,
     headers: ['Type', 'Time(%)', 'Time', 'Calls', 'Avg', 'Min', 'Max', 'Name'],
-    display: rows.map((r) => [r.type, formatPct(r.timePct), formatNs(r.totalNs), r.calls, formatNs(r.avgNs), formatNs(r.minNs), formatNs(r.maxNs), r.name]),
+    display: rows.map((r) => [
+      r.type,
+      formatPct(r.timePct),
+      formatNs(r.totalNs),
+      r.calls,
+      formatNs(r.avgNs),
+      formatNs(r.minNs),
+      formatNs(r.maxNs),
+      r.name,
+    ]),
     raw: rows.map((r) => [r.type, r.timePct, r.totalNs, r.calls, r.avgNs, r.minNs, r.maxNs, r.name]),
     align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
   };
@@ -40,7 +58,8 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
         if (p.summary.length) tables.push(summaryTable(`Summary, ${who}`, p.summary));
         break;
       case 'nvtx':
-        for (const d of p.nvtx.domains) for (const r of d.ranges) tables.push(summaryTable(`NVTX ${d.name} / ${r.name}, ${who}`, r.rows));
+        for (const d of p.nvtx.domains)
+          for (const r of d.ranges) tables.push(summaryTable(`NVTX ${d.name} / ${r.name}, ${who}`, r.rows));
         break;
       case 'dependency':
         if (p.dependency.length) {
@@ -55,8 +74,23 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
         break;
       case 'metrics':
         if (p.metrics.length) {
-          const rows = p.metrics.map((m) => [m.device ?? '', m.kernel, m.invocations, m.metric, m.description ?? '', m.min, m.max, m.avg, m.total ?? '']);
-          tables.push({ title: `Metrics and events, ${who}`, headers: ['Device', 'Kernel', 'Invocations', 'Metric', 'Description', 'Min', 'Max', 'Avg', 'Total'], display: rows, raw: rows });
+          const rows = p.metrics.map((m) => [
+            m.device ?? '',
+            m.kernel,
+            m.invocations,
+            m.metric,
+            m.description ?? '',
+            m.min,
+            m.max,
+            m.avg,
+            m.total ?? '',
+          ]);
+          tables.push({
+            title: `Metrics and events, ${who}`,
+            headers: ['Device', 'Kernel', 'Invocations', 'Metric', 'Description', 'Min', 'Max', 'Avg', 'Total'],
+            display: rows,
+            raw: rows,
+          });
         }
         break;
       case 'gpu-trace':
@@ -68,7 +102,9 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
           tables.push({
             title: `${section === 'gpu-trace' ? 'GPU' : 'API'} trace, ${who}`,
             headers: keys,
-            display: rows.map((r) => keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : (r[k] ?? '')))),
+            display: rows.map((r) =>
+              keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : (r[k] ?? ''))),
+            ),
             raw: rows.map((r) => keys.map((k) => r[k] ?? '')),
           });
         }
@@ -80,8 +116,26 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
           tables.push({
             title: `Unified memory, ${who}`,
             headers: ['Device', 'Count', 'Avg Size', 'Min Size', 'Max Size', 'Total Size', 'Total Time', 'Name'],
-            display: um.map((r) => [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, r.totalNs === null ? '-' : formatNs(r.totalNs), r.name]),
-            raw: um.map((r) => [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, r.totalNs, r.name]),
+            display: um.map((r) => [
+              r.device ?? '',
+              r.count,
+              r.avgSize,
+              r.minSize,
+              r.maxSize,
+              r.totalSize,
+              r.totalNs === null ? '-' : formatNs(r.totalNs),
+              r.name,
+            ]),
+            raw: um.map((r) => [
+              r.device ?? '',
+              r.count,
+              r.avgSize,
+              r.minSize,
+              r.maxSize,
+              r.totalSize,
+              r.totalNs,
+              r.name,
+            ]),
           });
         }
         break;
@@ -92,7 +146,12 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
 
 function nsysTable(t: NsysTable, index: number): Table {
   const rows = t.rows.map((r) => t.keys.map((k) => r[k]));
-  return { title: `${t.report}${t.title ? ` (${t.title})` : ''}${index > 0 ? ` #${index + 1}` : ''}`, headers: t.columns, display: rows, raw: rows };
+  return {
+    title: `${t.report}${t.title ? ` (${t.title})` : ''}${index > 0 ? ` #${index + 1}` : ''}`,
+    headers: t.columns,
+    display: rows,
+    raw: rows,
+  };
 }
 
 /** nsys tables; `report` selects one report by its canonical name. */
@@ -116,6 +175,17 @@ export function tablesToCsv(tables: Table[]): string {
   if (tables.length === 1) return csvTable(tables[0].headers, tables[0].raw);
   const headers = ['table', ...(tables[0]?.headers ?? [])];
   const sameShape = tables.every((t) => t.headers.join('\u0000') === tables[0].headers.join('\u0000'));
-  if (!sameShape) return tables.map((t) => csvTable(['table', ...t.headers], t.raw.map((r) => [t.title, ...r]))).join('\n');
-  return csvTable(headers, tables.flatMap((t) => t.raw.map((r) => [t.title, ...r])));
+  if (!sameShape)
+    return tables
+      .map((t) =>
+        csvTable(
+          ['table', ...t.headers],
+          t.raw.map((r) => [t.title, ...r]),
+        ),
+      )
+      .join('\n');
+  return csvTable(
+    headers,
+    tables.flatMap((t) => t.raw.map((r) => [t.title, ...r])),
+  );
 }

@@ -41,30 +41,49 @@ export interface ReportAccuracy {
 export function pickReference(runs: RunResult[], ref?: string): RunResult | undefined {
   if (ref) {
     const r = runs.find((x) => x.setup.label === ref);
-    if (!r) throw new JetprofError('BAD_OPTION', `--ref ${ref}: no run has this label`, { suggestion: `use one of: ${[...new Set(runs.map((x) => x.setup.label))].join(', ')}` });
+    if (!r)
+      throw new JetprofError('BAD_OPTION', `--ref ${ref}: no run has this label`, {
+        suggestion: `use one of: ${[...new Set(runs.map((x) => x.setup.label))].join(', ')}`,
+      });
     return r;
   }
   return runs.find((x) => x.backend === 'onnx' && x.setup.precision === 'fp32') ?? runs[0];
 }
 
-export function reportAccuracy(runFiles: { path: string; run: RunResult }[], o: { ref?: string; gt?: string }): ReportAccuracy {
+export function reportAccuracy(
+  runFiles: { path: string; run: RunResult }[],
+  o: { ref?: string; gt?: string },
+): ReportAccuracy {
   const out: ReportAccuracy = { agreement: [], pairs: [], maps: [] };
   // one run per label (the first): repeated runs of one setup find the same boxes
   const byLabel = new Map<string, { path: string; run: RunResult }>();
   for (const f of runFiles) if (!byLabel.has(f.run.setup.label)) byLabel.set(f.run.setup.label, f);
   const withBoxes = [...byLabel.values()].filter((f) => f.run.detectionsFile);
-  const ref = pickReference(withBoxes.map((f) => f.run), o.ref);
+  const ref = pickReference(
+    withBoxes.map((f) => f.run),
+    o.ref,
+  );
   const sources = new Map(withBoxes.map((f) => [f, loadDetections(f.path)]));
-  const compare = (x: { path: string; run: RunResult }, y: { path: string; run: RunResult }): Omit<AgreementRow, 'ref' | 'other'> => {
+  const compare = (
+    x: { path: string; run: RunResult },
+    y: { path: string; run: RunResult },
+  ): Omit<AgreementRow, 'ref' | 'other'> => {
     const measured = (r: RunResult) => r.perFrame?.index ?? [];
     const a = measured(x.run);
     const b = new Set(measured(y.run));
     if (a.length !== b.size || a.some((i) => !b.has(i))) {
-      return { note: `not the same frames (${a.length} and ${b.size} measured): run both on the same video with the same --max-frames and --warmup` };
+      return {
+        note: `not the same frames (${a.length} and ${b.size} measured): run both on the same video with the same --max-frames and --warmup`,
+      };
     }
     const keep = (d: { warmup?: boolean }) => !d.warmup;
     const xs = sources.get(x)!;
-    return { agreement: agree(xs.detections.filter(keep), sources.get(y)!.detections.filter(keep), { frames: a, names: xs.names }) };
+    return {
+      agreement: agree(xs.detections.filter(keep), sources.get(y)!.detections.filter(keep), {
+        frames: a,
+        names: xs.names,
+      }),
+    };
   };
   if (ref) {
     const refFile = withBoxes.find((f) => f.run === ref)!;
@@ -73,14 +92,21 @@ export function reportAccuracy(runFiles: { path: string; run: RunResult }[], o: 
         const [first, second] = y === refFile ? [y, x] : [x, y];
         const r = compare(first, second);
         const label = (f: typeof x) => f.run.setup.label;
-        out.pairs.push({ a: label(first), b: label(second), ...(r.agreement ? { matchedShare: r.agreement.matchedShare, boxes: r.agreement.refBoxes + r.agreement.otherBoxes } : { note: r.note }) });
+        out.pairs.push({
+          a: label(first),
+          b: label(second),
+          ...(r.agreement
+            ? { matchedShare: r.agreement.matchedShare, boxes: r.agreement.refBoxes + r.agreement.otherBoxes }
+            : { note: r.note }),
+        });
         if (first === refFile) out.agreement.push({ ref: label(first), other: label(second), ...r });
       }
     });
   }
   if (o.gt) {
     const gt = loadGroundTruth(o.gt);
-    for (const f of withBoxes) out.maps.push({ label: f.run.setup.label, map: cocoMap(gt, loadDetections(f.path).detections) });
+    for (const f of withBoxes)
+      out.maps.push({ label: f.run.setup.label, map: cocoMap(gt, loadDetections(f.path).detections) });
   }
   return out;
 }

@@ -9,7 +9,6 @@ import { type RunResult } from '../pipeline/run-result.ts';
 import { type Stage } from '../pipeline/stages.ts';
 import { type Spread } from '../util/stats.ts';
 
-
 export interface LabeledProfile {
   /** Shown in headings: the file name, or the label of a `jetprof profile` result. */
   label: string;
@@ -226,5 +225,3 @@ export interface LabReport {
   env: EnvBlock[];
   definitions: [string, string][];
 }
-
-

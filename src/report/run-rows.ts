@@ -9,15 +9,31 @@ import { modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-re
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
 
-import type { RowSetup, FpsRow, ComparisonBasis, NotCompared, PairAgreement, TypedFps, Speedup, StageRow, StageTable, EnvBlock, FrameSeries } from './report-types.ts';
+import type {
+  RowSetup,
+  FpsRow,
+  ComparisonBasis,
+  NotCompared,
+  PairAgreement,
+  TypedFps,
+  Speedup,
+  StageRow,
+  StageTable,
+  EnvBlock,
+  FrameSeries,
+} from './report-types.ts';
 
 export function comparisonBasis(r: RunResult): ComparisonBasis {
   const e = r.env;
-  const machine = e.host ? `host ${e.host}` : [e.jetson?.model, e.cpu, e.gpu && e.gpu !== e.jetson?.model ? e.gpu : undefined].filter(Boolean).join(', ');
+  const machine = e.host
+    ? `host ${e.host}`
+    : [e.jetson?.model, e.cpu, e.gpu && e.gpu !== e.jetson?.model ? e.gpu : undefined].filter(Boolean).join(', ');
   const onnx = r.model.onnxSha256 ?? (r.backend === 'tensorrt' ? undefined : r.model.sha256);
   return {
     machine,
-    model: onnx ? `model ${onnx.slice(0, 12)}` : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
+    model: onnx
+      ? `model ${onnx.slice(0, 12)}`
+      : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
     video: r.video.path.split('/').pop() ?? r.video.path,
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
@@ -39,18 +55,28 @@ const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
  * machine, model, video and frame size, loop and profiler, and where both kept boxes, the boxes agree (matched share
  * at least `minMatch`). Typed-in rows compare only with each other (the user typed them from one board).
  */
-export function whyNotComparable(a: FpsRow, b: FpsRow, agreement: PairAgreement | undefined, minMatch: number): string | undefined {
+export function whyNotComparable(
+  a: FpsRow,
+  b: FpsRow,
+  agreement: PairAgreement | undefined,
+  minMatch: number,
+): string | undefined {
   if (a.typedIn && b.typedIn) return undefined;
   if (a.typedIn || b.typedIn) {
     const [typed, measured] = a.typedIn ? [a, b] : [b, a];
     return `${typed.modelType} was typed in (device and loop unknown), ${measured.modelType} was measured by jetprof`;
   }
-  const diffs = BASIS_WORDS.filter(([k]) => a.basis![k] !== b.basis![k]).map(([k, words]) => `${words} (${a.basis![k]} / ${b.basis![k]})`);
+  const diffs = BASIS_WORDS.filter(([k]) => a.basis![k] !== b.basis![k]).map(
+    ([k, words]) => `${words} (${a.basis![k]} / ${b.basis![k]})`,
+  );
   if (diffs.length) return diffs.join('; ');
   if (a.keptBoxes && b.keptBoxes) {
-    if (!agreement || agreement.matchedShare === undefined) return `boxes not checked (${agreement?.note ?? 'no agreement computed'})`;
-    if (!agreement.boxes) return 'boxes not checked: neither found a box (random weights or a high --conf?), so nothing says they compute the same thing';
-    if (agreement.matchedShare < minMatch) return `boxes disagree, ${(agreement.matchedShare * 100).toFixed(agreement.matchedShare > 0.99 ? 2 : 0)}% matched (at least ${(minMatch * 100).toFixed(0)}% needed)`;
+    if (!agreement || agreement.matchedShare === undefined)
+      return `boxes not checked (${agreement?.note ?? 'no agreement computed'})`;
+    if (!agreement.boxes)
+      return 'boxes not checked: neither found a box (random weights or a high --conf?), so nothing says they compute the same thing';
+    if (agreement.matchedShare < minMatch)
+      return `boxes disagree, ${(agreement.matchedShare * 100).toFixed(agreement.matchedShare > 0.99 ? 2 : 0)}% matched (at least ${(minMatch * 100).toFixed(0)}% needed)`;
   }
   return undefined;
 }
@@ -66,7 +92,17 @@ export function typedFpsRow(x: TypedFps): FpsRow {
     endToEndFps: one(x.endToEndFps),
     runs: 1,
     frames: 0,
-    setup: { loop: 'unknown', profiler: 'unknown', executionProvider: '', precision: '', device: 'unknown (typed in)', model: '', video: '', frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '', frames: '' },
+    setup: {
+      loop: 'unknown',
+      profiler: 'unknown',
+      executionProvider: '',
+      precision: '',
+      device: 'unknown (typed in)',
+      model: '',
+      video: '',
+      frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '',
+      frames: '',
+    },
     profiled: false,
     pipelined: false,
     notInference: notInferenceShare(1000 / x.inferenceFps, 1000 / x.endToEndFps),
@@ -95,7 +131,10 @@ const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.lengt
  */
 function meanWallShares(runs: RunResult[]): { name: ShareName; share: number }[] {
   const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
-  return shares[0].map((x) => ({ name: x.name, share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)) }));
+  return shares[0].map((x) => ({
+    name: x.name,
+    share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)),
+  }));
 }
 
 const meanWallMsPerFrame = (runs: RunResult[]) => mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)));
@@ -137,7 +176,14 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     pipelined,
     notInference,
     wallShares: pipelined ? [] : meanWallShares(runs),
-    ...(pipelined ? { busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<Stage, number> } : {}),
+    ...(pipelined
+      ? {
+          busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<
+            Stage,
+            number
+          >,
+        }
+      : {}),
     wallMsPerFrame: meanWallMsPerFrame(runs),
     basis: comparisonBasis(r),
     keptBoxes: runs.every((x) => !!x.detectionsFile),
@@ -150,7 +196,11 @@ const pairKey = (a: string, b: string) => (a < b ? `${a}\n${b}` : `${b}\n${a}`);
  * Every faster row against every slower one (by inference FPS) that may be compared; every other pair goes to
  * `notCompared` with its reason.
  */
-export function speedups(rows: FpsRow[], agreements: PairAgreement[] = [], minMatch = DEFAULT_MIN_MATCH): { speedups: Speedup[]; notCompared: NotCompared[] } {
+export function speedups(
+  rows: FpsRow[],
+  agreements: PairAgreement[] = [],
+  minMatch = DEFAULT_MIN_MATCH,
+): { speedups: Speedup[]; notCompared: NotCompared[] } {
   const byPair = new Map(agreements.map((x) => [pairKey(x.a, x.b), x]));
   const out: Speedup[] = [];
   const notCompared: NotCompared[] = [];
@@ -163,7 +213,12 @@ export function speedups(rows: FpsRow[], agreements: PairAgreement[] = [], minMa
       }
       const [a, b] = x.inferenceFps.mean >= y.inferenceFps.mean ? [x, y] : [y, x];
       if (b.inferenceFps.mean <= 0 || b.endToEndFps.mean <= 0) continue;
-      out.push({ faster: a.modelType, baseline: b.modelType, inference: a.inferenceFps.mean / b.inferenceFps.mean, endToEnd: a.endToEndFps.mean / b.endToEndFps.mean });
+      out.push({
+        faster: a.modelType,
+        baseline: b.modelType,
+        inference: a.inferenceFps.mean / b.inferenceFps.mean,
+        endToEnd: a.endToEndFps.mean / b.endToEndFps.mean,
+      });
     }
   });
   return { speedups: out, notCompared };
@@ -186,8 +241,17 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
   const shareOf = (name: ShareName) => (pipelined ? undefined : (shares.find((y) => y.name === name)?.share ?? 0));
   const rows: StageRow[] = STAGES.map((stage) => ({ stage, ...stat((x) => x.stages[stage]), share: shareOf(stage) }));
   if (!pipelined) {
-    const perFrame = avg((x) => (x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0));
-    rows.push({ stage: 'loop overhead', meanMs: Math.max(0, perFrame), p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, share: shareOf('loop overhead') });
+    const perFrame = avg((x) =>
+      x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0,
+    );
+    rows.push({
+      stage: 'loop overhead',
+      meanMs: Math.max(0, perFrame),
+      p50Ms: NaN,
+      p90Ms: NaN,
+      p99Ms: NaN,
+      share: shareOf('loop overhead'),
+    });
   }
   if (r.postprocess) rows.push({ stage: 'draw', ...stat((x) => x.postprocess?.draw), partOf: 'postprocess' });
   if (r.gpuTimings) {
@@ -197,7 +261,14 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
       { stage: 'd2h copy', ...stat((x) => x.gpuTimings?.d2hMs), partOf: 'inference' },
     );
   }
-  return { label: r.setup.label, modelType, pipelined, runs: runs.length, rows, wallMsPerFrame: meanWallMsPerFrame(runs) };
+  return {
+    label: r.setup.label,
+    modelType,
+    pipelined,
+    runs: runs.length,
+    rows,
+    wallMsPerFrame: meanWallMsPerFrame(runs),
+  };
 }
 
 export function frameSeries(r: RunResult): FrameSeries | undefined {
@@ -208,13 +279,18 @@ export function frameSeries(r: RunResult): FrameSeries | undefined {
     pipelined: r.setup.loop === 'pipelined',
     index: p.index,
     startMs: p.startMs,
-    stages: { read: p.readMs, preprocess: p.preprocessMs, inference: p.inferenceMs, postprocess: p.postprocessMs, write: p.writeMs },
+    stages: {
+      read: p.readMs,
+      preprocess: p.preprocessMs,
+      inference: p.inferenceMs,
+      postprocess: p.postprocessMs,
+      write: p.writeMs,
+    },
     inferenceStartMs: p.inferenceStartMs,
     postprocessStartMs: p.postprocessStartMs,
     endMs: p.endMs,
   };
 }
-
 
 export function envBlock(r: RunResult): EnvBlock {
   const e = r.env;
@@ -228,8 +304,13 @@ export function envBlock(r: RunResult): EnvBlock {
   if (e.onnxruntime) rows.push(['ONNX Runtime', `${e.onnxruntime} (${r.setup.executionProvider})`]);
   if (e.opencv) rows.push(['OpenCV', e.opencv]);
   rows.push(['Node.js', e.node]);
-  rows.push(['Model', `${r.model.path} (${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes${r.model.generatedWeights ? ', RANDOM weights' : ''})`]);
-  rows.push(['Video', `${r.video.path} (${r.video.width}x${r.video.height}, ${r.frames} frames measured after ${r.warmupFrames} warm-up)`]);
+  rows.push([
+    'Model',
+    `${r.model.path} (${r.model.inputWidth}x${r.model.inputHeight}, ${r.model.classes} classes${r.model.generatedWeights ? ', RANDOM weights' : ''})`,
+  ]);
+  rows.push([
+    'Video',
+    `${r.video.path} (${r.video.width}x${r.video.height}, ${r.frames} frames measured after ${r.warmupFrames} warm-up)`,
+  ]);
   return { label: r.setup.label, rows };
 }
-

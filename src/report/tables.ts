@@ -23,7 +23,11 @@ export function mdInline(text: string): string {
 /** A GitHub-flavoured Markdown table; `align` per column: 'l' (default) or 'r'. */
 export function markdownTable(headers: string[], rows: Cell[][], align: ('l' | 'r')[] = []): string {
   const rule = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
-  return [`| ${headers.map(mdEscape).join(' | ')} |`, `| ${rule.join(' | ')} |`, ...rows.map((r) => `| ${r.map(mdEscape).join(' | ')} |`)].join('\n');
+  return [
+    `| ${headers.map(mdEscape).join(' | ')} |`,
+    `| ${rule.join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(mdEscape).join(' | ')} |`),
+  ].join('\n');
 }
 
 function csvEscape(v: Cell): string {

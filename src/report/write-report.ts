@@ -36,7 +36,10 @@ export interface ReportFiles {
 }
 
 /** Each run file once: the same file given twice (or through a runset and by name) would count as two runs. */
-function uniqueRunFiles(files: { path: string; run: RunResult }[]): { files: { path: string; run: RunResult }[]; notes: string[] } {
+function uniqueRunFiles(files: { path: string; run: RunResult }[]): {
+  files: { path: string; run: RunResult }[];
+  notes: string[];
+} {
   const seen = new Map<string, string>();
   const notes: string[] = [];
   const out = files.filter((f) => {
@@ -71,7 +74,11 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     { Markdown: o.out, HTML: o.html },
   );
   if (o.csv && existsSync(o.csv) && !statSync(o.csv).isDirectory()) {
-    throw new JetprofError('BAD_OUTPUT', `${o.csv}: --csv takes a folder (one CSV file per table), and this is a file`, { suggestion: 'give a folder name, e.g. --csv report-csv' });
+    throw new JetprofError(
+      'BAD_OUTPUT',
+      `${o.csv}: --csv takes a folder (one CSV file per table), and this is a file`,
+      { suggestion: 'give a folder name, e.g. --csv report-csv' },
+    );
   }
   const unique = uniqueRunFiles(listed);
   const runFiles = unique.files;
@@ -84,10 +91,19 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
   }
   if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length) {
-    throw new JetprofError('BAD_OPTION', 'nothing to report', { suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG' });
+    throw new JetprofError('BAD_OPTION', 'nothing to report', {
+      suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG',
+    });
   }
   const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
-  const report = buildLabReport(runs, profiles, o.top, { skipped: o.skipped, failed: o.failed, accuracy, typedFps: o.typedFps, minMatch: o.minMatch, runNotes: unique.notes });
+  const report = buildLabReport(runs, profiles, o.top, {
+    skipped: o.skipped,
+    failed: o.failed,
+    accuracy,
+    typedFps: o.typedFps,
+    minMatch: o.minMatch,
+    runNotes: unique.notes,
+  });
   for (const n of report.runNotes.slice(unique.notes.length)) o.onWarning?.(n);
   const md = reportMarkdown(report, o.title);
   if (o.out) writeOutput(o.out, md);

@@ -10,7 +10,11 @@ import runV2 from './run-v2.schema.json' with { type: 'json' };
 import runsetV1 from './runset-v1.schema.json' with { type: 'json' };
 
 /** The schemas this jetprof reads, by the value of a file's `schema` field. */
-export const SCHEMAS: Record<string, object> = { 'jetprof.run/1': runV1, 'jetprof.run/2': runV2, 'jetprof.runset/1': runsetV1 };
+export const SCHEMAS: Record<string, object> = {
+  'jetprof.run/1': runV1,
+  'jetprof.run/2': runV2,
+  'jetprof.runset/1': runsetV1,
+};
 
 interface AjvError {
   instancePath: string;
@@ -61,14 +65,26 @@ export function validateRunFile(value: unknown, path: string): void {
     const known = Object.keys(SCHEMAS).filter((k) => m && k.startsWith(`${m[1]}/`));
     const newest = Math.max(...known.map((k) => Number(k.split('/')[1])));
     if (m && known.length > 0 && Number(m[2]) > newest) {
-      throw new JetprofError('BAD_INPUT', `${path}: schema ${name} is newer than this jetprof reads (${known.join(', ')})`, { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' });
+      throw new JetprofError(
+        'BAD_INPUT',
+        `${path}: schema ${name} is newer than this jetprof reads (${known.join(', ')})`,
+        { suggestion: 'update jetprof (git pull && bash scripts/setup.sh)' },
+      );
     }
-    throw new JetprofError('BAD_INPUT', `${path}: schema ${JSON.stringify(schema ?? null)} is not one this jetprof reads (${Object.keys(SCHEMAS).join(', ')})`, { suggestion: 'pass the file written by `infer --json R.json`' });
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: schema ${JSON.stringify(schema ?? null)} is not one this jetprof reads (${Object.keys(SCHEMAS).join(', ')})`,
+      { suggestion: 'pass the file written by `infer --json R.json`' },
+    );
   }
   if (!validate(value)) {
     const first = validate.errors?.[0];
-    throw new JetprofError('BAD_INPUT', `${path}: not a valid ${name} file: ${first ? describeSchemaError(first) : 'invalid'}`, {
-      suggestion: 'pass the file as infer --json wrote it (an edited or cut file loses fields the report needs)',
-    });
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: not a valid ${name} file: ${first ? describeSchemaError(first) : 'invalid'}`,
+      {
+        suggestion: 'pass the file as infer --json wrote it (an edited or cut file loses fields the report needs)',
+      },
+    );
   }
 }

@@ -24,7 +24,11 @@ export class JetprofError extends Error {
   readonly suggestion?: string;
   readonly exitCode: number;
 
-  constructor(code: ErrorCode, message: string, options: { suggestion?: string; exitCode?: number; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { suggestion?: string; exitCode?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'JetprofError';
     this.code = code;

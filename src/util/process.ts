@@ -10,7 +10,11 @@ export interface RunCommandOptions {
 }
 
 /** Resolves with the exit code (128 + the signal's number when a signal ended it) and stdout + stderr in arrival order. */
-export function runCommand(cmd: string, args: string[], o: RunCommandOptions = {}): Promise<{ code: number; output: Buffer }> {
+export function runCommand(
+  cmd: string,
+  args: string[],
+  o: RunCommandOptions = {},
+): Promise<{ code: number; output: Buffer }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const onClose = child.pid !== undefined ? o.onSpawn?.(child.pid) : undefined;

@@ -39,7 +39,17 @@ function meanAndStd(values: readonly number[]): { total: number; mean: number; s
 export function summarize(values: readonly number[]): StageStats {
   const n = values.length;
   if (n === 0) {
-    return { count: 0, totalMs: 0, meanMs: NaN, minMs: NaN, maxMs: NaN, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, covPct: NaN };
+    return {
+      count: 0,
+      totalMs: 0,
+      meanMs: NaN,
+      minMs: NaN,
+      maxMs: NaN,
+      p50Ms: NaN,
+      p90Ms: NaN,
+      p99Ms: NaN,
+      covPct: NaN,
+    };
   }
   const sorted = [...values].sort((a, b) => a - b);
   const { total, mean, std } = meanAndStd(values);
@@ -68,7 +78,10 @@ export interface Spread {
 }
 
 /** Two-sided 95% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond. */
-const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+const T95 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11,
+  2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
 
 export function t95(degreesOfFreedom: number): number {
   return degreesOfFreedom >= 1 && degreesOfFreedom <= 30 ? T95[degreesOfFreedom - 1] : 1.96;

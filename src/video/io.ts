@@ -5,7 +5,15 @@
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { freeBytes, partialPath, removeQuietly, removeStalePartials, resolveTarget, simulatedFault, writeError } from '../output/output.ts';
+import {
+  freeBytes,
+  partialPath,
+  removeQuietly,
+  removeStalePartials,
+  resolveTarget,
+  simulatedFault,
+  writeError,
+} from '../output/output.ts';
 import { requireFile, requireWritableDir } from '../util/files.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
 
@@ -35,7 +43,9 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   try {
     cap = new cv.VideoCapture(path);
   } catch (e) {
-    throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can open (${messageOf(e)})`, { suggestion: VIDEO_FIX });
+    throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can open (${messageOf(e)})`, {
+      suggestion: VIDEO_FIX,
+    });
   }
   const info: VideoInfo = {
     path,
@@ -46,7 +56,9 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   };
   if (!(info.width > 0 && info.height > 0)) {
     cap.release();
-    throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can decode (no frame size)`, { suggestion: VIDEO_FIX });
+    throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can decode (no frame size)`, {
+      suggestion: VIDEO_FIX,
+    });
   }
   return captureSource(cap, info);
 }
@@ -115,15 +127,27 @@ const MIN_FREE_BYTES = 4 * 1024 * 1024;
  * OpenCV does not report is checked here: the writer really opened (its file exists), free space while writing, and
  * on finish() a file that opens and holds frames, before it replaces anything under the final name.
  */
-export function createVideoSink(path: string, fps: number, width: number, height: number, cv: Cv = loadOpenCv()): VideoSink {
+export function createVideoSink(
+  path: string,
+  fps: number,
+  width: number,
+  height: number,
+  cv: Cv = loadOpenCv(),
+): VideoSink {
   const target = resolveTarget(path);
   if (target.kind !== 'file') {
-    throw new JetprofError('BAD_OUTPUT', `${path}: the annotated video must go to a regular file`, { suggestion: 'give a .mp4 path, or pass --no-write to write no video' });
+    throw new JetprofError('BAD_OUTPUT', `${path}: the annotated video must go to a regular file`, {
+      suggestion: 'give a .mp4 path, or pass --no-write to write no video',
+    });
   }
   if (!VIDEO_EXTENSIONS.includes(extname(path).toLowerCase())) {
-    throw new JetprofError('BAD_OUTPUT', `${path}: OpenCV picks the video container from the extension, and '${extname(path) || '(none)'}' is not one`, {
-      suggestion: `name it ${VIDEO_EXTENSIONS.join(', ')} (e.g. ${basename(path, extname(path))}.mp4)`,
-    });
+    throw new JetprofError(
+      'BAD_OUTPUT',
+      `${path}: OpenCV picks the video container from the extension, and '${extname(path) || '(none)'}' is not one`,
+      {
+        suggestion: `name it ${VIDEO_EXTENSIONS.join(', ')} (e.g. ${basename(path, extname(path))}.mp4)`,
+      },
+    );
   }
   requireWritableDir(target.path);
   removeStalePartials(dirname(target.path));
@@ -146,9 +170,14 @@ export function createVideoSink(path: string, fps: number, width: number, height
     }
   }
   if (!writer) {
-    throw new JetprofError('BAD_OUTPUT', `${path}: OpenCV could not open a video writer for ${width}x${height} at ${fps} FPS (tried avc1 and mp4v)`, {
-      suggestion: 'use a .mp4 or .avi name and a frame size between 32x32 and 8192x8192 (even numbers for H.264), or pass --no-write',
-    });
+    throw new JetprofError(
+      'BAD_OUTPUT',
+      `${path}: OpenCV could not open a video writer for ${width}x${height} at ${fps} FPS (tried avc1 and mp4v)`,
+      {
+        suggestion:
+          'use a .mp4 or .avi name and a frame size between 32x32 and 8192x8192 (even numbers for H.264), or pass --no-write',
+      },
+    );
   }
   const w = writer;
   let closed = false;
@@ -198,7 +227,12 @@ export function createVideoSink(path: string, fps: number, width: number, height
         removeQuietly(tmp);
         const free = freeBytes(dir);
         const full = free !== undefined && free < MIN_FREE_BYTES;
-        throw writeError(path, Object.assign(new Error(full ? 'ENOSPC' : 'EIO: the encoder left no playable video'), { code: full ? 'ENOSPC' : 'EIO' }));
+        throw writeError(
+          path,
+          Object.assign(new Error(full ? 'ENOSPC' : 'EIO: the encoder left no playable video'), {
+            code: full ? 'ENOSPC' : 'EIO',
+          }),
+        );
       }
       renameSync(tmp, target.path);
     },
@@ -219,7 +253,10 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
   } catch (e) {
     throw writeError(dir, e);
   }
-  if (!statSync(dir).isDirectory()) throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, { suggestion: 'give a folder name with --output' });
+  if (!statSync(dir).isDirectory())
+    throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, {
+      suggestion: 'give a folder name with --output',
+    });
   let i = 0;
   const write = (frame: Mat) => {
     const file = join(dir, names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`);

@@ -33,8 +33,13 @@ export function loadOpenCv(): Cv {
     if (/FFMPEG:\s+YES/.test(cached.getBuildInformation())) process.env.OPENCV_VIDEOIO_PRIORITY_GSTREAMER ??= '0';
     return cached;
   } catch (e) {
-    throw new JetprofError('TOOL_MISSING', `OpenCV for Node (@u4/opencv4nodejs) could not be loaded: ${messageOf(e).split('\n')[0]}`, {
-      suggestion: 'run scripts/setup.sh (it installs libopencv-dev and builds the binding with OPENCV4NODEJS_DISABLE_AUTOBUILD=1)',
-    });
+    throw new JetprofError(
+      'TOOL_MISSING',
+      `OpenCV for Node (@u4/opencv4nodejs) could not be loaded: ${messageOf(e).split('\n')[0]}`,
+      {
+        suggestion:
+          'run scripts/setup.sh (it installs libopencv-dev and builds the binding with OPENCV4NODEJS_DISABLE_AUTOBUILD=1)',
+      },
+    );
   }
 }

@@ -56,13 +56,27 @@ function fromCapture(cv: Cv, cap: InstanceType<Cv['VideoCapture']>, path: string
   const first = cap.read();
   if (first.empty) {
     cap.release();
-    throw new JetprofError('BAD_VIDEO', `${path}: opened, but no frame arrived`, { suggestion: 'check that the camera or stream is sending (ffplay URL, or v4l2-ctl --list-devices)' });
+    throw new JetprofError('BAD_VIDEO', `${path}: opened, but no frame arrived`, {
+      suggestion: 'check that the camera or stream is sending (ffplay URL, or v4l2-ctl --list-devices)',
+    });
   }
-  const info: VideoInfo = { path, width: first.cols, height: first.rows, fps: cap.get(cv.CAP_PROP_FPS), frameCount: live ? 0 : Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))) };
+  const info: VideoInfo = {
+    path,
+    width: first.cols,
+    height: first.rows,
+    fps: cap.get(cv.CAP_PROP_FPS),
+    frameCount: live ? 0 : Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))),
+  };
   return captureSource(cap, info, first); // the frame read to learn the size is the first one handed out
 }
 
-function openCapture(cv: Cv, target: string | number, api: number, path: string, why: (e: string) => { message: string; suggestion: string }): InstanceType<Cv['VideoCapture']> {
+function openCapture(
+  cv: Cv,
+  target: string | number,
+  api: number,
+  path: string,
+  why: (e: string) => { message: string; suggestion: string },
+): InstanceType<Cv['VideoCapture']> {
   try {
     return new cv.VideoCapture(target, api);
   } catch (e) {
@@ -77,7 +91,9 @@ export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: str
     .filter((f) => IMAGE_EXTENSIONS.includes(extname(f).toLowerCase()))
     .sort();
   if (names.length === 0) {
-    throw new JetprofError('BAD_VIDEO', `${dir}: a folder without images (${IMAGE_EXTENSIONS.join(', ')})`, { suggestion: 'pass a folder of images, or a video' });
+    throw new JetprofError('BAD_VIDEO', `${dir}: a folder without images (${IMAGE_EXTENSIONS.join(', ')})`, {
+      suggestion: 'pass a folder of images, or a video',
+    });
   }
   const read = (i: number): Mat => {
     const file = join(dir, names[i]);
@@ -85,9 +101,14 @@ export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: str
     try {
       m = cv.imread(file);
     } catch (e) {
-      throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode (${messageOf(e)})`, { suggestion: 'remove it from the folder' });
+      throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode (${messageOf(e)})`, {
+        suggestion: 'remove it from the folder',
+      });
     }
-    if (m.empty) throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode`, { suggestion: 'remove it from the folder' });
+    if (m.empty)
+      throw new JetprofError('BAD_VIDEO', `${file}: not an image OpenCV can decode`, {
+        suggestion: 'remove it from the folder',
+      });
     return m;
   };
   const first = read(0);
@@ -124,15 +145,24 @@ export function openSource(spec: string, cv: Cv = loadOpenCv()): VideoSource & {
       try {
         statSync(target);
       } catch {
-        throw new JetprofError('BAD_VIDEO', `${target}: no such device`, { suggestion: 'list the cameras with `v4l2-ctl --list-devices` (package v4l-utils)' });
+        throw new JetprofError('BAD_VIDEO', `${target}: no such device`, {
+          suggestion: 'list the cameras with `v4l2-ctl --list-devices` (package v4l-utils)',
+        });
       }
-      const cap = openCapture(cv, Number(target.slice('/dev/video'.length)), cv.CAP_V4L2, spec, (e) => ({ message: `the camera could not be opened (${e.split('\n')[0]})`, suggestion: 'is it in use by another program?' }));
+      const cap = openCapture(cv, Number(target.slice('/dev/video'.length)), cv.CAP_V4L2, spec, (e) => ({
+        message: `the camera could not be opened (${e.split('\n')[0]})`,
+        suggestion: 'is it in use by another program?',
+      }));
       return { ...fromCapture(cv, cap, spec, true), kind };
     }
     case 'csi':
     case 'gstreamer': {
       if (!hasGst()) {
-        throw new JetprofError('BAD_VIDEO', `${spec}: this OpenCV was built without GStreamer (cv.getBuildInformation())`, { suggestion: 'use the OpenCV JetPack ships, or build OpenCV with -D WITH_GSTREAMER=ON' });
+        throw new JetprofError(
+          'BAD_VIDEO',
+          `${spec}: this OpenCV was built without GStreamer (cv.getBuildInformation())`,
+          { suggestion: 'use the OpenCV JetPack ships, or build OpenCV with -D WITH_GSTREAMER=ON' },
+        );
       }
       // loadOpenCv turns GStreamer's priority to 0 (off) so bad files are not retried through it; a pipeline needs
       // it on. OpenCV reads this when its first capture opens, which this is.
@@ -140,7 +170,10 @@ export function openSource(spec: string, cv: Cv = loadOpenCv()): VideoSource & {
       const pipeline = kind === 'csi' ? csiPipeline(Number(target)) : target;
       const cap = openCapture(cv, pipeline, cv.CAP_GSTREAMER, spec, (e) => ({
         message: `the GStreamer pipeline could not start (${e.split('\n')[0]})`,
-        suggestion: kind === 'csi' ? 'is a CSI camera connected, and nvargus-daemon running (sudo systemctl restart nvargus-daemon)?' : 'try the pipeline with gst-launch-1.0 first',
+        suggestion:
+          kind === 'csi'
+            ? 'is a CSI camera connected, and nvargus-daemon running (sudo systemctl restart nvargus-daemon)?'
+            : 'try the pipeline with gst-launch-1.0 first',
       }));
       return { ...fromCapture(cv, cap, spec, true), kind };
     }

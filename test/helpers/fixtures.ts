@@ -37,7 +37,13 @@ export interface ModelFixture {
 }
 
 /** Writes seeded weights and the exported .onnx for a cfg (file path or cfg text); `objectnessBias` as make-weights'. */
-export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?: (w: DarknetWeights, cfg: DarknetCfg) => void, objectnessBias?: number): ModelFixture {
+export function makeModel(
+  name: string,
+  cfgPathOrText: string,
+  seed = 1,
+  mutate?: (w: DarknetWeights, cfg: DarknetCfg) => void,
+  objectnessBias?: number,
+): ModelFixture {
   const dir = scratchDir();
   let cfgPath = cfgPathOrText;
   if (!existsSync(cfgPathOrText)) {
@@ -58,7 +64,22 @@ export function makeModel(name: string, cfgPathOrText: string, seed = 1, mutate?
 /** An H.264 test video from ffmpeg's testsrc2 pattern. */
 export function makeVideo(name: string, frames: number, width = 320, height = 240, fps = 30): string {
   const out = join(scratchDir(), name);
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`, '-frames:v', String(frames), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', out]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${width}x${height}:rate=${fps}`,
+    '-frames:v',
+    String(frames),
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    out,
+  ]);
   return out;
 }
 
@@ -71,7 +92,22 @@ export interface ProbeResult {
 
 /** ffprobe's view of a video: codec, size, and the decoded frame count. */
 export function probeVideo(path: string): ProbeResult {
-  const r = spawnSync('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=codec_name,width,height,nb_read_frames', '-of', 'json', path], { encoding: 'utf8' });
+  const r = spawnSync(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-count_frames',
+      '-show_entries',
+      'stream=codec_name,width,height,nb_read_frames',
+      '-of',
+      'json',
+      path,
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`ffprobe failed on ${path}: ${r.stderr}`);
   const s = JSON.parse(r.stdout).streams[0];
   return { codec: s.codec_name, width: s.width, height: s.height, frames: Number(s.nb_read_frames) };
@@ -81,7 +117,11 @@ export function probeVideo(path: string): ProbeResult {
 export const TSX_IMPORT = `--import=${import.meta.resolve('tsx')}`;
 
 /** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
-export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof', args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}) {
+export function runCli(
+  script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof',
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {},
+) {
   const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, ...options.env },
@@ -98,7 +138,19 @@ export function runCli(script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-ope
 export function buildCpuEngineLib(): string {
   const lib = join(scratchDir(), 'libjetprof_cpu_engine_abi.so');
   if (!existsSync(lib)) {
-    execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror', `-I${join(ROOT, 'native')}`, join(ROOT, 'test/native/cpu_engine_abi.c'), '-o', lib, '-ldl']);
+    execFileSync('gcc', [
+      '-shared',
+      '-fPIC',
+      '-O2',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      `-I${join(ROOT, 'native')}`,
+      join(ROOT, 'test/native/cpu_engine_abi.c'),
+      '-o',
+      lib,
+      '-ldl',
+    ]);
   }
   return lib;
 }
@@ -107,7 +159,11 @@ export function buildCpuEngineLib(): string {
  * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
  * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
  */
-export function requires(condition: boolean, reason: string, serial = false): (title: string, fn: Implementation<[]>) => void {
+export function requires(
+  condition: boolean,
+  reason: string,
+  serial = false,
+): (title: string, fn: Implementation<[]>) => void {
   if (condition) return serial ? (title, fn) => test.serial(title, fn) : (title, fn) => test(title, fn);
   return (title, fn) => test.skip(`${title} [skipped: ${reason}]`, fn);
 }
