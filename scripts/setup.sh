@@ -129,5 +129,31 @@ step "system packages (OpenCV, ffmpeg)" system_packages
 [ $TEST = 1 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
 step "npm ci (builds the OpenCV binding: about 4 min on 2 cores; skipped when node_modules is current)" npm_install
 step "build (TypeScript -> dist/)" npm run build --silent
+
+commands_on_path() {
+  # The README's commands as written (jetprof, infer, infer-onnx, infer-trt, infer-opencv): small wrappers in
+  # /usr/local/bin (root) or ~/.local/bin (a user), each running this checkout's dist/.
+  local bin=/usr/local/bin
+  [ "$(id -u)" = 0 ] || bin="$HOME/.local/bin"
+  mkdir -p "$bin"
+  local name
+  for name in jetprof infer infer-onnx infer-trt infer-opencv; do
+    printf '#!/bin/sh\n# jetprof (%s): written by scripts/setup.sh\nexec node "%s/dist/src/cli/%s.js" "$@"\n' "$PWD" "$PWD" "$name" > "$bin/$name.tmp"
+    chmod 755 "$bin/$name.tmp" && mv "$bin/$name.tmp" "$bin/$name"
+  done
+  case ":$PATH:" in
+    *":$bin:"*) echo "    jetprof, infer, infer-onnx, infer-trt, infer-opencv are in $bin" ;;
+    *) echo "    jetprof, infer, ... are in $bin, which is not on your PATH: add it (export PATH=\"$bin:\$PATH\") or log in again" ;;
+  esac
+}
+step "commands on PATH (jetprof, infer, ...)" commands_on_path
+
+real_weights() {
+  # The public YOLOv4-Tiny weights (AlexeyAB/darknet release), checked against weights/yolov4-tiny.cfg and written
+  # whole or not at all. Offline (as on machines without internet) the demo uses seeded random weights instead.
+  if node dist/src/cli/jetprof.js fetch-weights --timeout 300 --idle-timeout 20 >/dev/null; then return 0; fi
+  echo "    no internet here (or the download failed, said above): the demo will use seeded RANDOM weights; copy yolov4-tiny.weights to weights/ for real boxes"
+}
+step "real YOLOv4-Tiny weights (download, checked against the cfg)" real_weights
 [ $TEST = 1 ] && step "sample video (videos/vtest.avi)" bash scripts/fetch-sample-video.sh
 echo "setup.sh: ready. Try: bash scripts/demo.sh"

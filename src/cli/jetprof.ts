@@ -5,7 +5,7 @@ import { agreeCommand, mapCommand } from './accuracy-commands.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { inferCommand } from './infer-command.ts';
 import { compareCommand } from './compare-command.ts';
-import { buildEngineCommand, exportCommand, makeWeightsCommand } from './model-commands.ts';
+import { buildEngineCommand, exportCommand, fetchWeightsCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
 import { reportCommand } from './report-command.ts';
@@ -18,6 +18,7 @@ const program = new Command('jetprof')
   .version('0.1.0')
   .addCommand(inferCommand('infer'))
   .addCommand(exportCommand())
+  .addCommand(fetchWeightsCommand())
   .addCommand(makeWeightsCommand())
   .addCommand(buildEngineCommand())
   .addCommand(parseCommand())

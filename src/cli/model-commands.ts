@@ -1,6 +1,9 @@
 /** `jetprof export` and `jetprof make-weights`. */
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { cachedOnnxPath, exportModelFile, labelsFileOf, makeWeightsFile } from '../model/export-file.ts';
+import { cachedOnnxPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
+import { fetchWeights, YOLOV4_TINY_WEIGHTS_URL } from '../model/fetch-weights.ts';
+import { parseWeights } from '../model/weights.ts';
 import { claimOutputs } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
@@ -61,6 +64,69 @@ export function exportCommand(): Command {
             `exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
           );
           process.stdout.write(`${out}\n`);
+        } catch (e) {
+          process.exitCode = handleError(e);
+        }
+      },
+    );
+}
+
+export function fetchWeightsCommand(): Command {
+  return new Command('fetch-weights')
+    .summary('download the public YOLOv4-Tiny weights (AlexeyAB/darknet release), checked against the cfg')
+    .description(
+      'Downloads the trained YOLOv4-Tiny weights that tensorrt_demos and the lab use, for weights/yolov4-tiny.cfg (80 COCO classes, names in weights/yolov4-tiny.names). The bytes must be exactly what the cfg needs, and hold no NaN or Inf, before they are written under the final name. A download that fails, is cut short, or hangs writes nothing. scripts/setup.sh runs it; offline, the demo uses seeded random weights instead.',
+    )
+    .option('--url <url>', 'where to download from', YOLOV4_TINY_WEIGHTS_URL)
+    .option('--cfg <file.cfg>', 'the cfg the weights are for', 'weights/yolov4-tiny.cfg')
+    .option('--out <file.weights>', 'where they go', 'weights/yolov4-tiny.weights')
+    .option('--timeout <s>', 'give up after this many seconds', parseIntInRange('--timeout', 1, 86_400), 300)
+    .option(
+      '--idle-timeout <s>',
+      'give up after this many seconds without a byte',
+      parseIntInRange('--idle-timeout', 1, 3600),
+      30,
+    )
+    .option('--force', 'download again even when --out already holds weights that fit the cfg', false)
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof fetch-weights' },
+        {
+          cmd: 'jetprof fetch-weights --url http://mirror.local/yolov4-tiny.weights',
+          note: 'from a mirror on your network',
+        },
+      ]),
+    )
+    .action(
+      async (o: { url: string; cfg: string; out: string; timeout: number; idleTimeout: number; force: boolean }) => {
+        try {
+          claimOutputs({ cfg: o.cfg }, { weights: o.out });
+          if (!o.force && existsSync(o.out)) {
+            try {
+              parseWeights(readFileSync(o.out), loadCfg(o.cfg), o.out);
+              process.stderr.write(
+                `jetprof fetch-weights: ${o.out} already holds weights that fit ${o.cfg} (--force downloads again)\n`,
+              );
+              process.stdout.write(`${o.out}\n`);
+              return;
+            } catch {
+              /* not weights for this cfg: download */
+            }
+          }
+          process.stderr.write(`jetprof fetch-weights: ${o.url} -> ${o.out}\n`);
+          const t0 = Date.now();
+          const bytes = await fetchWeights({
+            url: o.url,
+            cfgPath: o.cfg,
+            outPath: o.out,
+            timeoutMs: o.timeout * 1000,
+            idleMs: o.idleTimeout * 1000,
+          });
+          process.stderr.write(
+            `jetprof fetch-weights: wrote ${o.out} (${bytes} bytes, checked against ${o.cfg}) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+          );
+          process.stdout.write(`${o.out}\n`);
         } catch (e) {
           process.exitCode = handleError(e);
         }

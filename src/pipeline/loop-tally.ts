@@ -118,7 +118,7 @@ export class LoopTally {
     const n = this.frames;
     const e2e = n > 0 && this.wallMs > 0 ? n / (this.wallMs / 1000) : 0;
     const inf = n > 0 && this.inferenceMs > 0 ? n / (this.inferenceMs / 1000) : 0;
-    return `${backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${generatedWeights ? '  RANDOM WEIGHTS: boxes mean nothing' : ''}`;
+    return `${backend}  inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${generatedWeights ? '  RANDOM WEIGHTS: a timing demo, no real detections' : ''}`;
   }
 
   progress(frame: number, totalFrames: number) {
