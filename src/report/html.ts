@@ -26,7 +26,7 @@ import {
   stageHeaders,
   stageRows,
 } from './markdown.ts';
-import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, TIMED_HEADERS, timedCells } from './tables.ts';
+import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, TIMED_HEADERS, timedCells } from './tables.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
@@ -36,8 +36,13 @@ export function escapeHtml(s: string | number): string {
 
 interface Bar {
   label: string;
+  /** The whole name, shown as the label's tooltip when the label is cut short. */
+  fullLabel?: string;
   segments: { name: string; value: number }[];
 }
+
+/** A label that carries its whole name as a tooltip (SVG <title>). */
+const labelText = (b: Bar) => `${escapeHtml(b.label)}<title>${escapeHtml(b.fullLabel ?? b.label)}</title>`;
 
 /**
  * Horizontal bars, one per item; `stacked` puts the segments end to end, otherwise each segment is its own bar
@@ -64,7 +69,7 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
   for (const b of bars) {
     if (stacked) {
       let x = labelW;
-      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(b.label)}</text>`);
+      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end">${labelText(b)}</text>`);
       for (const s of b.segments) {
         const w = (s.value / max) * plotW;
         parts.push(
@@ -76,13 +81,11 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
       parts.push(`<text x="${(x + 6).toFixed(1)}" y="${y + 15}">${total.toFixed(2)} ${escapeHtml(unit)}</text>`);
       y += rowH;
     } else {
-      parts.push(
-        `<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" font-weight="bold">${escapeHtml(b.label)}</text>`,
-      );
+      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" font-weight="bold">${labelText(b)}</text>`);
       for (const s of b.segments) {
         const w = (s.value / max) * plotW;
         parts.push(
-          `<rect x="${labelW}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
+          `<rect x="${labelW}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${b.fullLabel ?? b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
         );
         parts.push(
           `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}">${s.value.toFixed(2)} ${escapeHtml(unit)}</text>`,
@@ -106,8 +109,10 @@ export function barChart(title: string, bars: Bar[], unit: string, stacked: bool
 
 function svg(title: string, width: number, height: number, parts: string[]): string {
   return [
-    `<figure><figcaption>${escapeHtml(title)}</figcaption>`,
-    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="12">`,
+    // the chart scales with the page (viewBox) down to 32rem, where values and legends are still legible; on a
+    // narrower screen its figure scrolls sideways on its own, and the page does not
+    `<figure class="scroll"><figcaption>${escapeHtml(title)}</figcaption>`,
+    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="xMinYMin meet" style="width: 100%; min-width: min(32rem, ${width}px); max-width: ${width}px; height: auto" xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="12">`,
     `<title>${escapeHtml(title)}</title>`,
     ...parts,
     '</svg></figure>',
@@ -301,7 +306,8 @@ function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): stri
       (r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`,
     )
     .join('\n');
-  return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+  // a wide table scrolls inside its own box instead of pushing the page sideways on a phone
+  return `<div class="scroll"><table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
 }
 
 function timed(title: string, rows: TimedRow[]): string {
@@ -313,18 +319,38 @@ function profileHtml(p: ProfileSection): string {
   const parts = [`<section class="profile"><h3>${escapeHtml(p.label)} <small>(${p.tool})</small></h3>`];
   if (p.criticalPath.length) {
     const rows = [...p.criticalPath, ...p.waiting];
+    const short = (name: string) => (name.length > 24 ? `${name.slice(0, 23)}…` : name);
     parts.push(
       barChart(
         `Critical path: ${p.label}`,
         rows.slice(0, 10).map((d) => ({
-          label: d.name.length > 24 ? `${d.name.slice(0, 23)}…` : d.name,
+          label: short(d.name),
+          fullLabel: d.name,
           segments: [{ name: 'critical path %', value: d.criticalPathPct }],
         })),
         '%',
         false,
       ),
     );
+    const waiting = rows.filter((d) => d.waitingNs > 0);
+    if (waiting.length) {
+      parts.push(
+        barChart(
+          `Waiting time (ms): ${p.label}`,
+          waiting.slice(0, 10).map((d) => ({
+            label: short(d.name),
+            fullLabel: d.name,
+            segments: [{ name: 'waiting ms', value: d.waitingNs / 1e6 }],
+          })),
+          'ms',
+          false,
+        ),
+      );
+    }
     parts.push(table(CRITICAL_PATH_HEADERS, rows.map(criticalPathCells), [true, true, true, false]));
+    parts.push(
+      `<p>${waiting.length ? `<b>Waiting time</b> (&gt; 0): ${escapeHtml(waiting.map((d) => `${d.name} ${formatNs(d.waitingNs)}`).join('; '))}` : '<b>Waiting time</b>: no row waits (0 ns everywhere).'}</p>`,
+    );
   }
   parts.push(
     timed('Top GPU kernels and copies', p.kernels),
@@ -338,7 +364,8 @@ function profileHtml(p: ProfileSection): string {
 }
 
 const CSS = `
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; overflow-wrap: break-word; }
+.scroll { max-width: 100%; overflow-x: auto; } figure.scroll { margin: 1rem 0; } code { overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
 th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: left; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
