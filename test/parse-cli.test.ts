@@ -34,8 +34,8 @@ test('jetprof parse --format md --section dependency prints a Markdown table (es
   const r = jetprofWithoutNative(['parse', LOG, '--format', 'md', '--section', 'dependency']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /\| Critical path\(%\) \| Critical path \| Waiting time \| Name \|/);
-  t.regex(r.stdout, /\| 60\.00% \| 1\.200 s \| 0 ns \| \\<Other\\> \|/);
-  t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);
+  t.regex(r.stdout, /\| 60\.00% \| 1\.200000 s \| 0 ns \| \\<Other\\> \|/);
+  t.regex(r.stdout, /\| 40\.00% \| 800\.000000 ms \| 2\.500000 us \| cudaStreamSynchronize \|/);
 });
 
 test('jetprof parse nsys output to CSV with exact nanoseconds, and --strict', (t) => {
@@ -68,7 +68,7 @@ test('jetprof report loads no native module either', (t) => {
   ]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /## Profiles/);
-  t.regex(r.stdout, /\| 40\.00% \| 800\.000 ms \| 2\.500 us \| cudaStreamSynchronize \|/);
+  t.regex(r.stdout, /\| 40\.00% \| 800\.000000 ms \| 2\.500000 us \| cudaStreamSynchronize \|/);
 });
 
 test('bad call - a bad option value to a jetprof subcommand exits 2 with one line naming the option', (t) => {

@@ -343,8 +343,8 @@ test('profile notes and picks: top critical-path rows, every waiting row, fused 
       ['cudaEventSynchronize', 7923],
     ],
   );
-  t.true(p.notes.some((n) => n.startsWith('cudaMalloc is 37.41% of the critical path (197.397 s): start-up')));
-  t.true(p.notes.some((n) => n.startsWith('cudaStreamSynchronize waits 12.500 s in all')));
+  t.true(p.notes.some((n) => n.startsWith('cudaMalloc is 37.41% of the critical path (197.397023 s): start-up')));
+  t.true(p.notes.some((n) => n.startsWith('cudaStreamSynchronize waits 12.500000 s in all')));
   t.true(p.notes.some((n) => n.startsWith('conv and activation fused in TensorRT: 1 of the top convolution kernels')));
 });
 
@@ -445,7 +445,7 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
   (t) => {
     const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
     t.is(r.code, 0, r.stderr);
-    t.regex(r.stdout, /\| 37\.41% \| 197\.397 s \| 0 ns \| cudaMalloc \|/);
+    t.regex(r.stdout, /\| 37\.41% \| 197\.397023 s \| 0 ns \| cudaMalloc \|/);
     t.regex(r.stdout, /cudaMalloc is 37\.41% of the critical path/);
     t.regex(r.stdout, /conv and activation fused in TensorRT/);
     t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
@@ -552,7 +552,7 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
       t.true(existsSync(join(dir, 'report.png')));
       t.regex(
         page,
-        /Waiting time<\/b> \(&gt; 0\): cudaStreamSynchronize 12\.500 s/,
+        /Waiting time<\/b> \(&gt; 0\): cudaStreamSynchronize 12\.500000 s/,
         'the waiting rows, as in the Markdown',
       );
       // on a phone (390 px) and a desktop (1280 px): nothing sticks out of the page but inside its own scrolling box

@@ -26,7 +26,14 @@ import {
   stageHeaders,
   stageRows,
 } from './markdown.ts';
-import { type Cell, CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, TIMED_HEADERS, timedCells } from './tables.ts';
+import {
+  type Cell,
+  CRITICAL_PATH_HEADERS,
+  criticalPathCells,
+  TIMED_HEADERS,
+  timedCells,
+  formatDependencyNs,
+} from './tables.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
@@ -349,7 +356,7 @@ function profileHtml(p: ProfileSection): string {
     }
     parts.push(table(CRITICAL_PATH_HEADERS, rows.map(criticalPathCells), [true, true, true, false]));
     parts.push(
-      `<p>${waiting.length ? `<b>Waiting time</b> (&gt; 0): ${escapeHtml(waiting.map((d) => `${d.name} ${formatNs(d.waitingNs)}`).join('; '))}` : '<b>Waiting time</b>: no row waits (0 ns everywhere).'}</p>`,
+      `<p>${waiting.length ? `<b>Waiting time</b> (&gt; 0): ${escapeHtml(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}` : '<b>Waiting time</b>: no row waits (0 ns everywhere).'}</p>`,
     );
   }
   parts.push(

@@ -6,11 +6,11 @@ import {
   CRITICAL_PATH_HEADERS,
   criticalPathCells,
   csvTable,
-  formatNs,
   markdownTable,
   mdInline,
   TIMED_HEADERS,
   timedCells,
+  formatDependencyNs,
 } from './tables.ts';
 
 const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
@@ -242,7 +242,7 @@ function profileMarkdown(p: ProfileSection): string[] {
     const waiting = [...p.criticalPath, ...p.waiting].filter((d) => d.waitingNs > 0);
     out.push(
       waiting.length
-        ? `**Waiting time** (> 0): ${mdInline(waiting.map((d) => `${d.name} ${formatNs(d.waitingNs)}`).join('; '))}`
+        ? `**Waiting time** (> 0): ${mdInline(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}`
         : '**Waiting time**: no row waits (0 ns everywhere).',
       '',
     );

@@ -3,7 +3,7 @@ import type { NsysRow } from '../parsers/nsys.ts';
 import type { DependencyRow } from '../parsers/nvprof.ts';
 import { notInferenceShare } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
-import { formatNs, formatPct } from './tables.ts';
+import { formatNs, formatPct, formatDependencyNs } from './tables.ts';
 
 import type { LabeledProfile, TimedRow, ProfileSection } from './report-types.ts';
 
@@ -31,7 +31,7 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
   for (const d of setup.slice(0, 3)) {
     const name = d.name.replace(/_v\d+$/, '');
     notes.push(
-      `${name} is ${formatPct(d.criticalPathPct)} of the critical path (${formatNs(d.criticalPathNs)}): start-up and tear-down (allocation, context), outside the frame loop; the per-frame cost is in the NVTX ranges and the FPS table.`,
+      `${name} is ${formatPct(d.criticalPathPct)} of the critical path (${formatDependencyNs(d.criticalPathNs)}): start-up and tear-down (allocation, context), outside the frame loop; the per-frame cost is in the NVTX ranges and the FPS table.`,
     );
   }
   const other = cp.find((d) => d.name === '<Other>');
@@ -43,7 +43,7 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
   const waits = [...p.waiting].sort((a, b) => b.waitingNs - a.waitingNs);
   if (waits[0]) {
     notes.push(
-      `${waits[0].name} waits ${formatNs(waits[0].waitingNs)} in all: the host blocks there until the GPU is done; overlapping the next frame's read and preprocess with it hides that time (jetprof's pipelined loop).`,
+      `${waits[0].name} waits ${formatDependencyNs(waits[0].waitingNs)} in all: the host blocks there until the GPU is done; overlapping the next frame's read and preprocess with it hides that time (jetprof's pipelined loop).`,
     );
   }
   const convLike = p.kernels.filter((k) => /conv|cudnn|winograd|gemm|implicit/i.test(k.name));

@@ -50,6 +50,24 @@ export function formatNs(ns: number | null | undefined): string {
   return `${ns} ns`;
 }
 
+/**
+ * A dependency-analysis time as nvprof prints it (`197.397023s`, `16.082453ms`, `29.532000us`, `0ns`): six decimals
+ * in the largest unit that fits, from the integer nanoseconds by string arithmetic (no float rounding); digits finer
+ * than the six are kept when they are not zero.
+ */
+export function formatDependencyNs(ns: number | null | undefined): string {
+  if (ns === null || ns === undefined || !Number.isFinite(ns)) return '';
+  const a = Math.abs(ns);
+  const [unit, digits] = a >= 1e9 ? ['s', 9] : a >= 1e6 ? ['ms', 6] : a >= 1e3 ? ['us', 3] : ['ns', 0];
+  if (digits === 0) return `${ns} ns`;
+  const s = String(a).padStart(digits + 1, '0');
+  const frac = s
+    .slice(-digits)
+    .padEnd(6, '0')
+    .replace(/(?<=\d{6})0+$/, '');
+  return `${ns < 0 ? '-' : ''}${s.slice(0, -digits)}.${frac} ${unit}`;
+}
+
 export function formatPct(p: number): string {
   if (!Number.isFinite(p)) return '';
   return `${p.toFixed(2)}%`;
@@ -59,7 +77,7 @@ export function formatPct(p: number): string {
 export const CRITICAL_PATH_HEADERS = ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'];
 
 export function criticalPathCells(d: DependencyRow): Cell[] {
-  return [formatPct(d.criticalPathPct), formatNs(d.criticalPathNs), formatNs(d.waitingNs), d.name];
+  return [formatPct(d.criticalPathPct), formatDependencyNs(d.criticalPathNs), formatDependencyNs(d.waitingNs), d.name];
 }
 
 /** A timed row (kernel, API call, NVTX range): share when the profiler printed one, total, calls, name. */
