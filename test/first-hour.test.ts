@@ -5,7 +5,7 @@
 import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, scratchDir } from './helpers/fixtures.ts';
+import { ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const SUBCOMMANDS = [
   'infer',
@@ -145,4 +145,15 @@ test('fetch-weights against a server on 127.0.0.1: a good file is written; a sho
   } finally {
     server.close();
   }
+});
+
+test('parse --format md: nsys times carry units as nvprof times do; the CSV keeps integer nanoseconds under the original headers', (t) => {
+  const log = join(ROOT_DIR, 'test/fixtures/profiles/nsys-2022-column.txt');
+  const md = runCli('jetprof', ['parse', log, '--format', 'md']);
+  t.is(md.code, 0, md.stderr);
+  t.regex(md.stdout, /\| Time \(%\) \| Total Time \| Instances \| Avg \|/);
+  t.regex(md.stdout, /\| 60 \| 600\.000 ms \| 10 \| 60\.000 ms \|/);
+  const csv = runCli('jetprof', ['parse', log, '--format', 'csv']);
+  t.regex(csv.stdout, /^Time \(%\),Total Time \(ns\),Instances,Avg \(ns\)/);
+  t.regex(csv.stdout, /\n60,600000000,10,60000000,/);
 });

@@ -24,6 +24,8 @@ export interface Table {
   display: Cell[][];
   /** Cells for CSV (times in integer nanoseconds). */
   raw: Cell[][];
+  /** Headers for CSV when they differ from the Markdown ones (nsys' `Total Time (ns)` over integer nanoseconds). */
+  rawHeaders?: string[];
   align?: ('l' | 'r')[];
 }
 
@@ -146,11 +148,16 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
 
 function nsysTable(t: NsysTable, index: number): Table {
   const rows = t.rows.map((r) => t.keys.map((k) => r[k]));
+  // in Markdown, nanosecond columns carry units as nvprof's do (`600.000 ms`); the CSV keeps the integers
+  const isNs = t.keys.map((k) => /Ns$/.test(k));
+  const isNum = t.keys.map((k, i) => isNs[i] || t.rows.some((r) => typeof r[k] === 'number'));
   return {
     title: `${t.report}${t.title ? ` (${t.title})` : ''}${index > 0 ? ` #${index + 1}` : ''}`,
-    headers: t.columns,
-    display: rows,
+    headers: t.columns.map((c, i) => (isNs[i] ? c.replace(/\s*\((ns|nsec)\)/i, '') : c)),
+    rawHeaders: t.columns,
+    display: rows.map((r) => r.map((v, i) => (isNs[i] && typeof v === 'number' ? formatNs(v) : v))),
     raw: rows,
+    align: isNum.map((n) => (n ? 'r' : 'l')),
   };
 }
 
@@ -166,20 +173,22 @@ export function nsysTables(stats: NsysStats, report?: string): Table[] {
   return out;
 }
 
+const csvHeaders = (t: Table) => t.rawHeaders ?? t.headers;
+
 export function tablesToMarkdown(tables: Table[]): string {
   return tables.map((t) => `### ${t.title}\n\n${markdownTable(t.headers, t.display, t.align)}\n`).join('\n');
 }
 
 /** One CSV: when there are several tables, a first column `table` says which table a row belongs to. */
 export function tablesToCsv(tables: Table[]): string {
-  if (tables.length === 1) return csvTable(tables[0].headers, tables[0].raw);
-  const headers = ['table', ...(tables[0]?.headers ?? [])];
-  const sameShape = tables.every((t) => t.headers.join('\u0000') === tables[0].headers.join('\u0000'));
+  if (tables.length === 1) return csvTable(csvHeaders(tables[0]), tables[0].raw);
+  const headers = ['table', ...(tables[0] ? csvHeaders(tables[0]) : [])];
+  const sameShape = tables.every((t) => t.headers.join('\u0000') === csvHeaders(tables[0]).join('\u0000'));
   if (!sameShape)
     return tables
       .map((t) =>
         csvTable(
-          ['table', ...t.headers],
+          ['table', ...csvHeaders(t)],
           t.raw.map((r) => [t.title, ...r]),
         ),
       )
