@@ -157,3 +157,31 @@ test('parse --format md: nsys times carry units as nvprof times do; the CSV keep
   t.regex(csv.stdout, /^Time \(%\),Total Time \(ns\),Instances,Avg \(ns\)/);
   t.regex(csv.stdout, /\n60,600000000,10,60000000,/);
 });
+
+test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT run without its engine fails before the profiler starts', (t) => {
+  const q = runCli('jetprof', ['profile', '--query-metrics']);
+  if (q.code === 0) {
+    t.regex(q.stdout, /Available Metrics|Device/, 'a machine with a GPU lists its metrics');
+  } else {
+    t.is(q.code, 3, q.stderr);
+    t.regex(q.stderr, /nvprof --query-metrics needs a CUDA GPU and its driver, and found none here/);
+    t.is(q.stderr.trim().split('\n').length, 1, q.stderr);
+  }
+  const t0 = Date.now();
+  const trt = runCli('jetprof', [
+    'profile',
+    '--tool',
+    'nsys',
+    '--',
+    '--backend',
+    'trt',
+    'v.mp4',
+    '--engine',
+    'missing.trt',
+    '--model',
+    'm.onnx',
+  ]);
+  t.is(trt.code, 2, trt.stderr);
+  t.regex(trt.stderr, /missing\.trt: TensorRT engine not found/);
+  t.true(Date.now() - t0 < 20_000, 'refused at once, no profiler run');
+});

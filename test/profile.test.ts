@@ -186,7 +186,7 @@ test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported
   // Without a GPU, nvprof 11.8 stops the application when it loads libgomp (pulled in by FFmpeg): exit code 19.
   t.regex(
     r.stderr,
-    /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped.*\): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys/,
+    /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped(; Error: incompatible CUDA driver version\.)?\): no usable NVIDIA GPU or driver here; run it on the Jetson, or use --tool nsys/,
   );
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
   t.is(profile.tool, 'nvprof');

@@ -1,4 +1,5 @@
 /** `jetprof profile [--tool nvprof|nsys] -- <infer arguments>` */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
@@ -122,6 +123,22 @@ export function profileCommand(): Command {
           });
         const { backend, rest } = splitBackend(inferArgs);
         const video = videoOfInferArgs(rest, await inferValueOptions());
+        // a TensorRT run without its engine fails at once, before a profiler starts
+        const engineAt = rest.indexOf('--engine');
+        const engine =
+          engineAt >= 0 ? rest[engineAt + 1] : rest.find((a) => a.startsWith('--engine='))?.slice('--engine='.length);
+        if (backend === 'tensorrt' && (!engine || !existsSync(engine))) {
+          throw new JetprofError(
+            'FILE_NOT_FOUND',
+            engine
+              ? `${engine}: TensorRT engine not found`
+              : 'the trt backend needs --engine E.trt among the infer arguments',
+            {
+              suggestion:
+                'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
+            },
+          );
+        }
         if (!video)
           throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', {
             suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx',

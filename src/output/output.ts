@@ -174,6 +174,15 @@ function writeAll(fd: number, data: Uint8Array): void {
   for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
 }
 
+/**
+ * The mode of a new file: rw for all less the umask, as usual; but a process started by a profiler may run with umask
+ * 0 (nsys does), where that would make every output world-writable, so then the common 022.
+ */
+export function newFileMode(): number {
+  const mask = process.umask();
+  return 0o666 & ~(mask === 0 ? 0o022 : mask);
+}
+
 /** Writes `data` to `path` as the module comment says. Throws BAD_OUTPUT (exit 2) with the path and the errno. */
 export function writeOutput(path: string, data: string | Uint8Array): void {
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
@@ -203,7 +212,7 @@ export function writeOutput(path: string, data: string | Uint8Array): void {
   let fd: number | undefined;
   inFlight.add(tmp);
   try {
-    fd = openSync(tmp, 'w');
+    fd = openSync(tmp, 'w', newFileMode());
     const fault = simulatedFault(path);
     if (fault) throw fault;
     writeAll(fd, bytes);

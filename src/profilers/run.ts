@@ -4,13 +4,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { type NsysStats, parseNsysStats } from '../parsers/nsys.ts';
 import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
+import { defaultOutputPath } from '../pipeline/infer.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
 import { runCommand } from '../util/process.ts';
@@ -61,11 +62,26 @@ export function entryCommand(backend: BackendName): string[] {
   return fromSource ? [process.execPath, `--import=${import.meta.resolve('tsx')}`, script] : [process.execPath, script];
 }
 
-function withRunJson(args: string[], outDir: string, backend: BackendName): { args: string[]; runJson: string } {
+/**
+ * The infer arguments as the profiled run gets them: its run JSON in the out-dir (unless --json names a file), and
+ * its video there too (`<source>-<backend>-detected.mp4`) unless --output or --no-write says otherwise: a profile
+ * writes nothing into the current folder.
+ */
+function withRunJson(
+  args: string[],
+  outDir: string,
+  backend: BackendName,
+  video: string,
+): { args: string[]; runJson: string } {
   const i = args.indexOf('--json');
-  if (i >= 0 && args[i + 1] && args[i + 1] !== '-') return { args, runJson: resolve(args[i + 1]) };
-  const runJson = join(outDir, `run_${BACKENDS[backend].tag}.json`);
-  return { args: [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson], runJson };
+  const named = i >= 0 && args[i + 1] && args[i + 1] !== '-';
+  const runJson = named ? resolve(args[i + 1]) : join(outDir, `run_${BACKENDS[backend].tag}.json`);
+  const rest = named ? args : [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson];
+  const outputGiven = args.some(
+    (a) => a === '-o' || a === '--output' || a.startsWith('--output=') || a === '--no-write',
+  );
+  const output = outputGiven ? [] : ['--output', join(outDir, basename(defaultOutputPath(video, backend)))];
+  return { args: [...rest, ...output], runJson };
 }
 
 function readRun(path: string): RunResult | undefined {
@@ -207,10 +223,22 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
   const procs = parsed.value.processes;
   const hasData = procs.some((p) => p.summary.length > 0 || p.dependency.length > 0 || p.metrics.length > 0);
   if (!hasData) {
-    const why = procs.flatMap((p) => p.warnings).join('; ') || 'no profile data collected';
-    notes.push(
-      `nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; run on the Jetson, or use --tool nsys`,
-    );
+    // nvprof's own words only (a line of the application's command can land among the warnings)
+    // (the application's output can also run into nvprof's line: a sentence of nvprof's ends at its full stop)
+    const said = [
+      ...new Set(
+        procs
+          .flatMap((p) => p.warnings)
+          .filter((w) => /CUDA|GPU|device|driver|profil/i.test(w))
+          .map((w) => w.replace(/^(.*?[.!])\s.*$/, '$1')),
+      ),
+    ];
+    const why = said.join('; ').slice(0, 160) || 'no profile data collected';
+    const instead =
+      req.backend === 'tensorrt'
+        ? 'run it on the Jetson (TensorRT needs the GPU)'
+        : 'run it on the Jetson, or use --tool nsys, which records the NVTX ranges of the CPU pipeline without a GPU';
+    notes.push(`nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; ${instead}`);
   }
   const run = readRun(runJson);
   if (!run)
@@ -258,7 +286,7 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
   await checkVideo(req.video);
   mkdirSync(req.outDir, { recursive: true });
-  const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend);
+  const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend, req.video);
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
   const result =
@@ -270,6 +298,31 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
 
 /** `nvprof --query-metrics`, passed through. */
 export function queryMetrics(): number {
-  const r = spawnSync(requireProfiler('nvprof'), ['--query-metrics'], { stdio: 'inherit' });
+  const r = spawnSync(requireProfiler('nvprof'), ['--query-metrics'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  if (r.status === 0) {
+    process.stdout.write(r.stdout);
+    return 0;
+  }
+  // without a usable GPU nvprof says only "CUDA device error" (exit 11): say what it means, once
+  if (/device error|no CUDA-capable device|driver/i.test(out) || r.status === 11) {
+    throw new JetprofError(
+      'TOOL_FAILED',
+      `nvprof --query-metrics needs a CUDA GPU and its driver, and found none here (nvprof: ${
+        out
+          .trim()
+          .split('\n')
+          .pop()
+          ?.replace(/^=+\s*/, '') ?? 'exit ' + r.status
+      })`,
+      {
+        suggestion:
+          "run it on the Jetson (JetPack 4: /usr/local/cuda/bin/nvprof --query-metrics); the metric names are also in NVIDIA's profiler user guide",
+        exitCode: EXIT_NO_GPU,
+      },
+    );
+  }
+  process.stdout.write(r.stdout ?? '');
+  process.stderr.write(r.stderr ?? '');
   return r.status ?? 1;
 }

@@ -2,7 +2,7 @@
  * Video in and out through OpenCV. The output is written under a temporary name beside the target and renamed
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
-import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import {
@@ -13,6 +13,7 @@ import {
   resolveTarget,
   simulatedFault,
   writeError,
+  newFileMode,
 } from '../output/output.ts';
 import { requireFile, requireWritableDir } from '../util/files.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
@@ -234,6 +235,7 @@ export function createVideoSink(
           }),
         );
       }
+      chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
       renameSync(tmp, target.path);
     },
     abort() {
