@@ -202,3 +202,53 @@ test("implicit inputs are inputs: --json onto the cfg's .names, report --out ont
   t.is(bad.code, 2, bad.stderr);
   t.is(readFileSync(join(dir, 'R-1.json'), 'utf8'), before);
 });
+
+test('smaller ones, one line each: a 300-character --output, report on a profile without its run or on a parsed profile, --kind named only where it exists, --ep cuda without CUDA', (t) => {
+  const dir = fresh('smaller');
+  const video = makeVideo('lost2-smaller.mp4', 4, 160, 120);
+  const long = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '1',
+    '--output',
+    join(dir, `${'a'.repeat(300)}.mp4`),
+  ]);
+  t.is(long.code, 2, long.stderr);
+  t.regex(
+    long.stderr,
+    /the file name has 304 characters, more than a file system allows \(255\) \(fix: give --output a shorter name\)/,
+  );
+  const noRun = join(dir, 'profile_onnx.json');
+  writeFileSync(
+    noRun,
+    JSON.stringify({ schema: 'jetprof.profile/1', tool: 'nsys', backend: 'onnx', exitCode: 1, notes: [] }),
+  );
+  const r1 = runCli('jetprof', ['report', '--run', noRun]);
+  t.is(r1.code, 2);
+  t.regex(
+    r1.stderr,
+    /profile_onnx\.json: a profile whose run did not finish \(no run result in it\) \(fix: pass it with --profile/,
+  );
+  const parsed = join(dir, 'parsed.json');
+  writeFileSync(parsed, JSON.stringify({ schema: 'jetprof.nvprof/1', processes: [] }));
+  t.regex(
+    runCli('jetprof', ['report', '--run', parsed]).stderr,
+    /parsed\.json: a parsed profile \(jetprof\.nvprof\/1\), not a run result \(fix: pass it with --profile/,
+  );
+  const garbage = join(dir, 'garbage.txt');
+  writeFileSync(garbage, 'hello\nworld\n');
+  const rep = runCli('jetprof', ['report', '--profile', garbage]);
+  t.is(rep.code, 2);
+  t.regex(
+    rep.stderr,
+    /neither nvprof nor Nsight Systems output .*\(jetprof parse --kind nvprof\|nsys forces the kind\)/,
+    'report has no --kind: it does not offer one',
+  );
+  t.regex(runCli('jetprof', ['parse', garbage]).stderr, /or force the kind with --kind nvprof\|nsys/);
+  const cuda = runCli('infer', [video, '--model', model.onnxPath, '--ep', 'cuda', '--warmup', '1', '--no-write', '-q']);
+  t.is(cuda.code, 0, cuda.stderr);
+  t.notRegex(cuda.stderr, /onnxruntime_src|\[E:onnxruntime/, 'no raw ONNX Runtime error lines');
+  t.regex(cuda.stderr, /execution provider 'cuda' is not available here .*; using 'cpu'/);
+});

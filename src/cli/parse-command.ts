@@ -78,7 +78,11 @@ export function parseCommand(): Command {
     .action(async (file: string, o: ParseOptions) => {
       try {
         claimOutputs({ log: file }, { output: o.out });
-        const parsed = await parseProfileFile(file, o.kind, { maxTraceRows: o.traceRows, allRuns: o.allRuns });
+        const parsed = await parseProfileFile(file, o.kind, {
+          maxTraceRows: o.traceRows,
+          allRuns: o.allRuns,
+          kindOption: true,
+        });
         if (!o.allowEmpty && !keptAnyTable(parsed)) {
           throw new JetprofError(
             'BAD_INPUT',

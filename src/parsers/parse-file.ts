@@ -63,7 +63,7 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
 export async function parseProfileFile(
   path: string,
   kind?: ProfileKind,
-  options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline' } = {},
+  options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline'; kindOption?: boolean } = {},
 ): Promise<ParsedProfile> {
   const { text: head, detected: encoding } = readHead(path);
   const detected = kind ?? detectProfileKind(head);
@@ -77,8 +77,7 @@ export async function parseProfileFile(
       'BAD_INPUT',
       `${path}: neither nvprof nor Nsight Systems output (no ==PID== lines, no nsys report tables)`,
       {
-        suggestion:
-          'pass an nvprof --log-file output or `nsys stats` output, or force the kind with --kind nvprof|nsys',
+        suggestion: `pass an nvprof --log-file output or \`nsys stats\` output${options.kindOption ? ', or force the kind with --kind nvprof|nsys' : ' (jetprof parse --kind nvprof|nsys forces the kind)'}`,
       },
     );
   }

@@ -152,7 +152,9 @@ async function profileWithNsysLocked(
         const r = spawnSync(importer, ['-i', qdstrm], { encoding: 'utf8' });
         if (r.status === 0 && existsSync(rep)) {
           unlinkSync(qdstrm);
-          notes.push('nsys could not import its own stream; jetprof ran QdstrmImporter');
+          notes.push(
+            "nsys left its stream to be imported (as Debian's nsys 2022.4 does); jetprof imported it with QdstrmImporter, and the report is complete",
+          );
         }
       }
     }

@@ -76,6 +76,16 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
 /** A run file's parsed content: a run, or the run a `jetprof profile` result carries. */
 function runOfFile(v: unknown, path: string): RunResult {
   const p = v as { schema?: string; run?: unknown; tool?: ProfilerName } | null;
+  if (p?.schema === 'jetprof.profile/1' && !p.run) {
+    throw new JetprofError('BAD_INPUT', `${path}: a profile whose run did not finish (no run result in it)`, {
+      suggestion: `pass it with --profile ${path} for its tables, and run the job again for its figures`,
+    });
+  }
+  if (p?.schema === 'jetprof.nvprof/1' || p?.schema === 'jetprof.nsys/1') {
+    throw new JetprofError('BAD_INPUT', `${path}: a parsed profile (${p.schema}), not a run result`, {
+      suggestion: `pass it with --profile ${path}`,
+    });
+  }
   return p?.schema === 'jetprof.profile/1' ? runFromJson(p.run, path, p.tool) : runFromJson(v, path);
 }
 

@@ -170,6 +170,15 @@ export function createVideoSink(
       removeQuietly(tmp);
     }
   }
+  if (!writer && basename(path).length > 255) {
+    throw new JetprofError(
+      'BAD_OUTPUT',
+      `${path}: the file name has ${basename(path).length} characters, more than a file system allows (255)`,
+      {
+        suggestion: 'give --output a shorter name',
+      },
+    );
+  }
   if (!writer) {
     throw new JetprofError(
       'BAD_OUTPUT',
