@@ -3,7 +3,7 @@
  * a closed pipe is not a crash; ambiguous or impossible input is one line.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
@@ -251,4 +251,55 @@ test('smaller ones, one line each: a 300-character --output, report on a profile
   t.is(cuda.code, 0, cuda.stderr);
   t.notRegex(cuda.stderr, /onnxruntime_src|\[E:onnxruntime/, 'no raw ONNX Runtime error lines');
   t.regex(cuda.stderr, /execution provider 'cuda' is not available here .*; using 'cpu'/);
+});
+
+test('an odd frame size is written one pixel smaller by H.264: said, and both sizes in the run JSON; rotation metadata is said with the fix', (t) => {
+  const dir = fresh('odd');
+  const odd = join(dir, 'odd.mkv');
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:size=767x431:rate=30,format=rgb24',
+    '-frames:v',
+    '4',
+    '-c:v',
+    'ffv1',
+    odd,
+  ]);
+  const json = join(dir, 'odd.json');
+  const r = runCli('infer', [
+    odd,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '1',
+    '-o',
+    join(dir, 'odd-out.mp4'),
+    '--json',
+    json,
+    '-q',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(
+    r.stderr,
+    /odd-out\.mp4: written at 766x430, not the 767x431 of the frames \(avc1 encodes even sizes only; the run JSON records both\)/,
+  );
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.deepEqual(run.frameSize, [767, 431]);
+  t.like(run.output, { width: 766, height: 430 });
+  const plain = makeVideo('lost2-rot-plain.mp4', 4, 320, 240);
+  const rot = join(dir, 'rot.mp4');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', plain, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rot]);
+  const rj = join(dir, 'rot.json');
+  const rr = runCli('infer', [rot, '--model', model.onnxPath, '--warmup', '1', '--no-write', '--json', rj, '-q']);
+  t.is(rr.code, 0, rr.stderr);
+  t.regex(
+    rr.stderr,
+    /rot\.mp4: carries rotation metadata \(90°, a phone video\?\): its frames were read as stored, not turned .* ffmpeg -i .*rot\.mp4 -c:v libx264 upright\.mp4/,
+  );
+  t.like(JSON.parse(readFileSync(rj, 'utf8')).video, { width: 320, height: 240, rotation: 90 });
 });

@@ -230,6 +230,17 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         },
       );
     }
+    if (loop.video.rotation) {
+      o.onWarning(
+        `${o.video}: carries rotation metadata (${loop.video.rotation}°, a phone video?): its frames were read as stored, not turned (OpenCV 4.6 turns some the wrong way); for upright frames, re-encode with the rotation applied: ffmpeg -i ${o.video} -c:v libx264 upright.mp4`,
+      );
+    }
+    const out = loop.output;
+    if (out?.width && out.height && (out.width !== loop.frameSize[0] || out.height !== loop.frameSize[1])) {
+      o.onWarning(
+        `${out.path}: written at ${out.width}x${out.height}, not the ${loop.frameSize[0]}x${loop.frameSize[1]} of the frames (${out.codec} encodes even sizes only; the run JSON records both); --frame-size ${loop.frameSize[0] - (loop.frameSize[0] % 2)}x${loop.frameSize[1] - (loop.frameSize[1] % 2)} writes the frames as measured`,
+      );
+    }
     const declared = loop.video.frameCount;
     if (
       !loop.interrupted &&
@@ -299,6 +310,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         height: loop.video.height,
         fps: loop.video.fps,
         frameCount: loop.video.frameCount,
+        ...(loop.video.rotation ? { rotation: loop.video.rotation } : {}),
       },
       output: loop.output,
       frameSize: loop.frameSize,

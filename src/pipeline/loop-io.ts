@@ -42,7 +42,7 @@ export interface FrameLoopResult {
   tally: LoopTally;
   video: VideoSource['info'];
   frameSize: [number, number];
-  output?: { path: string; codec: string };
+  output?: { path: string; codec: string; width?: number; height?: number };
   framesRead: number;
   interrupted: boolean;
   /** The source gave no more frames (the end of a file; for a live source, it stopped or the connection dropped). */
@@ -184,7 +184,14 @@ export async function finishLoop(
     tally,
     video: source.info,
     frameSize: [io.frameW, io.frameH],
-    output: sink && keep ? { path: sink.path, codec: sink.codec } : undefined,
+    output:
+      sink && keep
+        ? {
+            path: sink.path,
+            codec: sink.codec,
+            ...(sink.written ? { width: sink.written.width, height: sink.written.height } : {}),
+          }
+        : undefined,
     framesRead: frames,
     interrupted,
   };

@@ -25,7 +25,16 @@ export interface VideoInfo {
   fps: number;
   /** As the container reports it; may be 0 or approximate for some formats. */
   frameCount: number;
+  /**
+   * Rotation metadata (degrees) the file carries (phone videos): frames are read as stored, not rotated, since
+   * OpenCV 4.6 turns some of them the wrong way; infer says so and how to get upright frames.
+   */
+  rotation?: number;
 }
+
+/** OpenCV's CAP_PROP_ORIENTATION_META and CAP_PROP_ORIENTATION_AUTO (4.5+), which the Node binding does not name. */
+const CAP_PROP_ORIENTATION_META = 48;
+const CAP_PROP_ORIENTATION_AUTO = 49;
 
 export interface VideoSource {
   info: VideoInfo;
@@ -48,12 +57,15 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
       suggestion: VIDEO_FIX,
     });
   }
+  const rotation = Math.round(cap.get(CAP_PROP_ORIENTATION_META) || 0) % 360;
+  if (rotation !== 0) cap.set(CAP_PROP_ORIENTATION_AUTO, 0);
   const info: VideoInfo = {
     path,
     width: Math.round(cap.get(cv.CAP_PROP_FRAME_WIDTH)),
     height: Math.round(cap.get(cv.CAP_PROP_FRAME_HEIGHT)),
     fps: cap.get(cv.CAP_PROP_FPS),
     frameCount: Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))),
+    ...(rotation !== 0 ? { rotation } : {}),
   };
   if (!(info.width > 0 && info.height > 0)) {
     cap.release();
@@ -102,18 +114,27 @@ export interface VideoSink {
   finish(): Promise<void>;
   /** Closes and deletes the temporary file. */
   abort(): void;
+  /** After finish(): the size the video has (an odd frame size is written one pixel smaller by H.264). */
+  written?: { width: number; height: number };
 }
 
-/** True when `path` opens as a video and yields a frame count or a first frame. */
-function playable(cv: Cv, path: string): boolean {
+/**
+ * The size of the video at `path` when it opens and yields a frame count or a first frame, else undefined (not
+ * playable). H.264 and MPEG-4 encode even sizes only: an odd frame size comes out one pixel smaller.
+ */
+function playableSize(cv: Cv, path: string): { width: number; height: number } | undefined {
   try {
-    if (statSync(path).size === 0) return false;
+    if (statSync(path).size === 0) return undefined;
     const probe = new cv.VideoCapture(path);
     const ok = probe.get(cv.CAP_PROP_FRAME_COUNT) > 0 || !!probe.read()?.rows;
+    const size = {
+      width: Math.round(probe.get(cv.CAP_PROP_FRAME_WIDTH)),
+      height: Math.round(probe.get(cv.CAP_PROP_FRAME_HEIGHT)),
+    };
     probe.release();
-    return ok;
+    return ok ? size : undefined;
   } catch {
-    return false; // OpenCV throws "failed to open capture" on a file without its index (moov atom)
+    return undefined; // OpenCV throws "failed to open capture" on a file without its index (moov atom)
   }
 }
 
@@ -210,7 +231,7 @@ export function createVideoSink(
       throw writeError(path, fault ?? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
     }
   };
-  return {
+  const sink: VideoSink = {
     path,
     codec,
     write(frame) {
@@ -228,11 +249,13 @@ export function createVideoSink(
       // What the encoder left must open and hold frames before it replaces an older file under the final name.
       // writeAsync's workers hold the encoder too: the container is finalized when the last of them is freed, just
       // after its callback, so the check waits for the event loop and tries again for a moment.
-      let readable = false;
-      for (let attempt = 0; attempt < 40 && !readable; attempt++) {
+      let size: { width: number; height: number } | undefined;
+      for (let attempt = 0; attempt < 40 && !size; attempt++) {
         await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
-        readable = playable(cv, tmp);
+        size = playableSize(cv, tmp);
       }
+      const readable = !!size;
+      if (size) sink.written = size;
       if (!readable) {
         removeQuietly(tmp);
         const free = freeBytes(dir);
@@ -252,6 +275,7 @@ export function createVideoSink(
       removeQuietly(tmp);
     },
   };
+  return sink;
 }
 
 /**
