@@ -71,7 +71,11 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
   try {
     // ORT's own logger would print the failed provider load as raw red lines before jetprof's one-line warning
     if (ep !== 'cpu') ort.env.logLevel = 'fatal';
-    session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: [ep], ...(ep !== 'cpu' ? { logSeverityLevel: 4 as const } : {}) });
+    session = await ort.InferenceSession.create(modelPath, {
+      ...base,
+      executionProviders: [ep],
+      ...(ep !== 'cpu' ? { logSeverityLevel: 4 as const } : {}),
+    });
   } catch (e) {
     if (ep === 'cpu') {
       throw new JetprofError(
