@@ -10,12 +10,13 @@
  *   5. parser throughput on a generated 200 MB nvprof log vs a plain read, and its peak RSS
  *   6. NVTX cost per range; start-up time of `jetprof parse --help`
  *   7. a model that fires everywhere: postprocess on real frames, end to end vs the demo model, the Python peer
+ *   8. jetprof parse --trace-rows all --out on a 300 MB trace: peak RSS of the whole command
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +40,7 @@ const opt = (name: string) => {
 };
 const THREADS = Number(opt('--threads') ?? cpus().length);
 const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
-const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7').split(',').map(Number));
+const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7,8').split(',').map(Number));
 const VIDEO = join(ROOT, 'videos', 'vtest.avi');
 const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');
 const TSX = `--import=${import.meta.resolve('tsx')}`;
@@ -427,11 +428,9 @@ function benchPostprocess() {
   );
 }
 
-async function benchParser() {
-  section = 5;
-  log('5. parser on a generated 200 MB nvprof log');
-  const path = join(WORK, 'nvprof-gpu-trace-200mb-v2.txt');
-  const target = 200 * 1024 * 1024;
+/** A generated nvprof --print-gpu-trace log of at least `target` bytes (kept in bench/tmp between runs). */
+async function traceLog(name: string, target: number): Promise<string> {
+  const path = join(WORK, name);
   if (!existsSync(path) || statSync(path).size < target) {
     const out = createWriteStream(path);
     const header = [
@@ -474,6 +473,13 @@ async function benchParser() {
     }
     await new Promise<void>((r) => out.end(() => r()));
   }
+  return path;
+}
+
+async function benchParser() {
+  section = 5;
+  log('5. parser on a generated 200 MB nvprof log');
+  const path = await traceLog('nvprof-gpu-trace-200mb-v2.txt', 200 * 1024 * 1024);
   const size = statSync(path).size;
   // Plain read and parse alternate, five times each, medians kept: the plain read alone varies 2-4x between runs here,
   // and the ratio of one pair by +-0.1; every pair's figures are kept to show the spread.
@@ -740,6 +746,40 @@ async function benchDense() {
     );
 }
 
+/**
+ * 8. `jetprof parse --trace-rows all --out F.json` on a 300 MB trace: every row kept, streamed out through scratch
+ * files; peak RSS of the whole command (whole-process figure, as `/usr/bin/time -v` reports it).
+ */
+async function benchParseAll() {
+  section = 8;
+  log('8. jetprof parse --trace-rows all --out on a generated 300 MB nvprof log: peak RSS');
+  const path = await traceLog('nvprof-gpu-trace-300mb.txt', 300 * 1024 * 1024);
+  const out = join(WORK, 'parse-all.json');
+  const cli = existsSync(join(ROOT, 'dist/src/cli/jetprof.js'))
+    ? [join(ROOT, 'dist/src/cli/jetprof.js')]
+    : [TSX, join(ROOT, 'src/cli/jetprof.ts')];
+  const t0 = performance.now();
+  const r = spawnSync(
+    '/usr/bin/time',
+    ['-v', process.execPath, ...cli, 'parse', path, '--trace-rows', 'all', '--out', out],
+    { encoding: 'utf8', maxBuffer: 1 << 26 },
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`parse --trace-rows all failed: ${r.stderr.slice(-2000)}`);
+  const rssMb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1024;
+  const outMb = statSync(out).size / 1e6;
+  // the output is checked as JSON by a streaming count of its rows (it is too large to parse whole here)
+  const rows = Number(execFileSync('grep', ['-c', '"startNs"', out], { encoding: 'utf8' }).trim());
+  rmSync(out, { force: true });
+  results.parseAll = { logMb: statSync(path).size / 1e6, outMb, rows, seconds, peakRssMb: rssMb };
+  row(
+    'parse --trace-rows all --out, 300 MB log: peak RSS (MB); rows written; JSON MB',
+    `${rssMb.toFixed(0)}; ${rows}; ${outMb.toFixed(0)}`,
+    '< 300 MB',
+    rssMb < 300,
+  );
+}
+
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
 if (ONLY.has(2)) pipe = benchEndToEnd();
@@ -748,6 +788,7 @@ if (ONLY.has(4)) benchPostprocess();
 if (ONLY.has(5)) await benchParser();
 if (ONLY.has(6)) benchNvtxAndStartup();
 if (ONLY.has(7)) await benchDense();
+if (ONLY.has(8)) await benchParseAll();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

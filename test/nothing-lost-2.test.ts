@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
 
@@ -302,4 +302,46 @@ test('an odd frame size is written one pixel smaller by H.264: said, and both si
     /rot\.mp4: carries rotation metadata \(90°, a phone video\?\): its frames were read as stored, not turned .* ffmpeg -i .*rot\.mp4 -c:v libx264 upright\.mp4/,
   );
   t.like(JSON.parse(readFileSync(rj, 'utf8')).video, { width: 320, height: 240, rotation: 90 });
+});
+
+test('parse --trace-rows all streams its JSON (rows through scratch files): the same JSON as holding every row, to a file and to stdout, no scratch left', (t) => {
+  const dir = fresh('stream-json');
+  // two processes' GPU traces in nvprof's form, 10,000 rows each (more than one spill block), one API trace
+  const gpu = (pid: number) => [
+    `==${pid}== NVPROF is profiling process ${pid}, command: app${pid}`,
+    `==${pid}== Profiling application: app${pid}`,
+    `==${pid}== Profiling result:`,
+    '   Start  Duration            Grid Size      Block Size     Regs*    SSMem*    DSMem*           Device   Context    Stream  Name',
+    ...Array.from({ length: 10000 }, (_, i) => {
+      const cells = [
+        `${(100 + i * 0.01).toPrecision(5)}ms`,
+        `${(3.1 + (i % 97) / 10).toFixed(3)}us`,
+        `(${i % 64} 1 1)`,
+        '(128 1 1)',
+        String(32 + (i % 8)),
+        '0B',
+        '0B',
+        'NVIDIA Tegra X1',
+        '1',
+        String(7 + (i % 3)),
+      ];
+      const widths = [8, 8, 19, 14, 8, 8, 8, 15, 8, 8];
+      return `${cells.map((c, j) => c.padStart(widths[j])).join('  ')}  kernel_${i % 50}(float*) [${i + pid}]`;
+    }),
+  ];
+  const log = join(dir, 'trace.txt');
+  writeFileSync(log, [...gpu(11), ...gpu(22), ''].join('\n'));
+  const held = runCli('jetprof', ['parse', log, '--trace-rows', '1000000']);
+  t.is(held.code, 0, held.stderr);
+  const out = join(dir, 'all.json');
+  const streamed = runCli('jetprof', ['parse', log, '--trace-rows', 'all', '--out', out]);
+  t.is(streamed.code, 0, streamed.stderr);
+  const a = JSON.parse(held.stdout);
+  const b = JSON.parse(readFileSync(out, 'utf8'));
+  t.is(b.processes.length, 2);
+  t.is(b.processes[0].gpuTrace.length, 10000);
+  t.deepEqual(b, a, 'the same rows in the same order');
+  const toStdout = runCli('jetprof', ['parse', log, '--trace-rows', 'all']);
+  t.deepEqual(JSON.parse(toStdout.stdout), a);
+  t.deepEqual(readdirSync(dir).sort(), ['all.json', 'trace.txt'], 'no scratch folder or partial file left');
 });

@@ -10,7 +10,10 @@ import {
   tablesToMarkdown,
 } from '../report/profile-tables.ts';
 import { JetprofError } from '../util/errors.ts';
-import { claimOutputs, writeOutput } from '../output/output.ts';
+import { claimOutputs, SpillStore, writeOutput, writeOutputChunks } from '../output/output.ts';
+import type { NvprofLog, NvprofProcess, TraceRow, TraceSpill } from '../parsers/nvprof.ts';
+import { tmpdir } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
@@ -78,60 +81,147 @@ export function parseCommand(): Command {
     .action(async (file: string, o: ParseOptions) => {
       try {
         claimOutputs({ log: file }, { output: o.out });
-        const parsed = await parseProfileFile(file, o.kind, {
-          maxTraceRows: o.traceRows,
-          allRuns: o.allRuns,
-          kindOption: true,
-        });
-        if (!o.allowEmpty && !keptAnyTable(parsed)) {
-          throw new JetprofError(
-            'BAD_INPUT',
-            `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`,
-            {
-              suggestion:
-                'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
-            },
-          );
-        }
-        let text: string;
-        if (o.format === 'json') {
-          text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;
-        } else {
-          let tables;
-          if (parsed.kind === 'nvprof') {
-            if (o.section !== undefined && !NVPROF_SECTIONS.includes(o.section as NvprofSection)) {
-              throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, {
-                suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}`,
-              });
+        // every trace row as JSON: the rows go to scratch files as they are read and are streamed into the output,
+        // so memory stays bounded whatever the log's size (a 300 MB trace is millions of rows)
+        const streamRows = o.format === 'json' && o.traceRows === Infinity;
+        const store = streamRows ? new SpillStore(o.out ? dirname(resolve(o.out)) : tmpdir()) : undefined;
+        const keys = new Map<NvprofProcess, number>();
+        const spill: TraceSpill | undefined = store
+          ? (proc, table, rows) => {
+              if (!keys.has(proc)) keys.set(proc, keys.size);
+              store.append(
+                `${keys.get(proc)}:${table}`,
+                rows.map((r) => JSON.stringify(r)),
+              );
             }
-            // without --section: the summary, or else the first section the log has (a trace-only log has no summary)
-            const log = parsed.result.value;
-            tables = nvprofTables(log, (o.section as NvprofSection | undefined) ?? 'summary');
-            if (o.section === undefined && tables.length === 0) {
-              for (const other of NVPROF_SECTIONS) {
-                const found = nvprofTables(log, other);
-                if (found.length === 0) continue;
-                process.stderr.write(`jetprof parse: ${file} has no summary table; showing --section ${other}\n`);
-                tables = found;
-                break;
-              }
-            }
-          } else {
-            tables = nsysTables(parsed.result.value, o.section);
-          }
-          if (tables.length === 0)
-            process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
-          text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
+          : undefined;
+        try {
+          await parseAndWrite(file, o, spill, store, keys);
+        } finally {
+          store?.dispose();
         }
-        if (o.out) writeOutput(o.out, text);
-        else process.stdout.write(text);
-        const diags = parsed.result.diagnostics;
-        for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);
-        if (diags.length > 20)
-          process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
-        if (o.strict && diags.length > 0) process.exitCode = 1;
       } catch (e) {
         process.exitCode = handleError(e);
       }
     });
+}
+
+/** The parse itself and what it writes; `spill`/`store`: trace rows streamed through scratch files. */
+async function parseAndWrite(
+  file: string,
+  o: ParseOptions,
+  spill: TraceSpill | undefined,
+  store: SpillStore | undefined,
+  keys: Map<NvprofProcess, number>,
+): Promise<void> {
+  const parsed = await parseProfileFile(file, o.kind, {
+    maxTraceRows: o.traceRows,
+    allRuns: o.allRuns,
+    kindOption: true,
+    spill,
+  });
+  if (!o.allowEmpty && !keptAnyTable(parsed)) {
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`,
+      {
+        suggestion:
+          'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
+      },
+    );
+  }
+  let text = '';
+  if (o.format === 'json' && store && parsed.kind === 'nvprof') {
+    writeJsonWithSpilledRows(o.out ?? '-', parsed.result.value, store, keys);
+  } else if (o.format === 'json') {
+    text = `${JSON.stringify(parsed.result.value, null, 2)}\n`;
+  } else {
+    let tables;
+    if (parsed.kind === 'nvprof') {
+      if (o.section !== undefined && !NVPROF_SECTIONS.includes(o.section as NvprofSection)) {
+        throw new JetprofError('BAD_OPTION', `--section ${o.section} is not an nvprof section`, {
+          suggestion: `use one of: ${NVPROF_SECTIONS.join(', ')}`,
+        });
+      }
+      // without --section: the summary, or else the first section the log has (a trace-only log has no summary)
+      const log = parsed.result.value;
+      tables = nvprofTables(log, (o.section as NvprofSection | undefined) ?? 'summary');
+      if (o.section === undefined && tables.length === 0) {
+        for (const other of NVPROF_SECTIONS) {
+          const found = nvprofTables(log, other);
+          if (found.length === 0) continue;
+          process.stderr.write(`jetprof parse: ${file} has no summary table; showing --section ${other}\n`);
+          tables = found;
+          break;
+        }
+      }
+    } else {
+      tables = nsysTables(parsed.result.value, o.section);
+    }
+    if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
+    text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
+  }
+  if (text) {
+    if (o.out) writeOutput(o.out, text);
+    else process.stdout.write(text);
+  }
+  const diags = parsed.result.diagnostics;
+  for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);
+  if (diags.length > 20) process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
+  if (o.strict && diags.length > 0) process.exitCode = 1;
+}
+
+/**
+ * The parsed log as JSON with every trace row: the structure as JSON.stringify writes it, each trace array streamed
+ * from the scratch rows (one JSON object a line) followed by the rows still in memory.
+ */
+function writeJsonWithSpilledRows(
+  out: string,
+  log: NvprofLog,
+  store: SpillStore,
+  keys: Map<NvprofProcess, number>,
+): void {
+  const MARK = '\u0001rows:';
+  const tails = new Map<string, TraceRow[]>();
+  const shell: NvprofLog = {
+    ...log,
+    processes: log.processes.map((p) => {
+      const copy = { ...p } as NvprofProcess & Record<string, unknown>;
+      for (const table of ['gpuTrace', 'apiTrace'] as const) {
+        if (!p[table]) continue;
+        const key = `${keys.get(p) ?? -1}:${table}`;
+        tails.set(key, p[table]!);
+        copy[table] = `${MARK}${key}` as unknown as TraceRow[];
+      }
+      return copy;
+    }),
+  };
+  const text = `${JSON.stringify(shell, null, 2)}\n`;
+  writeOutputChunks(out, (write) => {
+    const re = /"\\u0001rows:([^"]+)"/g;
+    let at = 0;
+    for (const m of text.matchAll(re)) {
+      write(text.slice(at, m.index));
+      at = m.index! + m[0].length;
+      let first = true;
+      let block: string[] = [];
+      const flush = () => {
+        if (block.length) write(block.join(''));
+        block = [];
+      };
+      write('[');
+      const rows = function* () {
+        yield* store.read(m[1]);
+        for (const r of tails.get(m[1]) ?? []) yield JSON.stringify(r);
+      };
+      for (const line of rows()) {
+        block.push(`${first ? '' : ','}\n${line}`);
+        first = false;
+        if (block.length >= 4096) flush();
+      }
+      flush();
+      write(first ? ']' : '\n]');
+    }
+    write(text.slice(at));
+  });
 }

@@ -75,6 +75,7 @@ export async function runProgram(program: Command, argv = process.argv): Promise
   configure(program);
   quietOnClosedStdout();
   cleanExitOnSignals();
+  process.on('exit', removeFilesInFlight); // process.exit() skips finally blocks: no scratch or partial file stays
   try {
     await program.parseAsync(argv);
   } catch (e) {

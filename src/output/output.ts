@@ -20,10 +20,13 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
+  mkdtempSync,
   openSync,
   readdirSync,
+  readSync,
   realpathSync,
   renameSync,
+  rmSync,
   statfsSync,
   statSync,
   unlinkSync,
@@ -170,8 +173,24 @@ export function writeError(path: string, e: unknown): JetprofError {
   return new JetprofError('BAD_OUTPUT', `${path}: cannot write (${why})`, { suggestion: fix });
 }
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes all of `data`. A pipe Node has made non-blocking (stdout, once process.stdout is used) answers EAGAIN while
+ * the reader is behind: wait a millisecond and go on, as a blocking write would have waited.
+ */
 function writeAll(fd: number, data: Uint8Array): void {
-  for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
+  for (let off = 0; off < data.length;) {
+    try {
+      off += writeSync(fd, data, off, data.length - off);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // the reader of stdout has gone (`jetprof parse LOG | head`): stop quietly, as Unix tools do
+      if (code === 'EPIPE' && fd === 1) process.exit(0);
+      if (code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
 }
 
 /**
@@ -247,8 +266,125 @@ export function trackInFlight(tmp: string): () => void {
 
 /** Removes every temporary file still being written (a signal ends the process before it is complete). */
 export function removeFilesInFlight(): void {
-  for (const tmp of inFlight) removeQuietly(tmp);
+  for (const tmp of inFlight) rmSync(tmp, { recursive: true, force: true });
   inFlight.clear();
+}
+
+/**
+ * The same as writeOutput for output made piece by piece (a JSON too large to hold as one string): `produce` calls
+ * `write` with each piece, in order. A regular file gets the temporary name, fsync and rename; stdout, devices and
+ * FIFOs are written straight through.
+ */
+export function writeOutputChunks(path: string, produce: (write: (chunk: string | Uint8Array) => void) => void): void {
+  const target = resolveTarget(path);
+  const toBytes = (c: string | Uint8Array) => (typeof c === 'string' ? Buffer.from(c) : c);
+  if (target.kind === 'stdout') {
+    produce((c) => writeAll(1, toBytes(c)));
+    return;
+  }
+  if (target.kind === 'stream') {
+    let fd: number | undefined;
+    try {
+      fd = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+      const f = fd;
+      produce((c) => writeAll(f, toBytes(c)));
+    } catch (e) {
+      throw e instanceof JetprofError ? e : writeError(path, e);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    return;
+  }
+  removeStalePartials(dirname(target.path));
+  const tmp = partialPath(target.path);
+  let fd: number | undefined;
+  inFlight.add(tmp);
+  try {
+    fd = openSync(tmp, 'w', newFileMode());
+    const fault = simulatedFault(path);
+    if (fault) throw fault;
+    const f = fd;
+    produce((c) => writeAll(f, toBytes(c)));
+    fsyncSync(fd);
+    try {
+      const old = statSync(target.path);
+      if (fstatSync(fd).mode !== old.mode) fchmodSync(fd, old.mode & 0o7777);
+    } catch {
+      /* a new file */
+    }
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, target.path);
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    removeQuietly(tmp);
+    throw e instanceof JetprofError ? e : writeError(path, e);
+  } finally {
+    inFlight.delete(tmp);
+  }
+}
+
+/**
+ * Scratch lines kept on disk under keys while a long job runs (a parse's trace rows), read back in order: memory stays
+ * bounded whatever the input's size. The folder is removed with `dispose()`, and on every way out (`inFlight`).
+ */
+export class SpillStore {
+  private readonly dir: string;
+  private readonly files = new Map<string, { path: string; fd: number; pending: string[]; pendingBytes: number }>();
+
+  constructor(near: string) {
+    this.dir = mkdtempSync(join(near, '.jetprof-spill-'));
+    inFlight.add(this.dir);
+  }
+
+  append(key: string, lines: string[]): void {
+    let f = this.files.get(key);
+    if (!f) {
+      const path = join(this.dir, String(this.files.size));
+      f = { path, fd: openSync(path, 'w'), pending: [], pendingBytes: 0 };
+      this.files.set(key, f);
+    }
+    for (const l of lines) {
+      f.pending.push(l);
+      f.pendingBytes += l.length + 1;
+    }
+    if (f.pendingBytes > 1 << 20) this.flush(f);
+  }
+
+  private flush(f: { fd: number; pending: string[]; pendingBytes: number }): void {
+    if (f.pending.length === 0) return;
+    writeAll(f.fd, Buffer.from(`${f.pending.join('\n')}\n`));
+    f.pending = [];
+    f.pendingBytes = 0;
+  }
+
+  /** The lines under `key`, in order, a block at a time (a line holds no newline). */
+  *read(key: string): Generator<string> {
+    const f = this.files.get(key);
+    if (!f) return;
+    this.flush(f);
+    const fd = openSync(f.path, 'r');
+    try {
+      const buf = Buffer.alloc(1 << 20);
+      let rest = '';
+      for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) {
+        const text = rest + buf.toString('utf8', 0, n);
+        const lines = text.split('\n');
+        rest = lines.pop() ?? '';
+        yield* lines;
+      }
+      if (rest) yield rest;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  dispose(): void {
+    for (const f of this.files.values()) closeSync(f.fd);
+    this.files.clear();
+    rmSync(this.dir, { recursive: true, force: true });
+    inFlight.delete(this.dir);
+  }
 }
 
 export function removeQuietly(path: string): void {

@@ -134,6 +134,12 @@ const NOT_BLANK = /\S/;
 /** Trace columns read and deduplicated per column (nvprof prints at most 17); a wider table is not a trace. */
 const MAX_INTERN_COLUMNS = 64;
 
+/** Receives kept trace rows in blocks (NvprofParser's `spill`). */
+export type TraceSpill = (process: NvprofProcess, table: 'gpuTrace' | 'apiTrace', rows: TraceRow[]) => void;
+
+/** Rows of one trace table held before a block goes to the spill. */
+const SPILL_BLOCK = 4096;
+
 /** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
 export const DEFAULT_MAX_TRACE_ROWS = 20_000;
 
@@ -146,11 +152,19 @@ export class NvprofParser {
   private readonly internHits = new Uint32Array(MAX_INTERN_COLUMNS);
   /** Start and end of each cell of the trace row being read (reused: no array per row). */
   private readonly cellBounds = new Int32Array(2 * MAX_INTERN_COLUMNS);
-  /** `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first. */
+  /**
+   * `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first.
+   * `spill`: kept trace rows are handed over in blocks as they are read, all but the last of each table, so that a
+   * trace of any length is never held whole (`jetprof parse --trace-rows all` writes them out as they come); the
+   * rows left in the arrays follow the spilled ones.
+   */
   constructor(
     private readonly maxTraceRows = DEFAULT_MAX_TRACE_ROWS,
     private readonly allRuns = false,
+    private readonly spill?: TraceSpill,
   ) {}
+  /** Rows handed to `spill`, per process and table. */
+  private readonly spilled = new Map<NvprofProcess, { gpuTrace: number; apiTrace: number }>();
   /** Processes whose run header was seen, and whether rows came after it. */
   private readonly runs = new Map<string, number>();
   private discarding: string | undefined;
@@ -184,6 +198,8 @@ export class NvprofParser {
         (p.traceRowsOmitted ?? 0) +
         (p.unifiedMemory?.rows.length ?? 0);
       for (const d of p.nvtx.domains) for (const r of d.ranges) n += r.rows.length;
+      const s = this.spilled.get(p);
+      if (s) n += s.gpuTrace + s.apiTrace;
     }
     return n;
   }
@@ -653,6 +669,14 @@ export class NvprofParser {
     if (split?.correlationId !== undefined) row.correlationId = split.correlationId;
     rows.push(row);
     this.lastTraceRowLine = this.lineNo;
+    if (this.spill && rows.length >= SPILL_BLOCK) {
+      // the last row stays: a name wrapped onto the next line is joined to it
+      const block = rows.splice(0, rows.length - 1);
+      const counts = this.spilled.get(p) ?? { gpuTrace: 0, apiTrace: 0 };
+      counts[t.target] += block.length;
+      this.spilled.set(p, counts);
+      this.spill(p, t.target, block);
+    }
     return true;
   }
 

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { JetprofError } from '../util/errors.ts';
 import type { ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
-import { looksLikeNvprof, NvprofParser, type NvprofLog } from './nvprof.ts';
+import { looksLikeNvprof, NvprofParser, type NvprofLog, type TraceSpill } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
 import {
   decodeText,
@@ -63,7 +63,14 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
 export async function parseProfileFile(
   path: string,
   kind?: ProfileKind,
-  options: { maxTraceRows?: number; allRuns?: boolean; lineReader?: 'bytes' | 'readline'; kindOption?: boolean } = {},
+  options: {
+    maxTraceRows?: number;
+    allRuns?: boolean;
+    lineReader?: 'bytes' | 'readline';
+    kindOption?: boolean;
+    /** Kept nvprof trace rows in blocks as they are read, instead of all in memory (see NvprofParser). */
+    spill?: TraceSpill;
+  } = {},
 ): Promise<ParsedProfile> {
   const { text: head, detected: encoding } = readHead(path);
   const detected = kind ?? detectProfileKind(head);
@@ -81,7 +88,8 @@ export async function parseProfileFile(
       },
     );
   }
-  const parser = detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns) : new NsysParser();
+  const parser =
+    detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns, options.spill) : new NsysParser();
   if (options.lineReader === 'readline') await feedByReadline(path, encoding, parser);
   else {
     const nvprof = parser instanceof NvprofParser ? parser : undefined;

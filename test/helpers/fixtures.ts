@@ -127,6 +127,7 @@ export function runCli(
     env: { ...process.env, ...options.env },
     encoding: 'utf8',
     timeout: options.timeout ?? 240_000,
+    maxBuffer: 1 << 28,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }
