@@ -109,6 +109,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   for (const [i, backend] of backends.entries()) {
     if (o.shouldStop?.()) {
       o.onStep(`[${i + 1}/${steps}] ${BACKENDS[backend].title}: not run (interrupted)`);
+      result.skipped.push({ backend, reason: 'not run: compare was interrupted (Ctrl-C or SIGTERM)', commands: [] });
       continue;
     }
     const name = BACKENDS[backend].title;

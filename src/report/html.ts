@@ -383,7 +383,7 @@ thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weig
 
 export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
-  if (r.fps.length || r.skipped.length || r.failed.length) {
+  if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
     body.push('<h2>Speed</h2>');
     body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
     if (r.accuracy.length)

@@ -208,7 +208,11 @@ export function defaultTitle(r: LabReport): string {
   const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
   const skipped = r.skipped.map((x) => x.modelType);
   const failed = r.failed.map((x) => x.modelType);
-  const ran = names.length ? names.join(' vs ') : 'no backend ran';
+  const ran = names.length
+    ? names.join(' vs ')
+    : r.runNotes.some((n) => n.includes('interrupted'))
+      ? 'interrupted before a run was complete'
+      : 'no backend ran';
   const aside = [
     failed.length ? `${failed.join(', ')} failed` : '',
     skipped.length ? `${skipped.join(', ')} skipped` : '',
@@ -259,7 +263,7 @@ function profileMarkdown(p: ProfileSection): string[] {
 
 export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   const out: string[] = [`# ${title}`, ''];
-  if (r.fps.length || r.skipped.length || r.failed.length) {
+  if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
     out.push('## Speed', '');
     out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
     if (r.accuracy.length)
