@@ -205,54 +205,7 @@ export function newFileMode(): number {
 /** Writes `data` to `path` as the module comment says. Throws BAD_OUTPUT (exit 2) with the path and the errno. */
 export function writeOutput(path: string, data: string | Uint8Array): void {
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-  const target = resolveTarget(path);
-  if (target.kind === 'stdout') {
-    writeAll(1, bytes);
-    return;
-  }
-  if (target.kind === 'stream') {
-    let fd: number | undefined;
-    try {
-      fd = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
-      writeAll(fd, bytes);
-    } catch (e) {
-      throw writeError(path, e);
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-    return;
-  }
-  removeStalePartials(dirname(target.path));
-  const free = freeBytes(dirname(target.path));
-  if (free !== undefined && bytes.length > free) {
-    throw writeError(path, Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
-  }
-  const tmp = partialPath(target.path);
-  let fd: number | undefined;
-  inFlight.add(tmp);
-  try {
-    fd = openSync(tmp, 'w', newFileMode());
-    const fault = simulatedFault(path);
-    if (fault) throw fault;
-    writeAll(fd, bytes);
-    fsyncSync(fd);
-    // keep the mode of the file it replaces
-    try {
-      const old = statSync(target.path);
-      if (fstatSync(fd).mode !== old.mode) fchmodSync(fd, old.mode & 0o7777);
-    } catch {
-      /* a new file */
-    }
-    closeSync(fd);
-    fd = undefined;
-    renameSync(tmp, target.path);
-  } catch (e) {
-    if (fd !== undefined) closeSync(fd);
-    removeQuietly(tmp);
-    throw e instanceof JetprofError ? e : writeError(path, e);
-  } finally {
-    inFlight.delete(tmp);
-  }
+  writeOutputChunks(path, (write) => write(bytes), bytes.length);
 }
 
 /** Temporary files being written now: removed by `removeFilesInFlight` on every way out (Ctrl-C, SIGTERM). */
@@ -275,7 +228,12 @@ export function removeFilesInFlight(): void {
  * `write` with each piece, in order. A regular file gets the temporary name, fsync and rename; stdout, devices and
  * FIFOs are written straight through.
  */
-export function writeOutputChunks(path: string, produce: (write: (chunk: string | Uint8Array) => void) => void): void {
+export function writeOutputChunks(
+  path: string,
+  produce: (write: (chunk: string | Uint8Array) => void) => void,
+  /** The size when known in advance: a disk without room for it is refused before anything is written. */
+  knownBytes?: number,
+): void {
   const target = resolveTarget(path);
   const toBytes = (c: string | Uint8Array) => (typeof c === 'string' ? Buffer.from(c) : c);
   if (target.kind === 'stdout') {
@@ -296,6 +254,10 @@ export function writeOutputChunks(path: string, produce: (write: (chunk: string 
     return;
   }
   removeStalePartials(dirname(target.path));
+  const free = freeBytes(dirname(target.path));
+  if (knownBytes !== undefined && free !== undefined && knownBytes > free) {
+    throw writeError(path, Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+  }
   const tmp = partialPath(target.path);
   let fd: number | undefined;
   inFlight.add(tmp);
@@ -306,6 +268,7 @@ export function writeOutputChunks(path: string, produce: (write: (chunk: string 
     const f = fd;
     produce((c) => writeAll(f, toBytes(c)));
     fsyncSync(fd);
+    // keep the mode of the file it replaces
     try {
       const old = statSync(target.path);
       if (fstatSync(fd).mode !== old.mode) fchmodSync(fd, old.mode & 0o7777);
