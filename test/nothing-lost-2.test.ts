@@ -201,6 +201,23 @@ test("implicit inputs are inputs: --json onto the cfg's .names, report --out ont
   const bad = runCli('jetprof', ['report', '--run', json, '--out', join(dir, 'R-1.json')]);
   t.is(bad.code, 2, bad.stderr);
   t.is(readFileSync(join(dir, 'R-1.json'), 'utf8'), before);
+  // export --out onto the labels file the cfg reads without being told
+  const ex = runCli('jetprof', ['export', '--cfg', cfg, '--weights', model.weightsPath, '--out', names]);
+  t.is(ex.code, 2, ex.stderr);
+  t.is(readFileSync(names, 'utf8'), 'person\nvehicle\n');
+  // compare on a missing video: one line before any backend starts
+  const cmp = runCli('jetprof', [
+    'compare',
+    join(dir, 'nope.mp4'),
+    '--out-dir',
+    join(dir, 'cmp'),
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
+  t.is(cmp.code, 2, cmp.stderr);
+  t.regex(cmp.stderr, /nope\.mp4: video not found/);
+  t.is(cmp.stderr.trim().split('\n').length, 1, cmp.stderr);
 });
 
 test('smaller ones, one line each: a 300-character --output, report on a profile without its run or on a parsed profile, --kind named only where it exists, --ep cuda without CUDA', (t) => {

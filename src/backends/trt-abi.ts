@@ -111,6 +111,10 @@ export function findLibnvinfer(): string | undefined {
 
 export const RUNTIME_MISSING = 'TensorRT runtime (libnvinfer) not found: run on JetPack or set TENSORRT_ROOT';
 
+/** What makes TensorRT usable from jetprof, in order. */
+const RUNTIME_FIX =
+  "on a Jetson TensorRT comes with JetPack; then npm run build:trt builds jetprof's shim (native/build/libjetprof_trt.so) against it";
+
 /** 8601 -> 8.6.1 (TensorRT 8.x), 100300 -> 10.3.0 (TensorRT 10 and later). */
 export function formatTrtVersion(v: number): string {
   if (v >= 100000) return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
@@ -127,7 +131,7 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
         suggestion: 'unset JETPROF_TRT_SHIM or point it at a built libjetprof_trt.so',
       });
     }
-    if (!findLibnvinfer()) throw new JetprofError('TENSORRT_UNAVAILABLE', RUNTIME_MISSING);
+    if (!findLibnvinfer()) throw new JetprofError('TENSORRT_UNAVAILABLE', RUNTIME_MISSING, { suggestion: RUNTIME_FIX });
     throw new JetprofError('TENSORRT_UNAVAILABLE', `TensorRT shim not built (${path})`, {
       suggestion: 'run npm run build:trt',
     });
@@ -139,7 +143,7 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
   } catch (e) {
     const why = messageOf(e).split('\n')[0];
     if (/libnvinfer|libcudart|libnvinfer_plugin/.test(why))
-      throw new JetprofError('TENSORRT_UNAVAILABLE', `${RUNTIME_MISSING} (${why})`);
+      throw new JetprofError('TENSORRT_UNAVAILABLE', `${RUNTIME_MISSING} (${why})`, { suggestion: RUNTIME_FIX });
     throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} could not be loaded (${why})`, {
       suggestion: 'rebuild it with npm run build:trt',
     });

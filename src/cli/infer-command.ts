@@ -165,8 +165,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     )
     .option(
       '--letterbox',
-      'keep the aspect ratio and pad (default: stretch to the network size, like darknet and the lab)',
-      false,
+      'keep the aspect ratio and pad; without it frames are stretched to the network size, like darknet and the lab',
     )
     .option(
       '--frame-size <WxH>',
@@ -359,7 +358,7 @@ function jobSettings(video: string, o: InferCliOptions, k: number, run: RunConte
     tegrastats: run.tegrastatsBin ? { bin: run.tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
     detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
     cocoCategoryIds: o.cocoCategoryIds,
-    letterbox: o.letterbox,
+    letterbox: o.letterbox ?? false,
     frameSize: o.frameSize,
     maxFrames: o.maxFrames,
     durationS: o.duration,
