@@ -211,12 +211,6 @@ export function writeOutput(path: string, data: string | Uint8Array): void {
 /** Temporary files being written now: removed by `removeFilesInFlight` on every way out (Ctrl-C, SIGTERM). */
 const inFlight = new Set<string>();
 
-/** Registers a temporary file another writer (the video sink) is filling; returns the function that forgets it. */
-export function trackInFlight(tmp: string): () => void {
-  inFlight.add(tmp);
-  return () => inFlight.delete(tmp);
-}
-
 /** Removes every temporary file still being written (a signal ends the process before it is complete). */
 export function removeFilesInFlight(): void {
   for (const tmp of inFlight) rmSync(tmp, { recursive: true, force: true });
