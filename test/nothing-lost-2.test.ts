@@ -3,10 +3,19 @@
  * a closed pipe is not a crash; ambiguous or impossible input is one line.
  */
 import test from 'ava';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+import {
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  requires,
+  ROOT,
+  runCli,
+  scratchDir,
+  TSX_IMPORT,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('lost2', PERSON_VEHICLE_CFG, 4);
 
@@ -455,3 +464,51 @@ test('Ctrl-C at any moment of an export leaves no partial file (signals every 50
     );
   }
 });
+
+/** A read-only folder can be made here: a tmpfs remounted read-only (root, as CI), or a folder without its write bit (a user). */
+function readOnlyFolderPossible(): boolean {
+  if (process.getuid?.() !== 0) return true;
+  const probe = join(scratchDir(), 'mount-probe');
+  mkdirSync(probe, { recursive: true });
+  const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe]).status === 0;
+  if (ok) spawnSync('umount', [probe]);
+  return ok;
+}
+
+requires(
+  readOnlyFolderPossible(),
+  "root here may not mount a tmpfs, and ignores a folder's write bit",
+  true,
+)(
+  'the export cache of weights in a read-only folder goes to $XDG_CACHE_HOME/jetprof, and says so (a read-only tmpfs where mounting is allowed)',
+  (t) => {
+    const dir = fresh('ro');
+    const ro = join(dir, 'weights');
+    mkdirSync(ro);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', ro]).status === 0;
+    if (!mounted) {
+      // without mount rights a read-only folder is a folder without the write bit (root ignores that bit)
+      if (process.getuid?.() === 0)
+        return t.pass('skipped: root without mount rights cannot make a read-only folder here');
+    }
+    try {
+      const cfg = join(ro, 'pv.cfg');
+      const weights = join(ro, 'pv.weights');
+      writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG));
+      writeFileSync(weights, readFileSync(model.weightsPath));
+      if (mounted) t.is(spawnSync('mount', ['-o', 'remount,ro', ro]).status, 0);
+      else chmodSync(ro, 0o555);
+      const xdg = join(dir, 'xdg');
+      const video = makeVideo('lost2-ro.mp4', 4, 160, 120);
+      const r = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], {
+        env: { XDG_CACHE_HOME: xdg },
+      });
+      t.is(r.code, 0, r.stderr);
+      t.regex(r.stderr, /weights is read-only: the export is cached in .*xdg\/jetprof \(--cache-dir to choose\)/);
+      t.true(readdirSync(join(xdg, 'jetprof')).some((f) => /^pv\.weights-[0-9a-f]{12}\.onnx$/.test(f)));
+    } finally {
+      if (mounted) spawnSync('umount', [ro]);
+      else chmodSync(ro, 0o755);
+    }
+  },
+);
