@@ -4,8 +4,8 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
-import { dirname, relative, resolve } from 'node:path';
-import { classifySource } from '../video/sources.ts';
+import { dirname, join, relative, resolve } from 'node:path';
+import { classifySource, sourceStem } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
@@ -20,6 +20,7 @@ import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../p
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
 import { defaultOutputPath, type InferOptions, runInference } from '../pipeline/infer.ts';
+import type { StreamSpec } from '../pipeline/multi-stream-loop.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
@@ -49,6 +50,8 @@ interface InferCliOptions {
   maxDet: number;
   label?: string;
   repeat: number;
+  streams: number;
+  outputDir?: string;
   profilerAttached?: ProfilerName;
   fp16: boolean;
   tegrastats: boolean;
@@ -84,8 +87,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       ].join('\n'),
     )
     .argument(
-      '<video>',
-      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images',
+      '<video...>',
+      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images; several sources run as streams that take turns (per-stream figures and videos)',
     );
   if (!fixedBackend) {
     cmd.addOption(
@@ -120,6 +123,16 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
+    .option(
+      '--streams <n>',
+      "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
+      parseIntInRange('--streams', 1, 64),
+      1,
+    )
+    .option(
+      '--output-dir <dir>',
+      'with several streams: where stream i writes <stem>-<i>-<backend>-detected.mp4 (default: the current folder)',
+    )
     .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout')
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
@@ -263,8 +276,8 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
         ],
       ),
     )
-    .action(async (video: string, opts: InferCliOptions) => {
-      process.exitCode = await inferAction(video, { ...opts, backend: fixedBackend ?? opts.backend });
+    .action(async (videos: string[], opts: InferCliOptions) => {
+      process.exitCode = await inferAction(videos, { ...opts, backend: fixedBackend ?? opts.backend });
     });
   return cmd;
 }
@@ -329,7 +342,13 @@ interface RunContext {
 }
 
 /** infer's command-line options mapped to the job's settings, in one place; `k` is the run of --repeat. */
-function jobSettings(video: string, o: InferCliOptions, k: number, run: RunContext): InferOptions {
+function jobSettings(
+  video: string,
+  o: InferCliOptions,
+  k: number,
+  run: RunContext,
+  streams?: StreamSpec[],
+): InferOptions {
   return {
     backend: o.backend,
     video,
@@ -342,7 +361,13 @@ function jobSettings(video: string, o: InferCliOptions, k: number, run: RunConte
     engine: o.engine,
     plugins: o.plugin,
     // --repeat: every run writes its own video (out-1.mp4 ... out-N.mp4), as its own JSON, so none replaces another
-    output: o.write ? (o.repeat > 1 ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k) : o.output) : null,
+    output:
+      o.write && !streams
+        ? o.repeat > 1
+          ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k)
+          : o.output
+        : null,
+    streams,
     json: run.json,
     postprocess: {
       confThreshold: o.conf,
@@ -375,8 +400,59 @@ function jobSettings(video: string, o: InferCliOptions, k: number, run: RunConte
   };
 }
 
-async function inferAction(video: string, o: InferCliOptions): Promise<number> {
+/**
+ * Several streams (`infer A B`, `--streams N`): each source repeated N times, stream i writing
+ * `<stem>-<i>-<backend>-detected.mp4` into --output-dir. One stream: undefined (the ordinary run).
+ */
+function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undefined {
+  const sources = videos.flatMap((v) => Array.from({ length: o.streams }, () => v));
+  if (sources.length === 1) return undefined;
+  if (sources.length > MAX_STREAMS) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `${sources.length} streams (${videos.length} source(s) x --streams ${o.streams}): at most ${MAX_STREAMS}`,
+      {
+        suggestion: 'fewer sources or a smaller --streams',
+      },
+    );
+  }
+  for (const [flag, given] of [
+    ['--output', o.output],
+    ['--detections', o.detections],
+    ['--repeat', o.repeat > 1 ? o.repeat : undefined],
+  ] as const) {
+    if (given !== undefined) {
+      throw new JetprofError(
+        'BAD_OPTION',
+        `${flag} takes one stream; with ${sources.length} streams it is not available yet`,
+        {
+          suggestion:
+            flag === '--output'
+              ? 'each stream writes <stem>-<i>-<backend>-detected.mp4 into --output-dir'
+              : `run the streams one at a time for ${flag}`,
+        },
+      );
+    }
+  }
+  const folder = videos.find((v) => classifySource(v).kind === 'images');
+  if (folder)
+    throw new JetprofError('BAD_OPTION', `${folder}: a folder of images is one stream only`, {
+      suggestion: 'run it on its own',
+    });
+  return sources.map((source, i) => ({
+    source,
+    outputPath: o.write
+      ? join(resolve(o.outputDir ?? '.'), `${sourceStem(source)}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`)
+      : undefined,
+  }));
+}
+
+/** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
+const MAX_STREAMS = 64;
+
+async function inferAction(videos: string[], o: InferCliOptions): Promise<number> {
   const program = 'infer';
+  const video = videos[0];
   let stopRequested = false;
   let repeated = false;
   // Ctrl-C, SIGTERM (timeout, systemd) and SIGHUP (an ssh session dropped) all finish the frame in flight and close
@@ -399,6 +475,7 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
   let progress = createProgress(!o.quiet);
   try {
     refuseBadOptions(o);
+    const specs = streamSpecs(videos, o);
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
     if (o.detections) requireWritableDir(o.detections, '--detections');
@@ -412,7 +489,9 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
     }
     claimOutputs(
       {
-        ...(source.kind === 'file' ? { video } : {}),
+        ...Object.fromEntries(
+          videos.filter((v) => classifySource(v).kind === 'file').map((v, i) => [`video ${i + 1}`, v]),
+        ),
         // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
         model: o.model,
         cfg: o.cfg,
@@ -422,7 +501,10 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
         ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
       },
       {
-        'output video': source.kind === 'images' ? undefined : outputVideo,
+        'output video': source.kind === 'images' || specs ? undefined : outputVideo,
+        ...Object.fromEntries(
+          (specs ?? []).filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]),
+        ),
         'run JSON': jsonToStdout ? undefined : o.json,
         'detections file': o.detections,
       },
@@ -452,18 +534,24 @@ async function inferAction(video: string, o: InferCliOptions): Promise<number> {
       if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
       const json = o.json && !jsonToStdout ? (o.repeat > 1 ? repeatPath(o.json, k) : o.json) : undefined;
       const result = await runInference(
-        jobSettings(video, o, k, {
-          json,
-          pipelined: loop.pipelined,
-          nvtx,
-          tegrastatsBin,
-          shouldStop: () => stopRequested,
-          onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
-          onInfo: (m) => {
-            if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
+        jobSettings(
+          video,
+          o,
+          k,
+          {
+            json,
+            pipelined: loop.pipelined,
+            nvtx,
+            tegrastatsBin,
+            shouldStop: () => stopRequested,
+            onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+            onInfo: (m) => {
+              if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
+            },
+            onFrame: (p) => progress.update(p),
           },
-          onFrame: (p) => progress.update(p),
-        }),
+          specs,
+        ),
       );
       progress.done();
       runs.push(result);

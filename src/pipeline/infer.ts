@@ -23,6 +23,7 @@ import { loadOpenCv } from '../video/opencv.ts';
 import { runFrameLoop } from './frame-loop.ts';
 import type { FrameLoopOptions } from './loop-io.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
+import { runMultiStreamLoop, type StreamSpec } from './multi-stream-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { buildRunResult, defaultLabel, type Precision, type ProfilerName, type RunResult } from './run-result.ts';
 
@@ -68,6 +69,8 @@ export interface InferOptions {
   pipeline: boolean;
   /** Frames in flight in the pipelined loop (default 3). */
   inFlight?: number;
+  /** Several streams in one run (sources, each possibly repeated by --streams), each with its output video. */
+  streams?: StreamSpec[];
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   nvtx: Nvtx;
@@ -195,7 +198,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const tegrastats = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
-    const loop = await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, {
+    const loopOptions = {
       inFlight: o.inFlight,
       videoPath: o.video,
       modelName: o.engine ?? modelPath,
@@ -211,7 +214,23 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
       shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
       onFrame: o.onFrame,
-    });
+    };
+    // several streams: one turn-taking loop over all of them; one stream: the loop --pipeline chose
+    const multi =
+      o.streams && o.streams.length > 1
+        ? await runMultiStreamLoop(session, model, { ...loopOptions, streams: o.streams })
+        : undefined;
+    const loop = multi
+      ? {
+          tally: multi.tally,
+          video: multi.first.video,
+          frameSize: multi.first.frameSize,
+          output: undefined,
+          framesRead: multi.framesRead,
+          interrupted: multi.interrupted,
+          endOfStream: false,
+        }
+      : await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, loopOptions);
     if (loop.tally.frames === 0 && loop.interrupted) {
       throw new JetprofError(
         'INTERRUPTED',
@@ -243,6 +262,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     }
     const declared = loop.video.frameCount;
     if (
+      !multi &&
       !loop.interrupted &&
       declared > 0 &&
       loop.framesRead < declared &&
@@ -280,8 +300,9 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const setupBase = {
       executionProvider: session.executionProvider,
       precision,
-      loop: o.pipeline ? ('pipelined' as const) : ('sequential' as const),
-      ...(o.pipeline ? { inFlight: o.inFlight ?? 3 } : {}),
+      // several streams take turns through one sequential loop
+      loop: o.pipeline && !multi ? ('pipelined' as const) : ('sequential' as const),
+      ...(o.pipeline && !multi ? { inFlight: o.inFlight ?? 3 } : {}),
       profiler: o.profiler ?? 'none',
     };
     const onCpu = session.executionProvider === 'cpu';
@@ -335,6 +356,20 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       interrupted: loop.interrupted,
     });
     if (endedEarly) result.endedEarly = endedEarly;
+    if (multi) {
+      // the run's top-level figures are over every stream: end-to-end FPS is the aggregate (all frames / wall time)
+      result.streams = multi.streams;
+      result.aggregateFps = result.endToEndFps;
+      result.batch = 1;
+      result.interval = 0;
+      result.inferredFrames = multi.framesRead;
+      for (const s of multi.streams) {
+        if (s.endedEarly)
+          o.onWarning(
+            `stream ${s.index} (${s.source}): ${s.endedEarly.reason}, after ${s.endedEarly.framesRead} frames`,
+          );
+      }
+    }
     if (tegrastats && o.tegrastats) {
       const lines = await tegrastats.stop();
       const origin = tally.originNs ?? process.hrtime.bigint();

@@ -77,11 +77,12 @@ export class LoopTally {
     this.origin ??= t;
   }
 
-  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess): void {
+  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess, stream?: number): void {
     this.origin ??= clock.t0;
     const at = (t: bigint) => roundMs(nsToMs(t - this.origin!));
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
     p.index.push(clock.index);
+    if (stream !== undefined) (p.stream ??= []).push(stream);
     p.startMs.push(at(clock.t0));
     p.readMs.push(roundMs(clock.readMs));
     p.preprocessMs.push(roundMs(clock.preprocessMs));

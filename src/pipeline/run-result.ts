@@ -1,5 +1,6 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
 import { BACKENDS, type BackendName } from '../backends/types.ts';
+import type { StreamRecord } from './multi-stream-loop.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
@@ -87,6 +88,17 @@ export interface RunResult {
   env: EnvInfo;
   startedAt: string;
   interrupted?: boolean;
+  /**
+   * Several streams in one run: each stream's figures (its frames, end-to-end FPS, latency from a frame's read to its
+   * boxes); the top-level figures are over all streams, and `aggregateFps` is all frames over the wall time.
+   */
+  streams?: StreamRecord[];
+  aggregateFps?: number;
+  /** Frames per inference call (1: streams take turns) and frames skipped between inferences (0: every frame). */
+  batch?: number;
+  interval?: number;
+  /** Frames that went through the model, warm-up included. */
+  inferredFrames?: number;
   /** A live source that stopped sending frames: when (seconds after the first frame's read) and why. */
   endedEarly?: { afterS: number; framesRead: number; reason: string };
   /** tegrastats beside the run (on a Jetson): the samples on the run's clock, and their summary over the measured frames. */
@@ -230,6 +242,20 @@ export function formatSummary(r: RunResult): string {
     lines.push(
       `Stages overlap in the pipelined loop: busy times add up to more than the ${wallPerFrame.toFixed(2)} ms of wall time per frame. The model was not running ${(notInference * 100).toFixed(1)}% of the wall time (end-to-end FPS is ${((1 - notInference) * 100).toFixed(1)}% of inference FPS; compare with --pipeline off).`,
     );
+  }
+  if (r.streams?.length) {
+    lines.push('');
+    lines.push(
+      `${r.streams.length} streams taking turns (batch ${r.batch ?? 1}): aggregate ${(r.aggregateFps ?? r.endToEndFps).toFixed(2)} FPS (all frames over the wall time); per stream:`,
+    );
+    lines.push('| Stream | Source | Frames | End-to-end FPS | Latency p50 / p90 / p99 ms | Ended early |');
+    lines.push('| --- | --- | --- | --- | --- | --- |');
+    for (const s of r.streams) {
+      const l = s.latencyMs;
+      lines.push(
+        `| ${s.index} | ${s.source} | ${s.frames} | ${s.endToEndFps.toFixed(2)} | ${[l.p50, l.p90, l.p99].map((v) => v.toFixed(1)).join(' / ')} | ${s.endedEarly ? `after ${s.endedEarly.framesRead} frames` : ''} |`,
+      );
+    }
   }
   const pp = r.postprocess;
   if (pp)

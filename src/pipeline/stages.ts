@@ -40,6 +40,8 @@ export interface PerFrame {
   drawMs: number[];
   /** Candidates above --conf before --max-candidates. */
   candidates: number[];
+  /** Several streams in one run: the stream each frame came from (0-based); `index` then counts per stream. */
+  stream?: number[];
   /** TensorRT's CUDA-event timings, when the backend measures them. */
   h2dMs?: number[];
   gpuComputeMs?: number[];

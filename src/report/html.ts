@@ -12,6 +12,9 @@ import {
   accuracyCaption,
   accuracyRows,
   defaultTitle,
+  STREAM_HEADERS,
+  streamRows,
+  streamsCaption,
   failedSentence,
   fpsCell,
   gapSentence,
@@ -420,6 +423,12 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
         `<p><small>${r.fps.map((x) => escapeHtml(`${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`)).join('<br>')}</small></p>`,
       );
     }
+  }
+  for (const m of r.multiStream) {
+    body.push(
+      `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
+      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, false]),
+    );
   }
   if (r.stages.length) {
     body.push('<h2>Stages</h2>');

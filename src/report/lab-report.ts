@@ -106,6 +106,16 @@ export function buildLabReport(
     board,
     accuracy: accuracy.rows,
     ...(accuracy.reference ? { accuracyReference: accuracy.reference } : {}),
+    multiStream: groups
+      .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
+      .filter((x) => x.run.streams?.length)
+      .map((x) => ({
+        label: x.run.setup.label,
+        modelType: x.modelType,
+        aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
+        batch: x.run.batch ?? 1,
+        streams: x.run.streams!,
+      })),
     skipped: extras.skipped ?? [],
     failed: extras.failed ?? [],
     notCompared: compared.notCompared,

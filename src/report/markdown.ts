@@ -204,6 +204,30 @@ export function boardRows(r: LabReport): string[][] {
   ]);
 }
 
+export const STREAM_HEADERS = [
+  'Stream',
+  'Source',
+  'Frames',
+  'End-to-end FPS',
+  'Latency p50 / p90 / p99 (ms)',
+  'Ended early',
+];
+
+export function streamsCaption(m: LabReport['multiStream'][number]): string {
+  return `${m.modelType}: ${m.streams.length} streams taking turns, batch ${m.batch}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
+}
+
+export function streamRows(m: LabReport['multiStream'][number]): string[][] {
+  return m.streams.map((s) => [
+    String(s.index),
+    s.source,
+    String(s.frames),
+    s.endToEndFps.toFixed(2),
+    [s.latencyMs.p50, s.latencyMs.p90, s.latencyMs.p99].map((v) => v.toFixed(1)).join(' / '),
+    s.endedEarly ? `after ${s.endedEarly.framesRead} frames: ${s.endedEarly.reason}` : '',
+  ]);
+}
+
 export function defaultTitle(r: LabReport): string {
   const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
   const skipped = r.skipped.map((x) => x.modelType);
@@ -284,6 +308,10 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
       out.push('**What each row measured**', '');
       out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
     }
+  }
+  for (const m of r.multiStream) {
+    out.push(`**${mdInline(streamsCaption(m))}**`, '');
+    out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'l']), '');
   }
   if (r.board.length) {
     out.push('## On the board (tegrastats)', '');

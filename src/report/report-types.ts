@@ -1,4 +1,5 @@
 /** The lab report's types: what report rows, tables, profile sections and notes hold (built by lab-report.ts). */
+import type { StreamRecord } from '../pipeline/multi-stream-loop.ts';
 import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
 import type { NsysStats } from '../parsers/nsys.ts';
@@ -74,6 +75,8 @@ export interface ComparisonBasis {
   /** The loop and its frames in flight. */
   loop: string;
   profiler: string;
+  /** One stream, or how many took turns (and at which batch). */
+  streams: string;
 }
 
 /** A pair of rows the report did not compare, and why (one line each in the report). */
@@ -204,7 +207,18 @@ export interface BoardRow {
   series: TegrastatsSeries;
 }
 
+/** A run of several streams: each stream's figures (report's per-stream table). */
+export interface StreamsSection {
+  label: string;
+  modelType: string;
+  aggregateFps: number;
+  batch: number;
+  streams: StreamRecord[];
+}
+
 export interface LabReport {
+  /** Empty unless a run had several streams. */
+  multiStream: StreamsSection[];
   fps: FpsRow[];
   /** Empty unless a run recorded tegrastats (on a Jetson). */
   board: BoardRow[];

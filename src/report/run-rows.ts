@@ -38,6 +38,9 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
     profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
+    streams: r.streams?.length
+      ? `${r.streams.length} streams, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
+      : 'one stream',
   };
 }
 
@@ -48,6 +51,7 @@ const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
   ['frameSize', 'different frame size'],
   ['loop', 'different loop'],
   ['profiler', 'different profiler'],
+  ['streams', 'different streams'],
 ];
 
 /**
