@@ -11,6 +11,7 @@
  *   6. NVTX cost per range; start-up time of `jetprof parse --help`
  *   7. a model that fires everywhere: postprocess on real frames, end to end vs the demo model, the Python peer
  *   8. jetprof parse --trace-rows all --out on a 300 MB trace: peak RSS of the whole command
+ *   9. many streams: aggregate FPS of 1, 2, 4 streams; jetprof capacity on vtest.avi at 10 FPS
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -40,7 +41,7 @@ const opt = (name: string) => {
 };
 const THREADS = Number(opt('--threads') ?? cpus().length);
 const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
-const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7,8').split(',').map(Number));
+const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7,8,9').split(',').map(Number));
 const VIDEO = join(ROOT, 'videos', 'vtest.avi');
 const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');
 const TSX = `--import=${import.meta.resolve('tsx')}`;
@@ -780,6 +781,98 @@ async function benchParseAll() {
   );
 }
 
+/**
+ * 9. Many streams: aggregate FPS of 1, 2 and 4 streams of vtest.avi taking turns (batch 1), and `jetprof capacity` on
+ * vtest.avi at 10 FPS with its answer and how long the search took.
+ */
+function benchStreams() {
+  section = 9;
+  log('9. streams: aggregate FPS of 1, 2, 4 streams; jetprof capacity on vtest.avi at 10 FPS');
+  const cli = (script: string) =>
+    existsSync(join(ROOT, `dist/src/cli/${script}.js`))
+      ? [join(ROOT, `dist/src/cli/${script}.js`)]
+      : [TSX, join(ROOT, `src/cli/${script}.ts`)];
+  const frames = FRAMES ?? 100;
+  const aggregate: Record<string, number> = {};
+  for (const n of [1, 2, 4]) {
+    const json = join(WORK, `streams-${n}.json`);
+    const r = spawnSync(
+      process.execPath,
+      [
+        ...cli('infer'),
+        VIDEO,
+        '--model',
+        onnx,
+        '--frame-size',
+        '960x540',
+        '--threads',
+        String(THREADS),
+        '--streams',
+        String(n),
+        '--max-frames',
+        String(Math.ceil(frames / n) + 5),
+        '--no-write',
+        '-q',
+        '--json',
+        json,
+      ],
+      { encoding: 'utf8' },
+    );
+    if (r.status !== 0) throw new Error(`streams ${n} failed: ${r.stderr}`);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    aggregate[n] = run.aggregateFps ?? run.endToEndFps;
+  }
+  row(
+    'aggregate FPS, 1 / 2 / 4 streams taking turns (batch 1)',
+    `${aggregate[1].toFixed(2)} / ${aggregate[2].toFixed(2)} / ${aggregate[4].toFixed(2)}`,
+    '',
+    undefined,
+  );
+  row(
+    '4 streams / 1 stream aggregate FPS (bookkeeping of many streams)',
+    (aggregate[4] / aggregate[1]).toFixed(3),
+    '>= 0.95',
+    aggregate[4] / aggregate[1] >= 0.95,
+  );
+  const capJson = join(WORK, 'capacity.json');
+  const t0 = performance.now();
+  const c = spawnSync(
+    process.execPath,
+    [
+      ...cli('jetprof'),
+      'capacity',
+      VIDEO,
+      '--source-fps',
+      '10',
+      '--p99-ms',
+      '400',
+      '--budget',
+      '240',
+      '--json',
+      capJson,
+      '--',
+      '--model',
+      onnx,
+      '--threads',
+      String(THREADS),
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  if (c.status !== 0) throw new Error(`capacity failed: ${c.stderr}`);
+  const cap = JSON.parse(readFileSync(capJson, 'utf8'));
+  results.streams = {
+    aggregateFps: aggregate,
+    capacity: { ...cap, wallSeconds: seconds, answer: c.stdout.trim().split('\n').pop() },
+  };
+  row(
+    'jetprof capacity vtest.avi at 10 FPS, p99 <= 400 ms: streams held; search time (s)',
+    `${cap.maxStreams}; ${seconds.toFixed(0)}`,
+    '<= 240 s',
+    seconds <= 240,
+  );
+}
+
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
 if (ONLY.has(2)) pipe = benchEndToEnd();
@@ -789,6 +882,7 @@ if (ONLY.has(5)) await benchParser();
 if (ONLY.has(6)) benchNvtxAndStartup();
 if (ONLY.has(7)) await benchDense();
 if (ONLY.has(8)) await benchParseAll();
+if (ONLY.has(9)) benchStreams();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

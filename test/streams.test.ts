@@ -112,3 +112,118 @@ test('bad input, one line each: --streams 0, more than 64 streams, --output or -
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
 });
+
+test('--realtime paces a file at its frame rate and counts what arrives while the loop is busy as dropped', (t) => {
+  const dir = join(scratchDir(), 'streams-rt');
+  mkdirSync(dir, { recursive: true });
+  const v = makeVideo('streams-rt.mp4', 60, 160, 120, 30);
+  const slow = join(dir, 'slow.json');
+  // 5 FPS: every frame has long been processed when the next arrives, so nothing drops
+  const r = runCli('infer', [
+    v,
+    '--realtime',
+    '--source-fps',
+    '5',
+    '--max-frames',
+    '12',
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '2',
+    '--no-write',
+    '--json',
+    slow,
+    '-q',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(slow, 'utf8'));
+  t.like(run.streams[0], { frames: 10, droppedFrames: 0 });
+  t.true(Math.abs(run.streams[0].endToEndFps - 5) < 0.5, `paced at 5 FPS: ${run.streams[0].endToEndFps}`);
+  t.is(run.perFrame.captureMs.length, 10, 'each frame has its arrival time');
+  // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted
+  const fast = join(dir, 'fast.json');
+  t.is(
+    runCli('infer', [
+      v,
+      '--realtime',
+      '--source-fps',
+      '200',
+      '--model',
+      model.onnxPath,
+      '--warmup',
+      '2',
+      '--no-write',
+      '--json',
+      fast,
+      '-q',
+    ]).code,
+    0,
+  );
+  const f = JSON.parse(readFileSync(fast, 'utf8')).streams[0];
+  t.true(f.droppedFrames > 0, `dropped ${f.droppedFrames}`);
+  t.true(f.frames > 0, `${f.frames} frames measured`);
+  t.true(f.frames + f.droppedFrames <= 58, 'measured and dropped frames are frames of the file after the warm-up');
+  t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);
+  t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
+});
+
+test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and says the answer in one sentence', async (t) => {
+  const { judgePoint } = await import('../src/report/capacity.ts');
+  const run = (fps: number[], dropped: number, p99: number) =>
+    ({
+      streams: fps.map((f, i) => ({
+        index: i,
+        endToEndFps: f,
+        droppedFrames: i === 0 ? dropped : 0,
+        latencyMs: { p50: 1, p90: 1, p99: p99 },
+      })),
+    }) as never;
+  t.true(judgePoint(run([10, 10], 0, 100), 2, 10, 400).held);
+  t.like(judgePoint(run([10, 9], 0, 100), 2, 10, 400), { held: false, why: 'a stream at 9.00 FPS' });
+  t.like(judgePoint(run([10], 3, 100), 1, 10, 400), { held: false, why: '3 frames dropped' });
+  t.like(judgePoint(run([10], 0, 500), 1, 10, 400), { held: false, why: 'p99 500 ms' });
+  const v = makeVideo('streams-cap.mp4', 90, 160, 120, 30);
+  const json = join(scratchDir(), 'capacity.json');
+  const t0 = Date.now();
+  const r = runCli('jetprof', [
+    'capacity',
+    v,
+    '--source-fps',
+    '4',
+    '--p99-ms',
+    '2000',
+    '--point-seconds',
+    '2',
+    '--repeat',
+    '1',
+    '--budget',
+    '60',
+    '--json',
+    json,
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
+  t.is(r.code, 0, r.stderr);
+  t.true(Date.now() - t0 < 90_000, 'within the budget and start-up');
+  const cap = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(cap.schema, 'jetprof.capacity/1');
+  t.true(cap.maxStreams >= 1, `holds at least one 4 FPS stream of a 160x120 clip: ${cap.maxStreams}`);
+  t.deepEqual(
+    cap.points.slice(0, 2).map((p: { streams: number }) => p.streams),
+    [1, 2],
+    'the search starts at 1, then doubles',
+  );
+  const failed = cap.points.filter((p: { held: boolean }) => !p.held).map((p: { streams: number }) => p.streams);
+  if (!cap.cutShort) t.is(Math.min(...failed), cap.maxStreams + 1, 'settled: the next count up did not hold');
+  t.regex(
+    r.stdout,
+    /\| Streams \| Min stream FPS \| Mean stream FPS \| p99 latency \(ms\) \| Dropped frames \| Held \|/,
+  );
+  t.regex(
+    r.stdout,
+    new RegExp(
+      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms`,
+    ),
+  );
+});

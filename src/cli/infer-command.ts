@@ -52,6 +52,8 @@ interface InferCliOptions {
   repeat: number;
   streams: number;
   outputDir?: string;
+  realtime: boolean;
+  sourceFps?: number;
   profilerAttached?: ProfilerName;
   fp16: boolean;
   tegrastats: boolean;
@@ -128,6 +130,21 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
       parseIntInRange('--streams', 1, 64),
       1,
+    )
+    .option(
+      '--realtime',
+      'read files at their own frame rate, as a camera delivers frames: frames that arrive while the pipeline is busy are dropped and counted',
+      false,
+    )
+    .option(
+      '--source-fps <fps>',
+      "with --realtime: the pace of every source (default: each file's own frame rate)",
+      (v: string) => {
+        const n = Number(v);
+        if (!(n > 0 && n <= 1000))
+          throw new InvalidArgumentError(`--source-fps must be a frame rate above 0 and at most 1000, got '${v}'`);
+        return n;
+      },
     )
     .option(
       '--output-dir <dir>',
@@ -368,6 +385,7 @@ function jobSettings(
           : o.output
         : null,
     streams,
+    ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
     json: run.json,
     postprocess: {
       confThreshold: o.conf,
@@ -475,7 +493,22 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
   let progress = createProgress(!o.quiet);
   try {
     refuseBadOptions(o);
-    const specs = streamSpecs(videos, o);
+    // --realtime paces every stream, one stream too: the turn-taking loop runs it
+    const specs =
+      streamSpecs(videos, o) ??
+      (o.realtime
+        ? [
+            {
+              source: video,
+              outputPath: o.write ? resolve(o.output ?? defaultOutputPath(video, o.backend)) : undefined,
+            },
+          ]
+        : undefined);
+    if (o.sourceFps !== undefined && !o.realtime) {
+      throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
+        suggestion: 'add --realtime',
+      });
+    }
     const jsonToStdout = o.json === '-';
     if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
     if (o.detections) requireWritableDir(o.detections, '--detections');

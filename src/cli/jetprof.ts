@@ -5,6 +5,7 @@ import { agreeCommand, mapCommand } from './accuracy-commands.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { inferCommand } from './infer-command.ts';
 import { compareCommand } from './compare-command.ts';
+import { capacityCommand } from './capacity-command.ts';
 import { buildEngineCommand, exportCommand, fetchWeightsCommand, makeWeightsCommand } from './model-commands.ts';
 import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
@@ -25,6 +26,7 @@ const program = new Command('jetprof')
   .addCommand(profileCommand())
   .addCommand(reportCommand())
   .addCommand(compareCommand())
+  .addCommand(capacityCommand())
   .addCommand(agreeCommand())
   .addCommand(mapCommand())
   .addCommand(doctorCommand());

@@ -71,6 +71,8 @@ export interface InferOptions {
   inFlight?: number;
   /** Several streams in one run (sources, each possibly repeated by --streams), each with its output video. */
   streams?: StreamSpec[];
+  /** --realtime: sources read at their frame rate (or `fps`, --source-fps), dropping what arrives while busy. */
+  realtime?: { fps?: number };
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   nvtx: Nvtx;
@@ -217,8 +219,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     };
     // several streams: one turn-taking loop over all of them; one stream: the loop --pipeline chose
     const multi =
-      o.streams && o.streams.length > 1
-        ? await runMultiStreamLoop(session, model, { ...loopOptions, streams: o.streams })
+      o.streams && (o.streams.length > 1 || o.realtime)
+        ? await runMultiStreamLoop(session, model, { ...loopOptions, streams: o.streams, realtime: o.realtime })
         : undefined;
     const loop = multi
       ? {

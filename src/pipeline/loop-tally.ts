@@ -19,6 +19,8 @@ export interface FrameClock {
   tPostprocess: bigint;
   /** write ended */
   tEnd: bigint;
+  /** --realtime: when the frame arrived (as a camera delivers it), which latency counts from */
+  tCapture?: bigint;
   readMs: number;
   preprocessMs: number;
   inferenceMs: number;
@@ -83,6 +85,7 @@ export class LoopTally {
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
     p.index.push(clock.index);
     if (stream !== undefined) (p.stream ??= []).push(stream);
+    if (clock.tCapture !== undefined) (p.captureMs ??= []).push(at(clock.tCapture));
     p.startMs.push(at(clock.t0));
     p.readMs.push(roundMs(clock.readMs));
     p.preprocessMs.push(roundMs(clock.preprocessMs));

@@ -34,7 +34,7 @@ export interface StreamRecord {
   width: number;
   height: number;
   frames: number;
-  /** Frames its source gave that were not processed (0 here: every frame is processed at batch 1). */
+  /** Measured frames its source gave that were never processed (--realtime: they arrived while the loop was busy). */
   droppedFrames: number;
   endToEndFps: number;
   /** From the start of a frame's read to its boxes (ms), over the measured frames. */
@@ -58,7 +58,9 @@ export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frame
   const rows = p.index.map((_, k) => k).filter((k) => p.stream?.[k] === i);
   if (rows.length === 0) return { frames: 0, endToEndFps: 0, latencyMs: { p50: NaN, p90: NaN, p99: NaN } };
   const wall = Math.max(...rows.map((k) => p.endMs[k])) - Math.min(...rows.map((k) => p.startMs[k]));
-  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - p.startMs[k]).sort((a, b) => a - b);
+  // from the frame's arrival (--realtime) or its read to its boxes
+  const from = p.captureMs ?? p.startMs;
+  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
   return {
     frames: rows.length,
     endToEndFps: wall > 0 ? (rows.length / wall) * 1000 : 0,
@@ -69,7 +71,14 @@ export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frame
 export async function runMultiStreamLoop(
   session: DetectorSession,
   model: YoloModelInfo,
-  o: FrameLoopOptions & { streams: StreamSpec[] },
+  o: FrameLoopOptions & {
+    streams: StreamSpec[];
+    /**
+     * Read each file at its frame rate (or `fps`), as a camera delivers it: a frame that arrives while the loop is
+     * busy is replaced by the next one and counted as dropped, as a live source drops it.
+     */
+    realtime?: { fps?: number };
+  },
 ): Promise<MultiStreamResult> {
   const ios: ReturnType<typeof openLoopIo>[] = [];
   try {
@@ -83,9 +92,13 @@ export async function runMultiStreamLoop(
   }
   const tally = new LoopTally(o.warmupFrames, model.labels, false);
   const ranges = pushPopRanges(o.nvtx);
-  const state = ios.map(() => ({ index: 0, done: false, endOfStream: false }));
+  const state = ios.map(() => ({ index: 0, done: false, endOfStream: false, dropped: 0 }));
   let interrupted = false;
   let framesRead = 0;
+  // --realtime: frame k of a stream arrives at start + k / fps
+  const intervalNs = ios.map((io) => BigInt(Math.round(1e9 / (o.realtime?.fps ?? io.source.info.fps))));
+  const start = process.hrtime.bigint();
+  if (o.realtime) tally.begin(start);
   try {
     while (state.some((s) => !s.done)) {
       if (o.shouldStop()) {
@@ -93,9 +106,29 @@ export async function runMultiStreamLoop(
         break;
       }
       if (o.shouldEnd?.()) break;
+      let processed = 0;
+      let nextArrival: bigint | undefined;
       for (const [i, io] of ios.entries()) {
         const s = state[i];
         if (s.done) continue;
+        let tCapture: bigint | undefined;
+        if (o.realtime) {
+          const now = process.hrtime.bigint();
+          const due = Number((now - start) / intervalNs[i]);
+          if (due < s.index) {
+            const at = start + BigInt(s.index) * intervalNs[i];
+            if (nextArrival === undefined || at < nextArrival) nextArrival = at;
+            continue; // its next frame has not arrived yet
+          }
+          // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
+          for (; s.index < due && !s.done; s.index++) {
+            if (o.maxFrames !== undefined && s.index >= o.maxFrames) break;
+            if (!io.source.read()) s.done = s.endOfStream = true;
+            else if (s.index >= o.warmupFrames) s.dropped++;
+          }
+          if (s.done) continue;
+          tCapture = start + BigInt(s.index) * intervalNs[i];
+        }
         if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
           s.done = true;
           continue;
@@ -149,6 +182,7 @@ export async function runMultiStreamLoop(
             postprocessMs: nsToMs(t4 - t3),
             drawMs,
             writeMs: nsToMs(t5 - t4),
+            ...(tCapture !== undefined ? { tCapture } : {}),
           },
           result,
           post,
@@ -156,6 +190,12 @@ export async function runMultiStreamLoop(
         );
         s.index++;
         framesRead++;
+        processed++;
+      }
+      // nothing had arrived: wait for the next frame instead of spinning
+      if (processed === 0 && nextArrival !== undefined) {
+        const waitMs = Number(nextArrival - process.hrtime.bigint()) / 1e6;
+        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
       }
     }
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
@@ -182,7 +222,7 @@ export async function runMultiStreamLoop(
       width: io.frameW,
       height: io.frameH,
       ...figures,
-      droppedFrames: 0,
+      droppedFrames: state[i].dropped,
       ...(sink ? { output: { path: sink.path, codec: sink.codec, ...(sink.written ?? {}) } } : {}),
       ...(earlyEnd
         ? { endedEarly: { framesRead: s.index, reason: 'its source gave no more frames while other streams went on' } }

@@ -42,6 +42,8 @@ export interface PerFrame {
   candidates: number[];
   /** Several streams in one run: the stream each frame came from (0-based); `index` then counts per stream. */
   stream?: number[];
+  /** --realtime: when the frame arrived at its source's pace (latency counts from it). */
+  captureMs?: number[];
   /** TensorRT's CUDA-event timings, when the backend measures them. */
   h2dMs?: number[];
   gpuComputeMs?: number[];

@@ -1,0 +1,146 @@
+/** `jetprof capacity <source> --source-fps F --p99-ms D -- <infer args>`: how many camera streams this machine holds. */
+import { basename } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { backendByAlias, type BackendName } from '../backends/types.ts';
+import { writeOutput } from '../output/output.ts';
+import { markdownTable } from '../report/tables.ts';
+import { JetprofError } from '../util/errors.ts';
+import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
+import { parseIntInRange } from './options.ts';
+
+const positive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!(n > 0 && Number.isFinite(n))) throw new InvalidArgumentError(`${name} must be a number above 0, got '${v}'`);
+  return n;
+};
+
+export function capacityCommand(): Command {
+  return new Command('capacity')
+    .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
+    .description(
+      "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps the frame rate, no frame is dropped, and the p99 latency from a frame's arrival to its boxes is within --p99-ms. Each point runs --point-seconds and is repeated (--repeat); the search stops by itself within --budget seconds and prints a table and the answer in one sentence.\n" +
+        'Arguments after -- go to infer (model, frame size, ...). Streams take turns at batch 1 for now.',
+    )
+    .argument('<source>', 'a video file (or a stream) to replicate as cameras')
+    .argument('[infer-args...]', 'infer arguments, after --')
+    .requiredOption('--source-fps <fps>', 'the frame rate each camera delivers', positive('--source-fps'))
+    .requiredOption('--p99-ms <ms>', 'the p99 latency (arrival to boxes) a stream may have', positive('--p99-ms'))
+    .option('-b, --backend <name>', 'onnx, trt or opencv', 'onnx')
+    .option(
+      '--budget <s>',
+      'the whole search stops within this many seconds',
+      parseIntInRange('--budget', 10, 86_400),
+      240,
+    )
+    .option(
+      '--point-seconds <s>',
+      'how long each count of streams runs',
+      parseIntInRange('--point-seconds', 1, 3600),
+      8,
+    )
+    .option(
+      '--repeat <n>',
+      'runs of each count; it holds only when every run held',
+      parseIntInRange('--repeat', 1, 10),
+      2,
+    )
+    .option('--json <file>', 'write the result (jetprof.capacity/1)')
+    .showHelpAfterError(
+      "(infer's options go after --, e.g. jetprof capacity videos/vtest.avi --source-fps 10 --p99-ms 400 -- --model weights/yolov4-tiny.onnx)",
+    )
+    .addHelpText(
+      'after',
+      helpAfter([
+        {
+          cmd: 'jetprof capacity videos/vtest.avi --source-fps 10 --p99-ms 400 -- --model weights/yolov4-tiny.onnx --frame-size 960x540',
+          note: 'how many 10 FPS cameras, with boxes within 400 ms at p99',
+        },
+        {
+          cmd: 'jetprof capacity rtsp://cam/stream --source-fps 30 --p99-ms 200 --budget 600 -b trt -- --engine engines/yolov4-tiny.trt',
+        },
+      ]),
+    )
+    .action(
+      async (
+        source: string,
+        inferArgs: string[],
+        o: {
+          sourceFps: number;
+          p99Ms: number;
+          backend: string;
+          budget: number;
+          pointSeconds: number;
+          repeat: number;
+          json?: string;
+        },
+      ) => {
+        let stop = false;
+        let child: number | undefined;
+        const onSignal = (signal: NodeJS.Signals) => {
+          stop = true;
+          if (child !== undefined) {
+            try {
+              process.kill(child, signal);
+            } catch {
+              /* it has just ended */
+            }
+          }
+        };
+        const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+        for (const s of SIGNALS) process.on(s, onSignal);
+        try {
+          const backend = backendByAlias(o.backend) as BackendName | undefined;
+          if (!backend)
+            throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${o.backend}'`);
+          if (inferArgs.some((a) => ['--streams', '--realtime', '--source-fps', '--duration'].includes(a))) {
+            throw new JetprofError(
+              'BAD_OPTION',
+              'capacity sets --streams, --realtime, --source-fps and --duration itself',
+              {
+                suggestion: 'remove them from the arguments after --',
+              },
+            );
+          }
+          const { runCapacity, capacitySentence } = await import('../report/capacity.ts');
+          const r = await runCapacity({
+            source,
+            backend,
+            sourceFps: o.sourceFps,
+            p99Ms: o.p99Ms,
+            budgetS: o.budget,
+            pointS: o.pointSeconds,
+            repeat: o.repeat,
+            inferArgs,
+            onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
+            shouldStop: () => stop,
+            onChild: (pid) => {
+              child = pid;
+              return () => {
+                child = undefined;
+              };
+            },
+          });
+          const rows = [...r.points]
+            .sort((a, b) => a.streams - b.streams)
+            .map((p) => [
+              String(p.streams),
+              p.minStreamFps.toFixed(2),
+              p.meanStreamFps.toFixed(2),
+              p.p99Ms.toFixed(0),
+              String(p.dropped),
+              p.held ? 'held' : `no: ${p.why}`,
+            ]);
+          process.stdout.write(
+            `${markdownTable(['Streams', 'Min stream FPS', 'Mean stream FPS', 'p99 latency (ms)', 'Dropped frames', 'Held'], rows, ['r', 'r', 'r', 'r', 'r', 'l'])}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
+          );
+          if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
+          process.exitCode = stop ? 130 : 0;
+        } catch (e) {
+          process.exitCode = handleError(e);
+        } finally {
+          for (const s of SIGNALS) process.off(s, onSignal);
+        }
+      },
+    );
+}
