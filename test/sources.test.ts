@@ -242,3 +242,54 @@ test('--duration counts from the first frame, not from connecting', async (t) =>
   now = 7000;
   t.true(ended());
 });
+
+test.serial('a live RTSP stream beside a file in one run: two streams, each with its record and video', async (t) => {
+  const vtest = join(ROOT, 'videos/vtest.avi');
+  if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
+  const mjpeg = join(dir, 'vtest-mjpeg-two.avi');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+  const port = await freePort();
+  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+  let serverLog = '';
+  server.stdout.on('data', (d) => (serverLog += d));
+  try {
+    const started = Date.now();
+    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
+      await new Promise((r) => setTimeout(r, 100));
+    const file = makeVideo('beside-rtsp.mp4', 300, 160, 120);
+    const out = join(dir, 'two');
+    mkdirSync(out, { recursive: true });
+    const json = join(out, 'run.json');
+    const r = runCli(
+      'infer',
+      [
+        `rtsp://127.0.0.1:${port}/live`,
+        file,
+        '--model',
+        model.onnxPath,
+        '--duration',
+        '4',
+        '--warmup',
+        '2',
+        '--output-dir',
+        out,
+        '--json',
+        json,
+        '-q',
+      ],
+      { timeout: 120_000 },
+    );
+    t.is(r.code, 0, r.stderr);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.is(run.streams.length, 2);
+    t.like(run.streams[0], { source: `rtsp://127.0.0.1:${port}/live`, width: 768, height: 576 });
+    t.like(run.streams[1], { width: 160, height: 120 });
+    t.true(
+      run.streams.every((s: { frames: number }) => s.frames >= 3),
+      JSON.stringify(run.streams.map((s: { frames: number }) => s.frames)),
+    );
+    t.true(readdirSync(out).filter((f) => f.endsWith('-onnx-detected.mp4')).length === 2, readdirSync(out).join(', '));
+  } finally {
+    server.kill('SIGKILL');
+  }
+});

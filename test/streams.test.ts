@@ -227,3 +227,43 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
     ),
   );
 });
+
+test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {
+  const dir = join(scratchDir(), 'streams-perf');
+  mkdirSync(dir, { recursive: true });
+  const v = makeVideo('streams-perf.mp4', 90, 160, 120, 30);
+  const json = join(dir, 'perf.json');
+  const r = runCli('infer', [
+    v,
+    '--streams',
+    '2',
+    '--realtime',
+    '--source-fps',
+    '4',
+    '--duration',
+    '4',
+    '--perf-interval',
+    '1',
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '1',
+    '--no-draw',
+    '--output-dir',
+    dir,
+    '--json',
+    json,
+    '-q',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  const perf = r.stderr.split('\n').filter((l) => l.startsWith('**PERF: '));
+  t.true(perf.length >= 2, `PERF lines: ${perf.length}`);
+  t.regex(
+    perf[perf.length - 1],
+    /^\*\*PERF: [\d.]+ \([\d.]+\)\t[\d.]+ \([\d.]+\)$/,
+    'one column per stream: last interval (since the start)',
+  );
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.postprocess.draw.meanMs, 0, 'nothing drawn');
+  t.like(probeVideo(join(dir, 'streams-perf-0-onnx-detected.mp4')), { width: 160, height: 120 });
+});

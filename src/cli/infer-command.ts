@@ -54,6 +54,8 @@ interface InferCliOptions {
   outputDir?: string;
   realtime: boolean;
   sourceFps?: number;
+  perfInterval?: number;
+  draw: boolean;
   profilerAttached?: ProfilerName;
   fp16: boolean;
   tegrastats: boolean;
@@ -130,6 +132,15 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
       parseIntInRange('--streams', 1, 64),
       1,
+    )
+    .option(
+      '--no-draw',
+      "write the frames without boxes or overlay (DeepStream's 'without OSD'), to see what drawing costs",
+    )
+    .option(
+      '--perf-interval <s>',
+      "with several streams: each stream's FPS every s seconds on stderr (over the interval, and since the start), as deepstream-app's **PERF lines",
+      parseIntInRange('--perf-interval', 1, 3600),
     )
     .option(
       '--realtime',
@@ -386,6 +397,10 @@ function jobSettings(
         : null,
     streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
+    ...(o.perfInterval
+      ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
+      : {}),
+    draw: o.draw,
     json: run.json,
     postprocess: {
       confThreshold: o.conf,
@@ -493,10 +508,10 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
   let progress = createProgress(!o.quiet);
   try {
     refuseBadOptions(o);
-    // --realtime paces every stream, one stream too: the turn-taking loop runs it
+    // --realtime and --perf-interval work on one stream too: the turn-taking loop runs it
     const specs =
       streamSpecs(videos, o) ??
-      (o.realtime
+      (o.realtime || o.perfInterval
         ? [
             {
               source: video,

@@ -73,6 +73,10 @@ export interface InferOptions {
   streams?: StreamSpec[];
   /** --realtime: sources read at their frame rate (or `fps`, --source-fps), dropping what arrives while busy. */
   realtime?: { fps?: number };
+  /** --perf-interval: each stream's FPS every `everyS` seconds (several streams). */
+  perf?: { everyS: number; onPerf: (line: string) => void };
+  /** --no-draw: frames written without boxes. */
+  draw?: boolean;
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   nvtx: Nvtx;
@@ -216,11 +220,17 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
       shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
       onFrame: o.onFrame,
+      draw: o.draw,
     };
     // several streams: one turn-taking loop over all of them; one stream: the loop --pipeline chose
     const multi =
-      o.streams && (o.streams.length > 1 || o.realtime)
-        ? await runMultiStreamLoop(session, model, { ...loopOptions, streams: o.streams, realtime: o.realtime })
+      o.streams && (o.streams.length > 1 || o.realtime || o.perf)
+        ? await runMultiStreamLoop(session, model, {
+            ...loopOptions,
+            streams: o.streams,
+            realtime: o.realtime,
+            perf: o.perf,
+          })
         : undefined;
     const loop = multi
       ? {

@@ -35,6 +35,8 @@ export interface FrameLoopOptions {
   shouldStop: () => boolean;
   /** Polled between frames; true ends the run normally (--duration on an endless source). */
   shouldEnd?: () => boolean;
+  /** --no-draw: write the frames without boxes or overlay (default: draw). */
+  draw?: boolean;
   onFrame?: (p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }) => void;
 }
 
@@ -153,7 +155,7 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
     source.close();
     throw e;
   }
-  return { cv, source, frameW, frameH, resize, g, sink, post };
+  return { cv, source, frameW, frameH, resize, g, sink, post, draw: o.draw !== false };
 }
 
 export type LoopIo = ReturnType<typeof openLoopIo>;
@@ -206,7 +208,7 @@ export function drawFrame(
   backend: string,
   model: YoloModelInfo,
 ): number {
-  if (!io.sink) return 0;
+  if (!io.sink || !io.draw) return 0; // --no-draw: frames are written as read (DeepStream's 'without OSD')
   const t0 = process.hrtime.bigint();
   drawDetections(io.cv, frame, detections, model.labels);
   drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights));

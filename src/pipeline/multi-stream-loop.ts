@@ -78,6 +78,8 @@ export async function runMultiStreamLoop(
      * busy is replaced by the next one and counted as dropped, as a live source drops it.
      */
     realtime?: { fps?: number };
+    /** Every `everyS` seconds, each stream's FPS over the last interval and since the start (deepstream-app's **PERF). */
+    perf?: { everyS: number; onPerf: (line: string) => void };
   },
 ): Promise<MultiStreamResult> {
   const ios: ReturnType<typeof openLoopIo>[] = [];
@@ -99,8 +101,24 @@ export async function runMultiStreamLoop(
   const intervalNs = ios.map((io) => BigInt(Math.round(1e9 / (o.realtime?.fps ?? io.source.info.fps))));
   const start = process.hrtime.bigint();
   if (o.realtime) tally.begin(start);
+  const perfCounts = ios.map(() => ({ last: 0, total: 0 }));
+  let perfAt = process.hrtime.bigint();
+  const perfStart = perfAt;
+  const perf = () => {
+    if (!o.perf) return;
+    const now = process.hrtime.bigint();
+    const s = Number(now - perfAt) / 1e9;
+    if (s < o.perf.everyS) return;
+    const all = Number(now - perfStart) / 1e9;
+    o.perf.onPerf(
+      `**PERF: ${perfCounts.map((c) => `${(c.last / s).toFixed(2)} (${(c.total / all).toFixed(2)})`).join('\t')}`,
+    );
+    for (const c of perfCounts) c.last = 0;
+    perfAt = now;
+  };
   try {
     while (state.some((s) => !s.done)) {
+      perf();
       if (o.shouldStop()) {
         interrupted = true;
         break;
@@ -191,6 +209,8 @@ export async function runMultiStreamLoop(
         s.index++;
         framesRead++;
         processed++;
+        perfCounts[i].last++;
+        perfCounts[i].total++;
       }
       // nothing had arrived: wait for the next frame instead of spinning
       if (processed === 0 && nextArrival !== undefined) {
