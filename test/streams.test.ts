@@ -267,3 +267,86 @@ test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines;
   t.is(run.postprocess.draw.meanMs, 0, 'nothing drawn');
   t.like(probeVideo(join(dir, 'streams-perf-0-onnx-detected.mp4')), { width: 160, height: 120 });
 });
+
+test('--interval 2 runs the model on every third frame, the tracker carries the boxes between, and every box has a track_id', (t) => {
+  const dir = join(scratchDir(), 'streams-interval');
+  mkdirSync(dir, { recursive: true });
+  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const v = makeVideo('streams-interval.mp4', 30, 160, 120);
+  const json = join(dir, 'interval.json');
+  const dets = join(dir, 'dets.json');
+  const r = runCli('infer', [
+    v,
+    '--interval',
+    '2',
+    '--model',
+    firing.onnxPath,
+    '--warmup',
+    '0',
+    '--max-det',
+    '20',
+    '--no-write',
+    '--json',
+    json,
+    '--detections',
+    dets,
+    '-q',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.interval, 2);
+  t.is(run.inferredFrames, 10, 'frames 0, 3, 6, ... 27');
+  t.deepEqual(run.perFrame.inferred.slice(0, 6), [1, 0, 0, 1, 0, 0]);
+  t.is(run.perFrame.inferenceMs[1], 0, 'no inference on a carried frame');
+  const boxes = JSON.parse(readFileSync(dets, 'utf8')) as { image_id: number; track_id?: number; bbox: number[] }[];
+  t.true(boxes.length > 0);
+  t.true(
+    boxes.every((b) => typeof b.track_id === 'number'),
+    'every box carries its track',
+  );
+  // a carried frame shows the boxes of the inferred frame before it, with the same tracks
+  const at = (f: number) =>
+    boxes
+      .filter((b) => b.image_id === f)
+      .map((b) => `${b.track_id}:${b.bbox.join(',')}`)
+      .sort();
+  t.deepEqual(at(1), at(0));
+  t.deepEqual(at(2), at(0));
+  t.is(runCli('infer', [v, '--interval', '-1', '--model', firing.onnxPath]).code, 2);
+});
+
+test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {
+  const { IouTracker } = await import('../src/detect/tracker.ts');
+  const box = (x: number, classId = 0) => ({ x1: x, y1: 0, x2: x + 10, y2: 10, score: 0.9, classId });
+  const tr = new IouTracker();
+  const a = tr.update([box(0), box(100)]);
+  t.deepEqual(
+    a.map((d) => d.trackId),
+    [1, 2],
+  );
+  const b = tr.update([box(102), box(2), box(300)]);
+  t.deepEqual(
+    b.map((d) => d.trackId),
+    [2, 1, 3],
+    'matched by IoU, whatever the order; a new object is a new track',
+  );
+  t.deepEqual(
+    tr
+      .carried()
+      .map((d) => d.trackId)
+      .sort(),
+    [1, 2, 3],
+  );
+  t.deepEqual(
+    tr.update([box(2, 1)]).map((d) => d.trackId),
+    [4],
+    'another class is another track',
+  );
+  tr.update([]);
+  tr.update([]);
+  t.deepEqual(
+    tr.update([box(2)]).map((d) => d.trackId),
+    [5],
+    'track 1 ended at its third miss in a row',
+  );
+});

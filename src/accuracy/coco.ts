@@ -13,6 +13,8 @@ export interface CocoDetection {
   score: number;
   /** jetprof's mark on warm-up frames (evaluators ignore unknown fields). */
   warmup?: boolean;
+  /** --interval: the IoU tracker's id for the object. */
+  track_id?: number;
 }
 
 export interface CocoAnnotation {

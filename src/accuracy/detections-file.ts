@@ -19,6 +19,7 @@ export function cocoResultsJson(frames: readonly FrameBoxes[], categoryIds?: rea
       const entry: CocoDetection = {
         image_id: f.index,
         category_id: categoryIds ? (categoryIds[d.classId] ?? d.classId) : d.classId,
+        ...(d.trackId !== undefined ? { track_id: d.trackId } : {}),
         bbox: [round(d.x1, 2), round(d.y1, 2), round(d.x2 - d.x1, 2), round(d.y2 - d.y1, 2)],
         score: round(d.score, 6),
         ...(f.warmup ? { warmup: true } : {}),

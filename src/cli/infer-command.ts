@@ -56,6 +56,7 @@ interface InferCliOptions {
   sourceFps?: number;
   perfInterval?: number;
   draw: boolean;
+  interval: number;
   profilerAttached?: ProfilerName;
   fp16: boolean;
   tegrastats: boolean;
@@ -132,6 +133,12 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
       parseIntInRange('--streams', 1, 64),
       1,
+    )
+    .option(
+      '--interval <k>',
+      "run the model on every (k+1)-th frame of each stream; between, an IoU tracker carries the boxes (DeepStream's interval); detections carry track_id",
+      parseIntInRange('--interval', 0, 100),
+      0,
     )
     .option(
       '--no-draw',
@@ -397,6 +404,7 @@ function jobSettings(
         : null,
     streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
+    ...(o.interval > 0 ? { interval: o.interval } : {}),
     ...(o.perfInterval
       ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
       : {}),
@@ -511,7 +519,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
     // --realtime and --perf-interval work on one stream too: the turn-taking loop runs it
     const specs =
       streamSpecs(videos, o) ??
-      (o.realtime || o.perfInterval
+      (o.realtime || o.perfInterval || o.interval > 0
         ? [
             {
               source: video,

@@ -6,6 +6,8 @@ export interface Detection {
   y2: number;
   score: number;
   classId: number;
+  /** --interval: the track this box belongs to (an IoU tracker carries boxes between inferences). */
+  trackId?: number;
 }
 
 /**

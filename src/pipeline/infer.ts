@@ -77,6 +77,8 @@ export interface InferOptions {
   perf?: { everyS: number; onPerf: (line: string) => void };
   /** --no-draw: frames written without boxes. */
   draw?: boolean;
+  /** --interval K: the model runs on every (K+1)-th frame; an IoU tracker carries the boxes between. */
+  interval?: number;
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   nvtx: Nvtx;
@@ -224,12 +226,13 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     };
     // several streams: one turn-taking loop over all of them; one stream: the loop --pipeline chose
     const multi =
-      o.streams && (o.streams.length > 1 || o.realtime || o.perf)
+      o.streams && (o.streams.length > 1 || o.realtime || o.perf || o.interval)
         ? await runMultiStreamLoop(session, model, {
             ...loopOptions,
             streams: o.streams,
             realtime: o.realtime,
             perf: o.perf,
+            interval: o.interval,
           })
         : undefined;
     const loop = multi
@@ -373,8 +376,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       result.streams = multi.streams;
       result.aggregateFps = result.endToEndFps;
       result.batch = 1;
-      result.interval = 0;
-      result.inferredFrames = multi.framesRead;
+      result.interval = o.interval ?? 0;
+      result.inferredFrames = multi.inferredFrames;
       for (const s of multi.streams) {
         if (s.endedEarly)
           o.onWarning(

@@ -21,6 +21,8 @@ export interface FrameClock {
   tEnd: bigint;
   /** --realtime: when the frame arrived (as a camera delivers it), which latency counts from */
   tCapture?: bigint;
+  /** --interval: whether the model ran on this frame (else the tracker carried its boxes) */
+  inferred?: boolean;
   readMs: number;
   preprocessMs: number;
   inferenceMs: number;
@@ -86,6 +88,7 @@ export class LoopTally {
     p.index.push(clock.index);
     if (stream !== undefined) (p.stream ??= []).push(stream);
     if (clock.tCapture !== undefined) (p.captureMs ??= []).push(at(clock.tCapture));
+    if (clock.inferred !== undefined) (p.inferred ??= []).push(clock.inferred ? 1 : 0);
     p.startMs.push(at(clock.t0));
     p.readMs.push(roundMs(clock.readMs));
     p.preprocessMs.push(roundMs(clock.preprocessMs));

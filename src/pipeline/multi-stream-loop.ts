@@ -5,7 +5,8 @@
  * is one record of one tally (its `stream` column says whose), so the run's figures are over all streams and each
  * stream's figures come from its own rows.
  */
-import type { DetectorSession } from '../backends/types.ts';
+import type { DetectorSession, InferenceResult } from '../backends/types.ts';
+import { IouTracker } from '../detect/tracker.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { percentile } from '../util/stats.ts';
 import {
@@ -49,6 +50,8 @@ export interface MultiStreamResult {
   streams: StreamRecord[];
   interrupted: boolean;
   framesRead: number;
+  /** Frames the model ran on (all of them unless --interval). */
+  inferredFrames: number;
   /** The first stream's source facts, for the run's top-level fields. */
   first: { video: ReturnType<typeof openLoopIo>['source']['info']; frameSize: [number, number] };
 }
@@ -78,6 +81,8 @@ export async function runMultiStreamLoop(
      * busy is replaced by the next one and counted as dropped, as a live source drops it.
      */
     realtime?: { fps?: number };
+    /** --interval K: the model runs on every (K+1)-th frame of a stream; an IoU tracker carries the boxes between. */
+    interval?: number;
     /** Every `everyS` seconds, each stream's FPS over the last interval and since the start (deepstream-app's **PERF). */
     perf?: { everyS: number; onPerf: (line: string) => void };
   },
@@ -92,7 +97,10 @@ export async function runMultiStreamLoop(
     }
     throw e;
   }
-  const tally = new LoopTally(o.warmupFrames, model.labels, false);
+  // boxes for --detections with one stream (frame indices are then unique)
+  const tally = new LoopTally(o.warmupFrames, model.labels, !!o.keepBoxes && o.streams.length === 1);
+  const trackers = ios.map(() => new IouTracker());
+  let inferredFrames = 0;
   const ranges = pushPopRanges(o.nvtx);
   const state = ios.map(() => ({ index: 0, done: false, endOfStream: false, dropped: 0 }));
   let interrupted = false;
@@ -168,17 +176,26 @@ export async function runMultiStreamLoop(
         }
         const frame = got.frame;
         const name = (n: string) => rangeName(n, s.index, o.warmupFrames);
+        const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
         const t1 = process.hrtime.bigint();
-        o.nvtx.push(name('preprocess'));
-        const { input, blob } = preprocessFrame(io.cv, frame, io.g);
-        o.nvtx.pop();
-        const t2 = process.hrtime.bigint();
-        o.nvtx.push(name('inference'));
-        const result = await session.run(input, blob);
-        o.nvtx.pop();
+        let result: InferenceResult = { outputs: new Map() };
+        let t2 = t1;
+        if (inferHere) {
+          o.nvtx.push(name('preprocess'));
+          const { input, blob } = preprocessFrame(io.cv, frame, io.g);
+          o.nvtx.pop();
+          t2 = process.hrtime.bigint();
+          o.nvtx.push(name('inference'));
+          result = await session.run(input, blob);
+          o.nvtx.pop();
+          inferredFrames++;
+        }
         const t3 = process.hrtime.bigint();
         o.nvtx.push(name('postprocess'));
-        const post = io.post.run(result.outputs);
+        const post = inferHere
+          ? io.post.run(result.outputs)
+          : { detections: trackers[i].carried(), candidates: 0, candidatesCapped: false, detectionsCapped: false };
+        if (inferHere && o.interval) post.detections = trackers[i].update(post.detections);
         const drawMs = drawFrame(io, frame, post.detections, tally, session.backend, model);
         o.nvtx.pop();
         const t4 = process.hrtime.bigint();
@@ -195,12 +212,13 @@ export async function runMultiStreamLoop(
             tPostprocess: t3,
             tEnd: t5,
             readMs: nsToMs(t1 - t0),
-            preprocessMs: nsToMs(t2 - t1),
-            inferenceMs: nsToMs(t3 - t2),
+            preprocessMs: inferHere ? nsToMs(t2 - t1) : 0,
+            inferenceMs: inferHere ? nsToMs(t3 - t2) : 0,
             postprocessMs: nsToMs(t4 - t3),
             drawMs,
             writeMs: nsToMs(t5 - t4),
             ...(tCapture !== undefined ? { tCapture } : {}),
+            ...(o.interval ? { inferred: inferHere } : {}),
           },
           result,
           post,
@@ -254,6 +272,7 @@ export async function runMultiStreamLoop(
     streams,
     interrupted,
     framesRead,
+    inferredFrames,
     first: { video: ios[0].source.info, frameSize: [ios[0].frameW, ios[0].frameH] },
   };
 }

@@ -44,6 +44,8 @@ export interface PerFrame {
   stream?: number[];
   /** --realtime: when the frame arrived at its source's pace (latency counts from it). */
   captureMs?: number[];
+  /** --interval: 1 where the model ran, 0 where the tracker carried the boxes. */
+  inferred?: number[];
   /** TensorRT's CUDA-event timings, when the backend measures them. */
   h2dMs?: number[];
   gpuComputeMs?: number[];
