@@ -41,6 +41,31 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * GStreamer's RTSP server (test/helpers/rtsp_server.py) on 127.0.0.1 serving 12 s of vtest.avi as MJPEG (RTP/JPEG
+ * needs no encoder in the server), ready to be read; `log` holds what it printed.
+ */
+async function startRtspServer(name: string) {
+  const vtest = join(ROOT, 'videos/vtest.avi');
+  const mjpeg = join(dir, `${name}.avi`);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
+  const port = await freePort();
+  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
+  const state = { log: '' };
+  server.stdout.on('data', (d) => (state.log += d));
+  server.stderr.on('data', (d) => (state.log += d));
+  const started = Date.now();
+  while (!state.log.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
+    await new Promise((r) => setTimeout(r, 100));
+  return {
+    server,
+    port,
+    url: `rtsp://127.0.0.1:${port}/live`,
+    ready: state.log.includes('ready'),
+    log: () => state.log,
+  };
+}
+
 test.serial(
   'RTSP end to end: a server on 127.0.0.1 streaming vtest.avi, infer for 4 s with --duration, a playable video and a run JSON',
   async (t) => {
@@ -182,16 +207,8 @@ test.serial(
   async (t) => {
     const vtest = join(ROOT, 'videos/vtest.avi');
     if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
-    const mjpeg = join(dir, 'vtest-mjpeg-die.avi');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
-    const port = await freePort();
-    const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
-    let serverLog = '';
-    server.stdout.on('data', (d) => (serverLog += d));
+    const { server, port } = await startRtspServer('vtest-mjpeg-die');
     try {
-      const started = Date.now();
-      while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
-        await new Promise((r) => setTimeout(r, 100));
       const json = join(dir, 'rtsp-die.json');
       const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
       const child = spawn(process.execPath, [
@@ -211,6 +228,7 @@ test.serial(
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += d));
       // once frames flow, the server dies
+      const started = Date.now();
       while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000)
         await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 5000));
@@ -246,16 +264,8 @@ test('--duration counts from the first frame, not from connecting', async (t) =>
 test.serial('a live RTSP stream beside a file in one run: two streams, each with its record and video', async (t) => {
   const vtest = join(ROOT, 'videos/vtest.avi');
   if (!existsSync(vtest)) return t.fail('videos/vtest.avi is missing: run scripts/setup.sh --test');
-  const mjpeg = join(dir, 'vtest-mjpeg-two.avi');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', vtest, '-t', '12', '-c:v', 'mjpeg', '-q:v', '5', '-an', mjpeg]);
-  const port = await freePort();
-  const server = spawn('/usr/bin/python3', [join(ROOT, 'test/helpers/rtsp_server.py'), mjpeg, String(port)]);
-  let serverLog = '';
-  server.stdout.on('data', (d) => (serverLog += d));
+  const { server, port } = await startRtspServer('vtest-mjpeg-two');
   try {
-    const started = Date.now();
-    while (!serverLog.includes('ready') && Date.now() - started < 20_000 && server.exitCode === null)
-      await new Promise((r) => setTimeout(r, 100));
     const file = makeVideo('beside-rtsp.mp4', 300, 160, 120);
     const out = join(dir, 'two');
     mkdirSync(out, { recursive: true });

@@ -6,6 +6,7 @@ import { writeOutput } from '../output/output.ts';
 import { markdownTable } from '../report/tables.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
+import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
 
@@ -75,20 +76,7 @@ export function capacityCommand(): Command {
           json?: string;
         },
       ) => {
-        let stop = false;
-        let child: number | undefined;
-        const onSignal = (signal: NodeJS.Signals) => {
-          stop = true;
-          if (child !== undefined) {
-            try {
-              process.kill(child, signal);
-            } catch {
-              /* it has just ended */
-            }
-          }
-        };
-        const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-        for (const s of SIGNALS) process.on(s, onSignal);
+        const signals = forwardSignalsToChild();
         try {
           const backend = backendByAlias(o.backend) as BackendName | undefined;
           if (!backend)
@@ -113,13 +101,8 @@ export function capacityCommand(): Command {
             repeat: o.repeat,
             inferArgs,
             onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
-            shouldStop: () => stop,
-            onChild: (pid) => {
-              child = pid;
-              return () => {
-                child = undefined;
-              };
-            },
+            shouldStop: signals.stopped,
+            onChild: signals.onChild,
           });
           const rows = [...r.points]
             .sort((a, b) => a.streams - b.streams)
@@ -135,11 +118,11 @@ export function capacityCommand(): Command {
             `${markdownTable(['Streams', 'Min stream FPS', 'Mean stream FPS', 'p99 latency (ms)', 'Dropped frames', 'Held'], rows, ['r', 'r', 'r', 'r', 'r', 'l'])}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
           );
           if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
-          process.exitCode = stop ? 130 : 0;
+          process.exitCode = signals.stopped() ? 130 : 0;
         } catch (e) {
           process.exitCode = handleError(e);
         } finally {
-          for (const s of SIGNALS) process.off(s, onSignal);
+          signals.dispose();
         }
       },
     );

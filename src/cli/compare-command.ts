@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
+import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
 
@@ -124,32 +125,14 @@ export function compareCommand(): Command {
           }
           // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
           // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
-          let stop = false;
-          let child: number | undefined;
-          const onSignal = (signal: NodeJS.Signals) => {
-            if (!stop)
-              process.stderr.write(
-                `\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`,
-              );
-            stop = true;
-            if (child !== undefined) {
-              try {
-                process.kill(child, signal);
-              } catch {
-                /* it has just ended */
-              }
-            }
-          };
-          const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-          for (const s of SIGNALS) process.on(s, onSignal);
+          const signals = forwardSignalsToChild((signal) =>
+            process.stderr.write(
+              `\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`,
+            ),
+          );
           const r = await runCompare({
-            shouldStop: () => stop,
-            onChild: (pid) => {
-              child = pid;
-              return () => {
-                child = undefined;
-              };
-            },
+            shouldStop: signals.stopped,
+            onChild: signals.onChild,
             video,
             outDir: resolve(o.outDir),
             profile: o.profile,
@@ -172,8 +155,8 @@ export function compareCommand(): Command {
             process.stderr.write(
               `jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`,
             );
-          process.exitCode = stop ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
-          for (const s of SIGNALS) process.off(s, onSignal);
+          process.exitCode = signals.stopped() ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
+          signals.dispose();
         } catch (e) {
           process.exitCode = handleError(e);
         }

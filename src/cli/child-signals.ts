@@ -1,0 +1,41 @@
+/**
+ * For commands that run infer as child processes (compare, capacity): Ctrl-C, SIGTERM and SIGHUP are forwarded to the
+ * child running now, which finishes its frame and finalizes its files; the command itself then starts no further
+ * child (`stopped()`), reports what ran, and exits 130. No child outlives it.
+ */
+export interface ChildSignals {
+  stopped: () => boolean;
+  /** Pass as runCommand's onSpawn: the child to forward to, until it ends. */
+  onChild: (pid: number) => () => void;
+  /** Removes the handlers (call when the command ends). */
+  dispose: () => void;
+}
+
+export function forwardSignalsToChild(onFirst?: (signal: NodeJS.Signals) => void): ChildSignals {
+  let stop = false;
+  let child: number | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stop) onFirst?.(signal);
+    stop = true;
+    if (child === undefined) return;
+    try {
+      process.kill(child, signal);
+    } catch {
+      /* it has just ended */
+    }
+  };
+  const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of SIGNALS) process.on(s, onSignal);
+  return {
+    stopped: () => stop,
+    onChild: (pid) => {
+      child = pid;
+      return () => {
+        child = undefined;
+      };
+    },
+    dispose: () => {
+      for (const s of SIGNALS) process.off(s, onSignal);
+    },
+  };
+}
