@@ -3,7 +3,7 @@
  * video and figures; the run's figures over all of them; the report's per-stream table.
  */
 import test from 'ava';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
 
@@ -96,14 +96,14 @@ test('--streams 3 runs one source as three streams; a run of one stream and a ru
   t.regex(rep.stdout, /not compared: .*: different streams \(one stream \/ 3 streams, batch 1, interval 0\)/);
 });
 
-test('bad input, one line each: --streams 0, more than 64 streams, --output or --detections with several streams', (t) => {
+test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', (t) => {
   const v = makeVideo('streams-d.mp4', 4, 160, 120);
   const cases: [string[], RegExp][] = [
     [['--streams', '0'], /--streams must be/],
     [['--streams', '65'], /--streams must be/],
     [['--streams', '33', v], /66 streams \(2 source\(s\) x --streams 33\): at most 64/],
     [['--streams', '2', '--output', 'x.mp4'], /--output takes one stream; with 2 streams it is not available yet/],
-    [['--streams', '2', '--detections', 'd.json'], /--detections takes one stream/],
+    [['--streams', '2', '--repeat', '2'], /--repeat takes one stream/],
   ];
   for (const [args, expected] of cases) {
     const r = runCli('infer', [v, '--model', model.onnxPath, ...args]);
@@ -349,4 +349,45 @@ test('the IoU tracker: tracks keep their ids across inferences, new objects get 
     [5],
     'track 1 ended at its third miss in a row',
   );
+});
+
+test('--detections with several streams: stream i writes dets-i.json in its own frame numbers; each is what a one-stream run finds', (t) => {
+  const dir = join(scratchDir(), 'streams-detections');
+  mkdirSync(dir, { recursive: true });
+  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const a = makeVideo('streams-det-a.mp4', 6, 160, 120);
+  const b = makeVideo('streams-det-b.mp4', 4, 160, 120, 7);
+  const json = join(dir, 'run.json');
+  const dets = join(dir, 'dets.json');
+  const common = ['--model', firing.onnxPath, '--warmup', '1', '--max-det', '20', '--no-write', '-q'];
+  const r = runCli('infer', [a, b, ...common, '--json', json, '--detections', dets]);
+  t.is(r.code, 0, r.stderr);
+  t.false(existsSync(dets), 'no file of all streams mixed');
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.deepEqual(
+    run.streams.map((s: { detectionsFile: string }) => s.detectionsFile),
+    ['dets-0.json', 'dets-1.json'],
+  );
+  type Box = { image_id: number; bbox: number[]; score: number; warmup?: true };
+  const read = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Box[];
+  const key = (boxes: Box[]) => boxes.map((x) => `${x.image_id}:${x.bbox.join(',')}:${x.score}:${!!x.warmup}`).sort();
+  const s0 = read(join(dir, 'dets-0.json'));
+  const s1 = read(join(dir, 'dets-1.json'));
+  t.true(s0.length > 0 && s1.length > 0, 'the firing model finds boxes in both streams');
+  t.deepEqual([...new Set(s0.map((x) => x.image_id))].sort(), [0, 1, 2, 3, 4, 5], 'stream 0: its 6 frames');
+  t.deepEqual([...new Set(s1.map((x) => x.image_id))].sort(), [0, 1, 2, 3], 'stream 1: its own 4 frames, from 0');
+  t.true(s0.some((x) => x.image_id === 0 && x.warmup) && !s0.some((x) => x.image_id > 0 && x.warmup));
+  // each stream's file equals what the source alone gives
+  for (const [i, [src, got]] of [
+    [a, s0],
+    [b, s1],
+  ].entries()) {
+    const alone = join(dir, `alone-${i}.json`);
+    const one = runCli('infer', [src as string, ...common, '--detections', alone]);
+    t.is(one.code, 0, one.stderr);
+    t.deepEqual(key(got as Box[]), key(read(alone)), `stream ${i}`);
+    // and jetprof agree takes a stream's file as it takes a run's
+    const ag = runCli('jetprof', ['agree', join(dir, `dets-${i}.json`), alone, '--min-match', '1']);
+    t.is(ag.code, 0, ag.stderr + ag.stdout);
+  }
 });

@@ -243,7 +243,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
     .option(
       '--detections <file.json>',
-      'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map',
+      'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map; with several streams, stream i writes <file>-i.json',
     )
     .option(
       '--coco-category-ids',
@@ -459,7 +459,6 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undef
   }
   for (const [flag, given] of [
     ['--output', o.output],
-    ['--detections', o.detections],
     ['--repeat', o.repeat > 1 ? o.repeat : undefined],
   ] as const) {
     if (given !== undefined) {
@@ -485,6 +484,8 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undef
     outputPath: o.write
       ? join(resolve(o.outputDir ?? '.'), `${sourceStem(source)}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`)
       : undefined,
+    // --detections dets.json: stream i's boxes go to dets-i.json
+    detectionsPath: o.detections ? repeatPath(o.detections, i) : undefined,
   }));
 }
 
@@ -562,7 +563,10 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
           (specs ?? []).filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]),
         ),
         'run JSON': jsonToStdout ? undefined : o.json,
-        'detections file': o.detections,
+        'detections file': specs ? undefined : o.detections,
+        ...Object.fromEntries(
+          (specs ?? []).filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
+        ),
       },
     );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');

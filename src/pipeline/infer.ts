@@ -402,9 +402,18 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
           `tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`,
         );
     }
-    if (o.detections) {
-      writeOutput(o.detections, cocoResultsJson(tally.boxes, o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined));
-      result.detectionsFile = relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(o.detections));
+    const categoryIds = o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined;
+    const fromJson = (path: string) => relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(path));
+    if (multi && o.streams && o.streams.length > 1) {
+      // several streams: one COCO results file per stream (each stream counts its own frames)
+      for (const [i, spec] of o.streams.entries()) {
+        if (!spec.detectionsPath) continue;
+        writeOutput(spec.detectionsPath, cocoResultsJson(multi.boxes[i], categoryIds));
+        multi.streams[i].detectionsFile = fromJson(spec.detectionsPath);
+      }
+    } else if (o.detections) {
+      writeOutput(o.detections, cocoResultsJson(multi ? multi.boxes[0] : tally.boxes, categoryIds));
+      result.detectionsFile = fromJson(o.detections);
     }
     if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
     return result;

@@ -7,6 +7,7 @@
  */
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import { IouTracker } from '../detect/tracker.ts';
+import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { percentile } from '../util/stats.ts';
 import {
@@ -26,6 +27,8 @@ export interface StreamSpec {
   source: string;
   /** Its annotated video; undefined with --no-write. */
   outputPath?: string;
+  /** --detections with several streams: this stream's boxes as COCO results (image_id = its frame index). */
+  detectionsPath?: string;
 }
 
 /** What one stream did, from its rows of the per-frame columns. */
@@ -43,6 +46,8 @@ export interface StreamRecord {
   output?: { path: string; codec: string; width?: number; height?: number };
   /** The source stopped before the run did (a file that ended, a camera that went away). */
   endedEarly?: { framesRead: number; reason: string };
+  /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
+  detectionsFile?: string;
 }
 
 export interface MultiStreamResult {
@@ -52,6 +57,8 @@ export interface MultiStreamResult {
   framesRead: number;
   /** Frames the model ran on (all of them unless --interval). */
   inferredFrames: number;
+  /** With keepBoxes: each stream's frames and their boxes, warm-up included (marked), in its own frame indices. */
+  boxes: FrameBoxes[][];
   /** The first stream's source facts, for the run's top-level fields. */
   first: { video: ReturnType<typeof openLoopIo>['source']['info']; frameSize: [number, number] };
 }
@@ -97,8 +104,9 @@ export async function runMultiStreamLoop(
     }
     throw e;
   }
-  // boxes for --detections with one stream (frame indices are then unique)
-  const tally = new LoopTally(o.warmupFrames, model.labels, !!o.keepBoxes && o.streams.length === 1);
+  // boxes for --detections are kept per stream (each stream counts its own frame indices)
+  const tally = new LoopTally(o.warmupFrames, model.labels);
+  const boxes: FrameBoxes[][] = ios.map(() => []);
   const trackers = ios.map(() => new IouTracker());
   let inferredFrames = 0;
   const ranges = pushPopRanges(o.nvtx);
@@ -197,6 +205,8 @@ export async function runMultiStreamLoop(
           : { detections: trackers[i].carried(), candidates: 0, candidatesCapped: false, detectionsCapped: false };
         if (inferHere && o.interval) post.detections = trackers[i].update(post.detections);
         const drawMs = drawFrame(io, frame, post.detections, tally, session.backend, model);
+        if (o.keepBoxes)
+          boxes[i].push({ index: s.index, warmup: s.index < o.warmupFrames, detections: post.detections });
         o.nvtx.pop();
         const t4 = process.hrtime.bigint();
         o.nvtx.push(name('write'));
@@ -273,6 +283,7 @@ export async function runMultiStreamLoop(
     interrupted,
     framesRead,
     inferredFrames,
+    boxes,
     first: { video: ios[0].source.info, frameSize: [ios[0].frameW, ios[0].frameH] },
   };
 }
