@@ -226,6 +226,31 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
       `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms`,
     ),
   );
+  // the report shows the result: caption, one table row per count tried, the rule, a chart bar per count, a CSV
+  const out = join(scratchDir(), 'capacity-report');
+  const rep = runCli('jetprof', ['report', '--capacity', json, '--html', `${out}.html`, '--csv', out]);
+  t.is(rep.code, 0, rep.stderr);
+  t.regex(rep.stdout, /^# YOLOv4-Tiny: how many streams this machine holds/);
+  t.regex(rep.stdout, new RegExp(`\\*\\*This machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS`));
+  for (const p of cap.points as { streams: number; held: boolean }[])
+    t.regex(
+      rep.stdout,
+      new RegExp(`\\n\\| ${p.streams} \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| ${p.held ? 'held' : 'no: '}`),
+    );
+  t.regex(rep.stdout, /held when every stream kept at least 95% of the source frame rate/);
+  const html = readFileSync(`${out}.html`, 'utf8');
+  const chart = html.slice(html.indexOf('<h2>Capacity</h2>'));
+  t.regex(
+    chart,
+    /aria-label="Slowest stream&#39;s FPS|aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/,
+  );
+  t.is((chart.split('</svg>')[0].match(/<rect [^>]*><title>/g) ?? []).length, cap.points.length, 'a bar per count');
+  t.is(readFileSync(join(out, 'capacity.csv'), 'utf8').trim().split('\n').length, cap.points.length + 1);
+  // anything else given as --capacity: one line naming it, exit 2
+  const bad = runCli('jetprof', ['report', '--capacity', v]);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /streams-cap\.mp4: /);
+  t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
 });
 
 test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {

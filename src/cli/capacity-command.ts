@@ -1,5 +1,6 @@
 /** `jetprof capacity <source> --source-fps F --p99-ms D -- <infer args>`: how many camera streams this machine holds. */
 import { basename } from 'node:path';
+import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows, capacitySentence } from '../report/capacity-format.ts';
 import { Command, InvalidArgumentError } from 'commander';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
@@ -90,7 +91,7 @@ export function capacityCommand(): Command {
               },
             );
           }
-          const { runCapacity, capacitySentence } = await import('../report/capacity.ts');
+          const { runCapacity } = await import('../report/capacity.ts');
           const r = await runCapacity({
             source,
             backend,
@@ -104,18 +105,8 @@ export function capacityCommand(): Command {
             shouldStop: signals.stopped,
             onChild: signals.onChild,
           });
-          const rows = [...r.points]
-            .sort((a, b) => a.streams - b.streams)
-            .map((p) => [
-              String(p.streams),
-              p.minStreamFps.toFixed(2),
-              p.meanStreamFps.toFixed(2),
-              p.p99Ms.toFixed(0),
-              String(p.dropped),
-              p.held ? 'held' : `no: ${p.why}`,
-            ]);
           process.stdout.write(
-            `${markdownTable(['Streams', 'Min stream FPS', 'Mean stream FPS', 'p99 latency (ms)', 'Dropped frames', 'Held'], rows, ['r', 'r', 'r', 'r', 'r', 'l'])}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
+            `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
           );
           if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
           process.exitCode = signals.stopped() ? 130 : 0;

@@ -40,6 +40,12 @@ export function reportCommand(): Command {
       [] as TypedFps[],
     )
     .option('-p, --profile <file>', 'a profile; repeat for each', collect, [] as string[])
+    .option(
+      '--capacity <capacity.json>',
+      'a `jetprof capacity --json` result: its table, answer and chart; repeatable',
+      collect,
+      [] as string[],
+    )
     .option('-o, --out <REPORT.md>', 'write the Markdown here')
     .option('--html <report.html>', 'also write a self-contained HTML page with charts')
     .option('--csv <dir>', 'also write the tables as CSV files into this folder')
@@ -64,6 +70,10 @@ export function reportCommand(): Command {
           note: "the off-board route: the lab's own figures typed in, beside the parsed nvprof log",
         },
         { cmd: 'jetprof report --profile profiles/profile_onnx.json --csv report-csv' },
+        {
+          cmd: 'jetprof report --run runs/streams.json --capacity runs/capacity.json --html report.html',
+          note: 'a run of several streams beside how many streams the board holds',
+        },
       ]),
     )
     .action(
@@ -71,6 +81,7 @@ export function reportCommand(): Command {
         run: string[];
         fps: TypedFps[];
         profile: string[];
+        capacity: string[];
         out?: string;
         html?: string;
         csv?: string;
@@ -85,6 +96,7 @@ export function reportCommand(): Command {
             runs: o.run,
             typedFps: o.fps,
             profiles: o.profile,
+            capacity: o.capacity,
             out: o.out,
             html: o.html,
             csv: o.csv,

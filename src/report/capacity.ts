@@ -13,6 +13,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
 import { JetprofError } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
+import type { CapacityPoint, CapacityResult } from './capacity-format.ts';
 
 export interface CapacityOptions {
   source: string;
@@ -30,30 +31,6 @@ export interface CapacityOptions {
   onStep: (line: string) => void;
   shouldStop?: () => boolean;
   onChild?: (pid: number) => () => void;
-}
-
-export interface CapacityPoint {
-  streams: number;
-  minStreamFps: number;
-  meanStreamFps: number;
-  /** The worst stream's p99 latency (ms). */
-  p99Ms: number;
-  dropped: number;
-  held: boolean;
-  /** Why it did not hold, in words. */
-  why?: string;
-}
-
-export interface CapacityResult {
-  schema: 'jetprof.capacity/1';
-  source: string;
-  sourceFps: number;
-  p99LimitMs: number;
-  maxStreams: number;
-  points: CapacityPoint[];
-  /** The search stopped at the budget (or Ctrl-C) before it was settled. */
-  cutShort?: string;
-  seconds: number;
 }
 
 /** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
@@ -181,11 +158,4 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
   }
   result.seconds = elapsed();
   return result;
-}
-
-/** The answer in one sentence. */
-export function capacitySentence(r: CapacityResult, sourceName: string): string {
-  const streams = `${r.maxStreams} stream${r.maxStreams === 1 ? '' : 's'}`;
-  const base = `this machine holds ${streams} of ${sourceName} at ${r.sourceFps} FPS with p99 latency under ${r.p99LimitMs} ms`;
-  return r.cutShort ? `${base} (at least; ${r.cutShort})` : base;
 }

@@ -4,6 +4,7 @@
  * the per-frame records, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
 import { STAGES } from '../pipeline/stages.ts';
+import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows } from './capacity-format.ts';
 import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
 import {
   BOARD_HEADERS,
@@ -15,6 +16,8 @@ import {
   STREAM_HEADERS,
   streamRows,
   streamsCaption,
+  capacityCaption,
+  CAPACITY_RULE,
   failedSentence,
   fpsCell,
   gapSentence,
@@ -429,6 +432,32 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
       table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, false]),
     );
+  }
+  if (r.capacity.length) {
+    body.push('<h2>Capacity</h2>');
+    for (const c of r.capacity) {
+      body.push(
+        `<h3>${escapeHtml(capacityCaption(c))}</h3>`,
+        barChart(
+          `Slowest stream's FPS per count of streams (each stream must keep ${c.sourceFps} FPS)`,
+          [...c.points]
+            .sort((a, b) => a.streams - b.streams)
+            .map((p) => ({
+              label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
+              fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
+              segments: [{ name: p.held ? 'held' : 'did not hold', value: p.minStreamFps }],
+            })),
+          'FPS',
+          false,
+        ),
+        table(
+          CAPACITY_HEADERS,
+          capacityRows(c),
+          CAPACITY_ALIGN.map((a) => a === 'r'),
+        ),
+      );
+    }
+    body.push(`<p><small>${escapeHtml(CAPACITY_RULE)}</small></p>`);
   }
   if (r.stages.length) {
     body.push('<h2>Stages</h2>');

@@ -4,6 +4,7 @@
  * path, waiting time, top kernels and API calls, NVTX ranges and notes drawn from the numbers. Pure: run JSONs and
  * parsed profiles in, a LabReport out; markdown.ts and html.ts render it.
  */
+import type { CapacityResult } from './capacity-format.ts';
 import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
@@ -39,6 +40,8 @@ export interface ReportExtras {
   minMatch?: number;
   /** Sentences about runs left out before the report was built (files given twice). */
   runNotes?: string[];
+  /** `jetprof capacity --json` results. */
+  capacity?: CapacityResult[];
 }
 
 function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: AccuracyRow[]; reference?: string } {
@@ -116,6 +119,7 @@ export function buildLabReport(
         batch: x.run.batch ?? 1,
         streams: x.run.streams!,
       })),
+    capacity: extras.capacity ?? [],
     skipped: extras.skipped ?? [],
     failed: extras.failed ?? [],
     notCompared: compared.notCompared,

@@ -1,6 +1,13 @@
 /** The lab report as Markdown and as CSV files. Pure: a LabReport in, text out. */
 import { roundedPercents } from '../pipeline/figures.ts';
 import type { Spread } from '../util/stats.ts';
+import {
+  CAPACITY_ALIGN,
+  CAPACITY_HEADERS,
+  capacityRows,
+  capacitySentence,
+  type CapacityResult,
+} from './capacity-format.ts';
 import type { FpsRow, LabReport, ProfileSection, StageRow, StageTable, TimedRow } from './report-types.ts';
 import {
   CRITICAL_PATH_HEADERS,
@@ -213,6 +220,16 @@ export const STREAM_HEADERS = [
   'Ended early',
 ];
 
+/** A capacity result's caption: the answer, and how long the search took. */
+export function capacityCaption(c: CapacityResult): string {
+  const s = capacitySentence(c);
+  return `${s.charAt(0).toUpperCase()}${s.slice(1)} (searched in ${c.seconds.toFixed(0)} s)`;
+}
+
+/** What "held" means, under every capacity table. */
+export const CAPACITY_RULE =
+  "A count of streams held when every stream kept at least 95% of the source frame rate, no frame was dropped and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`.";
+
 export function streamsCaption(m: LabReport['multiStream'][number]): string {
   return `${m.modelType}: ${m.streams.length} streams taking turns, batch ${m.batch}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
 }
@@ -236,7 +253,9 @@ export function defaultTitle(r: LabReport): string {
     ? names.join(' vs ')
     : r.runNotes.some((n) => n.includes('interrupted'))
       ? 'interrupted before a run was complete'
-      : 'no backend ran';
+      : r.capacity.length && !r.profiles.length
+        ? 'how many streams this machine holds'
+        : 'no backend ran';
   const aside = [
     failed.length ? `${failed.join(', ')} failed` : '',
     skipped.length ? `${skipped.join(', ')} skipped` : '',
@@ -313,6 +332,14 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     out.push(`**${mdInline(streamsCaption(m))}**`, '');
     out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'l']), '');
   }
+  if (r.capacity.length) {
+    out.push('## Capacity (jetprof capacity)', '');
+    for (const c of r.capacity) {
+      out.push(`**${mdInline(capacityCaption(c))}**`, '');
+      out.push(markdownTable(CAPACITY_HEADERS, capacityRows(c), CAPACITY_ALIGN), '');
+    }
+    out.push(CAPACITY_RULE, '');
+  }
   if (r.board.length) {
     out.push('## On the board (tegrastats)', '');
     out.push(markdownTable(BOARD_HEADERS, boardRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']), '');
@@ -343,6 +370,37 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
 /** CSV files by name: fps.csv, stages.csv, and per profile critical_path / kernels / api_calls / nvtx. */
 export function reportCsv(r: LabReport): Record<string, string> {
   const files: Record<string, string> = {};
+  if (r.capacity.length)
+    files['capacity.csv'] = csvTable(
+      [
+        'source',
+        'source_fps',
+        'p99_limit_ms',
+        'streams',
+        'min_stream_fps',
+        'mean_stream_fps',
+        'p99_ms',
+        'dropped',
+        'held',
+        'why',
+      ],
+      r.capacity.flatMap((c) =>
+        [...c.points]
+          .sort((a, b) => a.streams - b.streams)
+          .map((p) => [
+            c.source,
+            c.sourceFps,
+            c.p99LimitMs,
+            p.streams,
+            f2(p.minStreamFps),
+            f2(p.meanStreamFps),
+            p.p99Ms.toFixed(0),
+            p.dropped,
+            p.held ? 'yes' : 'no',
+            p.why ?? '',
+          ]),
+      ),
+    );
   files['fps.csv'] = csvTable(
     [
       'label',

@@ -9,6 +9,7 @@ import { type ShareName } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 import { type Stage } from '../pipeline/stages.ts';
 import { type Spread } from '../util/stats.ts';
+import type { CapacityResult } from './capacity-format.ts';
 
 export interface LabeledProfile {
   /** Shown in headings: the file name, or the label of a `jetprof profile` result. */
@@ -219,6 +220,8 @@ export interface StreamsSection {
 export interface LabReport {
   /** Empty unless a run had several streams. */
   multiStream: StreamsSection[];
+  /** `jetprof capacity` results given with --capacity, in the order given. */
+  capacity: CapacityResult[];
   fps: FpsRow[];
   /** Empty unless a run recorded tegrastats (on a Jetson). */
   board: BoardRow[];

@@ -7,6 +7,7 @@ import { claimOutputs, writeOutput } from '../output/output.ts';
 import { reportHtml } from './html.ts';
 import type { FailedBackend, LabeledProfile, SkippedBackend, TypedFps } from './report-types.ts';
 import { buildLabReport } from './lab-report.ts';
+import { readCapacityFile } from './capacity-format.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
 import { reportAccuracy } from './report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
@@ -31,6 +32,8 @@ export interface ReportFiles {
   failed?: FailedBackend[];
   /** Matched share two rows' boxes need before their speeds are compared (default 0.99). */
   minMatch?: number;
+  /** `jetprof capacity --json` results to show. */
+  capacity?: string[];
   /** Things the user should know that are not errors (a run file given twice). */
   onWarning?: (message: string) => void;
 }
@@ -70,6 +73,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
       ...Object.fromEntries(listed.map((f, i) => [`run file ${i + 1}`, f.path])),
       ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])),
       'ground truth': o.gt,
+      ...Object.fromEntries((o.capacity ?? []).map((c, i) => [`capacity ${i + 1}`, c])),
     },
     { Markdown: o.out, HTML: o.html },
   );
@@ -90,9 +94,10 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     profiles.push(loaded.profile);
     if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
   }
-  if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length) {
+  const capacity = (o.capacity ?? []).map(readCapacityFile);
+  if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length && capacity.length === 0) {
     throw new JetprofError('BAD_OPTION', 'nothing to report', {
-      suggestion: 'pass --run R.json (from infer --json) and/or --profile LOG',
+      suggestion: 'pass --run R.json (from infer --json), --profile LOG and/or --capacity C.json',
     });
   }
   const accuracy = reportAccuracy(runFiles, { ref: o.ref, gt: o.gt });
@@ -103,6 +108,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     typedFps: o.typedFps,
     minMatch: o.minMatch,
     runNotes: unique.notes,
+    capacity,
   });
   for (const n of report.runNotes.slice(unique.notes.length)) o.onWarning?.(n);
   const md = reportMarkdown(report, o.title);
