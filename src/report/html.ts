@@ -450,6 +450,18 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
           'FPS',
           false,
         ),
+        barChart(
+          `Worst stream's p99 latency per count of streams (limit ${c.p99LimitMs} ms)`,
+          [...c.points]
+            .sort((a, b) => a.streams - b.streams)
+            .map((p) => ({
+              label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
+              fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
+              segments: [{ name: p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', value: p.p99Ms }],
+            })),
+          'ms',
+          false,
+        ),
         table(
           CAPACITY_HEADERS,
           capacityRows(c),
