@@ -117,6 +117,8 @@ test.serial(
       t.like(run.video, { width: 768, height: 576 });
       const probe = probeVideo(out);
       t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written, and the file plays');
+      const ownTmp = join(dir, 'tmp');
+      mkdirSync(ownTmp, { recursive: true });
       // jetprof profile opens the source as infer does: an RTSP URL passes its check and the profiler starts (a stand-in
       // nsys that writes nothing, so the run ends at the profiler, past the source check)
       const p = runCli(
@@ -135,7 +137,8 @@ test.serial(
           model.onnxPath,
           '--no-write',
         ],
-        { env: { JETPROF_NSYS: '/bin/false' }, timeout: 120_000 },
+        // its own TMPDIR: the stand-in takes jetprof's nsys lock there, not the one real nsys runs of other tests hold
+        { env: { JETPROF_NSYS: '/bin/false', TMPDIR: ownTmp }, timeout: 120_000 },
       );
       t.notRegex(p.stderr, /not found|no frame could be decoded|could not be opened/, p.stderr);
       t.regex(p.stderr, /nsys produced no report/, 'the profiler was started: the source check passed');
