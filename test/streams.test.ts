@@ -415,3 +415,42 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
     t.is(ag.code, 0, ag.stderr + ag.stdout);
   }
 });
+
+test('the report says what --interval buys (end-to-end FPS against interval 0) and what it costs (boxes matched); default labels keep the two rows apart', (t) => {
+  const dir = join(scratchDir(), 'streams-interval-trade');
+  mkdirSync(dir, { recursive: true });
+  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const v = makeVideo('streams-trade.mp4', 24, 160, 120);
+  const common = [v, '--model', firing.onnxPath, '--warmup', '3', '--max-det', '20', '--no-write', '-q'];
+  const every = ['--pipeline', 'off', '--json', join(dir, 'every.json'), '--detections', join(dir, 'every-dets.json')];
+  const third = ['--interval', '2', '--json', join(dir, 'third.json'), '--detections', join(dir, 'third-dets.json')];
+  for (const args of [every, third]) {
+    const r = runCli('infer', [...common, ...args]);
+    t.is(r.code, 0, r.stderr);
+  }
+  const labels = ['every', 'third'].map((n) => JSON.parse(readFileSync(join(dir, `${n}.json`), 'utf8')).setup.label);
+  t.deepEqual(labels, ['onnx-fp32-cpu-sequential', 'onnx-fp32-cpu-sequential-interval2']);
+  const rep = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
+  t.is(rep.code, 0, rep.stderr);
+  const m =
+    /- what --interval 2 buys: ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential-interval2\] at ([\d.]+) end-to-end FPS against ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] at interval 0 at ([\d.]+) \(([\d.]+)x\); what it costs: ([\d.]+)% of the boxes match on the same frames/.exec(
+      rep.stdout,
+    );
+  t.truthy(m, rep.stdout);
+  const [fpsInterval, fpsEvery, ratio, matched] = m!.slice(1).map(Number);
+  t.true(Math.abs(fpsInterval / fpsEvery - ratio) < 0.01, 'the ratio is of the two FPS shown');
+  t.true(matched > 0 && matched <= 100, `${matched}%`);
+  // the speed-up rule still refuses them as rows of one setup
+  t.regex(
+    rep.stdout,
+    /not compared: .*interval2\] vs .*: different streams|not compared: .*sequential\] vs .*interval2\]: different streams/,
+  );
+  // a run without --detections: the cost is not known, and the report says how to learn it
+  const bare = join(dir, 'bare.json');
+  t.is(runCli('infer', [...common, '--interval', '2', '--json', bare, '--label', 'bare-interval']).code, 0);
+  const rep2 = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', bare]);
+  t.regex(
+    rep2.stdout,
+    /what it costs: not known \(run both with --detections on the same frames to see what it costs\)/,
+  );
+});

@@ -326,7 +326,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       backend: o.backend,
       backendDetail: session.description,
       setup: {
-        label: o.label ?? defaultLabel(o.backend, setupBase),
+        label:
+          o.label ?? defaultLabel(o.backend, setupBase, { count: o.streams?.length ?? 1, interval: o.interval ?? 0 }),
         ...setupBase,
         device: onCpu ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
       },

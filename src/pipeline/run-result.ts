@@ -171,12 +171,27 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
   return Object.fromEntries(STAGES.map((s) => [s, r.stages[s].totalMs])) as Record<Stage, number>;
 }
 
-/** The default label: backend, precision, provider, loop and profiler, so no two different setups share one. */
-export function defaultLabel(backend: BackendName, s: Omit<RunSetup, 'label' | 'device'>): string {
+/**
+ * The default label: backend, precision, provider, loop, profiler, and the streams and --interval when not one stream
+ * at interval 0, so no two different setups share one (the report merges the runs of one label into one row).
+ */
+export function defaultLabel(
+  backend: BackendName,
+  s: Omit<RunSetup, 'label' | 'device'>,
+  streams: { count: number; interval: number } = { count: 1, interval: 0 },
+): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
-  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, opencv-fp32-cuda-pipelined3
-  return [BACKENDS[backend].tag, s.precision, ep, loop, ...(s.profiler !== 'none' ? [s.profiler] : [])].join('-');
+  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-interval2
+  return [
+    BACKENDS[backend].tag,
+    s.precision,
+    ep,
+    loop,
+    ...(s.profiler !== 'none' ? [s.profiler] : []),
+    ...(streams.count > 1 ? [`${streams.count}streams`] : []),
+    ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
+  ].join('-');
 }
 
 /** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */

@@ -28,6 +28,7 @@ import {
   setupRows,
   skippedSentence,
   speedupLine,
+  intervalTradeLine,
   stageCaption,
   stageHeaders,
   stageRows,
@@ -402,6 +403,7 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
       ...r.runNotes.map((n) => `<li class="warn">${escapeHtml(n)}</li>`),
       ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
+      ...r.intervalTrades.map((t) => `<li>${escapeHtml(intervalTradeLine(t))}</li>`),
       ...r.notCompared.map((n) => `<li class="warn">${escapeHtml(notComparedLine(n))}</li>`),
       ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
     ];

@@ -26,6 +26,7 @@ import {
   frameSeries,
   groupByLabel,
   speedups,
+  intervalTrades,
   stageTable,
   typedFpsRow,
 } from './run-rows.ts';
@@ -125,6 +126,7 @@ export function buildLabReport(
     notCompared: compared.notCompared,
     runNotes,
     speedups: compared.speedups,
+    intervalTrades: intervalTrades(fps, extras.accuracy?.pairs ?? []),
     stages: groups.map((g, i) => stageTable(g, fps[i].modelType)),
     series: runs.map(frameSeries).filter((x): x is FrameSeries => !!x),
     profiles: profiles.flatMap((p) => profileSection(p, top)),

@@ -44,6 +44,16 @@ export function labRows(r: LabReport): string[][] {
   ];
 }
 
+/** "what --interval 2 buys: ... 2.10x end to end; what it costs: 91% of the boxes match". */
+export function intervalTradeLine(t: LabReport['intervalTrades'][number]): string {
+  const pct = (v: number) => `${(v * 100).toFixed(v > 0.99 && v < 1 ? 1 : 0)}%`;
+  const cost =
+    t.matchedShare !== undefined
+      ? `${pct(t.matchedShare)} of the boxes match on the same frames`
+      : `not known (${t.note})`;
+  return `what --interval ${t.interval} buys: ${t.withInterval} at ${t.endToEndFps[0].toFixed(2)} end-to-end FPS against ${t.base} at interval 0 at ${t.endToEndFps[1].toFixed(2)} (${t.ratio.toFixed(2)}x); what it costs: ${cost}`;
+}
+
 export function notComparedLine(n: LabReport['notCompared'][number]): string {
   return `not compared: ${n.a} vs ${n.b}: ${n.reason}`;
 }
@@ -320,6 +330,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     for (const x of r.skipped) out.push(`- ${mdInline(skippedSentence(x))}`);
     for (const n of r.runNotes) out.push(`- ${mdInline(n)}`);
     for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);
+    for (const t of r.intervalTrades) out.push(`- ${mdInline(intervalTradeLine(t))}`);
     for (const n of r.notCompared) out.push(`- ${mdInline(notComparedLine(n))}`);
     for (const x of r.fps) out.push(`- ${mdInline(gapSentence(x))}`);
     out.push('');

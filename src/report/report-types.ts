@@ -63,6 +63,8 @@ export interface FpsRow {
   basis?: ComparisonBasis;
   /** Whether the row's runs kept their detections (infer --detections). */
   keptBoxes?: boolean;
+  /** Streams that took turns, their batch and --interval (one stream, batch 1, interval 0 for an ordinary run). */
+  streamSetup?: { streams: number; batch: number; interval: number };
 }
 
 /** The conditions two measured rows must share before a speed-up between them means anything. */
@@ -104,6 +106,20 @@ export interface TypedFps {
   inputSize?: [number, number];
   inferenceFps: number;
   endToEndFps: number;
+}
+
+/** What --interval K buys (end-to-end FPS against the same setup at interval 0) and costs (boxes still found). */
+export interface IntervalTrade {
+  withInterval: string;
+  base: string;
+  interval: number;
+  /** End-to-end FPS of the interval row and of the interval-0 row. */
+  endToEndFps: [number, number];
+  ratio: number;
+  /** Share of boxes matched between the two rows on the same frames. */
+  matchedShare?: number;
+  /** Why no matched share is given. */
+  note?: string;
 }
 
 export interface Speedup {
@@ -236,6 +252,8 @@ export interface LabReport {
   /** Runs left out of the figures (interrupted, given twice), one sentence each. */
   runNotes: string[];
   speedups: Speedup[];
+  /** Rows run with --interval K against the same setup at interval 0. */
+  intervalTrades: IntervalTrade[];
   stages: StageTable[];
   series: FrameSeries[];
   profiles: ProfileSection[];

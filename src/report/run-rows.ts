@@ -17,6 +17,7 @@ import type {
   PairAgreement,
   TypedFps,
   Speedup,
+  IntervalTrade,
   StageRow,
   StageTable,
   EnvBlock,
@@ -39,7 +40,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
     profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
     streams: r.streams?.length
-      ? `${r.streams.length} streams, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
+      ? `${r.streams.length} stream${r.streams.length === 1 ? '' : 's'}, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
       : 'one stream',
   };
 }
@@ -191,6 +192,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     wallMsPerFrame: meanWallMsPerFrame(runs),
     basis: comparisonBasis(r),
     keptBoxes: runs.every((x) => !!x.detectionsFile),
+    streamSetup: { streams: r.streams?.length ?? 1, batch: r.batch ?? 1, interval: r.interval ?? 0 },
   };
 }
 
@@ -226,6 +228,45 @@ export function speedups(
     }
   });
   return { speedups: out, notCompared };
+}
+
+/**
+ * What --interval K buys and costs: each row run at interval K > 0 against a row that is the same in everything
+ * (machine, model, video, frame size, loop, profiler, streams and batch) but ran the model on every frame. The FPS
+ * ratio is end to end (the interval skips inference, so that is where it shows); the cost is how many of the
+ * interval-0 row's boxes it still finds on the same frames (its carried boxes included).
+ */
+export function intervalTrades(rows: FpsRow[], agreements: PairAgreement[] = []): IntervalTrade[] {
+  const byPair = new Map(agreements.map((x) => [pairKey(x.a, x.b), x]));
+  const out: IntervalTrade[] = [];
+  for (const x of rows) {
+    if (!x.basis || !x.streamSetup || x.streamSetup.interval === 0) continue;
+    for (const base of rows) {
+      if (!base.basis || !base.streamSetup || base.streamSetup.interval !== 0) continue;
+      const same =
+        BASIS_WORDS.every(([k]) => k === 'streams' || x.basis![k] === base.basis![k]) &&
+        x.streamSetup.streams === base.streamSetup.streams &&
+        x.streamSetup.batch === base.streamSetup.batch;
+      if (!same || base.endToEndFps.mean <= 0) continue;
+      const a = byPair.get(pairKey(x.label, base.label));
+      out.push({
+        withInterval: x.modelType,
+        base: base.modelType,
+        interval: x.streamSetup.interval,
+        endToEndFps: [x.endToEndFps.mean, base.endToEndFps.mean],
+        ratio: x.endToEndFps.mean / base.endToEndFps.mean,
+        ...(a?.matchedShare !== undefined && a.boxes
+          ? { matchedShare: a.matchedShare }
+          : {
+              note:
+                x.keptBoxes && base.keptBoxes
+                  ? (a?.note ?? 'neither found a box')
+                  : 'run both with --detections on the same frames to see what it costs',
+            }),
+      });
+    }
+  }
+  return out;
 }
 
 /** The matched share two rows' boxes need before their speeds are compared (`report --min-match`). */
