@@ -174,6 +174,45 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
   t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
 });
 
+test.serial(
+  'real nsys, two streams: each frame sits inside a stream-<i> range (time per stream), the stage ranges keep their names',
+  (t) => {
+    const video = makeVideo('profiled-streams.mp4', 6, 160, 120);
+    const out = join(scratchDir(), 'nsys-streams');
+    const r = runCli(
+      'jetprof',
+      [
+        'profile',
+        '--tool',
+        'nsys',
+        '--out-dir',
+        out,
+        '--',
+        video,
+        '--streams',
+        '2',
+        '--model',
+        model.onnxPath,
+        '--warmup',
+        '1',
+        '--no-write',
+        '-q',
+      ],
+      { timeout: 400_000 },
+    );
+    t.is(r.code, 0, r.stderr);
+    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
+    const rows = (profile.nsys.reports.nvtx_sum?.rows ?? []) as { range?: string; name?: string; instances: number }[];
+    const count = (n: string) =>
+      rows.find((x) => String(x.range ?? x.name ?? '').replace(/^[\w-]+:/, '') === n)?.instances ?? 0;
+    t.is(count('stream-0'), 5, 'stream 0: its 5 measured frames');
+    t.is(count('stream-1'), 5);
+    t.is(count('warmup-stream-0'), 1, 'its warm-up frame under its own name');
+    t.is(count('inference'), 10, 'the stage ranges: one per measured frame of either stream');
+    t.is(profile.run.streams.length, 2);
+  },
+);
+
 test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept', (t) => {
   const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
   const out = join(scratchDir(), 'nvprof-profile');

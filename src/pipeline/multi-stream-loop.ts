@@ -18,6 +18,7 @@ import {
   preprocessFrame,
   pushPopRanges,
   rangeName,
+  type RangeOps,
   readNextFrame,
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
@@ -110,6 +111,24 @@ export async function runMultiStreamLoop(
   const trackers = ios.map(() => new IouTracker());
   let inferredFrames = 0;
   const ranges = pushPopRanges(o.nvtx);
+  // several streams: each frame's ranges sit inside a `stream-<i>` range opened with its `frame` range (an
+  // end-of-stream read gets neither), so a profile shows time per stream and the stage ranges keep their names
+  const streamRanges = (i: number, index: number): RangeOps => {
+    if (ios.length < 2) return ranges;
+    const frameName = rangeName('frame', index, o.warmupFrames);
+    return {
+      open: (n) => {
+        const isFrame = n === frameName;
+        if (isFrame) o.nvtx.push(rangeName(`stream-${i}`, index, o.warmupFrames));
+        o.nvtx.push(n);
+        return isFrame;
+      },
+      close: (isFrame) => {
+        o.nvtx.pop();
+        if (isFrame === true) o.nvtx.pop();
+      },
+    };
+  };
   const state = ios.map(() => ({ index: 0, done: false, endOfStream: false, dropped: 0 }));
   let interrupted = false;
   let framesRead = 0;
@@ -169,11 +188,12 @@ export async function runMultiStreamLoop(
         }
         const t0 = process.hrtime.bigint();
         tally.begin(t0);
+        const frameRanges = streamRanges(i, s.index);
         const got = await readNextFrame(
           () => io.source.read(),
           io.source.info.frameCount,
           s.index,
-          ranges,
+          frameRanges,
           io.resize,
           o.warmupFrames,
         );
@@ -213,7 +233,7 @@ export async function runMultiStreamLoop(
         io.sink?.write(frame);
         o.nvtx.pop();
         const t5 = process.hrtime.bigint();
-        ranges.close(got.frameRange);
+        frameRanges.close(got.frameRange);
         tally.record(
           {
             index: s.index,
