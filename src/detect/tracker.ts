@@ -4,20 +4,13 @@
  * unmatched detections start tracks and a track unmatched more than `maxMisses` times in a row ends. On the frames between, the
  * tracks' boxes are carried forward as they were. Every box out of it carries its track's id. Pure.
  */
+import { iou } from './nms.ts';
 import type { Detection } from './types.ts';
 
 interface Track {
   id: number;
   box: Detection;
   misses: number;
-}
-
-function iou(a: Detection, b: Detection): number {
-  const w = Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1);
-  const h = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-  if (w <= 0 || h <= 0) return 0;
-  const inter = w * h;
-  return inter / ((a.x2 - a.x1) * (a.y2 - a.y1) + (b.x2 - b.x1) * (b.y2 - b.y1) - inter);
 }
 
 export class IouTracker {
