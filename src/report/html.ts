@@ -438,29 +438,24 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   if (r.capacity.length) {
     body.push('<h2>Capacity</h2>');
     for (const c of r.capacity) {
+      // one bar per count of streams tried, fewest first, in both charts
+      const points = [...c.points].sort((a, b) => a.streams - b.streams);
+      const bar = (p: (typeof points)[number], name: string, value: number) => ({
+        label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
+        fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
+        segments: [{ name, value }],
+      });
       body.push(
         `<h3>${escapeHtml(capacityCaption(c))}</h3>`,
         barChart(
           `Slowest stream's FPS per count of streams (each stream must keep ${c.sourceFps} FPS)`,
-          [...c.points]
-            .sort((a, b) => a.streams - b.streams)
-            .map((p) => ({
-              label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
-              fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
-              segments: [{ name: p.held ? 'held' : 'did not hold', value: p.minStreamFps }],
-            })),
+          points.map((p) => bar(p, p.held ? 'held' : 'did not hold', p.minStreamFps)),
           'FPS',
           false,
         ),
         barChart(
           `Worst stream's p99 latency per count of streams (limit ${c.p99LimitMs} ms)`,
-          [...c.points]
-            .sort((a, b) => a.streams - b.streams)
-            .map((p) => ({
-              label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
-              fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
-              segments: [{ name: p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', value: p.p99Ms }],
-            })),
+          points.map((p) => bar(p, p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', p.p99Ms)),
           'ms',
           false,
         ),
