@@ -31,6 +31,22 @@ import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { percentile } from '../src/util/stats.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
 
+/** The postprocess both postprocess sections time: the run defaults (IoU NMS 0.5, multi-label) at `conf`. */
+function benchPostprocessor(
+  info: ConstructorParameters<typeof Postprocessor>[0],
+  g: ConstructorParameters<typeof Postprocessor>[1],
+  conf: number,
+): Postprocessor {
+  return new Postprocessor(info, g, {
+    confThreshold: conf,
+    nmsThreshold: 0.5,
+    nmsKind: 'iou',
+    classMode: 'multi',
+    maxCandidates: DEFAULT_MAX_CANDIDATES,
+    maxDet: DEFAULT_MAX_DET,
+  });
+}
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const WORK = join(ROOT, 'bench', 'tmp');
 mkdirSync(WORK, { recursive: true });
@@ -388,14 +404,7 @@ function benchPostprocess() {
   const info = readModelInfo(onnx);
   const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
   const measure = (heads: { head: (typeof info.heads)[number]; data: Float32Array }[], conf = 0.3) => {
-    const post = new Postprocessor(info, g, {
-      confThreshold: conf,
-      nmsThreshold: 0.5,
-      nmsKind: 'iou',
-      classMode: 'multi',
-      maxCandidates: DEFAULT_MAX_CANDIDATES,
-      maxDet: DEFAULT_MAX_DET,
-    });
+    const post = benchPostprocessor(info, g, conf);
     const outputs = new Map(heads.map(({ head, data }) => [head.output, data]));
     let last = post.run(outputs);
     const times: number[] = [];
@@ -663,14 +672,7 @@ async function benchDense() {
   await ort.dispose();
   const postprocess: Record<string, unknown> = {};
   for (const conf of [0.3, 0.001]) {
-    const post = new Postprocessor(info, g, {
-      confThreshold: conf,
-      nmsThreshold: 0.5,
-      nmsKind: 'iou',
-      classMode: 'multi',
-      maxCandidates: DEFAULT_MAX_CANDIDATES,
-      maxDet: DEFAULT_MAX_DET,
-    });
+    const post = benchPostprocessor(info, g, conf);
     const times: number[] = [];
     let candidates = 0;
     for (let rep = 0; rep < 12; rep++) {
