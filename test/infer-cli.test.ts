@@ -254,7 +254,7 @@ test('bad call - a truncated video (no decodable frame)', (t) => {
   assertBadInput(t, runCli('infer', [cut, '--model', labModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
 });
 
-test('bad call - an ONNX model without YOLO metadata, and one whose input is not [1,3,H,W] float', (t) => {
+test('bad call - an ONNX model without YOLO metadata, and one whose input is not [batch,3,H,W] float', (t) => {
   const { onnx } = onnxProto;
   const video = makeVideo('tiny.mp4', 3, 64, 48);
   const dir = freshDir('bad-model');
@@ -270,7 +270,7 @@ test('bad call - an ONNX model without YOLO metadata, and one whose input is not
   writeFileSync(gray, onnx.ModelProto.encode(again).finish());
   const r = runCli('infer', [video, '--model', gray, '-q'], { cwd: dir });
   assertBadInput(t, r, gray, dir);
-  t.regex(r.stderr, /input must be float \[1,3,480,640\], found \[1,1,480,640\]/);
+  t.regex(r.stderr, /input must be float \[batch,3,480,640\], found \[batch,1,480,640\]/);
 });
 
 test('bad call - an output directory that does not exist', (t) => {

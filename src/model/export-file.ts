@@ -59,7 +59,7 @@ export interface ExportRequest extends CfgCheck {
 }
 
 /** Bumped whenever the exporter's output for the same inputs changes: cached exports of older versions are redone. */
-export const EXPORTER_VERSION = 'jetprof-export/2';
+export const EXPORTER_VERSION = 'jetprof-export/3'; // 3: symbolic batch dimension
 
 /** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists (an input too). */
 export function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
@@ -212,18 +212,20 @@ export function readModelInfo(path: string): YoloModelInfo {
   const input = sig.inputs.find((i) => i.name === info.inputName);
   const dims = input?.dims ?? [];
   const FLOAT = 1;
+  // the batch dimension: symbolic (jetprof's exports since jetprof-export/3) or a fixed count of images
+  const batch = dims[0];
   if (
     !input ||
     input.elemType !== FLOAT ||
     dims.length !== 4 ||
-    dims[0] !== 1 ||
+    !(typeof batch === 'string' || (Number.isInteger(batch) && batch >= 1)) ||
     dims[1] !== 3 ||
     dims[2] !== info.inputHeight ||
     dims[3] !== info.inputWidth
   ) {
     throw new JetprofError(
       'BAD_MODEL',
-      `${path}: input must be float [1,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`,
+      `${path}: input must be float [batch,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`,
       fix,
     );
   }
@@ -231,5 +233,5 @@ export function readModelInfo(path: string): YoloModelInfo {
     if (!sig.outputs.includes(h.output))
       throw new JetprofError('BAD_MODEL', `${path}: output ${h.output} named in the metadata is missing`, fix);
   }
-  return info;
+  return { ...info, inputBatch: typeof batch === 'string' ? 'dynamic' : batch };
 }

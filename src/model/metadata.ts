@@ -3,7 +3,7 @@
  * `jetprof.model`) so that a run needs only the .onnx file.
  */
 export interface YoloHead {
-  /** Graph output name holding this head: [1, anchors*(5+classes), gridH, gridW]. */
+  /** Graph output name holding this head: [batch, anchors*(5+classes), gridH, gridW]. */
   output: string;
   gridW: number;
   gridH: number;
@@ -21,6 +21,11 @@ export interface YoloModelInfo {
   classes: number;
   labels: string[];
   heads: YoloHead[];
+  /**
+   * Read from the graph (not stored in the metadata): the input's batch dimension, 'dynamic' when symbolic
+   * (jetprof's exports) or the fixed number of images one run takes (1 in most other exports).
+   */
+  inputBatch?: number | 'dynamic';
   /** Where it came from, for the run JSON and reports. */
   source?: {
     cfg?: string;

@@ -7,6 +7,8 @@
  * - maxpool: MaxPool with pads [floor(p/2), p - floor(p/2)] so the output size is darknet's (w + p - size)/stride + 1.
  * - upsample: Resize nearest (asymmetric, floor); shortcut: Add.
  * - yolo: no node; the raw conv tensor feeding each [yolo] is a graph output named `yolo_<layer index>`.
+ * The batch dimension of the input and of every output is symbolic (`batch`): the graph has no Reshape, so ONNX
+ * Runtime and OpenCV DNN run one image or a batch of several (one frame from each stream) with the same file.
  * Decoding parameters (anchors, mask, scale_x_y, new_coords, classes, labels) go into the model metadata.
  */
 import onnxProto from 'onnx-proto';
@@ -238,9 +240,15 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     heads,
     source: options.source,
   };
+  // [batch, ...dims]: the first dimension symbolic (BATCH_DIM), the others fixed
   const valueInfo = (name: string, dims: number[]) => ({
     name,
-    type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => ({ dimValue: d })) } } },
+    type: {
+      tensorType: {
+        elemType: FLOAT,
+        shape: { dim: [{ dimParam: BATCH_DIM }, ...dims.map((d) => ({ dimValue: d }))] },
+      },
+    },
   });
   const model = onnx.ModelProto.create({
     irVersion: 7,
@@ -256,11 +264,29 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
           ?.replace(/\.cfg$/, '') ?? 'yolo',
       node: g.nodes,
       initializer: g.initializers,
-      input: [valueInfo(inputName, [1, cfg.net.channels, cfg.net.height, cfg.net.width])],
-      output: heads.map((h) => valueInfo(h.output, [1, h.anchors.length * (5 + classes), h.gridH, h.gridW])),
+      input: [valueInfo(inputName, [cfg.net.channels, cfg.net.height, cfg.net.width])],
+      output: heads.map((h) => valueInfo(h.output, [h.anchors.length * (5 + classes), h.gridH, h.gridW])),
     },
   });
   return { bytes: onnx.ModelProto.encode(model).finish(), info };
+}
+
+/** The name of the exported graph's symbolic batch dimension (ONNX Runtime's freeDimensionOverrides key). */
+export const BATCH_DIM = 'batch';
+
+/**
+ * The same model with its batch dimension fixed to `batch` on the input and every output (what TensorRT builds a
+ * static engine from: `jetprof build-engine --batch N`). Every other byte of the model is kept.
+ */
+export function withFixedBatch(bytes: Uint8Array, batch: number): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  const initNames = new Set((model.graph?.initializer ?? []).map((t) => t.name));
+  for (const v of [...(model.graph?.input ?? []), ...(model.graph?.output ?? [])]) {
+    if (initNames.has(v.name)) continue;
+    const dim = v.type?.tensorType?.shape?.dim;
+    if (dim && dim.length > 0) dim[0] = { dimValue: batch };
+  }
+  return onnx.ModelProto.encode(model).finish();
 }
 
 /** Reads jetprof's metadata and the graph input/output signature from .onnx bytes, without ONNX Runtime. */
