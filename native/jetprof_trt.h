@@ -24,7 +24,7 @@ enum jp_status {
   JP_ERR_DESERIALIZE = 3, /* not an engine, or built by another TensorRT version */
   JP_ERR_PLUGIN = 4,      /* plugin library missing or failed to register */
   JP_ERR_CUDA = 5,        /* a CUDA call failed */
-  JP_ERR_UNSUPPORTED = 6, /* dynamic shapes, or a tensor type jetprof does not handle */
+  JP_ERR_UNSUPPORTED = 6, /* a dynamic shape without a usable profile, or a tensor type jetprof does not handle */
   JP_ERR_INFERENCE = 7    /* enqueue failed */
 };
 
@@ -57,7 +57,9 @@ int32_t jp_compiled_version(void);
 void jp_set_log_severity(int32_t severity);
 /* dlopen()s a plugin library (e.g. tensorrt_demos' libyolo_layer.so) and registers TensorRT's own plugins. */
 int32_t jp_load_plugin(const char *path, char *err, int32_t errLen);
-/* Deserializes an engine and allocates its pinned host buffers, device buffers, stream and events once. */
+/* Deserializes an engine and allocates its pinned host buffers, device buffers, stream and events once. A dynamic
+   input dimension (a symbolic batch) is set to optimization profile 0's largest shape; tensor_info reports the
+   shapes the engine then runs. */
 int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t errLen);
 int32_t jp_engine_tensor_count(const jp_engine *engine);
 int32_t jp_engine_tensor_info(const jp_engine *engine, int32_t index, jp_tensor_info *info, char *err, int32_t errLen);

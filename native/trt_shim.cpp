@@ -6,7 +6,8 @@
 //
 // TensorRT 8.0-8.4 (JetPack 4.6: 8.2) use the bindings API (getNbBindings, enqueueV2); 8.5 and later (JetPack 5.x:
 // 8.5, JetPack 6: 8.6 and 10.x) use the named-tensor API (getNbIOTensors, setTensorAddress, enqueueV3). The choice
-// is made at compile time from NvInferVersion.h. Build: scripts/build-trt-shim.sh (npm run build:trt).
+// is made at compile time from NvInferVersion.h. An engine with a dynamic batch (built from jetprof's ONNX, whose
+// batch dimension is symbolic, with trtexec --shapes=input:Nx3xHxW) runs its profile's largest shape. Build: scripts/build-trt-shim.sh (npm run build:trt).
 
 #include "jetprof_trt.h"
 
@@ -101,6 +102,13 @@ struct Tensor {
   void *device = nullptr;  // cudaMalloc
 };
 
+bool hasDynamicDim(const nvinfer1::Dims &dims) {
+  for (int32_t d = 0; d < dims.nbDims; ++d) {
+    if (dims.d[d] < 0) return true;
+  }
+  return false;
+}
+
 double elapsedMs(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0.0f;
   return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? static_cast<double>(ms) : -1.0;
@@ -182,6 +190,17 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     t.dims = e->engine->getTensorShape(t.name.c_str());
     e->tensors.push_back(t);
   }
+  // An input with a dynamic dimension (an ONNX with a symbolic batch, built with trtexec --shapes=input:Nx3xHxW):
+  // the context runs optimization profile 0's largest shape (N when min = opt = max, as --shapes builds it); the
+  // outputs' shapes follow from the context.
+  for (Tensor &t : e->tensors) {
+    if (!t.isInput || !hasDynamicDim(t.dims)) continue;
+    const nvinfer1::Dims max = e->engine->getProfileShape(t.name.c_str(), 0, nvinfer1::OptProfileSelector::kMAX);
+    if (max.nbDims != t.dims.nbDims || hasDynamicDim(max) || !e->context->setInputShape(t.name.c_str(), max)) {
+      return fail(err, errLen, JP_ERR_UNSUPPORTED, "input %s has a dynamic dimension and no usable optimization profile; build the engine with trtexec --shapes=%s:Nx3xHxW", t.name.c_str(), t.name.c_str());
+    }
+  }
+  for (Tensor &t : e->tensors) t.dims = e->context->getTensorShape(t.name.c_str());
 #else
   const int32_t count = e->engine->getNbBindings();
   for (int32_t i = 0; i < count; ++i) {
@@ -192,6 +211,16 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     t.dims = e->engine->getBindingDimensions(i);
     e->tensors.push_back(t);
   }
+  // A dynamic input (see above): optimization profile 0's largest shape, then every shape from the context.
+  for (int32_t i = 0; i < count; ++i) {
+    Tensor &t = e->tensors[static_cast<size_t>(i)];
+    if (!t.isInput || !hasDynamicDim(t.dims)) continue;
+    const nvinfer1::Dims max = e->engine->getProfileDimensions(i, 0, nvinfer1::OptProfileSelector::kMAX);
+    if (max.nbDims != t.dims.nbDims || hasDynamicDim(max) || !e->context->setBindingDimensions(i, max)) {
+      return fail(err, errLen, JP_ERR_UNSUPPORTED, "input %s has a dynamic dimension and no usable optimization profile; build the engine with trtexec --shapes=%s:Nx3xHxW", t.name.c_str(), t.name.c_str());
+    }
+  }
+  for (int32_t i = 0; i < count; ++i) e->tensors[static_cast<size_t>(i)].dims = e->context->getBindingDimensions(i);
 #endif
 
   if (cudaStreamCreate(&e->stream) != cudaSuccess) return fail(err, errLen, JP_ERR_CUDA, "cudaStreamCreate failed");
@@ -202,7 +231,7 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     int64_t elements = 1;
     for (int32_t d = 0; d < t.dims.nbDims; ++d) {
       if (t.dims.d[d] < 0) {
-        return fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has a dynamic dimension; build the engine with fixed shapes (trtexec --shapes=%s:1x3xHxW)",
+        return fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has a dynamic dimension after the input shapes were set; build the engine with trtexec --shapes=%s:Nx3xHxW",
                     t.name.c_str(), t.name.c_str());
       }
       elements *= static_cast<int64_t>(t.dims.d[d]);

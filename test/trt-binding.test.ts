@@ -11,6 +11,7 @@ import { formatTrtVersion, loadTrtAbi } from '../src/backends/trt-abi.ts';
 import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
+import { withFixedBatch } from '../src/model/onnx-export.ts';
 import { trtexecArgv, trtexecVersion } from '../src/backends/build-engine.ts';
 import {
   buildCpuEngineLib,
@@ -113,7 +114,8 @@ test('bad engine - input shape mismatch, wrong outputs, dynamic shapes, missing 
   });
   const dynamic = engineFile('dyn.engine', ['input images 0 -1 3 480 640']);
   await t.throwsAsync(createTensorRtSession(dynamic, info, options), {
-    message: /tensor images has a dynamic dimension; build the engine with fixed shapes/,
+    message:
+      /input images has a dynamic dimension and no usable optimization profile; build the engine with trtexec --shapes=images:Nx3xHxW/,
   });
   await t.throwsAsync(
     createTensorRtSession(headsEngine, info, { ...options, plugins: [join(dir, 'libyolo_layer.so')] }),
@@ -122,6 +124,79 @@ test('bad engine - input shape mismatch, wrong outputs, dynamic shapes, missing 
         /libyolo_layer\.so: plugin library could not be loaded \(.*libyolo_layer\.so: cannot open shared object file/,
     },
   );
+});
+
+const batchEngine = engineFile('batch2.engine', [
+  'input images 0 2 3 480 640',
+  `output ${small.output} 0 2 21 ${small.gridH} ${small.gridW} -10 0`,
+  `output ${large.output} 0 2 21 ${large.gridH} ${large.gridW} 1 2`,
+]);
+
+test('an engine built for a batch of 2 takes one or two images per run: one is padded, its padding dropped; three are refused', async (t) => {
+  const s = await createTensorRtSession(batchEngine, info, options);
+  t.is(s.batchSize, 2);
+  const per = 3 * 480 * 640;
+  const two = new Float32Array(2 * per).map((_, i) => (i < per ? 0.25 : 0.75));
+  const r2 = await s.run(two);
+  const big = r2.outputs.get(large.output)!;
+  const perOut = 21 * large.gridH * large.gridW;
+  t.is(big.length, 2 * perOut, "two images: both images' heads, one after the other");
+  t.is(big[0], 1 + 2 * 0.25);
+  // the CPU stand-in computes out[k] = bias + scale * in[k % inputs]: every value of both images' heads comes through
+  for (const k of [perOut - 1, perOut, 2 * perOut - 1]) t.is(big[k], Math.fround(1 + 2 * two[k % two.length]));
+  const r1 = await s.run(new Float32Array(per).fill(0.75));
+  t.is(r1.outputs.get(large.output)!.length, perOut, 'one image: the padding image is dropped');
+  t.is(r1.outputs.get(small.output)!.length, 21 * small.gridH * small.gridW);
+  t.is(r1.outputs.get(large.output)![0], 1 + 2 * 0.75);
+  await t.throwsAsync(s.run(new Float32Array(3 * per)), {
+    message: /input images takes 7372800 bytes \(2x3x480x640 float32\), got 11059200/,
+  });
+  await s.dispose();
+});
+
+test('infer with streams on a batch-2 engine: two streams run in batches of 2; three streams are refused with the command that builds the right engine', (t) => {
+  const video = makeVideo('trt-batch.mp4', 5, 160, 120);
+  const json = join(dir, 'trt-batch.json');
+  const args = [
+    '--backend',
+    'trt',
+    video,
+    '--engine',
+    batchEngine,
+    '--model',
+    model.onnxPath,
+    '--no-write',
+    '--warmup',
+    '1',
+  ];
+  const ok = runCli('infer', [...args, '--streams', '2', '--json', json, '-q'], { env: { JETPROF_TRT_SHIM: cpuLib } });
+  t.is(ok.code, 0, ok.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.batch, 2);
+  t.is(run.batches.count, 4);
+  t.is(run.batches.meanImages, 2);
+  t.is(run.frames, 8);
+  // a frame's share of its batch: the batch's inference time over its frames, so the stages add up
+  t.true(Math.abs(run.batches.perFrameMs * 2 - run.batches.perBatchMs.mean) < 0.01);
+  const three = runCli('infer', [...args, '--streams', '3'], { env: { JETPROF_TRT_SHIM: cpuLib } });
+  t.is(three.code, 2, three.stderr);
+  t.is(
+    three.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => /error/.test(l)).length,
+    1,
+    three.stderr,
+  );
+  t.regex(
+    three.stderr,
+    /batch2\.engine: the engine runs batches of 2; this run batches 3 frames \(3 streams\) \(fix: build an engine for it: jetprof build-engine --onnx .*trt\.onnx --batch 3 --out .*batch2-b3\.engine/,
+  );
+  // --batch 2 with three streams fits: batches of two, taken in turn
+  const fits = runCli('infer', [...args, '--streams', '3', '--batch', '2', '-q'], {
+    env: { JETPROF_TRT_SHIM: cpuLib },
+  });
+  t.is(fits.code, 0, fits.stderr);
 });
 
 test('checkEngineIo accepts tensorrt_demos engines (one detections output)', (t) => {
@@ -257,13 +332,40 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   t.is(side.tensorrt, '8.6.1');
   t.is(side.precision, 'fp16');
   t.is(side.onnx.sha256.length, 64);
+  t.is(side.batch, 1);
   t.deepEqual(side.trtexec.slice(1), [
     `--onnx=${model.onnxPath}`,
     `--saveEngine=${out}`,
+    // jetprof's ONNX has a symbolic batch: trtexec gets the shape to build for
+    '--shapes=input:1x3x480x640',
     '--fp16',
     '--memPoolSize=workspace:512',
   ]);
-  t.regex(readFileSync(join(dir, 'trtexec-args.txt'), 'utf8'), /--saveEngine=.*\.built\.trt\.partial-\d+ --fp16/);
+  t.regex(
+    readFileSync(join(dir, 'trtexec-args.txt'), 'utf8'),
+    /--saveEngine=.*\.built\.trt\.partial-\d+ --shapes=input:1x3x480x640 --fp16/,
+  );
+  // --batch 4: an engine for four images per run (one frame from each of four streams)
+  const out4 = join(dir, 'built-b4.trt');
+  const b4 = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', out4, '--batch', '4', '-q'], {
+    env: { JETPROF_TRTEXEC: fake },
+  });
+  t.is(b4.code, 0, b4.stderr);
+  t.regex(b4.stderr, /built .*built-b4\.trt \(fp32, batch 4, TensorRT 8\.6\.1\)/);
+  t.is(JSON.parse(readFileSync(`${out4}.json`, 'utf8')).batch, 4);
+  t.regex(readFileSync(join(dir, 'trtexec-args.txt'), 'utf8'), / --shapes=input:4x3x480x640( |$)/m);
+  // an ONNX whose batch is fixed (another exporter, or jetprof before batches) builds only that batch
+  const fixed = join(dir, 'fixed-b1.onnx');
+  writeFileSync(fixed, withFixedBatch(readFileSync(model.onnxPath), 1));
+  const bad = runCli('jetprof', ['build-engine', '--onnx', fixed, '--out', join(dir, 'f.trt'), '--batch', '2'], {
+    env: { JETPROF_TRTEXEC: fake },
+  });
+  t.is(bad.code, 2, bad.stderr);
+  t.regex(
+    bad.stderr,
+    /^jetprof: error: .*fixed-b1\.onnx: the input input has a fixed batch of 1, not 2 \(fix: export it again with `jetprof export`/,
+  );
+  t.false(existsSync(join(dir, 'f.trt')));
   const missing = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], {
     env: { PATH: '/usr/bin:/bin', TENSORRT_ROOT: '' },
   });

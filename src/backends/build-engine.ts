@@ -1,14 +1,17 @@
 /**
  * `jetprof build-engine`: ONNX -> serialized TensorRT engine through trtexec, plus the sidecar JSON.
- * The engine is written to a temporary name and renamed when trtexec succeeds.
+ * The engine is written to a temporary name and renamed when trtexec succeeds. jetprof's ONNX has a symbolic batch
+ * dimension: `--batch N` (default 1) becomes trtexec's `--shapes=<input>:Nx3xHxW`, an engine that runs N images at
+ * a time (one frame from each of N streams).
  */
-import { existsSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type EngineSidecar, sidecarPath } from './engine-sidecar.ts';
 import { formatTrtVersion } from './trt-abi.ts';
 import { findExecutable } from '../util/executables.ts';
 import { baseEnv } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
+import { readOnnxSignature } from '../model/onnx-export.ts';
 import { writeOutput } from '../output/output.ts';
 import { requireWritableDir, sha256File } from '../util/files.ts';
 import { runCommand } from '../util/process.ts';
@@ -20,7 +23,35 @@ export interface BuildEngineOptions {
   /** trtexec --calib: a calibration cache file (INT8). */
   calib?: string;
   workspaceMb?: number;
+  /** Images per run of the engine (default 1). */
+  batch?: number;
   onOutput?: (chunk: string) => void;
+}
+
+/**
+ * trtexec's --shapes for a batch of `batch` images, when the ONNX's batch dimension is symbolic; undefined when it
+ * is fixed at `batch` already. A fixed batch of another size cannot be built for `batch`: one line, with the fix.
+ */
+export function batchShapes(onnxPath: string, batch: number): string | undefined {
+  const { inputs } = readOnnxSignature(readFileSync(onnxPath));
+  const input = inputs[0];
+  if (!input || input.dims.length !== 4)
+    throw new JetprofError('BAD_MODEL', `${onnxPath}: no [batch,3,H,W] input`, {
+      suggestion: 'export it with `jetprof export --cfg C --weights W`',
+    });
+  const [n, c, h, w] = input.dims;
+  if (typeof n === 'number' && n > 0) {
+    if (n === batch) return undefined;
+    throw new JetprofError(
+      'BAD_MODEL',
+      `${onnxPath}: the input ${input.name} has a fixed batch of ${n}, not ${batch}`,
+      {
+        suggestion:
+          'export it again with `jetprof export` (its batch dimension is symbolic), then build-engine --batch N',
+      },
+    );
+  }
+  return `${input.name}:${batch}x${c}x${h}x${w}`;
 }
 
 export function findTrtexec(): string {
@@ -47,8 +78,13 @@ export function findTrtexec(): string {
 }
 
 /** trtexec's arguments. `memPoolFlag`: TensorRT >= 8.4 takes --memPoolSize=workspace:N, older ones --workspace=N. */
-export function trtexecArgv(o: BuildEngineOptions, enginePath: string, memPoolFlag: boolean): string[] {
-  const args = [`--onnx=${o.onnx}`, `--saveEngine=${enginePath}`];
+export function trtexecArgv(
+  o: BuildEngineOptions,
+  enginePath: string,
+  memPoolFlag: boolean,
+  shapes?: string,
+): string[] {
+  const args = [`--onnx=${o.onnx}`, `--saveEngine=${enginePath}`, ...(shapes ? [`--shapes=${shapes}`] : [])];
   if (o.precision === 'fp16') args.push('--fp16');
   if (o.precision === 'int8') args.push('--int8', ...(o.calib ? [`--calib=${o.calib}`] : []));
   if (o.workspaceMb)
@@ -83,11 +119,13 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
     });
   }
   requireWritableDir(o.out, '--out');
+  const batch = o.batch ?? 1;
+  const shapes = batchShapes(o.onnx, batch);
   const trtexec = findTrtexec();
   const help = await run(trtexec, ['--help']);
   const memPool = /--memPoolSize/.test(help.output);
   const partial = join(dirname(o.out), `.${o.out.split('/').pop()}.partial-${process.pid}`);
-  const args = trtexecArgv(o, partial, memPool);
+  const args = trtexecArgv(o, partial, memPool, shapes);
   const t0 = Date.now();
   const r = await run(trtexec, args, o.onOutput);
   if (r.code !== 0 || !existsSync(partial)) {
@@ -112,10 +150,11 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
     onnx: { path: o.onnx, sha256: sha256File(o.onnx) },
     ...(trtexecVersion(r.output) ? { tensorrt: trtexecVersion(r.output) } : {}),
     precision: o.precision,
+    batch,
     ...(o.workspaceMb ? { workspaceMb: o.workspaceMb } : {}),
     ...(o.calib ? { calibrationCache: o.calib } : {}),
     device: { model: env.jetson?.model, l4t: env.jetson?.l4t, cpu: env.cpu },
-    trtexec: [trtexec, ...trtexecArgv(o, o.out, memPool)],
+    trtexec: [trtexec, ...trtexecArgv(o, o.out, memPool, shapes)],
     builtAt: new Date().toISOString(),
     buildSeconds: (Date.now() - t0) / 1000,
   };

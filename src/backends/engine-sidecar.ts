@@ -12,6 +12,8 @@ export interface EngineSidecar {
   /** e.g. "8.6.1", from trtexec's banner. */
   tensorrt?: string;
   precision: 'fp32' | 'fp16' | 'int8';
+  /** Images per run (build-engine --batch); absent in sidecars written before batches: 1. */
+  batch?: number;
   workspaceMb?: number;
   calibrationCache?: string;
   device?: { model?: string; l4t?: string; cpu?: string };

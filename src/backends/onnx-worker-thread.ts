@@ -9,7 +9,14 @@ import type { DetectorSession } from './types.ts';
 
 export type WorkerRequest = { type: 'run'; id: number; input: Float32Array } | { type: 'dispose' };
 export type WorkerReply =
-  | { type: 'ready'; description: string; executionProvider: string; inputName: string; outputNames: string[] }
+  | {
+      type: 'ready';
+      description: string;
+      executionProvider: string;
+      inputName: string;
+      outputNames: string[];
+      batchSize: number | 'dynamic';
+    }
   | { type: 'warning'; message: string }
   | { type: 'result'; id: number; outputs: [string, Float32Array][] }
   | { type: 'error'; id?: number; message: string; code?: string; suggestion?: string }
@@ -30,6 +37,7 @@ try {
     executionProvider: session.executionProvider,
     inputName: session.inputName,
     outputNames: [...session.outputNames],
+    batchSize: session.batchSize,
   } satisfies WorkerReply);
 } catch (e) {
   const err = e as { code?: string; suggestion?: string };

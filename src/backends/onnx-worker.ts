@@ -65,6 +65,7 @@ export async function createOnnxWorkerSession(
     executionProvider: info.executionProvider,
     inputName: info.inputName,
     outputNames: info.outputNames,
+    batchSize: info.batchSize,
     run(input: Float32Array): Promise<InferenceResult> {
       if (failure) return Promise.reject(failure);
       const id = nextId++;

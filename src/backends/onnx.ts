@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import type { DetectorSession, InferenceResult } from './types.ts';
+import { type DetectorSession, type InferenceResult, padBatch } from './types.ts';
 
 export type OnnxExecutionProvider = 'cpu' | 'cuda' | 'tensorrt';
 
@@ -97,22 +97,33 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
       ? (session.inputMetadata[0].shape as readonly (number | string)[])
       : undefined;
   if (!dims || dims.length !== 4) {
-    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [1,3,H,W] float32`, {
+    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [batch,3,H,W] float32`, {
       suggestion: 'export it again with `jetprof export`',
     });
   }
-  const shape = dims.map(Number);
+  // a symbolic batch dimension takes any number of images; a fixed one exactly that many (a shorter batch is padded)
+  const fixed = typeof dims[0] === 'number' && dims[0] > 0 ? dims[0] : undefined;
+  const perImage = Number(dims[1]) * Number(dims[2]) * Number(dims[3]);
   return {
     backend: 'onnx',
     description: `onnxruntime-node ${onnxRuntimeVersion()} (${used})`,
     executionProvider: used,
     inputName,
     outputNames,
+    batchSize: fixed ?? 'dynamic',
     async run(input: Float32Array): Promise<InferenceResult> {
-      const feeds = { [inputName]: new ort.Tensor('float32', input, shape) };
+      const n = input.length / perImage;
+      const batch = fixed ?? n;
+      const data = fixed ? padBatch(input, n, fixed) : input;
+      const feeds = {
+        [inputName]: new ort.Tensor('float32', data, [batch, Number(dims[1]), Number(dims[2]), Number(dims[3])]),
+      };
       const results = await session.run(feeds);
       const outputs = new Map<string, Float32Array>();
-      for (const name of outputNames) outputs.set(name, results[name].data as Float32Array);
+      for (const name of outputNames) {
+        const all = results[name].data as Float32Array;
+        outputs.set(name, batch === n ? all : all.subarray(0, (all.length / batch) * n));
+      }
       return { outputs };
     },
     async dispose() {

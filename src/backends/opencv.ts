@@ -104,6 +104,8 @@ export function createOpenCvSession(
     executionProvider: used,
     inputName: 'blob',
     outputNames: o.outputNames,
+    // both importers take a blob of several images (blobFromImages): the batch is the blob's first dimension
+    batchSize: 'dynamic',
     async run(_input: Float32Array, blob?: unknown): Promise<InferenceResult> {
       if (!blob) throw new Error('the OpenCV DNN backend needs the preprocessed blob Mat');
       net.setInput(blob as Mat);

@@ -21,7 +21,7 @@ import {
   type Timing,
   type TrtAbi,
 } from './trt-abi.ts';
-import type { DetectorSession, InferenceResult } from './types.ts';
+import { type DetectorSession, type InferenceResult, padBatch } from './types.ts';
 
 export interface TensorRtSessionOptions {
   /** Plugin libraries to dlopen before deserializing (e.g. tensorrt_demos' plugins/libyolo_layer.so). */
@@ -45,7 +45,10 @@ function shape(t: TensorInfo): string {
   return t.dims.join('x');
 }
 
-/** Checks the engine's IO against the model: one [1,3,H,W] float input of the model's size; raw heads or detections. */
+/**
+ * Checks the engine's IO against the model: one [N,3,H,W] float input of the model's size (N images per run, fixed
+ * when the engine was built: `build-engine --batch N`); raw heads or detections.
+ */
 export function checkEngineIo(
   enginePath: string,
   tensors: TensorInfo[],
@@ -61,12 +64,13 @@ export function checkEngineIo(
     );
   const [input] = inputs;
   const [n, c, h, w] = input.dims;
-  if (input.dims.length !== 4 || n !== 1 || c !== 3 || DTYPE_NAMES[input.dtype] !== 'float32') {
+  if (input.dims.length !== 4 || !(n >= 1) || c !== 3 || DTYPE_NAMES[input.dtype] !== 'float32') {
     throw new JetprofError(
       'BAD_ENGINE',
-      `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not float32 1x3xHxW`,
+      `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not float32 Nx3xHxW`,
       {
-        suggestion: "build the engine from jetprof's ONNX (jetprof build-engine), which has a float32 1x3xHxW input",
+        suggestion:
+          "build the engine from jetprof's ONNX (jetprof build-engine [--batch N]), which has a float32 Nx3xHxW input",
       },
     );
   }
@@ -180,6 +184,7 @@ export async function createTensorRtSession(
   }
   const inputIndex = tensors.findIndex((t) => t.isInput);
   const input = tensors[inputIndex];
+  const engineBatch = input.dims[0];
   const outputs = tensors.map((t, index) => ({ ...t, index })).filter((t) => !t.isInput);
   let closed = false;
   let busy: Promise<unknown> = Promise.resolve();
@@ -189,14 +194,18 @@ export async function createTensorRtSession(
     executionProvider: 'tensorrt',
     inputName: input.name,
     outputNames: outputs.map((t) => t.name),
-    async run(data: Float32Array): Promise<InferenceResult> {
+    // the engine's batch is fixed when it is built: a shorter batch is padded with zero images
+    batchSize: engineBatch,
+    async run(images: Float32Array): Promise<InferenceResult> {
       if (closed) throw new Error('TensorRT session used after dispose');
-      if (data.byteLength !== input.bytes) {
+      const n = images.byteLength / (input.bytes / engineBatch);
+      if (!Number.isInteger(n) || n < 1 || n > engineBatch) {
         throw new JetprofError(
           'BAD_INPUT',
-          `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} float32), got ${data.byteLength}`,
+          `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} float32), got ${images.byteLength}`,
         );
       }
+      const data = padBatch(images, n, engineBatch);
       // One engine has one set of buffers: calls are serialised.
       const run = busy.then(async () => {
         const e = Buffer.alloc(ERR_LEN);
@@ -211,7 +220,8 @@ export async function createTensorRtSession(
           const out = new Float32Array(t.bytes / 4);
           if (abi.getOutput(handle, t.index, out, t.bytes, e, ERR_LEN) !== STATUS.OK)
             throw new JetprofError('TOOL_FAILED', `${enginePath}: ${cString(e)}`, { exitCode: 1 });
-          result.set(t.name, out);
+          // the padding's outputs are dropped
+          result.set(t.name, n === engineBatch ? out : out.subarray(0, (out.length / engineBatch) * n));
         }
         return {
           outputs: result,

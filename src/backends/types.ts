@@ -55,6 +55,25 @@ export interface InferenceResult {
   device?: DeviceTimings;
 }
 
+/** Each head's values for image `k` of a batch of `n` (the outputs hold the images one after the other). */
+export function imageOutputs(outputs: Map<string, Float32Array>, k: number, n: number): Map<string, Float32Array> {
+  if (n === 1) return outputs;
+  const one = new Map<string, Float32Array>();
+  for (const [name, data] of outputs) {
+    const per = data.length / n;
+    one.set(name, data.subarray(k * per, (k + 1) * per));
+  }
+  return one;
+}
+
+/** A batch of `n` images padded with zero images to `fixed` (a fixed-batch model or engine takes exactly that). */
+export function padBatch(input: Float32Array, n: number, fixed: number): Float32Array {
+  if (n >= fixed) return input;
+  const padded = new Float32Array((input.length / n) * fixed);
+  padded.set(input);
+  return padded;
+}
+
 export interface DetectorSession {
   readonly backend: BackendName;
   /** e.g. 'onnxruntime-node 1.30.0 (cpu)' or 'TensorRT 8.6.1'. */
@@ -63,7 +82,16 @@ export interface DetectorSession {
   readonly executionProvider: string;
   readonly inputName: string;
   readonly outputNames: readonly string[];
-  /** `input`: NCHW float32; `blob`: the same as an OpenCV Mat (the OpenCV DNN backend takes that). */
+  /**
+   * How many images one run takes: any number ('dynamic': jetprof's exports in ONNX Runtime and OpenCV DNN) or
+   * exactly N (a TensorRT engine, an ONNX with a fixed batch): a shorter batch is padded with zeros and the padding's
+   * outputs dropped, so the run costs what a full batch costs.
+   */
+  readonly batchSize: number | 'dynamic';
+  /**
+   * `input`: N images, NCHW float32, one after the other (N = its length / (3*H*W)); `blob`: the same as an OpenCV
+   * Mat (the OpenCV DNN backend takes that). Each output holds the N images' heads, image after image.
+   */
   run(input: Float32Array, blob?: unknown): Promise<InferenceResult>;
   dispose(): Promise<void>;
 }

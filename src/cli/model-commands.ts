@@ -199,11 +199,20 @@ export function buildEngineCommand(): Command {
       'builder workspace (trtexec --memPoolSize=workspace:N, or --workspace=N before TensorRT 8.4)',
       parseIntInRange('--workspace', 1),
     )
+    .option(
+      '--batch <n>',
+      'images per run of the engine (trtexec --shapes=<input>:Nx3xHxW): infer with n streams batches one frame of each',
+      parseIntInRange('--batch', 1, 64),
+      1,
+    )
     .option('-q, --quiet', "do not echo trtexec's output", false)
     .addHelpText(
       'after',
       helpAfter([
         { cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt' },
+        {
+          cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-b4.trt --fp16 --batch 4',
+        },
         {
           cmd: 'jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny-fp16.trt --fp16 --workspace 1024',
         },
@@ -217,6 +226,7 @@ export function buildEngineCommand(): Command {
         int8: boolean;
         calib?: string;
         workspace?: number;
+        batch: number;
         quiet: boolean;
       }) => {
         try {
@@ -232,10 +242,11 @@ export function buildEngineCommand(): Command {
             precision,
             calib: o.calib,
             workspaceMb: o.workspace,
+            batch: o.batch,
             onOutput: o.quiet ? undefined : (c) => process.stderr.write(c),
           });
           process.stderr.write(
-            `built ${o.out} (${precision}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`,
+            `built ${o.out} (${precision}, batch ${o.batch}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`,
           );
           process.stdout.write(`${o.out}\n`);
         } catch (e) {

@@ -8,6 +8,9 @@
  *   input images 0 1 3 64 64                  name, dtype (TensorRT's numbering: 0 float), dims
  *   output yolo_30 0 1 255 2 2 -10 0          ..., then bias and scale: out[k] = bias + scale * in[k % n_in]
  *
+ * A dynamic dimension (-1) stands for an engine without a usable optimization profile (TensorRT's shim sets a
+ * dynamic batch to its profile's largest shape; these files write that shape, e.g. `input images 0 4 3 64 64`).
+ *
  * Its runtime claims version 8.6.1 (8601) unless JETPROF_CPU_ENGINE_RUNTIME says otherwise (e.g. 8201), and an
  * engine from another version fails with TensorRT 8.6's own message. H2D, compute and D2H times are the host
  * times of the copies and the arithmetic. Built by the tests: gcc -shared -fPIC -O2 -Inative cpu_engine_abi.c.
@@ -150,7 +153,7 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     t->info.nb_dims = count;
     for (int d = 0; d < count; d++) {
       if (dims[d] < 0) {
-        int32_t status = fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has a dynamic dimension; build the engine with fixed shapes (trtexec --shapes=%s:1x3xHxW)", t->info.name, t->info.name);
+        int32_t status = fail(err, errLen, JP_ERR_UNSUPPORTED, "input %s has a dynamic dimension and no usable optimization profile; build the engine with trtexec --shapes=%s:Nx3xHxW", t->info.name, t->info.name);
         fclose(f);
         free_engine(e);
         return status;
