@@ -23,7 +23,6 @@ test('two files of different sizes in one run: a record and a playable video per
   t.like(run.streams[1], { index: 1, width: 160, height: 120, frames: 6 });
   t.is(run.frames, 16, 'the run counts every measured frame of every stream');
   t.is(run.inferredFrames, 20);
-  t.is(run.batch, 1);
   t.is(run.aggregateFps, run.endToEndFps);
   t.true(
     run.streams.every(
@@ -39,11 +38,21 @@ test('two files of different sizes in one run: a record and a playable video per
     const out = join(dir, `streams-${i === 0 ? 'a' : 'b'}-${i}-onnx-detected.mp4`);
     t.like(probeVideo(out), { width: w, height: h, frames: n }, `stream ${i}'s video plays, every frame written`);
   }
-  t.regex(r.stdout, /2 streams taking turns \(batch 1\): aggregate [\d.]+ FPS/);
+  // by default a batch holds one frame from every stream: inference per batch and per frame are said
+  t.is(run.batch, 2);
+  const said = r.stdout.replace(/\s+/g, ' '); // the console wraps at 80 columns
+  t.regex(said, /2 streams in batches of 2 \(a frame from each of up to 2 streams per run\): aggregate [\d.]+ FPS/);
+  t.regex(
+    said,
+    /Inference [\d.]+ ms per batch \(p50 [\d.]+, p99 [\d.]+; \d+ batches of [\d.]+ frames on average\), [\d.]+ ms per frame/,
+  );
   t.regex(r.stdout, /\| 1 \| .*streams-b\.mp4 \| 6 \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| after 8 frames \|/);
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
-  t.regex(rep.stdout, /ONNX Runtime \(CPU, FP32\): 2 streams taking turns, batch 1: aggregate [\d.]+ FPS/);
+  t.regex(
+    rep.stdout,
+    /ONNX Runtime \(CPU, FP32\): 2 streams in batches of 2 \(inference [\d.]+ ms per batch of [\d.]+ frames on average, [\d.]+ ms per frame\): aggregate [\d.]+ FPS/,
+  );
   t.regex(rep.stdout, /\| Stream \| Source \| Frames \| End-to-end FPS \|/);
 });
 
@@ -93,7 +102,7 @@ test('--streams 3 runs one source as three streams; a run of one stream and a ru
     0,
   );
   const rep = runCli('jetprof', ['report', '--run', one, '--run', json]);
-  t.regex(rep.stdout, /not compared: .*: different streams \(one stream \/ 3 streams, batch 1, interval 0\)/);
+  t.regex(rep.stdout, /not compared: .*: different streams \(one stream \/ 3 streams, batch 3, interval 0\)/);
 });
 
 test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', (t) => {

@@ -57,6 +57,8 @@ interface InferCliOptions {
   perfInterval?: number;
   draw: boolean;
   interval: number;
+  batch?: number;
+  batchTimeout?: number;
   profilerAttached?: ProfilerName;
   fp16: boolean;
   tegrastats: boolean;
@@ -133,6 +135,16 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
       parseIntInRange('--streams', 1, 64),
       1,
+    )
+    .option(
+      '--batch <b>',
+      'frames per run of the model: one from each of up to b streams (default: the number of streams; 1: the streams take turns); a TensorRT engine runs the batch it was built for (build-engine --batch)',
+      parseIntInRange('--batch', 1, 64),
+    )
+    .option(
+      '--batch-timeout <ms>',
+      "with --realtime: a batch not yet full waits at most this long after its first frame for the other streams' frames (default: one frame time of the fastest source)",
+      parseIntInRange('--batch-timeout', 1, 60_000),
     )
     .option(
       '--interval <k>',
@@ -405,6 +417,9 @@ function jobSettings(
     streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
+    // --batch: default one frame from every stream per run of the model (nvstreammux's batch-size = sources)
+    batch: o.batch ?? streams?.length ?? 1,
+    ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
     ...(o.perfInterval
       ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
       : {}),
@@ -528,6 +543,19 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
             },
           ]
         : undefined);
+    const streamCount = specs?.length ?? 1;
+    if (o.batch !== undefined && o.batch > streamCount) {
+      throw new JetprofError(
+        'BAD_OPTION',
+        `--batch ${o.batch} is more than the ${streamCount} stream${streamCount === 1 ? '' : 's'} of this run: a batch takes one frame from each stream`,
+        { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
+      );
+    }
+    if (o.batchTimeout !== undefined && !o.realtime) {
+      throw new JetprofError('BAD_OPTION', '--batch-timeout paces the batches of --realtime sources', {
+        suggestion: 'add --realtime (file sources are read at once, so a batch never waits)',
+      });
+    }
     if (o.sourceFps !== undefined && !o.realtime) {
       throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
         suggestion: 'add --realtime',

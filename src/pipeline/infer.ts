@@ -23,7 +23,7 @@ import { loadOpenCv } from '../video/opencv.ts';
 import { runFrameLoop } from './frame-loop.ts';
 import type { FrameLoopOptions } from './loop-io.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
-import { runMultiStreamLoop, type StreamSpec } from './multi-stream-loop.ts';
+import { batchFigures, runMultiStreamLoop, type StreamSpec } from './multi-stream-loop.ts';
 import type { Nvtx } from './nvtx.ts';
 import { buildRunResult, defaultLabel, type Precision, type ProfilerName, type RunResult } from './run-result.ts';
 
@@ -79,6 +79,10 @@ export interface InferOptions {
   draw?: boolean;
   /** --interval K: the model runs on every (K+1)-th frame; an IoU tracker carries the boxes between. */
   interval?: number;
+  /** --batch B: one frame from each of up to B streams through the model in one run (default 1). */
+  batch?: number;
+  /** --batch-timeout MS: with --realtime, how long a batch not yet full waits for frames to arrive. */
+  batchTimeoutMs?: number;
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   nvtx: Nvtx;
@@ -172,6 +176,31 @@ function engineOnnxSha(sidecar: EngineSidecar | undefined, modelPath: string): s
   return sidecar?.onnx.sha256 ?? (modelPath.endsWith('.onnx') ? sha256File(modelPath) : undefined);
 }
 
+/**
+ * A model or engine with a fixed batch runs only batches of that size: a run that batches another number of frames
+ * is refused before it starts, with what builds the right one (padding a shorter batch would time images that are
+ * not there).
+ */
+export function checkBatchFits(
+  session: Pick<DetectorSession, 'batchSize' | 'backend'>,
+  batch: number,
+  o: Pick<InferOptions, 'engine' | 'streams'>,
+  modelPath: string,
+): void {
+  const fixed = session.batchSize;
+  if (fixed === 'dynamic' || fixed === batch) return;
+  const streams = o.streams?.length ?? 1;
+  const setup = `this run batches ${batch} frame${batch === 1 ? '' : 's'} (${streams} stream${streams === 1 ? '' : 's'}${batch === streams ? '' : `, --batch ${batch}`})`;
+  if (session.backend === 'tensorrt') {
+    throw new JetprofError('BAD_OPTION', `${o.engine}: the engine runs batches of ${fixed}; ${setup}`, {
+      suggestion: `build an engine for it: jetprof build-engine --onnx ${modelPath} --batch ${batch} --out ${(o.engine ?? 'E.trt').replace(/(\.[a-z]+)?$/, `-b${batch}$1`)}${batch === 1 ? '' : ', or pass --batch ' + fixed + ' with at least ' + fixed + ' streams'}`,
+    });
+  }
+  throw new JetprofError('BAD_OPTION', `${modelPath}: the model's input has a fixed batch of ${fixed}; ${setup}`, {
+    suggestion: 'export it with `jetprof export` (its batch dimension is symbolic), or run with --batch ' + fixed,
+  });
+}
+
 /** True once `ms` have passed since its first call (the loop's first frame): connecting is not counted. */
 export function durationClock(ms: number, now: () => number = Date.now): () => boolean {
   let start: number | undefined;
@@ -187,6 +216,10 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const sidecar = o.engine ? readEngineSidecar(o.engine) : undefined;
   const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined), sidecar);
   const model = readModelInfo(modelPath);
+  const batch = o.batch ?? 1;
+  // an ONNX with a fixed batch is refused before anything loads (an engine's batch is known once it is open)
+  if (o.backend !== 'tensorrt' && !(o.backend === 'opencv' && o.cfg && o.weights && !o.model))
+    checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, batch, o, modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
     (o.onInfo ?? (() => undefined))(
@@ -204,6 +237,12 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     o.nvtx.pop();
   }
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  try {
+    checkBatchFits(session, batch, o, modelPath);
+  } catch (e) {
+    await session.dispose();
+    throw e;
+  }
   const tegrastats = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
     const loopOptions = {
@@ -233,6 +272,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
             realtime: o.realtime,
             perf: o.perf,
             interval: o.interval,
+            batch,
+            batchTimeoutMs: o.batchTimeoutMs,
           })
         : undefined;
     const loop = multi
@@ -327,7 +368,12 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       backendDetail: session.description,
       setup: {
         label:
-          o.label ?? defaultLabel(o.backend, setupBase, { count: o.streams?.length ?? 1, interval: o.interval ?? 0 }),
+          o.label ??
+          defaultLabel(o.backend, setupBase, {
+            count: o.streams?.length ?? 1,
+            interval: o.interval ?? 0,
+            batch,
+          }),
         ...setupBase,
         device: onCpu ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
       },
@@ -376,7 +422,9 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       // the run's top-level figures are over every stream: end-to-end FPS is the aggregate (all frames / wall time)
       result.streams = multi.streams;
       result.aggregateFps = result.endToEndFps;
-      result.batch = 1;
+      result.batch = batch;
+      const figures = batchFigures(multi.batches);
+      if (figures) result.batches = figures;
       result.interval = o.interval ?? 0;
       result.inferredFrames = multi.inferredFrames;
       for (const s of multi.streams) {

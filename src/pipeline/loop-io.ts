@@ -59,26 +59,39 @@ export function rangeName(name: string, index: number, warmupFrames: number): st
   return index < warmupFrames ? `warmup-${name}` : name;
 }
 
+/** The frame resized (and letterboxed when the geometry pads) to the network's input size, still BGR bytes. */
+export function letterboxFrame(cv: Cv, frame: Mat, g: Geometry): Mat {
+  if (g.padX === 0 && g.padY === 0 && g.resizedW === g.netW && g.resizedH === g.netH) return frame;
+  return frame
+    .resize(g.resizedH, g.resizedW)
+    .copyMakeBorder(
+      g.padY,
+      g.netH - g.resizedH - g.padY,
+      g.padX,
+      g.netW - g.resizedW - g.padX,
+      cv.BORDER_CONSTANT,
+      new cv.Vec3(127, 127, 127),
+    );
+}
+
 /**
  * cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. Returns the blob's values and the
  * blob Mat itself (OpenCV DNN takes the Mat).
  */
 export function preprocessFrame(cv: Cv, frame: Mat, g: Geometry): { input: Float32Array; blob: Mat } {
-  let img = frame;
-  if (g.padX !== 0 || g.padY !== 0 || g.resizedW !== g.netW || g.resizedH !== g.netH) {
-    img = frame
-      .resize(g.resizedH, g.resizedW)
-      .copyMakeBorder(
-        g.padY,
-        g.netH - g.resizedH - g.padY,
-        g.padX,
-        g.netW - g.resizedW - g.padX,
-        cv.BORDER_CONSTANT,
-        new cv.Vec3(127, 127, 127),
-      );
-  }
+  const img = letterboxFrame(cv, frame, g);
   const blob = cv.blobFromImage(img, 1 / 255, new cv.Size(g.netW, g.netH), new cv.Vec3(0, 0, 0), true, false);
   const bytes = blob.flattenFloat(1, 3 * g.netW * g.netH).getData();
+  return { input: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), blob };
+}
+
+/**
+ * Several letterboxed images (one frame from each stream of a batch) as one NCHW blob, through cv.blobFromImages:
+ * the images one after the other, each exactly what preprocessFrame makes of it.
+ */
+export function batchBlob(cv: Cv, images: Mat[], netW: number, netH: number): { input: Float32Array; blob: Mat } {
+  const blob = cv.blobFromImages(images, 1 / 255, new cv.Size(netW, netH), new cv.Vec3(0, 0, 0), true, false);
+  const bytes = blob.flattenFloat(1, images.length * 3 * netW * netH).getData();
   return { input: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), blob };
 }
 

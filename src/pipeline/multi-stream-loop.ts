@@ -1,25 +1,31 @@
 /**
  * Several sources in one run (`infer A.mp4 B.mp4`, `--streams N`), the DeepStream way of asking how many cameras a
- * board holds: the streams take turns, one frame each, through the same session, and each is read, preprocessed,
- * inferred, postprocessed and written in series (batch 1). A stream that ends leaves the others running. Every frame
- * is one record of one tally (its `stream` column says whose), so the run's figures are over all streams and each
- * stream's figures come from its own rows.
+ * board holds. Each turn forms a batch: the next frame of each of up to `--batch` streams (in turn, from the stream
+ * after the last batch's), read one after the other; the batch is preprocessed into one blob and inferred in one
+ * run of the model, then each frame is postprocessed and written to its stream's video. With `--realtime` a batch
+ * that is not full waits up to `--batch-timeout` for frames still to arrive. A stream that ends leaves the others
+ * running. Every frame is one record of one tally (its `stream` column says whose); a frame's preprocess and
+ * inference times are its share of its batch's (the batch's time over its frames), so the stages of all frames add
+ * up to the wall time, and the batches' own times are kept apart (`batches`).
  */
-import type { DetectorSession, InferenceResult } from '../backends/types.ts';
+import { type DetectorSession, imageOutputs, type InferenceResult } from '../backends/types.ts';
 import { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { percentile } from '../util/stats.ts';
+import type { Mat } from '../video/opencv.ts';
 import {
+  batchBlob,
   drawFrame,
   type FrameLoopOptions,
   noFrameDecoded,
+  letterboxFrame,
   openLoopIo,
-  preprocessFrame,
   pushPopRanges,
   rangeName,
   type RangeOps,
   readNextFrame,
+  startEndRanges,
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs, type PerFrame } from './stages.ts';
@@ -60,8 +66,48 @@ export interface MultiStreamResult {
   inferredFrames: number;
   /** With keepBoxes: each stream's frames and their boxes, warm-up included (marked), in its own frame indices. */
   boxes: FrameBoxes[][];
+  /** One entry per run of the model (warm-up ones marked). */
+  batches: BatchRecord[];
   /** The first stream's source facts, for the run's top-level fields. */
   first: { video: ReturnType<typeof openLoopIo>['source']['info']; frameSize: [number, number] };
+}
+
+/** One run of the model over a batch of frames. */
+export interface BatchRecord {
+  /** Frames in the batch (fewer than --batch when streams had ended or not yet delivered). */
+  images: number;
+  inferenceMs: number;
+  /** false when every frame of it was a warm-up frame */
+  measured: boolean;
+}
+
+/** The run JSON's `batches`: inference per batch and per frame over the measured batches. */
+export interface BatchFigures {
+  count: number;
+  /** Mean frames per batch. */
+  meanImages: number;
+  /** Inference time of one batch (ms). */
+  perBatchMs: { mean: number; p50: number; p99: number };
+  /** Inference time over frames inferred (ms): what a frame's inference stage holds. */
+  perFrameMs: number;
+}
+
+export function batchFigures(batches: readonly BatchRecord[]): BatchFigures | undefined {
+  const b = batches.filter((x) => x.measured);
+  if (b.length === 0) return undefined;
+  const ms = b.map((x) => x.inferenceMs).sort((x, y) => x - y);
+  const images = b.reduce((s, x) => s + x.images, 0);
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    count: b.length,
+    meanImages: round(images / b.length),
+    perBatchMs: {
+      mean: round(ms.reduce((s, x) => s + x, 0) / ms.length),
+      p50: round(percentile(ms, 50)),
+      p99: round(percentile(ms, 99)),
+    },
+    perFrameMs: round(ms.reduce((s, x) => s + x, 0) / images),
+  };
 }
 
 /** One stream's figures from the shared columns (rows whose `stream` is `i`). */
@@ -91,6 +137,10 @@ export async function runMultiStreamLoop(
     realtime?: { fps?: number };
     /** --interval K: the model runs on every (K+1)-th frame of a stream; an IoU tracker carries the boxes between. */
     interval?: number;
+    /** --batch B: frames of up to B streams go through the model in one run (default 1). */
+    batch?: number;
+    /** --batch-timeout MS (--realtime): how long a batch not yet full waits for frames to arrive. */
+    batchTimeoutMs?: number;
     /** Every `everyS` seconds, each stream's FPS over the last interval and since the start (deepstream-app's **PERF). */
     perf?: { everyS: number; onPerf: (line: string) => void };
   },
@@ -110,22 +160,28 @@ export async function runMultiStreamLoop(
   const boxes: FrameBoxes[][] = ios.map(() => []);
   const trackers = ios.map(() => new IouTracker());
   let inferredFrames = 0;
-  const ranges = pushPopRanges(o.nvtx);
-  // several streams: each frame's ranges sit inside a `stream-<i>` range opened with its `frame` range (an
-  // end-of-stream read gets neither), so a profile shows time per stream and the stage ranges keep their names
+  // --batch B: one frame from each of up to B streams goes through the model in one run
+  const batchSize = Math.max(1, Math.min(o.batch ?? 1, ios.length));
+  const batched = batchSize > 1;
+  // one stream at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
+  // together, written one after the other), so they are start/end ranges
+  const base: RangeOps = batched ? startEndRanges(o.nvtx) : pushPopRanges(o.nvtx);
+  // several streams: each frame's `frame` range opens with a `stream-<i>` range around it (an end-of-stream read
+  // gets neither), so a profile shows time per stream and the stage ranges keep their names
   const streamRanges = (i: number, index: number): RangeOps => {
-    if (ios.length < 2) return ranges;
+    if (ios.length < 2) return base;
     const frameName = rangeName('frame', index, o.warmupFrames);
     return {
-      open: (n) => {
-        const isFrame = n === frameName;
-        if (isFrame) o.nvtx.push(rangeName(`stream-${i}`, index, o.warmupFrames));
-        o.nvtx.push(n);
-        return isFrame;
-      },
-      close: (isFrame) => {
-        o.nvtx.pop();
-        if (isFrame === true) o.nvtx.pop();
+      open: (n) =>
+        n === frameName
+          ? { pair: [base.open(rangeName(`stream-${i}`, index, o.warmupFrames)), base.open(n)] }
+          : base.open(n),
+      close: (h) => {
+        if (h && typeof h === 'object' && 'pair' in h) {
+          const [stream, frame] = (h as { pair: unknown[] }).pair;
+          base.close(frame);
+          base.close(stream);
+        } else base.close(h);
       },
     };
   };
@@ -134,6 +190,11 @@ export async function runMultiStreamLoop(
   let framesRead = 0;
   // --realtime: frame k of a stream arrives at start + k / fps
   const intervalNs = ios.map((io) => BigInt(Math.round(1e9 / (o.realtime?.fps ?? io.source.info.fps))));
+  // --batch-timeout: how long a batch that is not full waits for its other streams' frames (default: one frame
+  // time of the fastest source)
+  const batchTimeoutNs = BigInt(
+    Math.round((o.batchTimeoutMs ?? 1000 / Math.max(...ios.map((io) => o.realtime?.fps ?? io.source.info.fps))) * 1e6),
+  );
   const start = process.hrtime.bigint();
   if (o.realtime) tally.begin(start);
   const perfCounts = ios.map(() => ({ last: 0, total: 0 }));
@@ -151,6 +212,77 @@ export async function runMultiStreamLoop(
     for (const c of perfCounts) c.last = 0;
     perfAt = now;
   };
+  const batches: BatchRecord[] = [];
+
+  /** A frame read for the batch being formed. */
+  interface Member {
+    i: number;
+    index: number;
+    frame: Mat;
+    ranges: RangeOps;
+    frameRange: unknown;
+    t0: bigint;
+    t1: bigint;
+    tCapture?: bigint;
+    inferHere: boolean;
+  }
+  /**
+   * Stream i's next frame: read (inside its ranges), or the moment it arrives (--realtime, not yet there), or
+   * undefined when the stream is done.
+   */
+  const take = async (i: number): Promise<Member | bigint | undefined> => {
+    const io = ios[i];
+    const s = state[i];
+    if (s.done) return undefined;
+    let tCapture: bigint | undefined;
+    if (o.realtime) {
+      const now = process.hrtime.bigint();
+      const due = Number((now - start) / intervalNs[i]);
+      if (due < s.index) return start + BigInt(s.index) * intervalNs[i]; // its next frame has not arrived yet
+      // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
+      for (; s.index < due && !s.done; s.index++) {
+        if (o.maxFrames !== undefined && s.index >= o.maxFrames) break;
+        if (!io.source.read()) s.done = s.endOfStream = true;
+        else if (s.index >= o.warmupFrames) s.dropped++;
+      }
+      if (s.done) return undefined;
+      tCapture = start + BigInt(s.index) * intervalNs[i];
+    }
+    if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
+      s.done = true;
+      return undefined;
+    }
+    const t0 = process.hrtime.bigint();
+    tally.begin(t0);
+    const ranges = streamRanges(i, s.index);
+    const got = await readNextFrame(
+      () => io.source.read(),
+      io.source.info.frameCount,
+      s.index,
+      ranges,
+      io.resize,
+      o.warmupFrames,
+    );
+    if (!got) {
+      s.done = true;
+      s.endOfStream = true;
+      return undefined;
+    }
+    const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
+    return {
+      i,
+      index: s.index,
+      frame: got.frame,
+      ranges,
+      frameRange: got.frameRange,
+      t0,
+      t1: process.hrtime.bigint(),
+      tCapture,
+      inferHere,
+    };
+  };
+
+  let cursor = 0;
   try {
     while (state.some((s) => !s.done)) {
       perf();
@@ -159,112 +291,119 @@ export async function runMultiStreamLoop(
         break;
       }
       if (o.shouldEnd?.()) break;
-      let processed = 0;
-      let nextArrival: bigint | undefined;
-      for (const [i, io] of ios.entries()) {
-        const s = state[i];
-        if (s.done) continue;
-        let tCapture: bigint | undefined;
-        if (o.realtime) {
-          const now = process.hrtime.bigint();
-          const due = Number((now - start) / intervalNs[i]);
-          if (due < s.index) {
-            const at = start + BigInt(s.index) * intervalNs[i];
-            if (nextArrival === undefined || at < nextArrival) nextArrival = at;
-            continue; // its next frame has not arrived yet
-          }
-          // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
-          for (; s.index < due && !s.done; s.index++) {
-            if (o.maxFrames !== undefined && s.index >= o.maxFrames) break;
-            if (!io.source.read()) s.done = s.endOfStream = true;
-            else if (s.index >= o.warmupFrames) s.dropped++;
-          }
-          if (s.done) continue;
-          tCapture = start + BigInt(s.index) * intervalNs[i];
-        }
-        if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
-          s.done = true;
-          continue;
-        }
-        const t0 = process.hrtime.bigint();
-        tally.begin(t0);
-        const frameRanges = streamRanges(i, s.index);
-        const got = await readNextFrame(
-          () => io.source.read(),
-          io.source.info.frameCount,
-          s.index,
-          frameRanges,
-          io.resize,
-          o.warmupFrames,
-        );
-        if (!got) {
-          s.done = true;
-          s.endOfStream = true;
-          continue;
-        }
-        const frame = got.frame;
-        const name = (n: string) => rangeName(n, s.index, o.warmupFrames);
-        const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
-        const t1 = process.hrtime.bigint();
-        let result: InferenceResult = { outputs: new Map() };
-        let t2 = t1;
-        if (inferHere) {
-          o.nvtx.push(name('preprocess'));
-          const { input, blob } = preprocessFrame(io.cv, frame, io.g);
-          o.nvtx.pop();
-          t2 = process.hrtime.bigint();
-          o.nvtx.push(name('inference'));
-          result = await session.run(input, blob);
-          o.nvtx.pop();
-          inferredFrames++;
-        }
+      // form a batch: the next streams in turn (from the one after the last batch's), up to --batch frames
+      const members: Member[] = [];
+      const waiting: { i: number; at: bigint }[] = [];
+      for (let k = 0; k < ios.length && members.length < batchSize; k++) {
+        const i = (cursor + k) % ios.length;
+        const m = await take(i);
+        if (typeof m === 'bigint') waiting.push({ i, at: m });
+        else if (m) members.push(m);
+      }
+      // --realtime, a batch not full: wait for the frames that arrive within --batch-timeout of its first one
+      while (members.length > 0 && members.length < batchSize && waiting.length > 0) {
+        waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+        const next = waiting.shift()!;
+        if (next.at > (members[0].tCapture ?? members[0].t0) + batchTimeoutNs) break;
+        const waitMs = Number(next.at - process.hrtime.bigint()) / 1e6;
+        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
+        const m = await take(next.i);
+        if (typeof m === 'bigint') waiting.push({ i: next.i, at: m });
+        else if (m) members.push(m);
+      }
+      if (members.length === 0) {
+        // nothing had arrived: wait for the next frame instead of spinning
+        const at = waiting.reduce<bigint | undefined>((a, w) => (a === undefined || w.at < a ? w.at : a), undefined);
+        const waitMs = at === undefined ? 0 : Number(at - process.hrtime.bigint()) / 1e6;
+        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
+        continue;
+      }
+      cursor = (members[members.length - 1].i + 1) % ios.length;
+      const allWarmup = members.every((m) => m.index < o.warmupFrames);
+      const batchRange = batched
+        ? base.open(`${allWarmup ? 'warmup-' : ''}batch streams ${members.map((m) => m.i).join(',')}`)
+        : undefined;
+      // preprocess and infer the frames the model runs on (all, unless --interval) in one run
+      const inferred = members.filter((m) => m.inferHere);
+      const batchName = (n: string) => (allWarmup ? `warmup-${n}` : n);
+      const tPre = process.hrtime.bigint();
+      let tInf = tPre;
+      let result: InferenceResult = { outputs: new Map() };
+      if (inferred.length > 0) {
+        const pre = base.open(batchName('preprocess'));
+        const images = inferred.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
+        const { input, blob } = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight);
+        base.close(pre);
+        tInf = process.hrtime.bigint();
+        const inf = base.open(batchName('inference'));
+        result = await session.run(input, blob);
+        base.close(inf);
+        inferredFrames += inferred.length;
+      }
+      const tPost = process.hrtime.bigint();
+      const n = inferred.length;
+      // a frame's share of its batch's preprocess and inference, so that the stages of all frames add up to the wall time
+      const preprocessMs = n > 0 ? nsToMs(tInf - tPre) / n : 0;
+      const inferenceMs = n > 0 ? nsToMs(tPost - tInf) / n : 0;
+      if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
+      const share: InferenceResult = {
+        outputs: new Map(),
+        ...(result.device
+          ? {
+              device: {
+                h2dMs: result.device.h2dMs / n,
+                gpuComputeMs: result.device.gpuComputeMs / n,
+                d2hMs: result.device.d2hMs / n,
+              },
+            }
+          : {}),
+      };
+      for (const m of members) {
+        const { i, frame } = m;
+        const io = ios[i];
+        const name = (x: string) => rangeName(x, m.index, o.warmupFrames);
         const t3 = process.hrtime.bigint();
-        o.nvtx.push(name('postprocess'));
-        const post = inferHere
-          ? io.post.run(result.outputs)
+        const postRange = base.open(name('postprocess'));
+        const post = m.inferHere
+          ? io.post.run(imageOutputs(result.outputs, inferred.indexOf(m), n))
           : { detections: trackers[i].carried(), candidates: 0, candidatesCapped: false, detectionsCapped: false };
-        if (inferHere && o.interval) post.detections = trackers[i].update(post.detections);
+        if (m.inferHere && o.interval) post.detections = trackers[i].update(post.detections);
         const drawMs = drawFrame(io, frame, post.detections, tally, session.backend, model);
         if (o.keepBoxes)
-          boxes[i].push({ index: s.index, warmup: s.index < o.warmupFrames, detections: post.detections });
-        o.nvtx.pop();
+          boxes[i].push({ index: m.index, warmup: m.index < o.warmupFrames, detections: post.detections });
+        base.close(postRange);
         const t4 = process.hrtime.bigint();
-        o.nvtx.push(name('write'));
+        const writeRange = base.open(name('write'));
         io.sink?.write(frame);
-        o.nvtx.pop();
+        base.close(writeRange);
         const t5 = process.hrtime.bigint();
-        frameRanges.close(got.frameRange);
+        m.ranges.close(m.frameRange);
         tally.record(
           {
-            index: s.index,
-            t0,
-            tInference: t2,
+            index: m.index,
+            t0: m.t0,
+            tInference: m.inferHere ? tInf : t3,
             tPostprocess: t3,
             tEnd: t5,
-            readMs: nsToMs(t1 - t0),
-            preprocessMs: inferHere ? nsToMs(t2 - t1) : 0,
-            inferenceMs: inferHere ? nsToMs(t3 - t2) : 0,
+            readMs: nsToMs(m.t1 - m.t0),
+            preprocessMs: m.inferHere ? preprocessMs : 0,
+            inferenceMs: m.inferHere ? inferenceMs : 0,
             postprocessMs: nsToMs(t4 - t3),
             drawMs,
             writeMs: nsToMs(t5 - t4),
-            ...(tCapture !== undefined ? { tCapture } : {}),
-            ...(o.interval ? { inferred: inferHere } : {}),
+            ...(m.tCapture !== undefined ? { tCapture: m.tCapture } : {}),
+            ...(o.interval ? { inferred: m.inferHere } : {}),
           },
-          result,
+          m.inferHere ? share : { outputs: new Map() },
           post,
           i,
         );
-        s.index++;
+        state[i].index++;
         framesRead++;
-        processed++;
         perfCounts[i].last++;
         perfCounts[i].total++;
       }
-      // nothing had arrived: wait for the next frame instead of spinning
-      if (processed === 0 && nextArrival !== undefined) {
-        const waitMs = Number(nextArrival - process.hrtime.bigint()) / 1e6;
-        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
-      }
+      if (batched) base.close(batchRange);
     }
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
   } catch (e) {
@@ -304,6 +443,7 @@ export async function runMultiStreamLoop(
     framesRead,
     inferredFrames,
     boxes,
+    batches,
     first: { video: ios[0].source.info, frameSize: [ios[0].frameW, ios[0].frameH] },
   };
 }

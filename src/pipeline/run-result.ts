@@ -1,6 +1,6 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
 import { BACKENDS, type BackendName } from '../backends/types.ts';
-import type { StreamRecord } from './multi-stream-loop.ts';
+import type { BatchFigures, StreamRecord } from './multi-stream-loop.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
@@ -94,8 +94,13 @@ export interface RunResult {
    */
   streams?: StreamRecord[];
   aggregateFps?: number;
-  /** Frames per inference call (1: streams take turns) and frames skipped between inferences (0: every frame). */
+  /**
+   * --batch: frames per run of the model (one from each of up to `batch` streams; 1: streams take turns), and
+   * frames skipped between inferences (0: every frame).
+   */
   batch?: number;
+  /** Inference per batch and per frame over the measured batches (several streams); each frame's inference stage holds its share. */
+  batches?: BatchFigures;
   interval?: number;
   /** Frames that went through the model, warm-up included. */
   inferredFrames?: number;
@@ -178,11 +183,11 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
 export function defaultLabel(
   backend: BackendName,
   s: Omit<RunSetup, 'label' | 'device'>,
-  streams: { count: number; interval: number } = { count: 1, interval: 0 },
+  streams: { count: number; interval: number; batch?: number } = { count: 1, interval: 0 },
 ): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
-  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-interval2
+  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-batch1-interval2
   return [
     BACKENDS[backend].tag,
     s.precision,
@@ -190,6 +195,8 @@ export function defaultLabel(
     loop,
     ...(s.profiler !== 'none' ? [s.profiler] : []),
     ...(streams.count > 1 ? [`${streams.count}streams`] : []),
+    // the batch when it is not the default (one frame from every stream)
+    ...(streams.batch !== undefined && streams.batch !== streams.count ? [`batch${streams.batch}`] : []),
     ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
   ].join('-');
 }
@@ -260,8 +267,13 @@ export function formatSummary(r: RunResult): string {
   }
   if (r.streams?.length) {
     lines.push('');
+    const b = r.batches;
+    const batchLine =
+      (r.batch ?? 1) > 1 && b
+        ? ` Inference ${b.perBatchMs.mean.toFixed(2)} ms per batch (p50 ${b.perBatchMs.p50.toFixed(2)}, p99 ${b.perBatchMs.p99.toFixed(2)}; ${b.count} batches of ${b.meanImages.toFixed(2)} frames on average), ${b.perFrameMs.toFixed(2)} ms per frame: a frame's preprocess and inference stages hold its share of its batch's.`
+        : '';
     lines.push(
-      `${r.streams.length} streams taking turns (batch ${r.batch ?? 1}): aggregate ${(r.aggregateFps ?? r.endToEndFps).toFixed(2)} FPS (all frames over the wall time); per stream:`,
+      `${r.streams.length} stream${r.streams.length === 1 ? '' : 's'} ${(r.batch ?? 1) > 1 ? `in batches of ${r.batch} (a frame from each of up to ${r.batch} streams per run)` : 'taking turns (batch 1)'}: aggregate ${(r.aggregateFps ?? r.endToEndFps).toFixed(2)} FPS (all frames over the wall time).${batchLine} Per stream:`,
     );
     lines.push('| Stream | Source | Frames | End-to-end FPS | Latency p50 / p90 / p99 ms | Ended early |');
     lines.push('| --- | --- | --- | --- | --- | --- |');

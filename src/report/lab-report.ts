@@ -118,6 +118,7 @@ export function buildLabReport(
         modelType: x.modelType,
         aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
         batch: x.run.batch ?? 1,
+        ...(x.run.batches ? { batches: x.run.batches } : {}),
         streams: x.run.streams!,
       })),
     capacity: extras.capacity ?? [],

@@ -241,7 +241,12 @@ export const CAPACITY_RULE =
   "A count of streams held when every stream kept at least 95% of the source frame rate, no frame was dropped and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`.";
 
 export function streamsCaption(m: LabReport['multiStream'][number]): string {
-  return `${m.modelType}: ${m.streams.length} streams taking turns, batch ${m.batch}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
+  const b = m.batches;
+  const setup =
+    m.batch > 1
+      ? `${m.streams.length} streams in batches of ${m.batch}${b ? ` (inference ${b.perBatchMs.mean.toFixed(2)} ms per batch of ${b.meanImages.toFixed(2)} frames on average, ${b.perFrameMs.toFixed(2)} ms per frame)` : ''}`
+      : `${m.streams.length} streams taking turns, batch 1`;
+  return `${m.modelType}: ${setup}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
 }
 
 export function streamRows(m: LabReport['multiStream'][number]): string[][] {

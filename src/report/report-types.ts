@@ -1,5 +1,5 @@
 /** The lab report's types: what report rows, tables, profile sections and notes hold (built by lab-report.ts). */
-import type { StreamRecord } from '../pipeline/multi-stream-loop.ts';
+import type { BatchFigures, StreamRecord } from '../pipeline/multi-stream-loop.ts';
 import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
 import type { NsysStats } from '../parsers/nsys.ts';
@@ -230,6 +230,8 @@ export interface StreamsSection {
   modelType: string;
   aggregateFps: number;
   batch: number;
+  /** Inference per batch and per frame (runs that recorded it). */
+  batches?: BatchFigures;
   streams: StreamRecord[];
 }
 

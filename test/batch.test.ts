@@ -1,0 +1,273 @@
+/**
+ * Batched inference across streams (#26): one frame from each of several streams through the model in one run.
+ * The proof that batching changes nothing but the speed: the batched blob is the per-frame blobs one after the
+ * other, and each backend's batched outputs give, image by image, the boxes a batch of one gives, on real vtest.avi
+ * frames (ONNX Runtime on jetprof's export; OpenCV DNN on the export and through its own darknet importer). Then
+ * the same through `infer`: every stream's detections at the default batch equal those at --batch 1.
+ */
+import test from 'ava';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createOnnxSession } from '../src/backends/onnx.ts';
+import { createOpenCvSession } from '../src/backends/opencv.ts';
+import { type DetectorSession, imageOutputs } from '../src/backends/types.ts';
+import { stretchGeometry } from '../src/detect/geometry.ts';
+import { Postprocessor } from '../src/detect/postprocess.ts';
+import type { Detection } from '../src/detect/types.ts';
+import { readModelInfo } from '../src/model/export-file.ts';
+import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
+import { batchBlob, letterboxFrame, preprocessFrame } from '../src/pipeline/loop-io.ts';
+import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
+import {
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  requires,
+  ROOT,
+  runCli,
+  scratchDir,
+  YOLOV4_TINY_CFG,
+} from './helpers/fixtures.ts';
+
+const VTEST = join(ROOT, 'videos', 'vtest.avi');
+const withVtest = requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh', true);
+
+/** Three frames a second apart (people move), each at its own size: one resized, so the batch mixes sizes. */
+function framesOfVtest(): Mat[] {
+  const cv = loadOpenCv();
+  const cap = new cv.VideoCapture(VTEST);
+  const frames: Mat[] = [];
+  for (let i = 0; i < 30 && frames.length < 3; i++) {
+    const f = cap.read();
+    if (i % 10 === 0) frames.push(frames.length === 1 ? f.resize(300, 400) : f);
+  }
+  cap.release();
+  return frames;
+}
+
+const POST = {
+  confThreshold: 0.3,
+  nmsThreshold: 0.5,
+  nmsKind: 'iou' as const,
+  classMode: 'multi' as const,
+  maxCandidates: 30000,
+  maxDet: 300,
+};
+
+/** Each frame's boxes from a batch of one, and from one batch of all frames. */
+async function alone_and_batched(
+  session: DetectorSession,
+  onnxPath: string,
+  frames: Mat[],
+): Promise<{ alone: Detection[][]; batched: Detection[][] }> {
+  const cv = loadOpenCv();
+  const info = readModelInfo(onnxPath);
+  const gs = frames.map((f) => stretchGeometry(f.cols, f.rows, info.inputWidth, info.inputHeight));
+  const posts = gs.map((g) => new Postprocessor(info, g, POST));
+  const alone: Detection[][] = [];
+  for (const [i, f] of frames.entries()) {
+    const { input, blob } = preprocessFrame(cv, f, gs[i]);
+    alone.push(posts[i].run((await session.run(input, blob)).outputs).detections);
+  }
+  const { input, blob } = batchBlob(
+    cv,
+    frames.map((f, i) => letterboxFrame(cv, f, gs[i])),
+    info.inputWidth,
+    info.inputHeight,
+  );
+  const { outputs } = await session.run(input, blob);
+  const batched = frames.map((_, i) => posts[i].run(imageOutputs(outputs, i, frames.length)).detections);
+  return { alone, batched };
+}
+
+const rounded = (ds: Detection[]) =>
+  ds.map((d) => [d.classId, ...[d.x1, d.y1, d.x2, d.y2].map((v) => v.toFixed(2)), d.score.toFixed(5)].join(' '));
+
+test("the batched blob is the frames' blobs one after the other (cv.blobFromImages against cv.blobFromImage)", (t) => {
+  const cv = loadOpenCv();
+  const frames = [0, 1, 2].map((k) => new cv.Mat(120, 160, cv.CV_8UC3, [40 * k, 90, 200 - 30 * k]));
+  const g = stretchGeometry(160, 120, 64, 48);
+  const per = frames.map((f) => preprocessFrame(cv, f, g).input);
+  const { input } = batchBlob(
+    cv,
+    frames.map((f) => letterboxFrame(cv, f, g)),
+    64,
+    48,
+  );
+  t.is(input.length, 3 * 3 * 64 * 48);
+  for (const [k, one] of per.entries())
+    t.deepEqual(Array.from(input.subarray(k * one.length, (k + 1) * one.length)), Array.from(one), `image ${k}`);
+});
+
+test("jetprof's export has a symbolic batch dimension on its input and outputs; withFixedBatch fixes it", (t) => {
+  const m = makeModel('batch-sig', PERSON_VEHICLE_CFG, 3);
+  const bytes = readFileSync(m.onnxPath);
+  t.deepEqual(readOnnxSignature(bytes).inputs[0].dims, ['batch', 3, 480, 640]);
+  t.is(readModelInfo(m.onnxPath).inputBatch, 'dynamic');
+  const fixed = join(scratchDir(), 'batch-sig-4.onnx');
+  writeFileSync(fixed, withFixedBatch(bytes, 4));
+  t.deepEqual(readOnnxSignature(readFileSync(fixed)).inputs[0].dims, [4, 3, 480, 640]);
+  t.is(readModelInfo(fixed).inputBatch, 4);
+});
+
+withVtest(
+  'ONNX Runtime: a batch of three vtest.avi frames gives, image by image, the boxes of three batch-1 runs',
+  async (t) => {
+    const m = makeModel('batch-ort', YOLOV4_TINY_CFG, 21, undefined, -0.4);
+    const session = await createOnnxSession(m.onnxPath, { threads: 2 });
+    t.is(session.batchSize, 'dynamic');
+    try {
+      const { alone, batched } = await alone_and_batched(session, m.onnxPath, framesOfVtest());
+      t.true(
+        alone.every((d) => d.length >= 3),
+        `boxes to compare: ${alone.map((d) => d.length).join(', ')}`,
+      );
+      for (const i of [0, 1, 2]) t.deepEqual(rounded(batched[i]), rounded(alone[i]), `frame ${i}`);
+    } finally {
+      await session.dispose();
+    }
+  },
+);
+
+for (const importer of ['ONNX importer', 'darknet importer'] as const) {
+  withVtest(
+    `OpenCV DNN (${importer}): a batch of three vtest.avi frames gives, image by image, the boxes of three batch-1 runs`,
+    async (t) => {
+      const m = makeModel(`batch-cv-${importer.split(' ')[0]}`, YOLOV4_TINY_CFG, 22, undefined, -0.4);
+      const info = readModelInfo(m.onnxPath);
+      const session = createOpenCvSession(
+        importer === 'ONNX importer' ? { onnx: m.onnxPath } : { cfg: m.cfgPath, weights: m.weightsPath },
+        { outputNames: info.heads.map((h) => h.output), threads: 2 },
+      );
+      t.is(session.batchSize, 'dynamic');
+      const { alone, batched } = await alone_and_batched(session, m.onnxPath, framesOfVtest());
+      t.true(
+        alone.every((d) => d.length >= 3),
+        `boxes to compare: ${alone.map((d) => d.length).join(', ')}`,
+      );
+      for (const i of [0, 1, 2]) t.deepEqual(rounded(batched[i]), rounded(alone[i]), `frame ${i}`);
+    },
+  );
+}
+
+for (const backend of ['onnx', 'opencv'] as const) {
+  test(`infer --backend ${backend} with three streams: each stream's boxes at the default batch (3) equal those at --batch 1`, (t) => {
+    const dir = join(scratchDir(), `batch-cli-${backend}`);
+    mkdirSync(dir, { recursive: true });
+    const firing = makeModel('batch-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+    const a = makeVideo('batch-a.mp4', 5, 320, 240);
+    const b = makeVideo('batch-b.mp4', 4, 160, 120, 7);
+    const common = [a, b, a, '--backend', backend, '--model', firing.onnxPath, '--warmup', '1', '--max-det', '20'];
+    const runs = ['default', '1'].map((batch) => {
+      const json = join(dir, `run-${batch}.json`);
+      const r = runCli('infer', [
+        ...common,
+        ...(batch === 'default' ? [] : ['--batch', batch]),
+        '--no-write',
+        '-q',
+        '--json',
+        json,
+        '--detections',
+        join(dir, `dets-b${batch}.json`),
+      ]);
+      t.is(r.code, 0, r.stderr);
+      return JSON.parse(readFileSync(json, 'utf8'));
+    });
+    t.is(runs[0].batch, 3);
+    t.is(runs[1].batch, 1);
+    t.is(runs[0].setup.label, `${backend}-fp32-cpu-sequential-3streams`);
+    t.is(runs[1].setup.label, `${backend}-fp32-cpu-sequential-3streams-batch1`);
+    // stream 1 ends after 4 frames: the last batch holds two frames
+    t.is(runs[0].batches.count, 4, '3 batches of 3, then one of 2 (the warm-up batch is not counted)');
+    t.is(runs[0].batches.meanImages, 2.75);
+    t.is(runs[0].inferredFrames, 14);
+    type Box = { image_id: number; bbox: number[]; score: number };
+    const key = (f: string) =>
+      (JSON.parse(readFileSync(f, 'utf8')) as Box[])
+        .map((x) => `${x.image_id}:${x.bbox.map((v) => v.toFixed(1)).join(',')}:${x.score.toFixed(4)}`)
+        .sort();
+    for (const i of [0, 1, 2]) {
+      const batched = key(join(dir, `dets-bdefault-${i}.json`));
+      t.true(batched.length > 0, `stream ${i} has boxes`);
+      t.deepEqual(batched, key(join(dir, `dets-b1-${i}.json`)), `stream ${i}`);
+    }
+    // the report keeps a batched run and a batch-1 run apart
+    const rep = runCli('jetprof', ['report', '--run', join(dir, 'run-default.json'), '--run', join(dir, 'run-1.json')]);
+    t.is(rep.code, 0, rep.stderr);
+    t.regex(rep.stdout, /not compared: .*: different streams \(3 streams, batch 3, interval 0 \/ 3 streams, batch 1/);
+  });
+}
+
+test('bad input, one line each: --batch above the number of streams; --batch-timeout without --realtime; a fixed-batch model with a batch it cannot take', (t) => {
+  const m = makeModel('batch-bad', PERSON_VEHICLE_CFG, 4);
+  const v = makeVideo('batch-bad.mp4', 3, 160, 120);
+  const oneLine = (r: { code: number | null; stderr: string }, re: RegExp) => {
+    t.is(r.code, 2, r.stderr);
+    t.is(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => /error/.test(l)).length,
+      1,
+      r.stderr,
+    );
+    t.regex(r.stderr, re);
+  };
+  oneLine(
+    runCli('infer', [v, v, '--model', m.onnxPath, '--batch', '3', '--no-write']),
+    /--batch 3 is more than the 2 streams of this run: a batch takes one frame from each stream \(fix: pass --batch 2 or less/,
+  );
+  oneLine(
+    runCli('infer', [v, '--model', m.onnxPath, '--batch', '2', '--no-write']),
+    /--batch 2 is more than the 1 stream of this run/,
+  );
+  oneLine(
+    runCli('infer', [v, v, '--model', m.onnxPath, '--batch-timeout', '50', '--no-write']),
+    /--batch-timeout paces the batches of --realtime sources \(fix: add --realtime/,
+  );
+  const fixed = join(scratchDir(), 'batch-fixed-1.onnx');
+  writeFileSync(fixed, withFixedBatch(readFileSync(m.onnxPath), 1));
+  oneLine(
+    runCli('infer', [v, v, '--model', fixed, '--no-write']),
+    /batch-fixed-1\.onnx: the model's input has a fixed batch of 1; this run batches 2 frames \(2 streams\) \(fix: export it with `jetprof export`.*or run with --batch 1/,
+  );
+  const ok = runCli('infer', [v, v, '--model', fixed, '--no-write', '--batch', '1', '--warmup', '1', '-q']);
+  t.is(ok.code, 0, ok.stderr);
+});
+
+test('--realtime with --batch-timeout: a batch waits for a slower source only as long as the timeout', (t) => {
+  const dir = join(scratchDir(), 'batch-timeout');
+  mkdirSync(dir, { recursive: true });
+  const m = makeModel('batch-timeout', PERSON_VEHICLE_CFG, 5);
+  const fast = makeVideo('batch-fast.mp4', 20, 160, 120, 20);
+  const slow = makeVideo('batch-slow.mp4', 5, 160, 120, 5);
+  const run = (timeoutMs: number) => {
+    const json = join(dir, `t${timeoutMs}.json`);
+    const r = runCli('infer', [
+      fast,
+      slow,
+      '--model',
+      m.onnxPath,
+      '--realtime',
+      '--batch-timeout',
+      String(timeoutMs),
+      '--max-frames',
+      '5',
+      '--warmup',
+      '0',
+      '--no-write',
+      '-q',
+      '--json',
+      json,
+    ]);
+    t.is(r.code, 0, r.stderr);
+    return JSON.parse(readFileSync(json, 'utf8'));
+  };
+  // the fast source delivers every 50 ms, the slow one every 200 ms: with a 10 ms timeout most of the fast
+  // stream's frames go alone; with 400 ms each of them waits for a slow frame to go with it
+  const short = run(10);
+  const long = run(400);
+  t.log(`mean frames per batch: ${short.batches.meanImages} (10 ms), ${long.batches.meanImages} (400 ms)`);
+  t.true(short.batches.meanImages < 1.5, `10 ms: ${short.batches.meanImages}`);
+  t.true(long.batches.meanImages > short.batches.meanImages, `400 ms: ${long.batches.meanImages}`);
+});
