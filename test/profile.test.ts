@@ -175,7 +175,7 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
 });
 
 test.serial(
-  'real nsys, two streams: each frame sits inside a stream-<i> range (time per stream), the stage ranges keep their names',
+  'real nsys, two streams in batches of 2: each frame sits inside a stream-<i> range (time per stream), each batch in a range naming its streams, the stage ranges keep their names',
   (t) => {
     const video = makeVideo('profiled-streams.mp4', 6, 160, 120);
     const out = join(scratchDir(), 'nsys-streams');
@@ -208,8 +208,20 @@ test.serial(
     t.is(count('stream-0'), 5, 'stream 0: its 5 measured frames');
     t.is(count('stream-1'), 5);
     t.is(count('warmup-stream-0'), 1, 'its warm-up frame under its own name');
-    t.is(count('inference'), 10, 'the stage ranges: one per measured frame of either stream');
+    t.is(count('batch streams 0,1'), 5, 'one range per batch, naming the streams in it');
+    t.is(count('warmup-batch streams 0,1'), 1);
+    t.is(count('inference'), 5, 'one run of the model per batch');
+    t.is(count('preprocess'), 5, 'one blob per batch');
+    for (const stage of ['frame', 'read', 'postprocess', 'write'])
+      t.is(count(stage), 10, `${stage}: one per measured frame of either stream`);
     t.is(profile.run.streams.length, 2);
+    // the report does not divide summed frame ranges that overlap: it says why and points to the stage table
+    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx.json')]);
+    t.is(rep.code, 0, rep.stderr);
+    t.regex(
+      rep.stdout.replace(/\s+/g, ' '),
+      /frame ranges overlap in batches .*: 5 inference ranges are 5 runs of the model over batches of up to 2 frames/,
+    );
   },
 );
 

@@ -71,7 +71,11 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
     ? ` The run's figure: the model was not running ${(notInferenceShare(run.stages.inference.totalMs, run.wallMs) * 100).toFixed(1)}% of the wall time.`
     : '';
   if (frame && inference && frame.totalNs > 0 && frame.calls > 0) {
-    if (run?.setup.loop === 'pipelined') {
+    if ((run?.batch ?? 1) > 1) {
+      notes.push(
+        `frame ranges overlap in batches (a frame's range spans its read to its write, and the frames of a batch are read one after the other, inferred together, then written): ${inference.calls} inference ranges are ${inference.calls} runs of the model over batches of up to ${run!.batch} frames, so shares of the summed frame ranges mean nothing here; the run's stage table gives each frame its share of its batch.${runNote}`,
+      );
+    } else if (run?.setup.loop === 'pipelined') {
       notes.push(
         `frame ranges overlap in the pipelined loop (a frame's range spans its read to its write while the next frames are read): the mean frame range is ${formatNs(Math.round(frame.totalNs / frame.calls))} against ${formatNs(Math.round((run.wallMs / Math.max(1, run.frames)) * 1e6))} of wall time per frame, so shares of the summed frame ranges mean nothing here.${runNote}`,
       );
