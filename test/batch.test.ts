@@ -223,7 +223,7 @@ test('bad input, one line each: --batch above the number of streams; --batch-tim
   );
   oneLine(
     runCli('infer', [v, v, '--model', m.onnxPath, '--batch-timeout', '50', '--no-write']),
-    /--batch-timeout paces the batches of --realtime sources \(fix: add --realtime/,
+    /--batch-timeout paces batches of live sources and of --realtime files \(fix: add --realtime/,
   );
   const fixed = join(scratchDir(), 'batch-fixed-1.onnx');
   writeFileSync(fixed, withFixedBatch(readFileSync(m.onnxPath), 1));
@@ -235,12 +235,20 @@ test('bad input, one line each: --batch above the number of streams; --batch-tim
   t.is(ok.code, 0, ok.stderr);
 });
 
-test('--realtime with --batch-timeout: a batch waits for a slower source only as long as the timeout', (t) => {
+/** yolov4-tiny with 2 classes at 128x128: inference in a few ms, so pacing, not the model, decides what happens. */
+const SMALL_CFG = readFileSync(YOLOV4_TINY_CFG, 'utf8')
+  .replace(/^width=\d+/m, 'width=128')
+  .replace(/^height=\d+/m, 'height=128')
+  .replace(/^classes=80/gm, 'classes=2')
+  .replace(/^filters=255/gm, 'filters=21');
+
+test('--realtime with --batch-timeout: a short timeout lets a fast source go on without the slow one; a long one holds it to the slow pace', (t) => {
   const dir = join(scratchDir(), 'batch-timeout');
   mkdirSync(dir, { recursive: true });
-  const m = makeModel('batch-timeout', PERSON_VEHICLE_CFG, 5);
+  const m = makeModel('batch-timeout', SMALL_CFG, 5);
+  // one second of each: a camera at 20 FPS beside one at 4 FPS
   const fast = makeVideo('batch-fast.mp4', 20, 160, 120, 20);
-  const slow = makeVideo('batch-slow.mp4', 5, 160, 120, 5);
+  const slow = makeVideo('batch-slow.mp4', 4, 160, 120, 4);
   const run = (timeoutMs: number) => {
     const json = join(dir, `t${timeoutMs}.json`);
     const r = runCli('infer', [
@@ -251,8 +259,6 @@ test('--realtime with --batch-timeout: a batch waits for a slower source only as
       '--realtime',
       '--batch-timeout',
       String(timeoutMs),
-      '--max-frames',
-      '5',
       '--warmup',
       '0',
       '--no-write',
@@ -263,11 +269,45 @@ test('--realtime with --batch-timeout: a batch waits for a slower source only as
     t.is(r.code, 0, r.stderr);
     return JSON.parse(readFileSync(json, 'utf8'));
   };
-  // the fast source delivers every 50 ms, the slow one every 200 ms: with a 10 ms timeout most of the fast
-  // stream's frames go alone; with 400 ms each of them waits for a slow frame to go with it
-  const short = run(10);
-  const long = run(400);
-  t.log(`mean frames per batch: ${short.batches.meanImages} (10 ms), ${long.batches.meanImages} (400 ms)`);
-  t.true(short.batches.meanImages < 1.5, `10 ms: ${short.batches.meanImages}`);
-  t.true(long.batches.meanImages > short.batches.meanImages, `400 ms: ${long.batches.meanImages}`);
+  const short = run(5);
+  const long = run(600);
+  const said = (x: typeof short) =>
+    `${x.batches.meanImages} frames per batch, fast stream ${x.streams[0].frames} frames (${x.streams[0].droppedFrames} dropped)`;
+  t.log(`5 ms: ${said(short)}; 600 ms: ${said(long)}`);
+  // 5 ms: the fast stream's frames go alone when the slow one has nothing; 600 ms: each waits for a slow frame
+  t.true(short.streams[0].droppedFrames < long.streams[0].droppedFrames, `${said(short)} / ${said(long)}`);
+  t.true(short.streams[0].frames > long.streams[0].frames, `${said(short)} / ${said(long)}`);
+  t.true(long.batches.meanImages > short.batches.meanImages, `${said(short)} / ${said(long)}`);
+  t.true(short.streams[0].droppedFrames <= 5, `5 ms: the fast stream keeps its pace (${said(short)})`);
+});
+
+test('a slow live camera (GStreamer, 2 FPS) batched with a file paced at 20 FPS: the batch waits for the camera no longer than --batch-timeout, so the file keeps its pace', (t) => {
+  const m = makeModel('batch-live', SMALL_CFG, 6);
+  const file = makeVideo('batch-beside-camera.mp4', 200, 160, 120, 20);
+  const camera =
+    'gst:videotestsrc is-live=true ! video/x-raw,framerate=2/1,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink';
+  const json = join(scratchDir(), 'batch-live.json');
+  const r = runCli(
+    'infer',
+    [camera, file, '--model', m.onnxPath, '--realtime', '--batch-timeout', '20', '--duration', '4'].concat([
+      '--warmup',
+      '2',
+      '--no-write',
+      '--json',
+      json,
+      '-q',
+    ]),
+    { timeout: 120_000 },
+  );
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.batch, 2);
+  const [cam, paced] = run.streams as { frames: number; endToEndFps: number; droppedFrames: number }[];
+  const said = `camera ${cam.frames} frames (${cam.endToEndFps.toFixed(1)} FPS), file ${paced.frames} frames (${paced.endToEndFps.toFixed(1)} FPS, ${paced.droppedFrames} dropped), ${run.batches.meanImages} frames per batch`;
+  t.log(said);
+  t.true(cam.frames >= 4 && cam.frames <= 10, `the camera gives 2 frames a second: ${said}`);
+  // held to the camera's pace, the file would give about 2 FPS and drop nine frames in ten
+  t.true(paced.frames >= 5 * cam.frames, `the file goes on between the camera's frames: ${said}`);
+  t.true(paced.droppedFrames < paced.frames / 4, said);
+  t.true(run.batches.meanImages < 1.5, `most batches go without a camera frame: ${said}`);
 });

@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { classifySource, sourceStem } from '../video/sources.ts';
+import { classifySource, isLive, sourceStem } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
 import type { ClassMode } from '../detect/decode.ts';
@@ -551,9 +551,10 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
         { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
       );
     }
-    if (o.batchTimeout !== undefined && !o.realtime) {
-      throw new JetprofError('BAD_OPTION', '--batch-timeout paces the batches of --realtime sources', {
-        suggestion: 'add --realtime (file sources are read at once, so a batch never waits)',
+    const liveSource = videos.some((v) => isLive(classifySource(v).kind));
+    if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
+      throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
+        suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
       });
     }
     if (o.sourceFps !== undefined && !o.realtime) {

@@ -14,6 +14,7 @@ import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { percentile } from '../util/stats.ts';
 import type { Mat } from '../video/opencv.ts';
+import { isLive } from '../video/sources.ts';
 import {
   batchBlob,
   drawFrame,
@@ -71,6 +72,8 @@ export interface MultiStreamResult {
   /** The first stream's source facts, for the run's top-level fields. */
   first: { video: ReturnType<typeof openLoopIo>['source']['info']; frameSize: [number, number] };
 }
+
+const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, Math.ceil(ms))));
 
 /** One run of the model over a batch of frames. */
 export interface BatchRecord {
@@ -226,16 +229,86 @@ export async function runMultiStreamLoop(
     tCapture?: bigint;
     inferHere: boolean;
   }
+  // A live source (camera, RTSP) in a batch is read on libuv's pool, so that one slow camera does not hold up the
+  // others: a batch goes when full or --batch-timeout after its first frame arrived, and a read still under way is
+  // picked up by a later batch. Files are read at once (or paced by --realtime); one stream at a time needs neither.
+  const live = ios.map((io) => batched && isLive(io.source.kind));
+  // --realtime paces files and image folders; a live source keeps its own pace
+  const paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
+  interface PendingRead {
+    t0: bigint;
+    index: number;
+    ranges: RangeOps;
+    done: boolean;
+    got?: { frame: Mat; frameRange: unknown } | null;
+    t1?: bigint;
+    error?: unknown;
+    promise: Promise<void>;
+  }
+  const pending: (PendingRead | undefined)[] = ios.map(() => undefined);
+  const startLiveRead = (i: number): PendingRead => {
+    const ranges = streamRanges(i, state[i].index);
+    const p = { t0: process.hrtime.bigint(), index: state[i].index, ranges, done: false } as PendingRead;
+    p.promise = readNextFrame(() => ios[i].source.readAsync(), 0, p.index, ranges, ios[i].resize, o.warmupFrames).then(
+      (got) => {
+        Object.assign(p, { got, t1: process.hrtime.bigint(), done: true });
+      },
+      (error: unknown) => {
+        Object.assign(p, { error, done: true });
+      },
+    );
+    pending[i] = p;
+    return p;
+  };
+  /** Reads still under way when the loop ends are waited for (a capture is not released under a read). */
+  const settleReads = async () => {
+    for (const [i, p] of pending.entries()) {
+      if (!p) continue;
+      pending[i] = undefined;
+      if (!p.done) await Promise.race([p.promise, sleepMs(10_000)]);
+      if (p.got) p.ranges.close(p.got.frameRange);
+    }
+  };
   /**
-   * Stream i's next frame: read (inside its ranges), or the moment it arrives (--realtime, not yet there), or
-   * undefined when the stream is done.
+   * Stream i's next frame: read (inside its ranges), or the moment it arrives (--realtime, not yet there), or the
+   * read under way (a live source in a batch), or undefined when the stream is done.
    */
-  const take = async (i: number): Promise<Member | bigint | undefined> => {
+  const take = async (i: number): Promise<Member | bigint | { reading: Promise<void> } | undefined> => {
     const io = ios[i];
     const s = state[i];
     if (s.done) return undefined;
+    const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
+    if (o.maxFrames !== undefined && s.index >= o.maxFrames && !pending[i]) {
+      s.done = true;
+      return undefined;
+    }
+    if (live[i]) {
+      const p = pending[i] ?? startLiveRead(i);
+      // (wrapped: an async function returning the promise itself would wait for it)
+      if (!p.done) return { reading: p.promise };
+      pending[i] = undefined;
+      if (p.error) throw p.error;
+      if (!p.got) {
+        s.done = s.endOfStream = true;
+        return undefined;
+      }
+      tally.begin(p.t0);
+      // a live frame exists from when its read returned: latency counts from there
+      const t1 = p.t1!;
+      return {
+        i,
+        index: s.index,
+        frame: p.got.frame,
+        ranges: p.ranges,
+        frameRange: p.got.frameRange,
+        t0: p.t0,
+        t1,
+        tCapture: t1,
+        inferHere,
+      };
+    }
     let tCapture: bigint | undefined;
-    if (o.realtime) {
+    if (paced[i]) {
       const now = process.hrtime.bigint();
       const due = Number((now - start) / intervalNs[i]);
       if (due < s.index) return start + BigInt(s.index) * intervalNs[i]; // its next frame has not arrived yet
@@ -246,11 +319,11 @@ export async function runMultiStreamLoop(
         else if (s.index >= o.warmupFrames) s.dropped++;
       }
       if (s.done) return undefined;
+      if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
+        s.done = true;
+        return undefined;
+      }
       tCapture = start + BigInt(s.index) * intervalNs[i];
-    }
-    if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
-      s.done = true;
-      return undefined;
     }
     const t0 = process.hrtime.bigint();
     tally.begin(t0);
@@ -268,7 +341,6 @@ export async function runMultiStreamLoop(
       s.endOfStream = true;
       return undefined;
     }
-    const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
     return {
       i,
       index: s.index,
@@ -292,31 +364,61 @@ export async function runMultiStreamLoop(
       }
       if (o.shouldEnd?.()) break;
       // form a batch: the next streams in turn (from the one after the last batch's), up to --batch frames
+      const gatherStart = process.hrtime.bigint();
       const members: Member[] = [];
-      const waiting: { i: number; at: bigint }[] = [];
+      const waiting: { i: number; at?: bigint; read?: Promise<void> }[] = [];
+      const add = (i: number, m: Awaited<ReturnType<typeof take>>) => {
+        if (typeof m === 'bigint') waiting.push({ i, at: m });
+        else if (m && 'reading' in m) waiting.push({ i, read: m.reading });
+        else if (m) members.push(m);
+      };
       for (let k = 0; k < ios.length && members.length < batchSize; k++) {
         const i = (cursor + k) % ios.length;
-        const m = await take(i);
-        if (typeof m === 'bigint') waiting.push({ i, at: m });
-        else if (m) members.push(m);
+        add(i, await take(i));
       }
-      // --realtime, a batch not full: wait for the frames that arrive within --batch-timeout of its first one
-      while (members.length > 0 && members.length < batchSize && waiting.length > 0) {
-        waiting.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-        const next = waiting.shift()!;
-        if (next.at > (members[0].tCapture ?? members[0].t0) + batchTimeoutNs) break;
-        const waitMs = Number(next.at - process.hrtime.bigint()) / 1e6;
-        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
-        const m = await take(next.i);
-        if (typeof m === 'bigint') waiting.push({ i: next.i, at: m });
-        else if (m) members.push(m);
+      // a batch not full waits for frames still to come (paced files, live reads under way), up to --batch-timeout
+      // after its first frame arrived; a batch with no frame yet waits for the first
+      while (members.length < batchSize && waiting.length > 0 && !o.shouldStop()) {
+        const first = members.reduce<bigint | undefined>((a, m) => {
+          const at = m.tCapture ?? m.t1;
+          return a === undefined || at < a ? at : a;
+        }, undefined);
+        const deadline = first === undefined ? undefined : first + batchTimeoutNs;
+        const nextAt = waiting.reduce<bigint | undefined>(
+          (a, w) => (w.at !== undefined && (a === undefined || w.at < a) ? w.at : a),
+          undefined,
+        );
+        const reads = waiting.filter((w) => w.read).map((w) => w.read!);
+        const now = process.hrtime.bigint();
+        if (
+          deadline !== undefined &&
+          (now >= deadline || (reads.length === 0 && nextAt !== undefined && nextAt > deadline))
+        )
+          break;
+        // wake at the next paced arrival, the deadline or a read's end, and at least every 100 ms to see Ctrl-C
+        const until = [nextAt, deadline, now + 100_000_000n].reduce<bigint>(
+          (a, t) => (t !== undefined && t < a ? t : a),
+          now + 100_000_000n,
+        );
+        await Promise.race([...reads, sleepMs(Number(until - now) / 1e6)]);
+        const ready = process.hrtime.bigint();
+        for (const w of waiting.splice(0)) {
+          const isReady = w.read ? pending[w.i]?.done : w.at! <= ready;
+          if (isReady && members.length < batchSize) add(w.i, await take(w.i));
+          else waiting.push(w);
+        }
       }
-      if (members.length === 0) {
-        // nothing had arrived: wait for the next frame instead of spinning
-        const at = waiting.reduce<bigint | undefined>((a, w) => (a === undefined || w.at < a ? w.at : a), undefined);
-        const waitMs = at === undefined ? 0 : Number(at - process.hrtime.bigint()) / 1e6;
-        if (waitMs > 0) await new Promise((r) => setTimeout(r, Math.ceil(waitMs)));
-        continue;
+      if (members.length === 0) continue;
+      // batched: a frame's read is the time the batch waited for it after the frame before it arrived, so that the
+      // reads of a batch add up to the time it took to gather
+      const readMs = new Map<Member, number>();
+      if (batched) {
+        let prev = gatherStart;
+        for (const m of [...members].sort((a, b) => (a.t1 < b.t1 ? -1 : a.t1 > b.t1 ? 1 : 0))) {
+          const from = m.t0 > prev ? m.t0 : prev;
+          readMs.set(m, m.t1 > from ? nsToMs(m.t1 - from) : 0);
+          if (m.t1 > prev) prev = m.t1;
+        }
       }
       cursor = (members[members.length - 1].i + 1) % ios.length;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
@@ -385,7 +487,7 @@ export async function runMultiStreamLoop(
             tInference: m.inferHere ? tInf : t3,
             tPostprocess: t3,
             tEnd: t5,
-            readMs: nsToMs(m.t1 - m.t0),
+            readMs: readMs.get(m) ?? nsToMs(m.t1 - m.t0),
             preprocessMs: m.inferHere ? preprocessMs : 0,
             inferenceMs: m.inferHere ? inferenceMs : 0,
             postprocessMs: nsToMs(t4 - t3),
@@ -405,8 +507,10 @@ export async function runMultiStreamLoop(
       }
       if (batched) base.close(batchRange);
     }
+    await settleReads();
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
   } catch (e) {
+    await settleReads();
     for (const io of ios) {
       io.sink?.abort();
       io.source.close();

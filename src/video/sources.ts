@@ -12,6 +12,11 @@ import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io
 
 export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
 
+/** Sources that deliver frames at their own pace (cameras, network streams), as opposed to files read at once. */
+export function isLive(kind: SourceKind): boolean {
+  return kind === 'stream' || kind === 'device' || kind === 'csi' || kind === 'gstreamer';
+}
+
 export const IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp'];
 
 /** What a source argument names (pure). */
