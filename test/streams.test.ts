@@ -5,6 +5,7 @@
 import test from 'ava';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { batchAt } from '../src/report/capacity.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const model = makeModel('streams', PERSON_VEHICLE_CFG, 8);
@@ -227,7 +228,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   if (!cap.cutShort) t.is(Math.min(...failed), cap.maxStreams + 1, 'settled: the next count up did not hold');
   t.regex(
     r.stdout,
-    /\| Streams \| Min stream FPS \| Mean stream FPS \| p99 latency \(ms\) \| Dropped frames \| Held \|/,
+    /\| Streams \| Batch \| Min stream FPS \| Mean stream FPS \| p99 latency \(ms\) \| Dropped frames \| Held \|/,
   );
   t.regex(
     r.stdout,
@@ -244,7 +245,10 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   for (const p of cap.points as { streams: number; held: boolean }[])
     t.regex(
       rep.stdout,
-      new RegExp(`\\n\\| ${p.streams} \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| ${p.held ? 'held' : 'no: '}`),
+      // by default every count runs in batches of all its streams
+      new RegExp(
+        `\\n\\| ${p.streams} \\| ${p.streams} \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| ${p.held ? 'held' : 'no: '}`,
+      ),
     );
   t.regex(rep.stdout, /held when every stream kept at least 95% of the source frame rate/);
   const html = readFileSync(`${out}.html`, 'utf8');
@@ -346,6 +350,13 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
   t.deepEqual(at(1), at(0));
   t.deepEqual(at(2), at(0));
   t.is(runCli('infer', [v, '--interval', '-1', '--model', firing.onnxPath]).code, 2);
+});
+
+test('capacity passes a --batch B given for infer as min(B, streams) at each count; without one infer batches every stream', (t) => {
+  t.deepEqual(batchAt(['--backend', 'trt', '--batch', '4'], 2), ['--backend', 'trt', '--batch', '2']);
+  t.deepEqual(batchAt(['--batch', '4'], 8), ['--batch', '4']);
+  t.deepEqual(batchAt(['--batch', '1', '--no-draw'], 16), ['--batch', '1', '--no-draw']);
+  t.deepEqual(batchAt(['--model', 'm.onnx'], 4), ['--model', 'm.onnx']);
 });
 
 test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {

@@ -22,7 +22,7 @@ export function capacityCommand(): Command {
     .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
     .description(
       "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps the frame rate, no frame is dropped, and the p99 latency from a frame's arrival to its boxes is within --p99-ms. Each point runs --point-seconds and is repeated (--repeat); the search stops by itself within --budget seconds and prints a table and the answer in one sentence.\n" +
-        'Arguments after -- go to infer (model, frame size, ...). Streams take turns at batch 1 for now.',
+        "Arguments after -- go to infer (model, frame size, ...). Each count runs in batches of all its streams (infer's default); --batch B after -- runs batches of at most B (min(B, streams)): --batch 1 for a TensorRT engine built for batch 1.",
     )
     .argument('<source>', 'a video file (or a stream) to replicate as cameras')
     .argument('[infer-args...]', 'infer arguments, after --')
@@ -59,7 +59,7 @@ export function capacityCommand(): Command {
           note: 'how many 10 FPS cameras, with boxes within 400 ms at p99',
         },
         {
-          cmd: 'jetprof capacity rtsp://cam/stream --source-fps 30 --p99-ms 200 --budget 600 -b trt -- --engine engines/yolov4-tiny.trt',
+          cmd: 'jetprof capacity rtsp://cam/stream --source-fps 30 --p99-ms 200 --budget 600 -b trt -- --engine engines/yolov4-tiny.trt --batch 1',
         },
       ]),
     )

@@ -13,6 +13,8 @@ export interface CapacityPoint {
   /** The worst stream's p99 latency (ms). */
   p99Ms: number;
   dropped: number;
+  /** Frames per run of the model at this count (infer's default: one from every stream). */
+  batch?: number;
   held: boolean;
   /** Why it did not hold, in words. */
   why?: string;
@@ -39,13 +41,14 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
 
 export const CAPACITY_HEADERS = [
   'Streams',
+  'Batch',
   'Min stream FPS',
   'Mean stream FPS',
   'p99 latency (ms)',
   'Dropped frames',
   'Held',
 ];
-export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'l'];
+export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'r', 'l'];
 
 /** One row per count of streams tried, fewest first. */
 export function capacityRows(r: CapacityResult): string[][] {
@@ -53,6 +56,8 @@ export function capacityRows(r: CapacityResult): string[][] {
     .sort((a, b) => a.streams - b.streams)
     .map((p) => [
       String(p.streams),
+      // files written before batches ran their streams in turns: batch 1
+      String(p.batch ?? 1),
       p.minStreamFps.toFixed(2),
       p.meanStreamFps.toFixed(2),
       p.p99Ms.toFixed(0),

@@ -33,6 +33,18 @@ export interface CapacityOptions {
   onChild?: (pid: number) => () => void;
 }
 
+/**
+ * infer's arguments for a count of streams: a `--batch B` given (a TensorRT engine's batch, or 1 for streams that
+ * take turns) becomes `--batch min(B, streams)`, since a batch takes one frame from each stream; without one, infer
+ * batches every stream (its default).
+ */
+export function batchAt(inferArgs: readonly string[], streams: number): string[] {
+  const at = inferArgs.indexOf('--batch');
+  if (at < 0 || at + 1 >= inferArgs.length) return [...inferArgs];
+  const b = Number(inferArgs[at + 1]);
+  return inferArgs.map((a, k) => (k === at + 1 && Number.isInteger(b) ? String(Math.min(b, streams)) : a));
+}
+
 /** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
 export function judgePoint(run: RunResult, streams: number, sourceFps: number, p99Limit: number): CapacityPoint {
   const s = run.streams ?? [];
@@ -43,6 +55,7 @@ export function judgePoint(run: RunResult, streams: number, sourceFps: number, p
     meanStreamFps: fps.length ? fps.reduce((a, b) => a + b, 0) / fps.length : 0,
     p99Ms: s.length ? Math.max(...s.map((x) => x.latencyMs.p99)) : Infinity,
     dropped: s.reduce((a, x) => a + x.droppedFrames, 0),
+    batch: run.batch ?? 1,
     held: false,
   };
   const why = [
@@ -88,7 +101,7 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
       const args = [
         ...pre,
         o.source,
-        ...o.inferArgs,
+        ...batchAt(o.inferArgs, streams),
         '--streams',
         String(streams),
         '--realtime',
@@ -122,7 +135,7 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
     if (point) {
       result.points.push(point);
       o.onStep(
-        `${point.streams} stream(s): min ${point.minStreamFps.toFixed(2)} FPS, p99 ${point.p99Ms.toFixed(0)} ms, dropped ${point.dropped}: ${point.held ? 'held' : `not held (${point.why})`}`,
+        `${point.streams} stream(s), batch ${point.batch ?? 1}: min ${point.minStreamFps.toFixed(2)} FPS, p99 ${point.p99Ms.toFixed(0)} ms, dropped ${point.dropped}: ${point.held ? 'held' : `not held (${point.why})`}`,
       );
     }
     return point;
