@@ -95,7 +95,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     )
     .argument(
       '<video...>',
-      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images; several sources run as streams that take turns (per-stream figures and videos)',
+      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images; several sources run as streams through one model, in batches (per-stream figures and videos)',
     );
   if (!fixedBackend) {
     cmd.addOption(
@@ -132,7 +132,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
     .option(
       '--streams <n>',
-      "run each source as n streams that take turns (the DeepStream samples' load test); at most 64 streams in all",
+      "run each source as n streams (the DeepStream samples' load test), in batches of one frame per stream (--batch); at most 64 streams in all",
       parseIntInRange('--streams', 1, 64),
       1,
     )

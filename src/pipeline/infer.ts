@@ -356,7 +356,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const setupBase = {
       executionProvider: session.executionProvider,
       precision,
-      // several streams take turns through one sequential loop
+      // several streams: one sequential loop of batches (multi-stream-loop.ts)
       loop: o.pipeline && !multi ? ('pipelined' as const) : ('sequential' as const),
       ...(o.pipeline && !multi ? { inFlight: o.inFlight ?? 3 } : {}),
       profiler: o.profiler ?? 'none',
