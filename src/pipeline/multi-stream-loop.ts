@@ -1,10 +1,9 @@
 /**
  * Several sources in one run (`infer A.mp4 B.mp4`, `--streams N`), the DeepStream way of asking how many cameras a
  * board holds. Each turn forms a batch: the next frame of each of up to `--batch` streams (in turn, from the stream
- * after the last batch's), read one after the other; the batch is preprocessed into one blob and inferred in one
- * run of the model, then each frame is postprocessed and written to its stream's video. With `--realtime` a batch
- * that is not full waits up to `--batch-timeout` for frames still to arrive. A stream that ends leaves the others
- * running. Every frame is one record of one tally (its `stream` column says whose); a frame's preprocess and
+ * after the last batch's; how they are read, paced and waited for is `stream-reads.ts`); the batch is preprocessed
+ * into one blob and inferred in one run of the model, then each frame is postprocessed and written to its stream's
+ * video. A stream that ends leaves the others running. Every frame is one record of one tally (its `stream` column says whose); a frame's preprocess and
  * inference times are its share of its batch's (the batch's time over its frames), so the stages of all frames add
  * up to the wall time, and the batches' own times are kept apart (`batches`).
  */
@@ -13,8 +12,6 @@ import { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { percentile } from '../util/stats.ts';
-import type { Mat } from '../video/opencv.ts';
-import { isLive } from '../video/sources.ts';
 import {
   batchBlob,
   drawFrame,
@@ -25,11 +22,11 @@ import {
   pushPopRanges,
   rangeName,
   type RangeOps,
-  readNextFrame,
   startEndRanges,
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs, type PerFrame } from './stages.ts';
+import { StreamReads } from './stream-reads.ts';
 
 export interface StreamSpec {
   source: string;
@@ -72,8 +69,6 @@ export interface MultiStreamResult {
   /** The first stream's source facts, for the run's top-level fields. */
   first: { video: ReturnType<typeof openLoopIo>['source']['info']; frameSize: [number, number] };
 }
-
-const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, Math.ceil(ms))));
 
 /** One run of the model over a batch of frames. */
 export interface BatchRecord {
@@ -188,18 +183,23 @@ export async function runMultiStreamLoop(
       },
     };
   };
-  const state = ios.map(() => ({ index: 0, done: false, endOfStream: false, dropped: 0 }));
   let interrupted = false;
   let framesRead = 0;
-  // --realtime: frame k of a stream arrives at start + k / fps
-  const intervalNs = ios.map((io) => BigInt(Math.round(1e9 / (o.realtime?.fps ?? io.source.info.fps))));
   // --batch-timeout: how long a batch that is not full waits for its other streams' frames (default: one frame
   // time of the fastest source)
   const batchTimeoutNs = BigInt(
     Math.round((o.batchTimeoutMs ?? 1000 / Math.max(...ios.map((io) => o.realtime?.fps ?? io.source.info.fps))) * 1e6),
   );
-  const start = process.hrtime.bigint();
-  if (o.realtime) tally.begin(start);
+  const reads = new StreamReads(ios, {
+    batched,
+    realtime: o.realtime,
+    maxFrames: o.maxFrames,
+    warmupFrames: o.warmupFrames,
+    interval: o.interval,
+    rangesFor: streamRanges,
+    begin: (t) => tally.begin(t),
+  });
+  const { state } = reads;
   const perfCounts = ios.map(() => ({ last: 0, total: 0 }));
   let perfAt = process.hrtime.bigint();
   const perfStart = perfAt;
@@ -216,211 +216,16 @@ export async function runMultiStreamLoop(
     perfAt = now;
   };
   const batches: BatchRecord[] = [];
-
-  /** A frame read for the batch being formed. */
-  interface Member {
-    i: number;
-    index: number;
-    frame: Mat;
-    ranges: RangeOps;
-    frameRange: unknown;
-    t0: bigint;
-    t1: bigint;
-    tCapture?: bigint;
-    inferHere: boolean;
-  }
-  // A live source (camera, RTSP) in a batch is read on libuv's pool, so that one slow camera does not hold up the
-  // others: a batch goes when full or --batch-timeout after its first frame arrived, and a read still under way is
-  // picked up by a later batch. Files are read at once (or paced by --realtime); one stream at a time needs neither.
-  const live = ios.map((io) => batched && isLive(io.source.kind));
-  // --realtime paces files and image folders; a live source keeps its own pace
-  const paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
-  interface PendingRead {
-    t0: bigint;
-    index: number;
-    ranges: RangeOps;
-    done: boolean;
-    got?: { frame: Mat; frameRange: unknown } | null;
-    t1?: bigint;
-    error?: unknown;
-    promise: Promise<void>;
-  }
-  const pending: (PendingRead | undefined)[] = ios.map(() => undefined);
-  const startLiveRead = (i: number): PendingRead => {
-    const ranges = streamRanges(i, state[i].index);
-    const p = { t0: process.hrtime.bigint(), index: state[i].index, ranges, done: false } as PendingRead;
-    p.promise = readNextFrame(() => ios[i].source.readAsync(), 0, p.index, ranges, ios[i].resize, o.warmupFrames).then(
-      (got) => {
-        Object.assign(p, { got, t1: process.hrtime.bigint(), done: true });
-      },
-      (error: unknown) => {
-        Object.assign(p, { error, done: true });
-      },
-    );
-    pending[i] = p;
-    return p;
-  };
-  /** Reads still under way when the loop ends are waited for (a capture is not released under a read). */
-  const settleReads = async () => {
-    for (const [i, p] of pending.entries()) {
-      if (!p) continue;
-      pending[i] = undefined;
-      if (!p.done) await Promise.race([p.promise, sleepMs(10_000)]);
-      if (p.got) p.ranges.close(p.got.frameRange);
-    }
-  };
-  /**
-   * Stream i's next frame: read (inside its ranges), or the moment it arrives (--realtime, not yet there), or the
-   * read under way (a live source in a batch), or undefined when the stream is done.
-   */
-  const take = async (i: number): Promise<Member | bigint | { reading: Promise<void> } | undefined> => {
-    const io = ios[i];
-    const s = state[i];
-    if (s.done) return undefined;
-    const inferHere = !o.interval || s.index % (o.interval + 1) === 0;
-    if (o.maxFrames !== undefined && s.index >= o.maxFrames && !pending[i]) {
-      s.done = true;
-      return undefined;
-    }
-    if (live[i]) {
-      const p = pending[i] ?? startLiveRead(i);
-      // (wrapped: an async function returning the promise itself would wait for it)
-      if (!p.done) return { reading: p.promise };
-      pending[i] = undefined;
-      if (p.error) throw p.error;
-      if (!p.got) {
-        s.done = s.endOfStream = true;
-        return undefined;
-      }
-      tally.begin(p.t0);
-      // a live frame exists from when its read returned: latency counts from there
-      const t1 = p.t1!;
-      return {
-        i,
-        index: s.index,
-        frame: p.got.frame,
-        ranges: p.ranges,
-        frameRange: p.got.frameRange,
-        t0: p.t0,
-        t1,
-        tCapture: t1,
-        inferHere,
-      };
-    }
-    let tCapture: bigint | undefined;
-    if (paced[i]) {
-      const now = process.hrtime.bigint();
-      const due = Number((now - start) / intervalNs[i]);
-      if (due < s.index) return start + BigInt(s.index) * intervalNs[i]; // its next frame has not arrived yet
-      // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
-      for (; s.index < due && !s.done; s.index++) {
-        if (o.maxFrames !== undefined && s.index >= o.maxFrames) break;
-        if (!io.source.read()) s.done = s.endOfStream = true;
-        else if (s.index >= o.warmupFrames) s.dropped++;
-      }
-      if (s.done) return undefined;
-      if (o.maxFrames !== undefined && s.index >= o.maxFrames) {
-        s.done = true;
-        return undefined;
-      }
-      tCapture = start + BigInt(s.index) * intervalNs[i];
-    }
-    const t0 = process.hrtime.bigint();
-    tally.begin(t0);
-    const ranges = streamRanges(i, s.index);
-    const got = await readNextFrame(
-      () => io.source.read(),
-      io.source.info.frameCount,
-      s.index,
-      ranges,
-      io.resize,
-      o.warmupFrames,
-    );
-    if (!got) {
-      s.done = true;
-      s.endOfStream = true;
-      return undefined;
-    }
-    return {
-      i,
-      index: s.index,
-      frame: got.frame,
-      ranges,
-      frameRange: got.frameRange,
-      t0,
-      t1: process.hrtime.bigint(),
-      tCapture,
-      inferHere,
-    };
-  };
-
-  let cursor = 0;
   try {
-    while (state.some((s) => !s.done)) {
+    while (!reads.allDone) {
       perf();
       if (o.shouldStop()) {
         interrupted = true;
         break;
       }
       if (o.shouldEnd?.()) break;
-      // form a batch: the next streams in turn (from the one after the last batch's), up to --batch frames
-      const gatherStart = process.hrtime.bigint();
-      const members: Member[] = [];
-      const waiting: { i: number; at?: bigint; read?: Promise<void> }[] = [];
-      const add = (i: number, m: Awaited<ReturnType<typeof take>>) => {
-        if (typeof m === 'bigint') waiting.push({ i, at: m });
-        else if (m && 'reading' in m) waiting.push({ i, read: m.reading });
-        else if (m) members.push(m);
-      };
-      for (let k = 0; k < ios.length && members.length < batchSize; k++) {
-        const i = (cursor + k) % ios.length;
-        add(i, await take(i));
-      }
-      // a batch not full waits for frames still to come (paced files, live reads under way), up to --batch-timeout
-      // after its first frame arrived; a batch with no frame yet waits for the first
-      while (members.length < batchSize && waiting.length > 0 && !o.shouldStop()) {
-        const first = members.reduce<bigint | undefined>((a, m) => {
-          const at = m.tCapture ?? m.t1;
-          return a === undefined || at < a ? at : a;
-        }, undefined);
-        const deadline = first === undefined ? undefined : first + batchTimeoutNs;
-        const nextAt = waiting.reduce<bigint | undefined>(
-          (a, w) => (w.at !== undefined && (a === undefined || w.at < a) ? w.at : a),
-          undefined,
-        );
-        const reads = waiting.filter((w) => w.read).map((w) => w.read!);
-        const now = process.hrtime.bigint();
-        if (
-          deadline !== undefined &&
-          (now >= deadline || (reads.length === 0 && nextAt !== undefined && nextAt > deadline))
-        )
-          break;
-        // wake at the next paced arrival, the deadline or a read's end, and at least every 100 ms to see Ctrl-C
-        const until = [nextAt, deadline, now + 100_000_000n].reduce<bigint>(
-          (a, t) => (t !== undefined && t < a ? t : a),
-          now + 100_000_000n,
-        );
-        await Promise.race([...reads, sleepMs(Number(until - now) / 1e6)]);
-        const ready = process.hrtime.bigint();
-        for (const w of waiting.splice(0)) {
-          const isReady = w.read ? pending[w.i]?.done : w.at! <= ready;
-          if (isReady && members.length < batchSize) add(w.i, await take(w.i));
-          else waiting.push(w);
-        }
-      }
+      const members = await reads.gather(batchSize, batchTimeoutNs, o.shouldStop);
       if (members.length === 0) continue;
-      // batched: a frame's read is the time the batch waited for it after the frame before it arrived, so that the
-      // reads of a batch add up to the time it took to gather
-      const readMs = new Map<Member, number>();
-      if (batched) {
-        let prev = gatherStart;
-        for (const m of [...members].sort((a, b) => (a.t1 < b.t1 ? -1 : a.t1 > b.t1 ? 1 : 0))) {
-          const from = m.t0 > prev ? m.t0 : prev;
-          readMs.set(m, m.t1 > from ? nsToMs(m.t1 - from) : 0);
-          if (m.t1 > prev) prev = m.t1;
-        }
-      }
-      cursor = (members[members.length - 1].i + 1) % ios.length;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
       const batchRange = batched
         ? base.open(`${allWarmup ? 'warmup-' : ''}batch streams ${members.map((m) => m.i).join(',')}`)
@@ -487,7 +292,7 @@ export async function runMultiStreamLoop(
             tInference: m.inferHere ? tInf : t3,
             tPostprocess: t3,
             tEnd: t5,
-            readMs: readMs.get(m) ?? nsToMs(m.t1 - m.t0),
+            readMs: m.readMs,
             preprocessMs: m.inferHere ? preprocessMs : 0,
             inferenceMs: m.inferHere ? inferenceMs : 0,
             postprocessMs: nsToMs(t4 - t3),
@@ -507,10 +312,10 @@ export async function runMultiStreamLoop(
       }
       if (batched) base.close(batchRange);
     }
-    await settleReads();
+    await reads.settle();
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
   } catch (e) {
-    await settleReads();
+    await reads.settle();
     for (const io of ios) {
       io.sink?.abort();
       io.source.close();
