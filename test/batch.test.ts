@@ -195,6 +195,10 @@ for (const backend of ['onnx', 'opencv'] as const) {
     const rep = runCli('jetprof', ['report', '--run', join(dir, 'run-default.json'), '--run', join(dir, 'run-1.json')]);
     t.is(rep.code, 0, rep.stderr);
     t.regex(rep.stdout, /not compared: .*: different streams \(3 streams, batch 3, interval 0 \/ 3 streams, batch 1/);
+    t.regex(
+      rep.stdout,
+      /ms per frame, sequential loop \(the shares add up to 100%; in batches of 3, a frame's preprocess and inference are its share of its batch's\)/,
+    );
   });
 }
 

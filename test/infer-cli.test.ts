@@ -400,7 +400,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
     '95% CI with Student t, 2 degrees of freedom',
   );
   t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
-  t.regex(r.stdout, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {3}[\d.]+ ± [\d.]+ \(95% CI/);
+  t.regex(r.stdout, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {7}[\d.]+ ± [\d.]+ \(95% CI/);
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(

@@ -51,8 +51,9 @@ const fmt = (s: Spread, digits = 2) =>
 export function formatRunSet(s: RunSet): string {
   return [
     `${s.runs} runs of ${s.label}${s.interruptedRuns ? ` (${s.interruptedRuns} interrupted, left out)` : ''}:`,
-    `  inference FPS   ${fmt(s.inferenceFps)}`,
-    `  end-to-end FPS  ${fmt(s.endToEndFps)}`,
-    ...STAGES.map((st) => `  ${`${st} p50 ms`.padEnd(16)}${fmt(s.stageP50Ms[st])}`),
+    // one column for the labels: the longest is 'postprocess p50 ms'
+    `  ${'inference FPS'.padEnd(20)}${fmt(s.inferenceFps)}`,
+    `  ${'end-to-end FPS'.padEnd(20)}${fmt(s.endToEndFps)}`,
+    ...STAGES.map((st) => `  ${`${st} p50 ms`.padEnd(20)}${fmt(s.stageP50Ms[st])}`),
   ].join('\n');
 }

@@ -156,7 +156,7 @@ export function stageCaption(t: StageTable): string {
   const runs = t.runs > 1 ? `, mean of ${t.runs} runs` : '';
   return t.pipelined
     ? `${t.modelType}: ms per frame, pipelined loop (stages overlap: busy times add up to more than the wall time per frame)${runs}`
-    : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%)${runs}`;
+    : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%${t.batch > 1 ? `; in batches of ${t.batch}, a frame's preprocess and inference are its share of its batch's` : ''})${runs}`;
 }
 
 export const ACCURACY_HEADERS = [

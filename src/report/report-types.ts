@@ -145,6 +145,8 @@ export interface StageTable {
   label: string;
   modelType: string;
   pipelined: boolean;
+  /** Frames per run of the model (several streams in batches); 1 otherwise. */
+  batch: number;
   runs: number;
   rows: StageRow[];
   wallMsPerFrame: number;

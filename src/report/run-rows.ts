@@ -310,6 +310,7 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
     label: r.setup.label,
     modelType,
     pipelined,
+    batch: r.batch ?? 1,
     runs: runs.length,
     rows,
     wallMsPerFrame: meanWallMsPerFrame(runs),
