@@ -24,6 +24,7 @@ import {
   PERSON_VEHICLE_CFG,
   requires,
   ROOT,
+  errorLines,
   runCli,
   scratchDir,
   YOLOV4_TINY_CFG,
@@ -207,14 +208,7 @@ test('bad input, one line each: --batch above the number of streams; --batch-tim
   const v = makeVideo('batch-bad.mp4', 3, 160, 120);
   const oneLine = (r: { code: number | null; stderr: string }, re: RegExp) => {
     t.is(r.code, 2, r.stderr);
-    t.is(
-      r.stderr
-        .trim()
-        .split('\n')
-        .filter((l) => /error/.test(l)).length,
-      1,
-      r.stderr,
-    );
+    t.is(errorLines(r.stderr).length, 1, r.stderr);
     t.regex(r.stderr, re);
   };
   oneLine(

@@ -15,6 +15,7 @@ import { withFixedBatch } from '../src/model/onnx-export.ts';
 import { trtexecArgv, trtexecVersion } from '../src/backends/build-engine.ts';
 import {
   buildCpuEngineLib,
+  errorLines,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -180,14 +181,7 @@ test('infer with streams on a batch-2 engine: two streams run in batches of 2; t
   t.true(Math.abs(run.batches.perFrameMs * 2 - run.batches.perBatchMs.mean) < 0.01);
   const three = runCli('infer', [...args, '--streams', '3'], { env: { JETPROF_TRT_SHIM: cpuLib } });
   t.is(three.code, 2, three.stderr);
-  t.is(
-    three.stderr
-      .trim()
-      .split('\n')
-      .filter((l) => /error/.test(l)).length,
-    1,
-    three.stderr,
-  );
+  t.is(errorLines(three.stderr).length, 1, three.stderr);
   t.regex(
     three.stderr,
     /batch2\.engine: the engine runs batches of 2; this run batches 3 frames \(3 streams\) \(fix: build an engine for it: jetprof build-engine --onnx .*trt\.onnx --batch 3 --out .*batch2-b3\.engine/,
@@ -271,14 +265,7 @@ test('bad call - TensorRT unavailable: the one-line message, exit 2', (t) => {
   const env = { JETPROF_TRT_SHIM: '', TENSORRT_ROOT: '', LD_LIBRARY_PATH: '' };
   const r = runCli('infer-trt', [video, '--engine', headsEngine, '--model', model.onnxPath], { env });
   t.is(r.code, 2);
-  t.is(
-    r.stderr
-      .trim()
-      .split('\n')
-      .filter((l) => /error/.test(l)).length,
-    1,
-    r.stderr,
-  );
+  t.is(errorLines(r.stderr).length, 1, r.stderr);
   t.regex(r.stderr, /infer: error: TensorRT runtime \(libnvinfer\) not found: run on JetPack or set TENSORRT_ROOT/);
 });
 

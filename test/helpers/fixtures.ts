@@ -160,6 +160,14 @@ export function buildCpuEngineLib(): string {
  * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
  * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
  */
+/** The lines of a command's stderr that report an error (a bad input must give exactly one). */
+export function errorLines(stderr: string): string[] {
+  return stderr
+    .trim()
+    .split('\n')
+    .filter((l) => /error/.test(l));
+}
+
 export function requires(
   condition: boolean,
   reason: string,
