@@ -357,6 +357,7 @@ test('capacity passes a --batch B given for infer as min(B, streams) at each cou
   t.deepEqual(batchAt(['--batch', '4'], 8), ['--batch', '4']);
   t.deepEqual(batchAt(['--batch', '1', '--no-draw'], 16), ['--batch', '1', '--no-draw']);
   t.deepEqual(batchAt(['--model', 'm.onnx'], 4), ['--model', 'm.onnx']);
+  t.deepEqual(batchAt(['--batch=4', '--batch-timeout', '50'], 2), ['--batch=2', '--batch-timeout', '50']);
 });
 
 test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {

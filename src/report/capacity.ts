@@ -39,10 +39,10 @@ export interface CapacityOptions {
  * batches every stream (its default).
  */
 export function batchAt(inferArgs: readonly string[], streams: number): string[] {
-  const at = inferArgs.indexOf('--batch');
-  if (at < 0 || at + 1 >= inferArgs.length) return [...inferArgs];
-  const b = Number(inferArgs[at + 1]);
-  return inferArgs.map((a, k) => (k === at + 1 && Number.isInteger(b) ? String(Math.min(b, streams)) : a));
+  const fit = (v: string) => (Number.isInteger(Number(v)) ? String(Math.min(Number(v), streams)) : v);
+  return inferArgs.map((a, k) =>
+    a.startsWith('--batch=') ? `--batch=${fit(a.slice(8))}` : inferArgs[k - 1] === '--batch' ? fit(a) : a,
+  );
 }
 
 /** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
