@@ -143,7 +143,7 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     )
     .option(
       '--batch-timeout <ms>',
-      "with --realtime: a batch not yet full waits at most this long after its first frame for the other streams' frames (default: one frame time of the fastest source)",
+      "live sources and --realtime files: a batch not yet full waits at most this long after its first frame for the other streams' frames, so a slow camera does not hold up the rest (default: one frame time of the fastest source)",
       parseIntInRange('--batch-timeout', 1, 60_000),
     )
     .option(
