@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { type DetectorSession, type InferenceResult, padBatch } from './types.ts';
+import { type DetectorSession, type InferenceResult, padBatch, unpadBatch } from './types.ts';
 
 export type OnnxExecutionProvider = 'cpu' | 'cuda' | 'tensorrt';
 
@@ -114,16 +114,17 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
     async run(input: Float32Array): Promise<InferenceResult> {
       const n = input.length / perImage;
       const batch = fixed ?? n;
-      const data = fixed ? padBatch(input, n, fixed) : input;
       const feeds = {
-        [inputName]: new ort.Tensor('float32', data, [batch, Number(dims[1]), Number(dims[2]), Number(dims[3])]),
+        [inputName]: new ort.Tensor('float32', padBatch(input, n, batch), [
+          batch,
+          Number(dims[1]),
+          Number(dims[2]),
+          Number(dims[3]),
+        ]),
       };
       const results = await session.run(feeds);
       const outputs = new Map<string, Float32Array>();
-      for (const name of outputNames) {
-        const all = results[name].data as Float32Array;
-        outputs.set(name, batch === n ? all : all.subarray(0, (all.length / batch) * n));
-      }
+      for (const name of outputNames) outputs.set(name, unpadBatch(results[name].data as Float32Array, n, batch));
       return { outputs };
     },
     async dispose() {

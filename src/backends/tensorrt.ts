@@ -21,7 +21,7 @@ import {
   type Timing,
   type TrtAbi,
 } from './trt-abi.ts';
-import { type DetectorSession, type InferenceResult, padBatch } from './types.ts';
+import { type DetectorSession, type InferenceResult, padBatch, unpadBatch } from './types.ts';
 
 export interface TensorRtSessionOptions {
   /** Plugin libraries to dlopen before deserializing (e.g. tensorrt_demos' plugins/libyolo_layer.so). */
@@ -220,8 +220,7 @@ export async function createTensorRtSession(
           const out = new Float32Array(t.bytes / 4);
           if (abi.getOutput(handle, t.index, out, t.bytes, e, ERR_LEN) !== STATUS.OK)
             throw new JetprofError('TOOL_FAILED', `${enginePath}: ${cString(e)}`, { exitCode: 1 });
-          // the padding's outputs are dropped
-          result.set(t.name, n === engineBatch ? out : out.subarray(0, (out.length / engineBatch) * n));
+          result.set(t.name, unpadBatch(out, n, engineBatch));
         }
         return {
           outputs: result,

@@ -74,6 +74,11 @@ export function padBatch(input: Float32Array, n: number, fixed: number): Float32
   return padded;
 }
 
+/** The first `n` images of an output computed for a batch padded to `fixed` (the padding's outputs dropped). */
+export function unpadBatch(output: Float32Array, n: number, fixed: number): Float32Array {
+  return n >= fixed ? output : output.subarray(0, (output.length / fixed) * n);
+}
+
 export interface DetectorSession {
   readonly backend: BackendName;
   /** e.g. 'onnxruntime-node 1.30.0 (cpu)' or 'TensorRT 8.6.1'. */
