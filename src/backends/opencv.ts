@@ -58,14 +58,14 @@ export function createOpenCvSession(
   o: OpenCvSessionOptions,
 ): DetectorSession {
   const cv = loadOpenCv();
-  const source =
-    model.cfg && model.weights
-      ? `${model.cfg} + ${model.weights} (readNetFromDarknet)`
-      : `${model.onnx} (readNetFromONNX)`;
+  // cfg + weights: OpenCV's own darknet importer; else jetprof's ONNX
+  const darknet = model.cfg && model.weights ? { cfg: model.cfg, weights: model.weights } : undefined;
+  const source = darknet
+    ? `${darknet.cfg} + ${darknet.weights} (readNetFromDarknet)`
+    : `${model.onnx} (readNetFromONNX)`;
   let net: ReturnType<typeof cv.readNetFromONNX>;
   try {
-    net =
-      model.cfg && model.weights ? cv.readNetFromDarknet(model.cfg, model.weights) : cv.readNetFromONNX(model.onnx!);
+    net = darknet ? cv.readNetFromDarknet(darknet.cfg, darknet.weights) : cv.readNetFromONNX(model.onnx!);
   } catch (e) {
     throw new JetprofError(
       'BAD_MODEL',
@@ -95,12 +95,11 @@ export function createOpenCvSession(
   // What to ask the net for: jetprof's heads are the raw conv outputs feeding each [yolo] layer. In OpenCV's darknet
   // importer `yolo_N` is the region layer, whose output is already decoded (boxes and scores): decoding it again gives
   // garbage of the same size. Its input is the layer created just before `permute_N` (conv_{N-1} for a linear head).
-  const forwardNames =
-    model.cfg && model.weights ? darknetHeadNames(net.getLayerNames(), o.outputNames, source) : o.outputNames;
+  const forwardNames = darknet ? darknetHeadNames(net.getLayerNames(), o.outputNames, source) : o.outputNames;
   const version = `${cv.version.major}.${cv.version.minor}.${cv.version.revision}`;
   return {
     backend: 'opencv',
-    description: `OpenCV DNN ${version} (${used}${used === 'cuda' && o.fp16 ? ', fp16' : ''}), ${model.cfg && model.weights ? 'darknet importer' : 'ONNX importer'}`,
+    description: `OpenCV DNN ${version} (${used}${used === 'cuda' && o.fp16 ? ', fp16' : ''}), ${darknet ? 'darknet importer' : 'ONNX importer'}`,
     executionProvider: used,
     inputName: 'blob',
     outputNames: o.outputNames,

@@ -138,6 +138,11 @@ export function resolveModelPath(
   });
 }
 
+/** OpenCV DNN reads the cfg and weights itself (its darknet importer) when they are given without --model. */
+function darknetImporter(o: Pick<InferOptions, 'cfg' | 'weights' | 'model'>): boolean {
+  return !!(o.cfg && o.weights && !o.model);
+}
+
 async function openSession(
   o: InferOptions,
   modelPath: string,
@@ -153,7 +158,7 @@ async function openSession(
   if (o.backend === 'opencv') {
     const { createOpenCvSession } = await import('../backends/opencv.ts');
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
-    const darknet = o.cfg && o.weights && !o.model ? { cfg: o.cfg, weights: o.weights } : { onnx: modelPath };
+    const darknet = darknetImporter(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };
     return createOpenCvSession(darknet, {
       executionProvider: o.executionProvider,
       fp16: o.fp16,
@@ -218,7 +223,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const model = readModelInfo(modelPath);
   const batch = o.batch ?? 1;
   // an ONNX with a fixed batch is refused before anything loads (an engine's batch is known once it is open)
-  if (o.backend !== 'tensorrt' && !(o.backend === 'opencv' && o.cfg && o.weights && !o.model))
+  if (o.backend === 'onnx' || (o.backend === 'opencv' && !darknetImporter(o)))
     checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, batch, o, modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
