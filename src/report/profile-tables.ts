@@ -3,7 +3,7 @@
  * Used by `jetprof parse --format md|csv` and by the report.
  */
 import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
-import type { NvprofLog, NvprofProcess, SummaryRow } from '../parsers/nvprof.ts';
+import type { NvprofLog, NvprofProcess, SummaryRow, UnifiedMemoryRow } from '../parsers/nvprof.ts';
 import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
 
 export const NVPROF_SECTIONS = [
@@ -118,32 +118,20 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
           tables.push({
             title: `Unified memory, ${who}`,
             headers: ['Device', 'Count', 'Avg Size', 'Min Size', 'Max Size', 'Total Size', 'Total Time', 'Name'],
-            display: um.map((r) => [
-              r.device ?? '',
-              r.count,
-              r.avgSize,
-              r.minSize,
-              r.maxSize,
-              r.totalSize,
-              r.totalNs === null ? '-' : formatNs(r.totalNs),
-              r.name,
-            ]),
-            raw: um.map((r) => [
-              r.device ?? '',
-              r.count,
-              r.avgSize,
-              r.minSize,
-              r.maxSize,
-              r.totalSize,
-              r.totalNs,
-              r.name,
-            ]),
+            // the same cells, the total time with its unit in Markdown and as integer nanoseconds in the CSV
+            display: um.map((r) => umCells(r, r.totalNs === null ? '-' : formatNs(r.totalNs))),
+            raw: um.map((r) => umCells(r, r.totalNs)),
           });
         }
         break;
     }
   }
   return tables;
+}
+
+/** A unified-memory row's cells, with its total time given as shown (formatted, or the raw nanoseconds). */
+function umCells(r: UnifiedMemoryRow, totalTime: Cell): Cell[] {
+  return [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, totalTime, r.name];
 }
 
 function nsysTable(t: NsysTable, index: number): Table {
