@@ -185,17 +185,13 @@ export async function runMultiStreamLoop(
   };
   let interrupted = false;
   let framesRead = 0;
-  // --batch-timeout: how long a batch that is not full waits for its other streams' frames (default: one frame
-  // time of the fastest source)
-  const batchTimeoutNs = BigInt(
-    Math.round((o.batchTimeoutMs ?? 1000 / Math.max(...ios.map((io) => o.realtime?.fps ?? io.source.info.fps))) * 1e6),
-  );
   const reads = new StreamReads(ios, {
     batched,
     realtime: o.realtime,
     maxFrames: o.maxFrames,
     warmupFrames: o.warmupFrames,
     interval: o.interval,
+    batchTimeoutMs: o.batchTimeoutMs,
     rangesFor: streamRanges,
     begin: (t) => tally.begin(t),
   });
@@ -224,7 +220,7 @@ export async function runMultiStreamLoop(
         break;
       }
       if (o.shouldEnd?.()) break;
-      const members = await reads.gather(batchSize, batchTimeoutNs, o.shouldStop);
+      const members = await reads.gather(batchSize, o.shouldStop);
       if (members.length === 0) continue;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
       const batchRange = batched

@@ -63,6 +63,7 @@ export class StreamReads {
   private readonly live: boolean[];
   private readonly paced: boolean[];
   private readonly intervalNs: bigint[];
+  private readonly batchTimeoutNs: bigint;
   private readonly start = process.hrtime.bigint();
   private cursor = 0;
 
@@ -74,6 +75,8 @@ export class StreamReads {
       maxFrames?: number;
       warmupFrames: number;
       interval?: number;
+      /** --batch-timeout: how long a batch not yet full waits for frames (default: one frame time of the fastest source). */
+      batchTimeoutMs?: number;
       /** Stream i's ranges for its frame `index` (a `frame` range opens a `stream-<i>` one with it). */
       rangesFor: (i: number, index: number) => RangeOps;
       /** Called with a frame's read start: the moment the run's times count from, once. */
@@ -85,7 +88,9 @@ export class StreamReads {
     this.live = ios.map((io) => o.batched && isLive(io.source.kind));
     // --realtime paces files and image folders; a live source keeps its own pace
     this.paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
-    this.intervalNs = ios.map((io) => BigInt(Math.round(1e9 / (o.realtime?.fps ?? io.source.info.fps))));
+    const fps = ios.map((io) => o.realtime?.fps ?? io.source.info.fps);
+    this.intervalNs = fps.map((f) => BigInt(Math.round(1e9 / f)));
+    this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / Math.max(...fps)) * 1e6));
     if (o.realtime) o.begin(this.start);
   }
 
@@ -95,10 +100,10 @@ export class StreamReads {
 
   /**
    * The next batch: the next frame of up to `size` streams, in turn from the stream after the last batch's. A batch
-   * not full waits for frames still to come (paced files, live reads under way) until `timeoutNs` after its first
+   * not full waits for frames still to come (paced files, live reads under way) until --batch-timeout after its first
    * frame arrived; with no frame yet it waits for the first (waking every 100 ms to see `shouldStop`). May be empty.
    */
-  async gather(size: number, timeoutNs: bigint, shouldStop: () => boolean): Promise<StreamFrame[]> {
+  async gather(size: number, shouldStop: () => boolean): Promise<StreamFrame[]> {
     const gatherStart = process.hrtime.bigint();
     const members: StreamFrame[] = [];
     const waiting: { i: number; arrivesAt?: bigint; reading?: Promise<void> }[] = [];
@@ -112,7 +117,7 @@ export class StreamReads {
     }
     while (members.length < size && waiting.length > 0 && !shouldStop()) {
       const first = members.reduce<bigint | undefined>((a, m) => earlier(a, m.tCapture ?? m.t1), undefined);
-      const deadline = first === undefined ? undefined : first + timeoutNs;
+      const deadline = first === undefined ? undefined : first + this.batchTimeoutNs;
       const nextAt = waiting.reduce<bigint | undefined>((a, w) => earlier(a, w.arrivesAt), undefined);
       const reads = waiting.flatMap((w) => (w.reading ? [w.reading] : []));
       const now = process.hrtime.bigint();
