@@ -176,7 +176,7 @@ test('the oldest nsys --stats=true form (`CUDA API Statistics (nanoseconds)` aft
     timePct: 85.3,
     totalNs: 323_223_522,
     calls: 4,
-    avgNs: 80_805_881,
+    avgNs: 80_805_880.5, // as printed
     minNs: 128_957,
     maxNs: 322_811_927,
     name: 'cudaMalloc',
@@ -198,7 +198,7 @@ test('the oldest nsys --stats=true form (`CUDA API Statistics (nanoseconds)` aft
     timePct: 5.5,
     totalNs: 28_249_766,
     calls: 4,
-    avgNs: 7_062_442,
+    avgNs: 7_062_441.5,
     minNs: 3_763,
     maxNs: 15_288_473,
     name: 'fread',

@@ -4,6 +4,7 @@ import { emptyParseReason, keptAnyTable, parseProfileFile, type ProfileKind } fr
 import {
   NVPROF_SECTIONS,
   type NvprofSection,
+  nsysFindingsMarkdown,
   nsysTables,
   nvprofTables,
   tablesToCsv,
@@ -160,6 +161,11 @@ async function parseAndWrite(
     }
     if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
     text = o.format === 'md' ? tablesToMarkdown(tables) : tablesToCsv(tables);
+    // the expert system's advice beside its tables (Markdown only: the CSV stays one table of rows)
+    const findings =
+      parsed.kind === 'nsys' && o.format === 'md' ? nsysFindingsMarkdown(parsed.result.value, o.section) : '';
+    if (findings)
+      text = text ? `${text}\n## nsys expert system\n\n${findings}` : `## nsys expert system\n\n${findings}`;
   }
   if (text) {
     if (o.out) writeOutput(o.out, text);

@@ -87,7 +87,7 @@ export function sliceByRule(line: string, cols: Column[]): string[] {
   });
 }
 
-/** `Metric Description` -> `metricDescription`, `Regs*` -> `regs`, `Total Time (ns)` -> `totalTimeNs`. */
+/** `Metric Description` -> `metricDescription`, `Regs*` -> `regs`, `Total Time (ns)` -> `totalTimeNs`, `API Name` -> `apiName`. */
 const KEY_OVERRIDES: Record<string, string> = { 'SSMem*': 'ssmem', 'DSMem*': 'dsmem', 'Regs*': 'regs' };
 
 export function camelKey(label: string): string {
@@ -98,9 +98,14 @@ export function camelKey(label: string): string {
     .trim()
     .split(' ')
     .filter(Boolean);
+  // a leading acronym is lowered whole: `API Name` -> `apiName`, `PID` -> `pid` (not `aPIName`)
   return words
     .map((w, i) =>
-      i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase(),
+      i === 0
+        ? /^[A-Z]{2,}$/.test(w)
+          ? w.toLowerCase()
+          : w.charAt(0).toLowerCase() + w.slice(1)
+        : w.charAt(0).toUpperCase() + w.slice(1).toLowerCase(),
     )
     .join('');
 }

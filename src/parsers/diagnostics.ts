@@ -8,7 +8,8 @@ export type DiagnosticCode =
   | 'TRUNCATED_LINE'
   | 'NO_FINAL_NEWLINE'
   | 'DUPLICATE_RUN'
-  | 'JOINED_LINE';
+  | 'JOINED_LINE'
+  | 'ENCODING_ASSUMED';
 
 export interface Diagnostic {
   severity: 'warning' | 'error';

@@ -76,6 +76,12 @@ export interface NsysStats {
   skipped: Record<string, string>;
   /** nsys's own `WARNING:` lines. */
   warnings: string[];
+  /**
+   * The expert system (`nsys analyze`, or the rules `--stats=true` runs in 2023 and later), by rule name: its title and
+   * its message as printed (the advice above a table of what it found, or that it found nothing). The tables
+   * themselves are in `tables` and `reports` under the rule's name.
+   */
+  findings?: Record<string, { title?: string; text: string }>;
 }
 
 type Kind = 'int' | 'float' | 'str';
@@ -99,6 +105,10 @@ const TIME_COLUMNS: Record<string, [string, Kind]> = {
   Maximum: ['maxNs', 'int'],
   'StdDev (ns)': ['stddevNs', 'float'],
   StdDev: ['stddevNs', 'float'],
+  PID: ['pid', 'int'],
+  TID: ['tid', 'int'],
+  Pid: ['pid', 'int'],
+  Tid: ['tid', 'int'],
   Style: ['style', 'str'],
   Range: ['range', 'str'],
   Name: ['name', 'str'],
@@ -129,23 +139,48 @@ function columnSpec(report: string, label: string): [string, Kind] {
 /** A cell as its column's kind; undefined when a numeric column holds something that is not a number. */
 function convert(value: string, kind: Kind, key: string): NsysValue | undefined {
   if (value === '' || value === '-') return null;
-  // nanosecond columns are integers: nsys' fractional averages (10203978.8) are rounded on the decimal string
-  if (key.endsWith('Ns')) return parseGroupedNsRounded(value);
+  // nanosecond columns: whole numbers exact (through BigInt), nsys's averages, medians and deviations at the
+  // precision it printed them (`3597504.7`)
+  if (key.endsWith('Ns')) return parseGroupedNs(value);
   if (kind === 'int') return parseGroupedInteger(value);
   if (kind === 'float') return parseGroupedNumber(value);
   return value;
 }
 
-/** `10,203,978.8` -> 10203979: digit grouping removed, rounded half up on the decimal digits (no float multiply). */
-export function parseGroupedNsRounded(token: string): number | undefined {
+/**
+ * A nanosecond figure as nsys printed it, digit grouping removed: `5,511,756,619` -> 5511756619 (exact, through
+ * BigInt), `10,203,978.8` -> 10203978.8 (the printed decimal: a double holds it exactly as written up to 15
+ * significant digits, 11 days in nanoseconds with one decimal, so JSON shows the digits of the log).
+ */
+export function parseGroupedNs(token: string): number | undefined {
   const t = token.trim().replace(/,/g, '');
   const m = /^(\d+)(?:\.(\d+))?$/.exec(t);
   if (!m) return undefined;
-  const whole = BigInt(m[1]);
-  return Number(m[2] && m[2][0] >= '5' ? whole + 1n : whole);
+  return m[2] === undefined ? Number(BigInt(m[1])) : Number(t);
 }
 
 const RULE = /^\s*-+(\s+-+)*\s*$/;
+
+/** `Processing [report.sqlite] with [/opt/.../reports/osrt_sum.py]...`: the script's path (1) and name (2). */
+const PROCESSING = /^Processing \[.*\] with \[(.*?)([\w-]+)(?:\.py)?\]\.\.\.$/;
+
+/** The expert system's rules (nsys analyze; 2022 spells them with dashes, 2023 and later with underscores). */
+const EXPERT_RULES = new Set([
+  'cuda_memcpy_async',
+  'cuda_memcpy_sync',
+  'cuda_memset_sync',
+  'cuda_api_sync',
+  'gpu_gaps',
+  'gpu_time_util',
+  'dx12_mem_ops',
+  'cuda-async-memcpy',
+  'cuda-sync-memcpy',
+  'cuda-sync-memset',
+  'cuda-sync-api',
+  'gpu-low-util',
+  'gpu-starv',
+  'dx12-mem-op',
+]);
 
 export class NsysParser {
   private readonly tables: NsysTable[] = [];
@@ -158,6 +193,25 @@ export class NsysParser {
   private previousLineNo = 0;
   private table: { t: NsysTable; cols?: Column[]; csv: boolean; kinds: Kind[] } | undefined;
   private lineNo = 0;
+  /** The expert-system rule being read: its title and the prose lines printed so far (`titled`: a ` ** ` line seen). */
+  private finding: { report: string; title?: string; lines: string[]; titled: boolean } | undefined;
+  private readonly findings: NonNullable<NsysStats['findings']> = {};
+
+  /** The rule read so far, kept with its prose (blank lines between paragraphs, the numbered suggestions as printed). */
+  private finishFinding(): void {
+    const f = this.finding;
+    this.finding = undefined;
+    if (!f) return;
+    while (f.lines.length > 0 && f.lines[f.lines.length - 1] === '') f.lines.pop();
+    if (f.lines.length === 0 && !f.title) return;
+    this.findings[f.report] = { ...(f.title ? { title: f.title } : {}), text: f.lines.join('\n') };
+  }
+
+  /** An unquoted CSV header (`Duration (ns),Start (ns),PID,TID,API Name`) right after a rule's Processing line. */
+  private csvRuleHeader(line: string): boolean {
+    const cells = splitCsvLine(line);
+    return cells.length >= 2 && cells.every((c) => /^[A-Za-z][\w ()%#/.-]*$/.test(c.trim()));
+  }
 
   push(raw: string): void {
     this.lineNo++;
@@ -178,21 +232,37 @@ export class NsysParser {
       this.previous = '';
       return;
     }
-    // the line before was not a table header after all
-    if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
+    // the line before was not a table header after all: the expert system's prose, or not understood
+    if (this.previous !== '') {
+      if (this.finding) this.finding.lines.push(this.previous.trimEnd());
+      else this.noteUnrecognized(this.previousLineNo, this.previous);
+    }
     this.previous = '';
+    if (trimmed === '' && this.finding && this.finding.lines.length > 0) this.finding.lines.push('');
     if ((m = /^\[\d+\/\d+\] Executing '([\w-]+)' stats report/.exec(trimmed))) {
       this.pendingReport = canonicalReportName(m[1]);
       this.pendingTitle = undefined;
-    } else if ((m = /^Processing \[.*\] with \[(?:.*\/)?([\w-]+)\.py\]\.\.\.$/.exec(trimmed))) {
-      this.pendingReport = canonicalReportName(m[1]);
+    } else if ((m = PROCESSING.exec(trimmed))) {
+      // the script's path with either separator (nsys on Windows prints `C:\...\reports\osrt_sum.py`)
+      this.finishFinding();
+      this.pendingReport = canonicalReportName(m[2]);
       this.pendingTitle = undefined;
+      if (/[\\/]rules[\\/]/.test(m[1]) || EXPERT_RULES.has(m[2]))
+        this.finding = { report: this.pendingReport, lines: [], titled: false };
     } else if ((m = /^\*\* (.*) \(([\w-]+)\):$/.exec(trimmed))) {
       this.pendingReport = canonicalReportName(m[2]);
       this.pendingTitle = m[1];
+      if (this.finding?.report === this.pendingReport || EXPERT_RULES.has(m[2])) {
+        if (this.finding?.report !== this.pendingReport) this.finishFinding();
+        this.finding = { report: this.pendingReport, title: m[1], lines: [], titled: true };
+      }
     } else if ((m = /^SKIPPED: (.*)$/.exec(trimmed))) {
       const name = this.pendingReport ?? 'unknown';
-      this.skipped[name] = m[1].replace(/^\S+ does not contain/, 'does not contain');
+      // `SKIPPED: /tmp/report1.sqlite does not contain ...` (or `C:\Users\A B\report1.sqlite ...`): the path goes
+      this.skipped[name] = m[1].replace(/^(?:.+?\.(?:sqlite|nsys-rep|qdrep)|\S+) does not contain/, 'does not contain');
+    } else if (this.finding && !this.finding.titled && this.finding.lines.length === 0 && this.csvRuleHeader(trimmed)) {
+      // `nsys analyze --format csv`: the rule's table follows its Processing line, with an unquoted header
+      this.startCsvTable(trimmed);
     } else if (OLD_TITLES.some(([re]) => re.test(trimmed))) {
       const found = OLD_TITLES.find(([re]) => re.test(trimmed))!;
       this.pendingTitle = trimmed.replace(/:$/, '').replace(/ \(nanoseconds\)$/, '');
@@ -232,7 +302,12 @@ export class NsysParser {
   }
 
   finish(): ParseResult<NsysStats> {
-    if (this.previous !== '') this.noteUnrecognized(this.previousLineNo, this.previous);
+    if (this.previous !== '') {
+      if (this.finding) this.finding.lines.push(this.previous.trimEnd());
+      else this.noteUnrecognized(this.previousLineNo, this.previous);
+      this.previous = '';
+    }
+    this.finishFinding();
     const reports: NsysStats['reports'] = {};
     // Old --stats output repeats a report once per process; a table identical to an earlier one of the same report
     // is the same output twice (a file concatenated with itself): noted, and the first one is used.
@@ -253,7 +328,14 @@ export class NsysParser {
       });
     }
     return {
-      value: { schema: 'jetprof.nsys/1', reports, tables: this.tables, skipped: this.skipped, warnings: this.warnings },
+      value: {
+        schema: 'jetprof.nsys/1',
+        reports,
+        tables: this.tables,
+        skipped: this.skipped,
+        warnings: this.warnings,
+        ...(Object.keys(this.findings).length > 0 ? { findings: this.findings } : {}),
+      },
       diagnostics: this.diagnostics.finish(),
     };
   }
@@ -343,7 +425,7 @@ export function parseNsysStats(text: string): ParseResult<NsysStats> {
 
 /** True when the text looks like nsys statistics output. */
 export function looksLikeNsys(head: string): boolean {
-  return /Executing '\w+' stats report|Processing \[.*\.sqlite\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics[: ]|CUDA API Statistics[: ]|NVTX Range Statistics:|^Generating CUDA (API|Kernel) Statistics\.\.\.$|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(
+  return /Executing '\w+' stats report|Processing \[.*\.(?:sqlite|nsys-rep|qdrep)\] with|\*\* .* \(\w+_sum\):|Operating System Runtime API Statistics[: ]|CUDA API Statistics[: ]|NVTX Range Statistics:|^Generating CUDA (API|Kernel) Statistics\.\.\.$|^"?Time \(%\)"?,"?Total Time \(ns\)"?/m.test(
     head,
   );
 }

@@ -19,7 +19,16 @@ import {
   type TraceTemplates,
   traceTemplates,
 } from './trace-rows.ts';
-import { decimalToNs, durationNsAt, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
+import { decodeLineBytes } from '../util/text-input.ts';
+import {
+  decimalToBytes,
+  decimalToNs,
+  durationNsAt,
+  isSizeUnit,
+  parseDurationNs,
+  parsePercent,
+  splitCsvLine,
+} from './units.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -67,6 +76,21 @@ export interface UnifiedMemoryRow {
   name: string;
 }
 
+/** One kernel launch of `--print-gpu-trace --metrics/--events --csv`, with each metric's value. */
+export interface MetricTraceRow {
+  device: string;
+  context: string;
+  stream: string;
+  kernel: string;
+  correlationId?: number;
+  /** Metric or event name -> its value; null where nvprof printed a flag instead (see `flags`). */
+  values: Record<string, number | null>;
+  /** Metric -> its unit (`%`, `GB/s`), from the units row or the cell. */
+  units?: Record<string, string>;
+  /** Metric -> what nvprof printed instead of a number (`<OVERFLOW>`, `Low (1)`): never read as a number. */
+  flags?: Record<string, string>;
+}
+
 export interface NvtxRange {
   name: string;
   rows: SummaryRow[];
@@ -87,6 +111,8 @@ export interface NvprofProcess {
   nvtx: { domains: NvtxDomain[] };
   dependency: DependencyRow[];
   metrics: MetricRow[];
+  /** `--print-gpu-trace --metrics ... --csv`: one record per kernel launch. */
+  metricTrace?: MetricTraceRow[];
   gpuTrace?: TraceRow[];
   apiTrace?: TraceRow[];
   /** Trace rows counted but not kept, beyond the parser's maxTraceRows (a long --print-gpu-trace run has millions). */
@@ -109,11 +135,13 @@ type Table =
   | { kind: 'metrics' | 'events'; cols: Column[] }
   | { kind: 'trace'; cols: Column[]; keys: string[]; templates: TraceTemplates; target: 'gpuTrace' | 'apiTrace' }
   | { kind: 'unified'; cols: Column[] }
-  | { kind: 'csv'; header: string[]; units: string[] | undefined; flavour: CsvFlavour };
-type CsvFlavour = 'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 'other';
+  | { kind: 'csv'; header: string[]; keys: string[]; units: string[] | undefined; flavour: CsvFlavour };
+type CsvFlavour =
+  'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 'gpuTrace' | 'apiTrace' | 'metricTrace' | 'other';
 
 const PREFIX = /^==(\d+)== ?(.*)$/;
-const IMPORT_PREFIX = /^======== ?(.*)$/;
+/** nvprof -i's prefix: exactly eight `=` and a space (a banner of `=` signs printed by the program is not one). */
+const IMPORT_PREFIX = /^========(?: (.*))?$/;
 const SUMMARY_ROW =
   /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
 const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
@@ -178,6 +206,8 @@ export class NvprofParser {
   private thread: string | undefined;
   private lastWasWarning = false;
   private lineNo = 0;
+  /** Lines that were not valid UTF-8 and were read as Windows-1252 (pushBytes). */
+  legacyLines = 0;
   /** The line of the last trace row kept, for a name wrapped onto the next line. */
   private lastTraceRowLine = -1;
 
@@ -193,6 +223,7 @@ export class NvprofParser {
         p.summary.length +
         p.dependency.length +
         p.metrics.length +
+        (p.metricTrace?.length ?? 0) +
         (p.gpuTrace?.length ?? 0) +
         (p.apiTrace?.length ?? 0) +
         (p.traceRowsOmitted ?? 0) +
@@ -221,7 +252,9 @@ export class NvprofParser {
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return;
     }
-    const line = buf.toString('utf8', start, end);
+    const decoded = decodeLineBytes(buf, start, end);
+    if (decoded.legacy) this.legacyLines++;
+    const line = decoded.text;
     // a kept trace row goes straight to its parser (what push() would reach after its checks, which a row passes)
     const t = this.table;
     if (t?.kind === 'trace') {
@@ -284,7 +317,7 @@ export class NvprofParser {
     const im = m || line.charCodeAt(0) !== 0x3d ? undefined : IMPORT_PREFIX.exec(line);
     if (m || im) {
       const pid = m ? Number(m[1]) : null;
-      const rest = (m ? m[2] : im![1]).trim();
+      const rest = (m ? m[2] : (im![1] ?? '')).trim();
       // The same process's run header again after its tables: the log holds the run twice (a file concatenated
       // with itself, or two nvprof runs that got the same PID).
       if (/^NVPROF is profiling process \d+/.test(rest)) this.startRun(pid);
@@ -326,6 +359,7 @@ export class NvprofParser {
         p.dependency.length ||
         p.nvtx.domains.length ||
         p.metrics.length ||
+        p.metricTrace?.length ||
         p.gpuTrace?.length ||
         p.apiTrace?.length ||
         p.traceRowsOmitted ||
@@ -504,7 +538,9 @@ export class NvprofParser {
       const header = splitCsvLine(trimmed);
       const flavour = csvFlavour(header);
       if (flavour === 'unified') this.proc().unifiedMemory ??= { rows: [], totals: {} };
-      this.table = { kind: 'csv', header, units: undefined, flavour };
+      if (flavour === 'gpuTrace' || flavour === 'apiTrace') this.proc()[flavour] ??= [];
+      if (flavour === 'metricTrace') this.proc().metricTrace ??= [];
+      this.table = { kind: 'csv', header, keys: header.map(camelKey), units: undefined, flavour };
       return true;
     }
     // context lines
@@ -646,7 +682,10 @@ export class NvprofParser {
     if (start === undefined || duration === undefined) return false;
     // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
     const nameCell = line.slice(bounds[2 * n - 2], bounds[2 * n - 1]);
-    const split = t.keys[n - 1] === 'name' && nameCell.endsWith(']') ? splitTraceName(nameCell) : undefined;
+    const split =
+      t.keys[n - 1] === 'name' && (nameCell.endsWith(']') || nameCell.endsWith('])'))
+        ? splitTraceName(nameCell)
+        : undefined;
     const row: TraceRow = {
       ...(split?.kernel !== undefined
         ? t.templates.launch
@@ -667,17 +706,23 @@ export class NvprofParser {
       row.kernel = this.intern(split.kernel, n - 1);
     }
     if (split?.correlationId !== undefined) row.correlationId = split.correlationId;
-    rows.push(row);
+    this.keepTraceRow(p, t.target, row);
     this.lastTraceRowLine = this.lineNo;
+    return true;
+  }
+
+  /** A trace row kept (the caller checked the cap), and a block of them handed to the spill when one is full. */
+  private keepTraceRow(p: NvprofProcess, target: 'gpuTrace' | 'apiTrace', row: TraceRow): void {
+    const rows = p[target]!;
+    rows.push(row);
     if (this.spill && rows.length >= SPILL_BLOCK) {
       // the last row stays: a name wrapped onto the next line is joined to it
       const block = rows.splice(0, rows.length - 1);
       const counts = this.spilled.get(p) ?? { gpuTrace: 0, apiTrace: 0 };
-      counts[t.target] += block.length;
+      counts[target] += block.length;
       this.spilled.set(p, counts);
-      this.spill(p, t.target, block);
+      this.spill(p, target, block);
     }
-    return true;
   }
 
   /**
@@ -756,12 +801,14 @@ export class NvprofParser {
 
   private csvRow(line: string, t: Extract<Table, { kind: 'csv' }>): boolean {
     const cells = splitCsvLine(line);
-    if (!t.units && cells.length === t.header.length && !line.startsWith('"')) {
+    if (!t.units && cells.length === t.header.length && !line.startsWith('"') && cells.every(isUnitCell)) {
       t.units = cells; // `,%,s,,us,us,ms,`
       return true;
     }
     if (cells.length !== t.header.length) return false;
     const units = t.units ?? [];
+    if (t.flavour === 'gpuTrace' || t.flavour === 'apiTrace') return this.csvTraceRow(line, cells, t, t.flavour);
+    if (t.flavour === 'metricTrace') return this.csvMetricTraceRow(cells, t);
     const ns = (i: number) => decimalToNs(cells[i], units[i] || 'ns');
     if (t.flavour === 'summary') {
       const off = t.header[0] === 'Type' ? 1 : 0;
@@ -833,6 +880,85 @@ export class NvprofParser {
   }
 
   /**
+   * A `--print-gpu-trace` / `--print-api-trace` CSV row: Start and Duration in exact nanoseconds from their column's
+   * unit, a size column (unit B, KB, MB, GB) in bytes under `<key>Bytes`, a column with another unit (`GB/s`) as
+   * printed with its unit, whole numbers as numbers, the correlation id from its own column, and an API row's
+   * `cudaLaunchKernel (kernel(args) [id])` split as in the text form. Empty cells are left out.
+   */
+  private csvTraceRow(
+    line: string,
+    cells: string[],
+    t: Extract<Table, { kind: 'csv' }>,
+    target: 'gpuTrace' | 'apiTrace',
+  ): boolean {
+    const units = t.units ?? [];
+    const startNs = decimalToNs(cells[0], units[0] || 'ns');
+    const durationNs = decimalToNs(cells[1], units[1] || 'ns');
+    if (startNs === undefined || durationNs === undefined) {
+      this.diag('BAD_ROW', `start or duration in this CSV trace row is not a number: ${line.slice(0, 120)}`);
+      return true;
+    }
+    const p = this.proc();
+    if (p[target]!.length >= this.maxTraceRows) {
+      p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
+      return true;
+    }
+    const row: TraceRow = { startNs, durationNs };
+    for (let i = 2; i < cells.length; i++) {
+      const cell = cells[i];
+      const key = t.keys[i];
+      const unit = units[i] ?? '';
+      if (cell === '') continue;
+      if (isSizeUnit(unit)) {
+        const bytes = decimalToBytes(cell, unit);
+        row[`${key}Bytes`] = bytes ?? cell;
+      } else if (key === 'name') {
+        const split = splitTraceName(cell);
+        row.name = split.name;
+        if (split.kernel !== undefined) row.kernel = split.kernel;
+        if (split.correlationId !== undefined) row.correlationId = split.correlationId;
+      } else if (/^\d+$/.test(cell)) row[key] = unit ? `${cell}${unit}` : Number(cell);
+      else row[key] = unit ? `${cell}${unit}` : cell;
+    }
+    this.keepTraceRow(p, target, row);
+    return true;
+  }
+
+  /**
+   * A `--print-gpu-trace --metrics ... --csv` row: the launch (device, context, stream, kernel, correlation id) and
+   * each metric's value as a number, its unit from the units row or from the cell (`85.50%`, `1.1655GB/s`); a cell
+   * that is not a number (`<OVERFLOW>`, `Low (1)`) is kept in `flags`, its value null.
+   */
+  private csvMetricTraceRow(cells: string[], t: Extract<Table, { kind: 'csv' }>): boolean {
+    const units = t.units ?? [];
+    const idIndex = t.keys.indexOf('correlationId');
+    const row: MetricTraceRow = {
+      device: cells[0],
+      context: cells[1],
+      stream: cells[2],
+      kernel: cells[3],
+      ...(idIndex >= 0 && /^\d+$/.test(cells[idIndex]) ? { correlationId: Number(cells[idIndex]) } : {}),
+      values: {},
+    };
+    for (let i = 4; i < cells.length; i++) {
+      if (i === idIndex) continue;
+      const metric = t.header[i];
+      const cell = cells[i].trim();
+      const m = /^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$/.exec(cell);
+      if (m) {
+        row.values[metric] = Number(m[1]);
+        const unit = m[2] ?? units[i] ?? '';
+        if (unit) (row.units ??= {})[metric] = unit;
+      } else {
+        row.values[metric] = null;
+        (row.flags ??= {})[metric] = cell;
+      }
+    }
+    this.proc().metricTrace!.push(row);
+    return true;
+  }
+
+  /**
    * `"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time","Name"`: a size keeps its unit (from the
    * cell or the units row) as the text form prints it; the time becomes nanoseconds; an empty cell is `-`.
    */
@@ -867,6 +993,11 @@ export class NvprofParser {
   }
 }
 
+/** A cell of an nvprof CSV units row: empty or a unit (`s`, `us`, `%`, `KB`, `GB/s`), never a number. */
+function isUnitCell(cell: string): boolean {
+  return cell === '' || /^[A-Za-z%/]+$/.test(cell);
+}
+
 /** Which table a CSV header starts: nvprof --csv prints every section this way. */
 function csvFlavour(header: string[]): CsvFlavour {
   const [a, b, c, d] = header;
@@ -875,6 +1006,13 @@ function csvFlavour(header: string[]): CsvFlavour {
   if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8)
     return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
   if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
+  // --print-gpu-trace / --print-api-trace --csv: `"Start","Duration",...,"Name","Correlation_ID"`
+  if (a === 'Start' && b === 'Duration')
+    return header.some((h) => /^(Grid [XYZ]|Size|Throughput|Device|Stream|SrcMemType)$/.test(h))
+      ? 'gpuTrace'
+      : 'apiTrace';
+  // --print-gpu-trace --metrics/--events --csv: one row per kernel launch, a column per metric
+  if (a === 'Device' && b === 'Context' && c === 'Stream' && d === 'Kernel') return 'metricTrace';
   return 'other';
 }
 

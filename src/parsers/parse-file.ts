@@ -6,13 +6,15 @@ import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { JetprofError } from '../util/errors.ts';
-import type { ParseResult } from './diagnostics.ts';
+import type { Diagnostic, ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog, type TraceSpill } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
 import {
+  decodeLineBytes,
   decodeText,
   detectEncoding,
+  ENCODING_NAME,
   type DetectedEncoding,
   endsWithLineBreak,
   readHeadBytes,
@@ -88,6 +90,7 @@ export async function parseProfileFile(
       },
     );
   }
+  let legacyLines = 0;
   const parser =
     detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns, options.spill) : new NsysParser();
   if (options.lineReader === 'readline') await feedByReadline(path, encoding, parser);
@@ -95,7 +98,11 @@ export async function parseProfileFile(
     const nvprof = parser instanceof NvprofParser ? parser : undefined;
     const onLine: ByteLineHandler = nvprof
       ? (b, s, e) => nvprof.pushBytes(b, s, e)
-      : (b, s, e) => parser.push(b.toString('utf8', s, e));
+      : (b, s, e) => {
+          const line = decodeLineBytes(b, s, e);
+          if (line.legacy) legacyLines++;
+          parser.push(line.text);
+        };
     const tail = await scanFileLines(
       path,
       encoding,
@@ -103,11 +110,33 @@ export async function parseProfileFile(
       nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)),
     );
     // no newline after the last line: kept when it parses as a whole row, else a cut line (half a line is no row)
-    if (tail !== undefined) parser.lastLine(tail.toString('utf8'));
+    if (tail !== undefined) parser.lastLine(decodeLineBytes(tail, 0, tail.length).text);
   }
-  return detected === 'nvprof'
-    ? { kind: 'nvprof', result: (parser as NvprofParser).finish() }
-    : { kind: 'nsys', result: (parser as NsysParser).finish() };
+  const parsed: ParsedProfile =
+    detected === 'nvprof'
+      ? { kind: 'nvprof', result: (parser as NvprofParser).finish() }
+      : { kind: 'nsys', result: (parser as NsysParser).finish() };
+  if (parser instanceof NvprofParser) legacyLines += parser.legacyLines;
+  const assumed = encodingNote(encoding, legacyLines);
+  if (assumed) parsed.result.diagnostics.unshift(assumed);
+  return parsed;
+}
+
+/**
+ * The note that says a log was not UTF-8 and which encoding was assumed (a log saved in a Windows console's code
+ * page: nsys's `…` is the byte 0x85 there); undefined for UTF-8 and UTF-16 files, which need no guess.
+ */
+function encodingNote(detected: DetectedEncoding, legacyLines: number): Diagnostic | undefined {
+  if (detected.encoding !== 'windows1252' && legacyLines === 0) return undefined;
+  return {
+    severity: 'warning',
+    code: 'ENCODING_ASSUMED',
+    line: 1,
+    message:
+      detected.encoding === 'windows1252'
+        ? `not UTF-8 or UTF-16: read as ${ENCODING_NAME.windows1252} (a Windows console's code page; nsys's \u2026 is the byte 0x85 there)`
+        : `${legacyLines} line(s) not valid UTF-8: read as ${ENCODING_NAME.windows1252} (a Windows console's code page)`,
+  };
 }
 
 /**
@@ -141,6 +170,7 @@ export function keptAnyTable(parsed: ParsedProfile): boolean {
       p.nvtx.domains.length > 0 ||
       p.dependency.length > 0 ||
       p.metrics.length > 0 ||
+      (p.metricTrace?.length ?? 0) > 0 ||
       (p.gpuTrace?.length ?? 0) > 0 ||
       (p.apiTrace?.length ?? 0) > 0 ||
       (p.traceRowsOmitted ?? 0) > 0 ||

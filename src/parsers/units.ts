@@ -57,6 +57,22 @@ function digitsToNs(v: string, from: number, to: number, scale: bigint): number 
   return negative && ns !== 0 ? -ns : ns;
 }
 
+/** nvprof's memory sizes are binary: KB = 1024 B (`4.000000` under a `KB` unit is 4096 bytes). */
+const BYTES_PER_UNIT: Record<string, bigint> = { B: 1n, KB: 1n << 10n, MB: 1n << 20n, GB: 1n << 30n, TB: 1n << 40n };
+
+/** Whether a unit from an nvprof units row is a size (`B`, `KB`, `MB`, `GB`, `TB`). */
+export function isSizeUnit(unit: string): boolean {
+  return BYTES_PER_UNIT[unit] !== undefined;
+}
+
+/** A decimal size in `unit` (B, KB, MB, GB, TB) to whole bytes, exactly; undefined for anything else. */
+export function decimalToBytes(value: string, unit: string): number | undefined {
+  const scale = BYTES_PER_UNIT[unit];
+  if (scale === undefined) return undefined;
+  const v = value.trim();
+  return digitsToNs(v, 0, v.length, scale);
+}
+
 /** `6.35491s`, `987.46us`, `625ns`, `20.348ms` -> integer nanoseconds; undefined when not a time. */
 export function parseDurationNs(token: string): number | undefined {
   const t = token.trim();

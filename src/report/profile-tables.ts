@@ -4,13 +4,14 @@
  */
 import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
 import type { NvprofLog, NvprofProcess, SummaryRow, UnifiedMemoryRow } from '../parsers/nvprof.ts';
-import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable } from './tables.ts';
+import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable, mdInline } from './tables.ts';
 
 export const NVPROF_SECTIONS = [
   'summary',
   'nvtx',
   'dependency',
   'metrics',
+  'metric-trace',
   'gpu-trace',
   'api-trace',
   'unified-memory',
@@ -95,6 +96,36 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
           });
         }
         break;
+      case 'metric-trace':
+        if (p.metricTrace?.length) {
+          // one row per launch, a column per metric (unit in the header where the units row gave one); a flag
+          // (`<OVERFLOW>`) stands where nvprof printed it, never as a number
+          const mt = p.metricTrace;
+          const metrics = [...new Set(mt.flatMap((r) => Object.keys(r.values)))];
+          const unitOf = (m: string) => mt.find((r) => r.units?.[m])?.units?.[m];
+          const rows = mt.map((r) => [
+            r.device,
+            r.context,
+            r.stream,
+            r.kernel,
+            r.correlationId ?? '',
+            ...metrics.map((m) => r.values[m] ?? r.flags?.[m] ?? ''),
+          ]);
+          tables.push({
+            title: `Metrics per kernel launch, ${who}`,
+            headers: [
+              'Device',
+              'Context',
+              'Stream',
+              'Kernel',
+              'Correlation ID',
+              ...metrics.map((m) => (unitOf(m) ? `${m} (${unitOf(m)})` : m)),
+            ],
+            display: rows,
+            raw: rows,
+          });
+        }
+        break;
       case 'gpu-trace':
       case 'api-trace': {
         const rows = section === 'gpu-trace' ? p.gpuTrace : p.apiTrace;
@@ -147,6 +178,23 @@ function nsysTable(t: NsysTable, index: number): Table {
     raw: rows,
     align: isNum.map((n) => (n ? 'r' : 'l')),
   };
+}
+
+/**
+ * What nsys's expert system said per rule (its advice above a table, or that it found nothing), as Markdown
+ * paragraphs; `report` selects one rule. Empty when the log has no expert-system output.
+ */
+export function nsysFindingsMarkdown(stats: NsysStats, report?: string): string {
+  return Object.entries(stats.findings ?? {})
+    .filter(([rule]) => !report || rule === report)
+    .map(
+      ([rule, f]) =>
+        `### ${mdInline(rule)}${f.title ? ` (${mdInline(f.title)})` : ''}\n\n${f.text
+          .split('\n')
+          .map((l) => `> ${mdInline(l)}`.trimEnd())
+          .join('\n')}\n`,
+    )
+    .join('\n');
 }
 
 /** nsys tables; `report` selects one report by its canonical name. */

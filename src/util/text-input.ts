@@ -1,12 +1,15 @@
 /**
  * How a text file users pass around is decoded, in one place: UTF-8 with or without a byte-order mark, UTF-16 LE/BE
- * with a BOM (what Windows PowerShell's `>` writes) or without one (recognised by the NUL in every other byte).
+ * with a BOM (what Windows PowerShell's `>` writes) or without one (recognised by the NUL in every other byte), and
+ * Windows-1252 for a file that is not valid UTF-8 (a log saved in a Windows console's code page: nsys's `…` is the
+ * byte 0x85 there).
  * Line endings (LF, CRLF, lone CR) are left to readline, which splits on all three.
  */
+import { isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { JetprofError } from './errors.ts';
 
-export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be';
+export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be' | 'windows1252';
 
 export interface DetectedEncoding {
   encoding: TextEncodingName;
@@ -14,7 +17,49 @@ export interface DetectedEncoding {
   bomBytes: number;
 }
 
-const DECODER_LABEL: Record<TextEncodingName, string> = { utf8: 'utf-8', utf16le: 'utf-16le', utf16be: 'utf-16be' };
+const DECODER_LABEL: Record<Exclude<TextEncodingName, 'windows1252'>, string> = {
+  utf8: 'utf-8',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+};
+
+/** What each encoding is called in a note to the user. */
+export const ENCODING_NAME: Record<TextEncodingName, string> = {
+  utf8: 'UTF-8',
+  utf16le: 'UTF-16 LE',
+  utf16be: 'UTF-16 BE',
+  windows1252: 'Windows-1252',
+};
+
+/** Windows-1252's bytes 0x80-0x9F (where it differs from Latin-1); undefined bytes stay as their C1 code point. */
+const CP1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8d, 0x017d,
+  0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x9d,
+  0x017e, 0x0178,
+];
+
+/** Bytes as Windows-1252 (a single-byte code: any chunking decodes the same). Pure. */
+export function decodeWindows1252(bytes: Uint8Array): string {
+  const latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return latin1.replace(/[\x80-\x9f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80]));
+}
+
+/**
+ * One line's bytes as text: UTF-8, or Windows-1252 when they are not valid UTF-8 (a log whose first invalid byte lies
+ * past the head that decided its encoding). `legacy` says which.
+ */
+export function decodeLineBytes(buf: Buffer, start: number, end: number): { text: string; legacy: boolean } {
+  const text = buf.toString('utf8', start, end);
+  if (!text.includes('\uFFFD') || isUtf8(buf.subarray(start, end))) return { text, legacy: false };
+  return { text: decodeWindows1252(buf.subarray(start, end)), legacy: true };
+}
+
+/** Whether the head of a file is UTF-8, allowing a character cut at its end (the head stops at a fixed size). */
+function headIsUtf8(head: Uint8Array): boolean {
+  for (let cut = 0; cut <= Math.min(3, head.length); cut++)
+    if (isUtf8(head.subarray(0, head.length - cut))) return true;
+  return false;
+}
 
 /** The encoding of a file from its first bytes. Pure. */
 export function detectEncoding(head: Uint8Array): DetectedEncoding {
@@ -35,11 +80,12 @@ export function detectEncoding(head: Uint8Array): DetectedEncoding {
   }
   if (oddNul >= pairs * 0.4 && evenNul <= pairs * 0.05) return { encoding: 'utf16le', bomBytes: 0 };
   if (evenNul >= pairs * 0.4 && oddNul <= pairs * 0.05) return { encoding: 'utf16be', bomBytes: 0 };
-  return { encoding: 'utf8', bomBytes: 0 };
+  return { encoding: headIsUtf8(head) ? 'utf8' : 'windows1252', bomBytes: 0 };
 }
 
 /** Bytes to text in a detected encoding, without its BOM. Pure. */
 export function decodeText(bytes: Uint8Array, detected: DetectedEncoding = detectEncoding(bytes)): string {
+  if (detected.encoding === 'windows1252') return decodeWindows1252(bytes);
   return new TextDecoder(DECODER_LABEL[detected.encoding], { ignoreBOM: true }).decode(
     bytes.subarray(detected.bomBytes),
   );
@@ -65,13 +111,13 @@ export function readHeadBytes(path: string, maxBytes: number): Buffer {
 /** Whether the file's last character is a line terminator (a log that does not end with one may have been cut). */
 export function endsWithLineBreak(path: string, encoding: TextEncodingName): boolean {
   const size = statSync(path).size;
-  const width = encoding === 'utf8' ? 1 : 2;
+  const width = encoding === 'utf8' || encoding === 'windows1252' ? 1 : 2;
   if (size < width) return true;
   const fd = openSync(path, 'r');
   try {
     const b = Buffer.alloc(width);
     readSync(fd, b, 0, width, size - width);
-    const code = encoding === 'utf8' ? b[0] : encoding === 'utf16le' ? b.readUInt16LE(0) : b.readUInt16BE(0);
+    const code = width === 1 ? b[0] : encoding === 'utf16le' ? b.readUInt16LE(0) : b.readUInt16BE(0);
     return code === 0x0a || code === 0x0d;
   } finally {
     closeSync(fd);
@@ -92,6 +138,11 @@ export async function* textChunks(path: string, detected: DetectedEncoding): Asy
       highWaterMark: 1 << 16,
     }))
       yield chunk as string;
+    return;
+  }
+  if (detected.encoding === 'windows1252') {
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 16 }))
+      yield decodeWindows1252(chunk as Buffer);
     return;
   }
   const decoder = new TextDecoder(DECODER_LABEL[detected.encoding], { ignoreBOM: true });
