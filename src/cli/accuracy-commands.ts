@@ -10,6 +10,7 @@ import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { parseFraction, parseIntInRange } from './options.ts';
+import { maxOf, minOf } from '../util/stats.ts';
 
 function parseShare(value: string): number {
   const n = Number(value);
@@ -27,8 +28,8 @@ function sameFile(a: string, b: string): boolean {
 }
 
 function idRange(ids: number[]): string {
-  const lo = Math.min(...ids);
-  const hi = Math.max(...ids);
+  const lo = minOf(ids);
+  const hi = maxOf(ids);
   return lo === hi ? String(lo) : `${lo}..${hi}`;
 }
 

@@ -3,6 +3,7 @@
  * (the run summary, the report, the profile summary all call these). Pure.
  */
 import { STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
+import { sumOf } from '../util/stats.ts';
 
 export type LoopKind = 'pipelined' | 'sequential';
 
@@ -34,12 +35,6 @@ export const DEFINITIONS: [string, string][] = [
     'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)',
   ],
 ];
-
-export const sumOf = (v: readonly number[]): number => {
-  let s = 0;
-  for (const x of v) s += x;
-  return s;
-};
 
 export function inferenceFps(p: PerFrame): number {
   const n = p.index.length;

@@ -11,7 +11,7 @@ import { type DetectorSession, imageOutputs, type InferenceResult } from '../bac
 import { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import { percentile } from '../util/stats.ts';
+import { maxOf, minOf, percentile } from '../util/stats.ts';
 import {
   batchBlob,
   drawFrame,
@@ -112,7 +112,7 @@ export function batchFigures(batches: readonly BatchRecord[]): BatchFigures | un
 export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frames' | 'endToEndFps' | 'latencyMs'> {
   const rows = p.index.map((_, k) => k).filter((k) => p.stream?.[k] === i);
   if (rows.length === 0) return { frames: 0, endToEndFps: 0, latencyMs: { p50: NaN, p90: NaN, p99: NaN } };
-  const wall = Math.max(...rows.map((k) => p.endMs[k])) - Math.min(...rows.map((k) => p.startMs[k]));
+  const wall = maxOf(rows.map((k) => p.endMs[k])) - minOf(rows.map((k) => p.startMs[k]));
   // from the frame's arrival (--realtime) or its read to its boxes
   const from = p.captureMs ?? p.startMs;
   const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);

@@ -9,6 +9,7 @@ import type { Mat } from '../video/opencv.ts';
 import { isLive } from '../video/sources.ts';
 import { type LoopIo, type RangeOps, readNextFrame } from './loop-io.ts';
 import { nsToMs } from './stages.ts';
+import { maxOf } from '../util/stats.ts';
 
 /** A frame read for the batch being formed. */
 export interface StreamFrame {
@@ -90,7 +91,7 @@ export class StreamReads {
     this.paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
     const fps = ios.map((io) => o.realtime?.fps ?? io.source.info.fps);
     this.intervalNs = fps.map((f) => BigInt(Math.round(1e9 / f)));
-    this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / Math.max(...fps)) * 1e6));
+    this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / maxOf(fps)) * 1e6));
     if (o.realtime) o.begin(this.start);
   }
 

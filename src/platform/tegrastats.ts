@@ -13,6 +13,7 @@
  * Rails: current and average milliwatts (the third value of JetPack 7 is dropped). The board's input power is
  * VDD_IN or POM_5V_IN where the board has one (they already include the other rails); else the sum of the rails.
  */
+import { maxOf } from '../util/stats.ts';
 
 export interface TegrastatsSample {
   ramUsedMb?: number;
@@ -141,7 +142,7 @@ export function addLine(series: TegrastatsSeries, tMs: number, line: string): vo
   series.cpuLoadPct.push(on.length ? on.reduce((t, c) => t + c.loadPct, 0) / on.length : null);
   series.ramUsedMb.push(s.ramUsedMb ?? null);
   const temps = Object.values(s.temps);
-  series.maxTempC.push(temps.length ? Math.max(...temps) : null);
+  series.maxTempC.push(temps.length ? maxOf(temps) : null);
   series.inputMw.push(inputPowerMw(s) ?? null);
   const column = (table: Record<string, (number | null)[]>, key: string) =>
     (table[key] ??= new Array<number | null>(i).fill(null));
@@ -186,7 +187,7 @@ export function summarizeSeries(
     meanGpuMhz: mean(series.gpuMhz),
     meanEmcLoadPct: mean(series.emcLoadPct),
     meanCpuLoadPct: mean(series.cpuLoadPct),
-    peakTempC: temps.length ? Math.max(...temps) : undefined,
+    peakTempC: temps.length ? maxOf(temps) : undefined,
     meanInputMw,
     energyPerFrameMj:
       meanInputMw !== undefined && wallPerFrame !== undefined ? (meanInputMw * wallPerFrame) / 1000 : undefined,

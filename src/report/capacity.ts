@@ -13,6 +13,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
 import { JetprofError } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
+import { maxOf, minOf } from '../util/stats.ts';
 import type { CapacityPoint, CapacityResult } from './capacity-format.ts';
 
 export interface CapacityOptions {
@@ -51,9 +52,9 @@ export function judgePoint(run: RunResult, streams: number, sourceFps: number, p
   const fps = s.map((x) => x.endToEndFps);
   const point: CapacityPoint = {
     streams,
-    minStreamFps: fps.length ? Math.min(...fps) : 0,
+    minStreamFps: fps.length ? minOf(fps) : 0,
     meanStreamFps: fps.length ? fps.reduce((a, b) => a + b, 0) / fps.length : 0,
-    p99Ms: s.length ? Math.max(...s.map((x) => x.latencyMs.p99)) : Infinity,
+    p99Ms: s.length ? maxOf(s.map((x) => x.latencyMs.p99)) : Infinity,
     dropped: s.reduce((a, x) => a + x.droppedFrames, 0),
     batch: run.batch ?? 1,
     held: false,

@@ -41,6 +41,7 @@ import {
   timedCells,
   formatDependencyNs,
 } from './tables.ts';
+import { maxOf, minOf } from '../util/stats.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
@@ -243,8 +244,8 @@ export function stageHistograms(s: FrameSeries): string {
   const parts: string[] = [];
   STAGES.forEach((st, row) => {
     const v = s.stages[st];
-    const lo = Math.min(...v);
-    const hi = Math.max(...v);
+    const lo = minOf(v);
+    const hi = maxOf(v);
     const bins = new Array<number>(30).fill(0);
     for (const x of v) bins[hi > lo ? Math.min(29, Math.floor(((x - lo) / (hi - lo)) * 30)) : 0]++;
     const top = Math.max(1, ...bins);

@@ -92,5 +92,28 @@ export function spread(values: readonly number[]): Spread {
   if (n === 0) throw new RangeError('spread of no values');
   const { mean, std } = meanAndStd(values);
   const half = n > 1 ? (t95(n - 1) * std) / Math.sqrt(n) : 0;
-  return { n, mean, std, min: Math.min(...values), max: Math.max(...values), ci95: [mean - half, mean + half] };
+  return { n, mean, std, min: minOf(values), max: maxOf(values), ci95: [mean - half, mean + half] };
 }
+
+/**
+ * Reductions over arrays of any length, without spreading them into arguments (`Math.max(...v)` throws "Maximum call
+ * stack size exceeded" above about 125,000 values: a 150,000-frame run). Empty: 0 for the sum, -Infinity / Infinity
+ * for max / min, as Math.max() and Math.min() give.
+ */
+export const sumOf = (v: readonly number[]): number => {
+  let s = 0;
+  for (const x of v) s += x;
+  return s;
+};
+
+export const maxOf = (v: readonly number[]): number => {
+  let m = -Infinity;
+  for (const x of v) if (x > m || Number.isNaN(x)) m = x;
+  return m;
+};
+
+export const minOf = (v: readonly number[]): number => {
+  let m = Infinity;
+  for (const x of v) if (x < m || Number.isNaN(x)) m = x;
+  return m;
+};
