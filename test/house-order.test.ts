@@ -10,6 +10,7 @@ import { ROOT } from './helpers/fixtures.ts';
 /** Top to bottom, as docs/ARCHITECTURE.md lists them. */
 const LAYERS = [
   'cli',
+  'jobs',
   'report',
   'profilers',
   'pipeline',
@@ -63,4 +64,49 @@ test('every import in src/ runs to its own folder or down the layers; every fold
   );
   const doc = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
   t.true(doc.includes(LAYERS.map((l) => `\`${l}/\``).join(' > ')), 'docs/ARCHITECTURE.md lists the same layers');
+});
+
+/**
+ * Functions and methods in a file with their length in lines, found as text: a declaration line (`function f(`,
+ * `async f(...) {`, `private f(...): T {`) and its body up to the matching brace, strings and comments skipped.
+ */
+function functionLengths(text: string): { name: string; line: number; lines: number }[] {
+  const lines = text.split('\n');
+  const start =
+    /^\s*(?:export\s+)?(?:async\s+)?function\s+(\w+)|^\s*(?:(?:private|public|static|async|get)\s+)*(\w+)\s*\(.*\{\s*$/;
+  const out: { name: string; line: number; lines: number }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = start.exec(lines[i]);
+    if (!m || /^\s*(if|for|while|switch|catch|else|return)\b/.test(lines[i])) continue;
+    let depth = 0;
+    let started = false;
+    let j = i;
+    for (; j < lines.length; j++) {
+      const code = lines[j]
+        .replace(/'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`/g, '""')
+        .replace(/\/\/.*/, '');
+      for (const ch of code) {
+        if (ch === '{') {
+          depth++;
+          started = true;
+        } else if (ch === '}') depth--;
+      }
+      if (started && depth <= 0) break;
+    }
+    out.push({ name: m[1] ?? m[2], line: i + 1, lines: j - i + 1 });
+  }
+  return out;
+}
+
+test('no function in src/ runs over 120 lines (a function a newcomer can read at once)', (t) => {
+  const long = tsFiles(join(ROOT, 'src')).flatMap((f) =>
+    functionLengths(readFileSync(f, 'utf8'))
+      .filter((x) => x.lines > 120)
+      .map((x) => `${relative(ROOT, f)}:${x.line} ${x.name} (${x.lines} lines)`),
+  );
+  t.deepEqual(long, []);
+  // the measure finds what it should: a 130-line function is long, a 20-line one is not
+  const body = (n: number) => `function f() {\n${'  x();\n'.repeat(n - 2)}}\n`;
+  t.is(functionLengths(body(130))[0].lines, 130);
+  t.is(functionLengths(body(20))[0].lines, 20);
 });

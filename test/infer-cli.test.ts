@@ -6,7 +6,7 @@ import test from 'ava';
 import { validateRunFile } from '../src/schemas/validate.ts';
 import { summarize } from '../src/util/stats.ts';
 import { progressLine } from '../src/cli/progress.ts';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import onnxProto from 'onnx-proto';
@@ -19,7 +19,7 @@ import {
   ROOT,
   runCli,
   scratchDir,
-  TSX_IMPORT,
+  startCli,
 } from './helpers/fixtures.ts';
 
 const labModel = makeModel('lab', PERSON_VEHICLE_CFG, 5);
@@ -314,32 +314,18 @@ test('Ctrl-C finishes the frame in flight, closes a playable video and writes th
   const dir = freshDir('sigint');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'run.json');
-  const child = spawn(
-    process.execPath,
-    [
-      TSX_IMPORT,
-      join(ROOT, 'src/cli/infer.ts'),
-      video,
-      '--model',
-      labModel.onnxPath,
-      '--output',
-      out,
-      '--json',
-      json,
-      '--warmup',
-      '2',
-    ],
-    { cwd: dir },
+  const run0 = startCli(
+    'infer',
+    [video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'],
+    {
+      cwd: dir,
+    },
   );
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  // wait until the writer has opened its temporary file, then let some frames go through
-  const started = Date.now();
-  while (!readdirSync(dir).some((f) => f.includes('partial')) && Date.now() - started < 60_000)
-    await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 2500));
-  child.kill('SIGINT');
-  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  // some measured frames through (the progress lines count them), then Ctrl-C
+  await run0.framesDone(10);
+  run0.child.kill('SIGINT');
+  const code = await run0.exit;
+  const stderr = run0.stderr();
   t.is(code, 130, stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.true(run.interrupted);

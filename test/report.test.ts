@@ -867,3 +867,11 @@ test('a backend that failed is a row with its exit code and last line, and the t
   );
   t.regex(reportHtml(report), /OpenCV DNN failed: exit code 133/);
 });
+
+test('a 200,000-frame run (70 minutes at 30 FPS, or 4 streams for 18) gives its Markdown and HTML report: no reduction spreads the frames into arguments', (t) => {
+  const long = fixedRun('onnx', { read: 8, preprocess: 6, inference: 40, postprocess: 3, write: 12 }, 200_000);
+  const report = buildLabReport([long], []);
+  const html = reportHtml(report);
+  t.true(html.includes('Latency histogram per stage'));
+  t.regex(reportMarkdown(report), /\| ONNX Runtime \(CPU, FP32\) \|/);
+});

@@ -9,7 +9,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { classifySource, csiPipeline, sourceStem } from '../src/video/sources.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
+import {
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  ROOT,
+  runCli,
+  scratchDir,
+  startCli,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('sources', PERSON_VEHICLE_CFG, 6);
 const dir = join(scratchDir(), 'sources');
@@ -185,6 +194,35 @@ test('a GStreamer pipeline as the source (gst:...)', (t) => {
   t.like(run.video, { width: 160, height: 120 });
 });
 
+test('a live source that stops is an early end in every loop: the plain loop and --interval 1 (the multi-stream settings) both warn and record endedEarly', (t) => {
+  const pipeline =
+    'gst:videotestsrc num-buffers=12 ! video/x-raw,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink';
+  for (const extra of [[], ['--interval', '1']]) {
+    const json = join(dir, `gst-ends${extra.length ? '-interval' : ''}.json`);
+    const r = runCli('infer', [
+      pipeline,
+      '--model',
+      model.onnxPath,
+      '--warmup',
+      '2',
+      '--no-write',
+      '--json',
+      json,
+      '-q',
+      ...extra,
+    ]);
+    t.is(r.code, 0, r.stderr);
+    t.regex(
+      r.stderr,
+      /the source stopped sending frames \(it closed, or the connection dropped\) after [\d.]+ s and 12 frames/,
+      extra.join(' '),
+    );
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.like(run.endedEarly, { framesRead: 12 }, extra.join(' '));
+    if (extra.length) t.like(run.streams[0].endedEarly, { framesRead: 12 });
+  }
+});
+
 test('a folder of images in, a folder of annotated images out (same names); an output folder that is the input is refused', (t) => {
   const images = join(dir, 'images');
   mkdirSync(images, { recursive: true });
@@ -213,10 +251,7 @@ test.serial(
     const { server, port } = await startRtspServer('vtest-mjpeg-die');
     try {
       const json = join(dir, 'rtsp-die.json');
-      const { TSX_IMPORT } = await import('./helpers/fixtures.ts');
-      const child = spawn(process.execPath, [
-        TSX_IMPORT,
-        join(ROOT, 'src/cli/infer.ts'),
+      const infer = startCli('infer', [
         `rtsp://127.0.0.1:${port}/live`,
         '--model',
         model.onnxPath,
@@ -228,15 +263,11 @@ test.serial(
         '--json',
         json,
       ]);
-      let stderr = '';
-      child.stderr.on('data', (d) => (stderr += d));
-      // once frames flow, the server dies
-      const started = Date.now();
-      while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000)
-        await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 5000));
+      // once 30 frames went through (3 s of the 10 FPS stream), the server dies
+      await infer.framesDone(30);
       server.kill('SIGKILL');
-      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      const code = await infer.exit;
+      const stderr = infer.stderr();
       t.is(code, 0, stderr);
       t.regex(
         stderr,

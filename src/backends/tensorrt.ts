@@ -108,6 +108,45 @@ export function checkEngineIo(
   return { input, outputs };
 }
 
+/** The engine deserialized through the shim; each way it can fail is one line naming the engine and the fix. */
+async function openEngine(
+  abi: ReturnType<typeof loadTrtAbi>,
+  enginePath: string,
+  runtime: string,
+  sidecar: TensorRtSessionOptions['sidecar'],
+): Promise<unknown> {
+  const err = Buffer.alloc(ERR_LEN);
+  const handleOut: unknown[] = [null];
+  const status = await call(abi.engineOpen, [enginePath, handleOut, err, ERR_LEN]);
+  if (status !== STATUS.OK) {
+    const why = cString(err);
+    if (status === STATUS.FILE) throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: ${why}`);
+    if (status === STATUS.DESERIALIZE && /version/i.test(why)) {
+      const built = /got (\d+(?:\.\d+)+)/.exec(why)?.[1] ?? sidecar?.tensorrt;
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${enginePath}: engine from another TensorRT version (built by ${built ?? 'another version'}, runtime ${runtime})`,
+        { suggestion: REBUILD(enginePath) },
+      );
+    }
+    if (status === STATUS.DESERIALIZE) {
+      throw new JetprofError(
+        'BAD_ENGINE',
+        `${enginePath}: not a TensorRT engine this runtime can load (${why.slice(0, 200)})`,
+        { suggestion: REBUILD(enginePath) },
+      );
+    }
+    if (status === STATUS.PLUGIN)
+      throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
+        suggestion: 'pass the plugin library with --plugin',
+      });
+    throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
+      suggestion: status === STATUS.UNSUPPORTED ? REBUILD(enginePath) : undefined,
+    });
+  }
+  return handleOut[0];
+}
+
 export async function createTensorRtSession(
   enginePath: string,
   model: YoloModelInfo,
@@ -139,35 +178,7 @@ export async function createTensorRtSession(
       `warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`,
     );
   }
-  const handleOut: unknown[] = [null];
-  const status = await call(abi.engineOpen, [enginePath, handleOut, err, ERR_LEN]);
-  if (status !== STATUS.OK) {
-    const why = cString(err);
-    if (status === STATUS.FILE) throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: ${why}`);
-    if (status === STATUS.DESERIALIZE && /version/i.test(why)) {
-      const built = /got (\d+(?:\.\d+)+)/.exec(why)?.[1] ?? sidecar?.tensorrt;
-      throw new JetprofError(
-        'BAD_ENGINE',
-        `${enginePath}: engine from another TensorRT version (built by ${built ?? 'another version'}, runtime ${runtime})`,
-        { suggestion: REBUILD(enginePath) },
-      );
-    }
-    if (status === STATUS.DESERIALIZE) {
-      throw new JetprofError(
-        'BAD_ENGINE',
-        `${enginePath}: not a TensorRT engine this runtime can load (${why.slice(0, 200)})`,
-        { suggestion: REBUILD(enginePath) },
-      );
-    }
-    if (status === STATUS.PLUGIN)
-      throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
-        suggestion: 'pass the plugin library with --plugin',
-      });
-    throw new JetprofError('BAD_ENGINE', `${enginePath}: ${why}`, {
-      suggestion: status === STATUS.UNSUPPORTED ? REBUILD(enginePath) : undefined,
-    });
-  }
-  const handle = handleOut[0];
+  const handle = await openEngine(abi, enginePath, runtime, sidecar);
   const tensors: TensorInfo[] = [];
   try {
     const count = abi.tensorCount(handle) as number;

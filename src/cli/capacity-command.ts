@@ -91,7 +91,7 @@ export function capacityCommand(): Command {
               },
             );
           }
-          const { runCapacity } = await import('../report/capacity.ts');
+          const { runCapacity } = await import('../jobs/capacity.ts');
           const r = await runCapacity({
             source,
             backend,

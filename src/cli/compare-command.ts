@@ -82,84 +82,81 @@ export function compareCommand(): Command {
         },
       ]),
     )
-    .action(
-      async (
-        video: string,
-        inferArgs: string[],
-        o: {
-          profile?: ProfilerTool;
-          outDir: string;
-          engine?: string;
-          plugin: string[];
-          top: number;
-          repeat: number;
-          label?: string;
-          backends: BackendName[];
-          gt?: string;
+    .action(compareAction);
+}
+
+type CompareCliOptions = {
+  profile?: ProfilerTool;
+  outDir: string;
+  engine?: string;
+  plugin: string[];
+  top: number;
+  repeat: number;
+  label?: string;
+  backends: BackendName[];
+  gt?: string;
+};
+
+/** The compare command's run: its checks, the backends one after the other with signals forwarded, the speed table. */
+async function compareAction(video: string, inferArgs: string[], o: CompareCliOptions): Promise<void> {
+  try {
+    const { runCompare } = await import('../jobs/compare.ts');
+    if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
+      throw new JetprofError('BAD_OPTION', 'compare runs every backend itself; do not pass --backend', {
+        suggestion: 'remove --backend from the arguments after --',
+      });
+    }
+    if (o.repeat > 1 && o.profile) {
+      throw new JetprofError(
+        'BAD_OPTION',
+        '--repeat with --profile: FPS measured under a profiler are not for comparing speeds',
+        {
+          suggestion: 'profile once (--profile), and repeat without the profiler (--repeat)',
         },
-      ) => {
-        try {
-          const { runCompare } = await import('../report/compare.ts');
-          if (inferArgs.some((a) => a === '--backend' || a === '-b' || a.startsWith('--backend='))) {
-            throw new JetprofError('BAD_OPTION', 'compare runs every backend itself; do not pass --backend', {
-              suggestion: 'remove --backend from the arguments after --',
-            });
-          }
-          if (o.repeat > 1 && o.profile) {
-            throw new JetprofError(
-              'BAD_OPTION',
-              '--repeat with --profile: FPS measured under a profiler are not for comparing speeds',
-              {
-                suggestion: 'profile once (--profile), and repeat without the profiler (--repeat)',
-              },
-            );
-          }
-          for (const own of ['--repeat', '--label']) {
-            if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
-              throw new JetprofError(
-                'BAD_OPTION',
-                `pass ${own} to compare itself, before -- (each backend gets its own row)`,
-                { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` },
-              );
-            }
-          }
-          // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
-          // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
-          const signals = forwardSignalsToChild((signal) =>
-            process.stderr.write(
-              `\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`,
-            ),
-          );
-          const r = await runCompare({
-            shouldStop: signals.stopped,
-            onChild: signals.onChild,
-            video,
-            outDir: resolve(o.outDir),
-            profile: o.profile,
-            inferArgs,
-            engine: o.engine,
-            plugins: o.plugin,
-            top: o.top,
-            repeat: o.repeat,
-            label: o.label,
-            backends: o.backends,
-            gt: o.gt,
-            onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
-          });
-          // the speed table and what it says, as in REPORT.md, then where the whole report is
-          process.stdout.write(
-            `${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`,
-          );
-          // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
-          if (r.failed.length)
-            process.stderr.write(
-              `jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`,
-            );
-          process.exitCode = signals.stopped() ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
-          signals.dispose();
-        } catch (e) {
-          process.exitCode = handleError(e);
-        }
-      },
+      );
+    }
+    for (const own of ['--repeat', '--label']) {
+      if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
+        throw new JetprofError(
+          'BAD_OPTION',
+          `pass ${own} to compare itself, before -- (each backend gets its own row)`,
+          { suggestion: `jetprof compare ${video} ${own} ... -- <infer arguments>` },
+        );
+      }
+    }
+    // Ctrl-C / SIGTERM / SIGHUP: forwarded to the infer process running now, which finishes its frame and
+    // finalizes its files; compare then runs no further backend, writes the report of what ran and exits 130.
+    const signals = forwardSignalsToChild((signal) =>
+      process.stderr.write(
+        `\njetprof compare: ${signal}: stopping after the backend that is running (it finalizes its files)\n`,
+      ),
     );
+    const r = await runCompare({
+      shouldStop: signals.stopped,
+      onChild: signals.onChild,
+      video,
+      outDir: resolve(o.outDir),
+      profile: o.profile,
+      inferArgs,
+      engine: o.engine,
+      plugins: o.plugin,
+      top: o.top,
+      repeat: o.repeat,
+      label: o.label,
+      backends: o.backends,
+      gt: o.gt,
+      onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
+    });
+    // the speed table and what it says, as in REPORT.md, then where the whole report is
+    process.stdout.write(`${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`);
+    // every backend asked for must have run: a crash or a failure under a profiler is exit 1, with its row in the report
+    if (r.failed.length)
+      process.stderr.write(
+        `jetprof compare: ${r.failed.map((f) => `${f.backend} failed (exit code ${f.exitCode})`).join(', ')}; the report shows it\n`,
+      );
+    process.exitCode = signals.stopped() ? 130 : r.ran.length === 0 || r.failed.length > 0 ? 1 : 0;
+    signals.dispose();
+  } catch (e) {
+    process.exitCode = handleError(e);
+  }
 }

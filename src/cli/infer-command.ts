@@ -20,7 +20,7 @@ import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../p
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
 import { defaultOutputPath, type InferOptions, runInference } from '../pipeline/infer.ts';
-import type { StreamSpec } from '../pipeline/multi-stream-loop.ts';
+import type { StreamSpec } from '../pipeline/loop-io.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
@@ -78,36 +78,8 @@ interface InferCliOptions {
   inFlight: number;
 }
 
-export function inferCommand(name: string, fixedBackend?: BackendName): Command {
-  const cmd = new Command(name)
-    .summary(
-      fixedBackend
-        ? `YOLOv4-Tiny on a video through ${BACKENDS[fixedBackend].title}`
-        : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN',
-    )
-    .description(
-      [
-        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<backend>-detected.mp4, and reports two speeds side by side:',
-        '  inference FPS  = frames / time spent in the model only',
-        '  end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write',
-        'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
-      ].join('\n'),
-    )
-    .argument(
-      '<video...>',
-      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images; several sources run as streams through one model, in batches (per-stream figures and videos)',
-    );
-  if (!fixedBackend) {
-    cmd.addOption(
-      new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
-        .default('onnx')
-        .argParser((v) => {
-          const b = backendByAlias(v);
-          if (!b) throw new InvalidArgumentError(`--backend must be onnx, trt or opencv, got '${v}'`);
-          return b;
-        }),
-    );
-  }
+/** Which model and engine, and where the annotated video goes. */
+function addModelOptions(cmd: Command): void {
   cmd
     .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
@@ -129,7 +101,12 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
     .option('--strict', 'a cfg key darknet does not know (a typo such as activaton=) is an error, not a warning', false)
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
     .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
-    .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)')
+    .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)');
+}
+
+/** Several streams, batches, pacing, and the run JSON. */
+function addStreamOptions(cmd: Command): void {
+  cmd
     .option(
       '--streams <n>',
       "run each source as n streams (the DeepStream samples' load test), in batches of one frame per stream (--batch); at most 64 streams in all",
@@ -180,7 +157,12 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       '--output-dir <dir>',
       'with several streams: where stream i writes <stem>-<i>-<backend>-detected.mp4 (default: the current folder)',
     )
-    .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout')
+    .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout');
+}
+
+/** Decoding and NMS: thresholds, kinds and caps. */
+function addPostprocessOptions(cmd: Command): void {
+  cmd
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
     .addOption(
@@ -207,7 +189,12 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       'at most n boxes kept per frame after NMS, the highest scores (COCO evaluation uses 100)',
       parseIntInRange('--max-det', 1),
       DEFAULT_MAX_DET,
-    )
+    );
+}
+
+/** How the run is repeated, labelled, sized, timed, threaded and looped; profiler and console settings. */
+function addRunOptions(cmd: Command): void {
+  cmd
     .option(
       '--repeat <n>',
       'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)',
@@ -282,46 +269,85 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
       200,
     )
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
-    .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false)
+    .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false);
+}
+
+/** infer --help's examples; the backend-specific ones only where that backend can run. */
+function inferExamples(name: string, fixedBackend?: BackendName): { cmd: string; note?: string }[] {
+  return [
+    {
+      cmd: `${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
+    },
+    ...(fixedBackend === undefined || fixedBackend === 'tensorrt'
+      ? [
+          {
+            cmd: `${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`,
+          },
+        ]
+      : []),
+    ...(fixedBackend === undefined || fixedBackend === 'opencv'
+      ? [
+          {
+            cmd: `${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`,
+          },
+        ]
+      : []),
+    {
+      cmd: `${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json`,
+      note: '5 runs and their spread',
+    },
+    {
+      cmd: `${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60`,
+      note: 'a stream, for a minute',
+    },
+    {
+      cmd: `${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4`,
+      note: 'a Jetson CSI camera',
+    },
+    { cmd: `${name} images/ --model weights/yolov4-tiny.onnx`, note: 'a folder in, annotated images out' },
+  ];
+}
+
+export function inferCommand(name: string, fixedBackend?: BackendName): Command {
+  const cmd = new Command(name)
+    .summary(
+      fixedBackend
+        ? `YOLOv4-Tiny on a video through ${BACKENDS[fixedBackend].title}`
+        : 'YOLOv4-Tiny on a video through ONNX Runtime, TensorRT or OpenCV DNN',
+    )
+    .description(
+      [
+        'Runs YOLOv4-Tiny on every frame of a video, draws the detections into <video>-<backend>-detected.mp4, and reports two speeds side by side:',
+        '  inference FPS  = frames / time spent in the model only',
+        '  end-to-end FPS = frames / wall time of read + preprocess + inference + postprocess + write',
+        'with per-stage mean/p50/p90/p99. Warm-up frames (--warmup) are left out of both.',
+      ].join('\n'),
+    )
+    .argument(
+      '<video...>',
+      'a video file (mp4, avi, ...), rtsp://... or http://..., /dev/videoN, csi://N (Jetson CSI camera), gst:PIPELINE, or a folder of images; several sources run as streams through one model, in batches (per-stream figures and videos)',
+    );
+  if (!fixedBackend) {
+    cmd.addOption(
+      new Option('-b, --backend <name>', 'onnx (ONNX Runtime), trt (TensorRT engine) or opencv (OpenCV DNN)')
+        .default('onnx')
+        .argParser((v) => {
+          const b = backendByAlias(v);
+          if (!b) throw new InvalidArgumentError(`--backend must be onnx, trt or opencv, got '${v}'`);
+          return b;
+        }),
+    );
+  }
+  addModelOptions(cmd);
+  addStreamOptions(cmd);
+  addPostprocessOptions(cmd);
+  addRunOptions(cmd);
+  cmd
     .addHelpText(
       'after',
-      helpAfter(
-        [
-          {
-            cmd: `${name} videos/vtest.avi --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-size 960x540 --json runs/onnx.json`,
-          },
-          ...(fixedBackend === undefined || fixedBackend === 'tensorrt'
-            ? [
-                {
-                  cmd: `${fixedBackend ? name : `${name} --backend trt`} videos/vtest.avi --engine engines/yolov4-tiny.trt --model weights/yolov4-tiny.onnx --json runs/trt.json`,
-                },
-              ]
-            : []),
-          ...(fixedBackend === undefined || fixedBackend === 'opencv'
-            ? [
-                {
-                  cmd: `${fixedBackend ? name : `${name} --backend opencv`} videos/vtest.avi --model weights/yolov4-tiny.onnx --detections runs/opencv-dets.json --json runs/opencv.json`,
-                },
-              ]
-            : []),
-          {
-            cmd: `${name} videos/vtest.avi --model weights/yolov4-tiny.onnx --repeat 5 --json runs/onnx.json`,
-            note: '5 runs and their spread',
-          },
-          {
-            cmd: `${name} rtsp://192.168.1.20:8554/cam --model weights/yolov4-tiny.onnx --duration 60`,
-            note: 'a stream, for a minute',
-          },
-          {
-            cmd: `${name} csi://0 --model weights/yolov4-tiny.onnx --duration 30 -o csi.mp4`,
-            note: 'a Jetson CSI camera',
-          },
-          { cmd: `${name} images/ --model weights/yolov4-tiny.onnx`, note: 'a folder in, annotated images out' },
-        ],
-        [
-          'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
-        ],
-      ),
+      helpAfter(inferExamples(name, fixedBackend), [
+        'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
+      ]),
     )
     .action(async (videos: string[], opts: InferCliOptions) => {
       process.exitCode = await inferAction(videos, { ...opts, backend: fixedBackend ?? opts.backend });
@@ -389,16 +415,18 @@ interface RunContext {
 }
 
 /** infer's command-line options mapped to the job's settings, in one place; `k` is the run of --repeat. */
-function jobSettings(
-  video: string,
-  o: InferCliOptions,
-  k: number,
-  run: RunContext,
-  streams?: StreamSpec[],
-): InferOptions {
+function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: StreamSpec[]): InferOptions {
+  // --repeat (one stream): every run writes its own video and boxes (out-1.mp4 ... out-N.mp4), as its own JSON
+  const streams =
+    o.repeat > 1
+      ? specs.map((s) => ({
+          ...s,
+          outputPath: s.outputPath && repeatPath(s.outputPath, k),
+          detectionsPath: s.detectionsPath && repeatPath(s.detectionsPath, k),
+        }))
+      : specs;
   return {
     backend: o.backend,
-    video,
     model: o.model,
     cfg: o.cfg,
     weights: o.weights,
@@ -407,18 +435,11 @@ function jobSettings(
     strictCfg: o.strict,
     engine: o.engine,
     plugins: o.plugin,
-    // --repeat: every run writes its own video (out-1.mp4 ... out-N.mp4), as its own JSON, so none replaces another
-    output:
-      o.write && !streams
-        ? o.repeat > 1
-          ? repeatPath(o.output ?? defaultOutputPath(video, o.backend), k)
-          : o.output
-        : null,
     streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
     // --batch: default one frame from every stream per run of the model (nvstreammux's batch-size = sources)
-    batch: o.batch ?? streams?.length ?? 1,
+    batch: o.batch ?? streams.length,
     ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
     ...(o.perfInterval
       ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
@@ -437,7 +458,6 @@ function jobSettings(
     profiler: o.profilerAttached,
     fp16: o.fp16,
     tegrastats: run.tegrastatsBin ? { bin: run.tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
-    detections: o.detections ? (o.repeat > 1 ? repeatPath(o.detections, k) : o.detections) : undefined,
     cocoCategoryIds: o.cocoCategoryIds,
     letterbox: o.letterbox ?? false,
     frameSize: o.frameSize,
@@ -457,12 +477,23 @@ function jobSettings(
 }
 
 /**
- * Several streams (`infer A B`, `--streams N`): each source repeated N times, stream i writing
- * `<stem>-<i>-<backend>-detected.mp4` into --output-dir. One stream: undefined (the ordinary run).
+ * The run's streams, each source classified once here: one source writes --output (default
+ * `<stem>-<backend>-detected.mp4`) and --detections; several (`infer A B`, `--streams N`: each source repeated N
+ * times) write stream i's `<stem>-<i>-<backend>-detected.mp4` into --output-dir and `dets-i.json`.
  */
-function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undefined {
+function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
   const sources = videos.flatMap((v) => Array.from({ length: o.streams }, () => v));
-  if (sources.length === 1) return undefined;
+  if (sources.length === 1) {
+    const arg = classifySource(sources[0]);
+    return [
+      {
+        source: sources[0],
+        arg,
+        outputPath: o.write ? (o.output ?? defaultOutputPath(sources[0], o.backend, arg)) : undefined,
+        detectionsPath: o.detections,
+      },
+    ];
+  }
   if (sources.length > MAX_STREAMS) {
     throw new JetprofError(
       'BAD_OPTION',
@@ -489,15 +520,20 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undef
       );
     }
   }
-  const folder = videos.find((v) => classifySource(v).kind === 'images');
+  const args = new Map(videos.map((v) => [v, classifySource(v)]));
+  const folder = videos.find((v) => args.get(v)!.kind === 'images');
   if (folder)
     throw new JetprofError('BAD_OPTION', `${folder}: a folder of images is one stream only`, {
       suggestion: 'run it on its own',
     });
   return sources.map((source, i) => ({
     source,
+    arg: args.get(source)!,
     outputPath: o.write
-      ? join(resolve(o.outputDir ?? '.'), `${sourceStem(source)}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`)
+      ? join(
+          resolve(o.outputDir ?? '.'),
+          `${sourceStem(source, args.get(source))}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`,
+        )
       : undefined,
     // --detections dets.json: stream i's boxes go to dets-i.json
     detectionsPath: o.detections ? repeatPath(o.detections, i) : undefined,
@@ -507,16 +543,16 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] | undef
 /** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
 const MAX_STREAMS = 64;
 
-async function inferAction(videos: string[], o: InferCliOptions): Promise<number> {
-  const program = 'infer';
-  const video = videos[0];
-  let stopRequested = false;
+/**
+ * Ctrl-C, SIGTERM (timeout, systemd) and SIGHUP (an ssh session dropped) all finish the frame in flight and close the
+ * video and JSON. A second signal does not cut that short: exiting while OpenCV's encoder runs on libuv's pool aborts
+ * the process (Napi::Error) and loses both files; finalizing takes at most a frame.
+ */
+function trapStopSignals() {
+  const state = { stopRequested: false, release: () => undefined as void };
   let repeated = false;
-  // Ctrl-C, SIGTERM (timeout, systemd) and SIGHUP (an ssh session dropped) all finish the frame in flight and close
-  // the video and JSON. A second signal does not cut that short: exiting while OpenCV's encoder runs on libuv's pool
-  // aborts the process (Napi::Error) and loses both files; finalizing takes at most a frame.
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopRequested) {
+    if (state.stopRequested) {
       if (!repeated)
         process.stderr.write(
           `interrupt: ${signal} again: still finishing the frame in flight (SIGKILL ends it without finalizing)\n`,
@@ -524,80 +560,94 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       repeated = true;
       return;
     }
-    stopRequested = true;
+    state.stopRequested = true;
     process.stderr.write(`\ninterrupt (${signal}): finishing the current frame, closing the video and JSON\n`);
   };
   const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of SIGNALS) process.on(s, onSignal);
+  state.release = () => {
+    for (const s of SIGNALS) process.off(s, onSignal);
+  };
+  return state;
+}
+
+/** Stream, batch and pacing options that contradict the run's sources: refused before anything runs. */
+function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
+  const streamCount = specs.length;
+  if (o.batch !== undefined && o.batch > streamCount) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--batch ${o.batch} is more than the ${streamCount} stream${streamCount === 1 ? '' : 's'} of this run: a batch takes one frame from each stream`,
+      { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
+    );
+  }
+  const liveSource = specs.some((s) => isLive(s.arg.kind));
+  if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
+    throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
+      suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
+    });
+  }
+  if (o.sourceFps !== undefined && !o.realtime) {
+    throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
+      suggestion: 'add --realtime',
+    });
+  }
+}
+
+/** No output may be an input of the run, nor another output, and every output's folder must be writable: checked before anything runs. */
+function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
+  const jsonToStdout = o.json === '-';
+  if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
+  if (o.detections) requireWritableDir(o.detections, '--detections');
+  // No output may be an input of the run, nor another output: checked before anything runs.
+  const [first] = specs;
+  if (first.arg.kind === 'images' && first.outputPath && resolve(first.outputPath) === resolve(first.source)) {
+    throw new JetprofError('BAD_OUTPUT', `${first.outputPath}: the annotated images would overwrite the input images`, {
+      suggestion: 'give --output another folder',
+    });
+  }
+  const several = specs.length > 1;
+  claimOutputs(
+    {
+      ...Object.fromEntries(
+        [...new Set(specs.filter((s) => s.arg.kind === 'file').map((s) => s.source))].map((v, i) => [
+          `video ${i + 1}`,
+          v,
+        ]),
+      ),
+      // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
+      model: o.model,
+      cfg: o.cfg,
+      weights: o.weights,
+      labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels,
+      engine: o.engine,
+      ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
+    },
+    {
+      ...(several
+        ? Object.fromEntries(specs.filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]))
+        : { 'output video': first.arg.kind === 'images' ? undefined : first.outputPath }),
+      'run JSON': jsonToStdout ? undefined : o.json,
+      ...(several
+        ? Object.fromEntries(
+            specs.filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
+          )
+        : { 'detections file': first.detectionsPath }),
+    },
+  );
+}
+
+async function inferAction(videos: string[], o: InferCliOptions): Promise<number> {
+  const program = 'infer';
+  const signals = trapStopSignals();
+  const stopRequested = () => signals.stopRequested;
   let progress = createProgress(!o.quiet);
   try {
     refuseBadOptions(o);
-    // --realtime and --perf-interval work on one stream too: the turn-taking loop runs it
-    const specs =
-      streamSpecs(videos, o) ??
-      (o.realtime || o.perfInterval || o.interval > 0
-        ? [
-            {
-              source: video,
-              outputPath: o.write ? resolve(o.output ?? defaultOutputPath(video, o.backend)) : undefined,
-            },
-          ]
-        : undefined);
-    const streamCount = specs?.length ?? 1;
-    if (o.batch !== undefined && o.batch > streamCount) {
-      throw new JetprofError(
-        'BAD_OPTION',
-        `--batch ${o.batch} is more than the ${streamCount} stream${streamCount === 1 ? '' : 's'} of this run: a batch takes one frame from each stream`,
-        { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
-      );
-    }
-    const liveSource = videos.some((v) => isLive(classifySource(v).kind));
-    if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
-      throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
-        suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
-      });
-    }
-    if (o.sourceFps !== undefined && !o.realtime) {
-      throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
-        suggestion: 'add --realtime',
-      });
-    }
+    const specs = streamSpecs(videos, o);
+    refuseBadStreamOptions(o, specs);
+    claimRunFiles(o, specs);
     const jsonToStdout = o.json === '-';
-    if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
-    if (o.detections) requireWritableDir(o.detections, '--detections');
-    // No output may be an input of the run, nor another output: checked before anything runs.
-    const source = classifySource(video);
-    const outputVideo = o.write ? (o.output ?? defaultOutputPath(video, o.backend)) : undefined;
-    if (source.kind === 'images' && outputVideo && resolve(outputVideo) === resolve(video)) {
-      throw new JetprofError('BAD_OUTPUT', `${outputVideo}: the annotated images would overwrite the input images`, {
-        suggestion: 'give --output another folder',
-      });
-    }
-    claimOutputs(
-      {
-        ...Object.fromEntries(
-          videos.filter((v) => classifySource(v).kind === 'file').map((v, i) => [`video ${i + 1}`, v]),
-        ),
-        // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
-        model: o.model,
-        cfg: o.cfg,
-        weights: o.weights,
-        labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels,
-        engine: o.engine,
-        ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
-      },
-      {
-        'output video': source.kind === 'images' || specs ? undefined : outputVideo,
-        ...Object.fromEntries(
-          (specs ?? []).filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]),
-        ),
-        'run JSON': jsonToStdout ? undefined : o.json,
-        'detections file': specs ? undefined : o.detections,
-        ...Object.fromEntries(
-          (specs ?? []).filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
-        ),
-      },
-    );
     const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
     const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
     if (tegrastatsBin && !o.quiet)
@@ -618,13 +668,14 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       );
     const runs: RunResult[] = [];
     const files: string[] = [];
-    for (let k = 1; k <= o.repeat && !stopRequested; k++) {
+    for (let k = 1; k <= o.repeat && !stopRequested(); k++) {
       if (k > 1) progress = createProgress(!o.quiet);
       if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
-      const json = o.json && !jsonToStdout ? (o.repeat > 1 ? repeatPath(o.json, k) : o.json) : undefined;
+      // the run JSON: its own file per run of --repeat; stdout (`-`) takes the spread of several runs instead
+      const json =
+        o.json && (jsonToStdout ? (o.repeat > 1 ? undefined : '-') : o.repeat > 1 ? repeatPath(o.json, k) : o.json);
       const result = await runInference(
         jobSettings(
-          video,
           o,
           k,
           {
@@ -632,7 +683,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
             pipelined: loop.pipelined,
             nvtx,
             tegrastatsBin,
-            shouldStop: () => stopRequested,
+            shouldStop: stopRequested,
             onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
             onInfo: (m) => {
               if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
@@ -644,13 +695,13 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       );
       progress.done();
       runs.push(result);
-      if (json) files.push(json);
+      if (json && !jsonToStdout) files.push(json);
       if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
       if (!o.quiet) {
         // the table and the summary are the result: stdout (so `infer ... > out.txt` keeps them), unless the JSON goes there
         (jsonToStdout ? process.stderr : process.stdout).write(`${fitText(formatSummary(result))}\n`);
         if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
-        if (json) process.stderr.write(`wrote ${json}\n`);
+        if (json && !jsonToStdout) process.stderr.write(`wrote ${json}\n`);
       }
     }
     const result = runs[runs.length - 1];
@@ -665,12 +716,12 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
         writeOutput(o.json, `${JSON.stringify(set, null, 2)}\n`);
         if (!o.quiet) process.stderr.write(`wrote ${o.json} (the spread of ${set.runs} runs)\n`);
       }
-    } else if (jsonToStdout) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    return stopRequested || result.interrupted ? 130 : 0;
+    }
+    return stopRequested() || result.interrupted ? 130 : 0;
   } catch (e) {
     progress.done();
     return handleError(e, program);
   } finally {
-    for (const s of SIGNALS) process.off(s, onSignal);
+    signals.release();
   }
 }

@@ -37,6 +37,13 @@ export function progressLine(p: ProgressState, columns: number, elapsedMs: numbe
 }
 
 export function createProgress(enabled: boolean, stream: NodeJS.WriteStream = process.stderr): Progress {
+  // JETPROF_PROGRESS=lines: a plain `progress: frame N/M ...` line per frame, TTY or not, --quiet or not (for a
+  // parent that waits on frames having run: jetprof's own tests, a script that watches a long run)
+  if (process.env.JETPROF_PROGRESS === 'lines')
+    return {
+      update: (p) => void stream.write(`progress: ${progressLine(p, 1000, 0)}\n`),
+      done() {},
+    };
   if (!enabled || !stream.isTTY) return { update() {}, done() {} };
   let last = 0;
   let latest: ProgressState | undefined;

@@ -13,7 +13,7 @@
  */
 import onnxProto from 'onnx-proto';
 import { JetprofError } from '../util/errors.ts';
-import { type Activation, type DarknetCfg, layerShapes } from './cfg.ts';
+import { type Activation, type ConvLayer, type DarknetCfg, layerShapes, type RouteLayer } from './cfg.ts';
 import { METADATA_KEY, type YoloHead, type YoloModelInfo } from './metadata.ts';
 import type { DarknetWeights } from './weights.ts';
 
@@ -124,42 +124,12 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     const id = `l${l.index}_${l.kind}`;
     let out: string;
     switch (l.kind) {
-      case 'convolutional': {
-        const w = weights.convs.get(l.index);
-        if (!w) throw new Error(`no weights for layer ${l.index}`);
-        const folded = foldBatchNorm(w.weights, w.biases, w.bn);
-        const wName = `${id}.weight`;
-        const bName = `${id}.bias`;
-        g.initializers.push(floatTensor(wName, [l.filters, prevChannels / l.groups, l.size, l.size], folded.weights));
-        g.initializers.push(floatTensor(bName, [l.filters], folded.bias));
-        const p = l.padding;
-        const conv = g.node(
-          'Conv',
-          [prev, wName, bName],
-          [
-            ints('kernel_shape', [l.size, l.size]),
-            ints('strides', [l.stride, l.stride]),
-            ints('pads', [p, p, p, p]),
-            ints('dilations', [1, 1]),
-            int('group', l.groups),
-          ],
-          l.activation === 'linear' ? id : `${id}_conv`,
-        );
-        out = g.activation(conv, l.activation, id);
+      case 'convolutional':
+        out = convolution(g, l, id, prev, prevChannels, weights);
         break;
-      }
-      case 'route': {
-        const parts = l.layers.map((src) => {
-          if (l.groups === 1) return tensorOf[src];
-          const c = shapes[src].c / l.groups;
-          const starts = g.constantInt64(`${id}_from${src}_starts`, [l.groupId * c]);
-          const ends = g.constantInt64(`${id}_from${src}_ends`, [(l.groupId + 1) * c]);
-          const axes = g.constantInt64(`${id}_from${src}_axes`, [1]);
-          return g.node('Slice', [tensorOf[src], starts, ends, axes], [], `${id}_slice${src}`);
-        });
-        out = parts.length === 1 ? parts[0] : g.node('Concat', parts, [int('axis', 1)], id);
+      case 'route':
+        out = route(g, l, id, tensorOf, shapes);
         break;
-      }
       case 'maxpool': {
         const begin = Math.floor(l.padding / 2);
         const end = l.padding - begin;
@@ -240,6 +210,12 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     heads,
     source: options.source,
   };
+  return { bytes: encodeModel(cfg, g, info), info };
+}
+
+/** The graph and its metadata as ONNX bytes: opset 13, the input and every head with a symbolic batch dimension. */
+function encodeModel(cfg: DarknetCfg, g: GraphBuilder, info: YoloModelInfo): Uint8Array {
+  const { inputName, heads, classes } = info;
   // [batch, ...dims]: the first dimension symbolic (BATCH_DIM), the others fixed
   const valueInfo = (name: string, dims: number[]) => ({
     name,
@@ -268,7 +244,58 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
       output: heads.map((h) => valueInfo(h.output, [h.anchors.length * (5 + classes), h.gridH, h.gridW])),
     },
   });
-  return { bytes: onnx.ModelProto.encode(model).finish(), info };
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/** A convolution with its batch norm folded into the weights and bias, then its activation. */
+function convolution(
+  g: GraphBuilder,
+  l: ConvLayer,
+  id: string,
+  prev: string,
+  prevChannels: number,
+  weights: DarknetWeights,
+): string {
+  const w = weights.convs.get(l.index);
+  if (!w) throw new Error(`no weights for layer ${l.index}`);
+  const folded = foldBatchNorm(w.weights, w.biases, w.bn);
+  const wName = `${id}.weight`;
+  const bName = `${id}.bias`;
+  g.initializers.push(floatTensor(wName, [l.filters, prevChannels / l.groups, l.size, l.size], folded.weights));
+  g.initializers.push(floatTensor(bName, [l.filters], folded.bias));
+  const p = l.padding;
+  const conv = g.node(
+    'Conv',
+    [prev, wName, bName],
+    [
+      ints('kernel_shape', [l.size, l.size]),
+      ints('strides', [l.stride, l.stride]),
+      ints('pads', [p, p, p, p]),
+      ints('dilations', [1, 1]),
+      int('group', l.groups),
+    ],
+    l.activation === 'linear' ? id : `${id}_conv`,
+  );
+  return g.activation(conv, l.activation, id);
+}
+
+/** A route: the layers it names, concatenated on channels; with groups, the group's slice of each. */
+function route(
+  g: GraphBuilder,
+  l: RouteLayer,
+  id: string,
+  tensorOf: string[],
+  shapes: ReturnType<typeof layerShapes>,
+): string {
+  const parts = l.layers.map((src) => {
+    if (l.groups === 1) return tensorOf[src];
+    const c = shapes[src].c / l.groups;
+    const starts = g.constantInt64(`${id}_from${src}_starts`, [l.groupId * c]);
+    const ends = g.constantInt64(`${id}_from${src}_ends`, [(l.groupId + 1) * c]);
+    const axes = g.constantInt64(`${id}_from${src}_axes`, [1]);
+    return g.node('Slice', [tensorOf[src], starts, ends, axes], [], `${id}_slice${src}`);
+  });
+  return parts.length === 1 ? parts[0] : g.node('Concat', parts, [int('axis', 1)], id);
 }
 
 /** The name of the exported graph's symbolic batch dimension (ONNX Runtime's freeDimensionOverrides key). */

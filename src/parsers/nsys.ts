@@ -141,7 +141,11 @@ function convert(value: string, kind: Kind, key: string): NsysValue | undefined 
   if (value === '' || value === '-') return null;
   // nanosecond columns: whole numbers exact (through BigInt), nsys's averages, medians and deviations at the
   // precision it printed them (`3597504.7`)
-  if (key.endsWith('Ns')) return parseGroupedNs(value);
+  if (key.endsWith('Ns')) {
+    const ns = parseGroupedNs(value);
+    // a whole-number column (totals, minimums, maximums) holding a fraction is not what nsys prints: not a number
+    return kind === 'int' && ns !== undefined && !Number.isInteger(ns) ? undefined : ns;
+  }
   if (kind === 'int') return parseGroupedInteger(value);
   if (kind === 'float') return parseGroupedNumber(value);
   return value;

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { classifySource, sourceStem } from '../video/sources.ts';
+import { classifySource, type SourceArg, sourceStem } from '../video/sources.ts';
 import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
 import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
@@ -12,24 +12,35 @@ import { cocoResultsJson } from '../accuracy/detections-file.ts';
 import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
 import { type EngineSidecar, readEngineSidecar } from '../backends/engine-sidecar.ts';
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
-import type { PostprocessOptions } from '../detect/postprocess.ts';
 import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import { baseEnv } from '../platform/env.ts';
+import { baseEnv, type EnvInfo } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
-import { runFrameLoop } from './frame-loop.ts';
-import type { FrameLoopOptions } from './loop-io.ts';
+import type { FrameBoxes } from '../detect/types.ts';
+import type { LoopOptions } from './loop-io.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
-import { batchFigures, runMultiStreamLoop, type StreamSpec } from './multi-stream-loop.ts';
-import type { Nvtx } from './nvtx.ts';
-import { buildRunResult, defaultLabel, type Precision, type ProfilerName, type RunResult } from './run-result.ts';
+import { batchFigures, type LoopResult, runSequentialLoop } from './sequential-loop.ts';
+import {
+  buildRunResult,
+  defaultLabel,
+  type Precision,
+  type ProfilerName,
+  type RunFacts,
+  type RunResult,
+} from './run-result.ts';
 
-export interface InferOptions {
+/**
+ * The job's settings: which model, backend and session, and the loop's settings (LoopOptions, declared there once).
+ * The command line is mapped to these in one place (cli/infer-command.ts jobSettings).
+ */
+export interface InferOptions extends Omit<
+  LoopOptions,
+  'modelName' | 'keepBoxes' | 'shouldEnd' | 'streamColumn' | 'onFrame'
+> {
   backend: BackendName;
-  video: string;
   /** .onnx (onnx backend); with cfg+weights it is exported and cached beside the weights. */
   model?: string;
   cfg?: string;
@@ -43,64 +54,46 @@ export interface InferOptions {
   engine?: string;
   /** TensorRT plugin libraries (tensorrt_demos' libyolo_layer.so). */
   plugins?: string[];
-  /** Output video; null means --no-write; undefined means the default name. */
-  output?: string | null;
+  /** The run JSON: a path, `-` for stdout, undefined for none. */
   json?: string;
-  postprocess: PostprocessOptions;
-  letterbox: boolean;
   /** Names this run in reports; default from backend, precision, provider, loop and profiler. */
   label?: string;
   /** The profiler this process runs under (set by `jetprof profile`). */
   profiler?: ProfilerName;
-  frameSize?: [number, number];
-  maxFrames?: number;
-  warmupFrames: number;
   threads?: number;
   executionProvider: OnnxExecutionProvider;
   /** OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16. */
   fp16?: boolean;
   /** tegrastats beside the run: its path and interval (undefined: none). */
   tegrastats?: { bin: string; intervalMs: number };
-  /** Write every box here (COCO results), warm-up frames marked. */
-  detections?: string;
-  /** category_id as COCO's 1..90 ids instead of the class index. */
+  /** category_id as COCO's 1..90 ids instead of the class index (--detections). */
   cocoCategoryIds?: boolean;
-  /** true: the pipelined loop (stages overlap, ORT in a worker thread); false: the sequential loop. */
+  /** true: the pipelined loop (stages overlap, ORT in a worker thread), for one stream; false: the sequential loop. */
   pipeline: boolean;
-  /** Frames in flight in the pipelined loop (default 3). */
-  inFlight?: number;
-  /** Several streams in one run (sources, each possibly repeated by --streams), each with its output video. */
-  streams?: StreamSpec[];
-  /** --realtime: sources read at their frame rate (or `fps`, --source-fps), dropping what arrives while busy. */
-  realtime?: { fps?: number };
-  /** --perf-interval: each stream's FPS every `everyS` seconds (several streams). */
-  perf?: { everyS: number; onPerf: (line: string) => void };
-  /** --no-draw: frames written without boxes. */
-  draw?: boolean;
-  /** --interval K: the model runs on every (K+1)-th frame; an IoU tracker carries the boxes between. */
-  interval?: number;
-  /** --batch B: one frame from each of up to B streams through the model in one run (default 1). */
-  batch?: number;
-  /** --batch-timeout MS: with --realtime, how long a batch not yet full waits for frames to arrive. */
-  batchTimeoutMs?: number;
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
-  nvtx: Nvtx;
-  shouldStop: () => boolean;
   /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
   onWarning: (message: string) => void;
   /** Notes (which model file is used); hidden by --quiet. */
   onInfo?: (message: string) => void;
-  onFrame?: FrameLoopOptions['onFrame'];
+  onFrame?: LoopOptions['onFrame'];
+}
+
+/**
+ * Whether a run reports per-stream figures (the run JSON's `streams`, `batch`, `interval`): several streams, or one
+ * run with a multi-stream setting (--realtime, --perf-interval, --interval). Decided here only.
+ */
+export function reportsStreams(o: Pick<InferOptions, 'streams' | 'realtime' | 'perf' | 'interval'>): boolean {
+  return o.streams.length > 1 || !!o.realtime || !!o.perf || !!o.interval;
 }
 
 /**
  * `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them; for a stream or camera its short name
  * (rtsp://host/live -> live-onnx-detected.mp4); for a folder of images a folder `<folder>-<backend>-detected`.
  */
-export function defaultOutputPath(video: string, backend: BackendName): string {
-  const stem = `${sourceStem(video)}-${BACKENDS[backend].outputSuffix}-detected`;
-  return resolve(classifySource(video).kind === 'images' ? stem : `${stem}.mp4`);
+export function defaultOutputPath(video: string, backend: BackendName, arg: SourceArg = classifySource(video)): string {
+  const stem = `${sourceStem(video, arg)}-${BACKENDS[backend].outputSuffix}-detected`;
+  return resolve(arg.kind === 'images' ? stem : `${stem}.mp4`);
 }
 
 export function resolveModelPath(
@@ -194,7 +187,7 @@ export function checkBatchFits(
 ): void {
   const fixed = session.batchSize;
   if (fixed === 'dynamic' || fixed === batch) return;
-  const streams = o.streams?.length ?? 1;
+  const streams = o.streams.length;
   const setup = `this run batches ${batch} frame${batch === 1 ? '' : 's'} (${streams} stream${streams === 1 ? '' : 's'}${batch === streams ? '' : `, --batch ${batch}`})`;
   if (session.backend === 'tensorrt') {
     throw new JetprofError('BAD_OPTION', `${o.engine}: the engine runs batches of ${fixed}; ${setup}`, {
@@ -215,264 +208,297 @@ export function durationClock(ms: number, now: () => number = Date.now): () => b
   };
 }
 
-export async function runInference(o: InferOptions): Promise<RunResult> {
-  const startedAt = new Date().toISOString();
+/** The model a run uses: the engine's sidecar (read once), the ONNX or export that supplies the metadata, its facts. */
+function resolveModel(o: InferOptions) {
+  const onInfo = o.onInfo ?? (() => undefined);
   // the engine's sidecar, read once: the ONNX it was built from, its precision, the TensorRT that built it
   const sidecar = o.engine ? readEngineSidecar(o.engine) : undefined;
-  const modelPath = resolveModelPath(o, o.onInfo ?? (() => undefined), sidecar);
+  const modelPath = resolveModelPath(o, onInfo, sidecar);
   const model = readModelInfo(modelPath);
-  const batch = o.batch ?? 1;
   // an ONNX with a fixed batch is refused before anything loads (an engine's batch is known once it is open)
   if (o.backend === 'onnx' || (o.backend === 'opencv' && !darknetImporter(o)))
-    checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, batch, o, modelPath);
+    checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, o.batch ?? 1, o, modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
-    (o.onInfo ?? (() => undefined))(
+    onInfo(
       'WARNING: this model was made from RANDOM weights (jetprof make-weights): its detections are meaningless; the timings are real',
     );
   }
-  const output = o.output === null ? undefined : (o.output ?? defaultOutputPath(o.video, o.backend));
+  return { sidecar, modelPath, model };
+}
+
+type ResolvedModel = ReturnType<typeof resolveModel>;
+
+/** The backend's session, its load timed inside a `model-load` NVTX range; a batch the session cannot run is refused. */
+async function openTimedSession(o: InferOptions, m: ResolvedModel) {
   loadOpenCv(); // fail early, before the model load is timed
   o.nvtx.push('model-load');
   const t0 = process.hrtime.bigint();
   let session: DetectorSession;
   try {
-    session = await openSession(o, modelPath, model, sidecar);
+    session = await openSession(o, m.modelPath, m.model, m.sidecar);
   } finally {
     o.nvtx.pop();
   }
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   try {
-    checkBatchFits(session, batch, o, modelPath);
+    checkBatchFits(session, o.batch ?? 1, o, m.modelPath);
   } catch (e) {
     await session.dispose();
     throw e;
   }
-  const tegrastats = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
-  try {
-    const loopOptions = {
-      inFlight: o.inFlight,
-      videoPath: o.video,
-      modelName: o.engine ?? modelPath,
-      outputPath: output,
-      frameSize: o.frameSize,
-      letterbox: o.letterbox,
-      postprocess: o.postprocess,
-      keepBoxes: !!o.detections,
-      maxFrames: o.maxFrames,
-      warmupFrames: o.warmupFrames,
-      nvtx: o.nvtx,
-      shouldStop: o.shouldStop,
-      // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
-      shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
-      onFrame: o.onFrame,
-      draw: o.draw,
-    };
-    // several streams: one turn-taking loop over all of them; one stream: the loop --pipeline chose
-    const multi =
-      o.streams && (o.streams.length > 1 || o.realtime || o.perf || o.interval)
-        ? await runMultiStreamLoop(session, model, {
-            ...loopOptions,
-            streams: o.streams,
-            realtime: o.realtime,
-            perf: o.perf,
-            interval: o.interval,
-            batch,
-            batchTimeoutMs: o.batchTimeoutMs,
-          })
-        : undefined;
-    const loop = multi
-      ? {
-          tally: multi.tally,
-          video: multi.first.video,
-          frameSize: multi.first.frameSize,
-          output: undefined,
-          framesRead: multi.framesRead,
-          interrupted: multi.interrupted,
-          endOfStream: false,
-        }
-      : await (o.pipeline ? runPipelinedLoop : runFrameLoop)(session, model, loopOptions);
-    if (loop.tally.frames === 0 && loop.interrupted) {
-      throw new JetprofError(
-        'INTERRUPTED',
-        `${o.video}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`,
-        {
-          exitCode: 130,
-        },
-      );
-    }
-    if (loop.tally.frames === 0 && !loop.interrupted) {
-      throw new JetprofError(
-        'BAD_VIDEO',
-        `${o.video}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`,
-        {
-          suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})`,
-        },
-      );
-    }
-    if (loop.video.rotation) {
+  return { session, modelLoadMs };
+}
+
+/** The loop: pipelined for one stream when asked (--pipeline), else the sequential loop, for one stream or many. */
+function runLoop(o: InferOptions, session: DetectorSession, m: ResolvedModel): Promise<LoopResult> {
+  const multi = reportsStreams(o);
+  const loopOptions: LoopOptions = {
+    ...o,
+    modelName: o.engine ?? m.modelPath,
+    keepBoxes: o.streams.some((s) => s.detectionsPath),
+    // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
+    shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
+    streamColumn: multi,
+  };
+  return (o.pipeline && !multi ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions);
+}
+
+/** A run that measured no frame is an error, whichever way it ended; its output files were left as they were. */
+function requireMeasured(o: InferOptions, loop: LoopResult): void {
+  const what = o.streams.map((s) => s.source).join(', ');
+  if (loop.tally.frames > 0) return;
+  if (loop.interrupted)
+    throw new JetprofError(
+      'INTERRUPTED',
+      `${what}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`,
+      { exitCode: 130 },
+    );
+  throw new JetprofError(
+    'BAD_VIDEO',
+    `${what}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`,
+    { suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})` },
+  );
+}
+
+/** What the user should know about each stream, said the same way whichever loop ran: one warning each. */
+function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
+  const several = loop.streams.length > 1;
+  for (const s of loop.streams) {
+    const src = s.record.source;
+    const who = several ? `stream ${s.record.index} (${src})` : src;
+    if (s.video.rotation)
       o.onWarning(
-        `${o.video}: carries rotation metadata (${loop.video.rotation}°, a phone video?): its frames were read as stored, not turned (OpenCV 4.6 turns some the wrong way); for upright frames, re-encode with the rotation applied: ffmpeg -i ${o.video} -c:v libx264 upright.mp4`,
+        `${who}: carries rotation metadata (${s.video.rotation}°, a phone video?): its frames were read as stored, not turned (OpenCV 4.6 turns some the wrong way); for upright frames, re-encode with the rotation applied: ffmpeg -i ${src} -c:v libx264 upright.mp4`,
       );
-    }
-    const out = loop.output;
-    if (out?.width && out.height && (out.width !== loop.frameSize[0] || out.height !== loop.frameSize[1])) {
+    const out = s.record.output;
+    const [w, h] = s.frameSize;
+    if (out?.width && out.height && (out.width !== w || out.height !== h))
       o.onWarning(
-        `${out.path}: written at ${out.width}x${out.height}, not the ${loop.frameSize[0]}x${loop.frameSize[1]} of the frames (${out.codec} encodes even sizes only; the run JSON records both); --frame-size ${loop.frameSize[0] - (loop.frameSize[0] % 2)}x${loop.frameSize[1] - (loop.frameSize[1] % 2)} writes the frames as measured`,
+        `${out.path}: written at ${out.width}x${out.height}, not the ${w}x${h} of the frames (${out.codec} encodes even sizes only; the run JSON records both); --frame-size ${w - (w % 2)}x${h - (h % 2)} writes the frames as measured`,
       );
-    }
-    const declared = loop.video.frameCount;
-    if (
-      !multi &&
+    const declared = s.video.frameCount;
+    const cut =
       !loop.interrupted &&
+      !s.live &&
+      s.record.endedEarly === undefined &&
       declared > 0 &&
-      loop.framesRead < declared &&
-      (o.maxFrames === undefined || loop.framesRead < o.maxFrames)
-    ) {
+      s.framesRead < declared &&
+      (o.maxFrames === undefined || s.framesRead < o.maxFrames) &&
+      o.durationS === undefined;
+    if (cut)
       o.onWarning(
-        `${o.video}: the stream ended after ${loop.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${loop.framesRead} decoded`,
+        `${who}: the stream ended after ${s.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${s.framesRead} decoded`,
       );
-    }
-    // A live source (stream, camera) that stops sending is not a normal end: say when and why, here and in the JSON.
-    const live = !['file', 'images'].includes(classifySource(o.video).kind);
-    const endedEarly =
-      live && loop.endOfStream && !loop.interrupted
-        ? {
-            afterS: Number(((loop.tally.lastEndMs ?? 0) / 1000).toFixed(3)),
-            framesRead: loop.framesRead,
-            reason: 'the source stopped sending frames (it closed, or the connection dropped)',
-          }
-        : undefined;
-    if (endedEarly)
+    const early = s.record.endedEarly;
+    if (early)
       o.onWarning(
-        `${o.video}: ${endedEarly.reason} after ${endedEarly.afterS.toFixed(1)} s and ${endedEarly.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`,
+        `${who}: ${early.reason} after ${(s.lastEndMs / 1000).toFixed(1)} s and ${early.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`,
       );
-    const cv = loadOpenCv();
-    const env = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
-    if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
-    else if (o.backend === 'tensorrt')
-      Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
-    const precision: Precision =
-      o.backend === 'tensorrt'
-        ? sidecar?.precision || 'unknown'
-        : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda'
-          ? 'fp16'
-          : 'fp32';
-    const setupBase = {
-      executionProvider: session.executionProvider,
-      precision,
-      // several streams: one sequential loop of batches (multi-stream-loop.ts)
-      loop: o.pipeline && !multi ? ('pipelined' as const) : ('sequential' as const),
-      ...(o.pipeline && !multi ? { inFlight: o.inFlight ?? 3 } : {}),
-      profiler: o.profiler ?? 'none',
-    };
-    const onCpu = session.executionProvider === 'cpu';
-    const { tally } = loop;
-    const result = buildRunResult(tally.measured, tally.warmup, {
-      backend: o.backend,
-      backendDetail: session.description,
-      setup: {
-        label:
-          o.label ??
-          defaultLabel(o.backend, setupBase, {
-            count: o.streams?.length ?? 1,
-            interval: o.interval ?? 0,
-            batch,
-          }),
-        ...setupBase,
-        device: onCpu ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
-      },
-      model: {
-        path: o.engine ?? modelPath,
-        inputWidth: model.inputWidth,
-        inputHeight: model.inputHeight,
-        classes: model.classes,
-        labels: model.labels,
-        sha256: sha256File(o.engine ?? modelPath),
-        onnxSha256: o.engine ? engineOnnxSha(sidecar, modelPath) : sha256File(modelPath),
-        ...(model.source?.generatedWeights ? { generatedWeights: true } : {}),
-      },
-      video: {
-        path: o.video,
-        width: loop.video.width,
-        height: loop.video.height,
-        fps: loop.video.fps,
-        frameCount: loop.video.frameCount,
-        ...(loop.video.rotation ? { rotation: loop.video.rotation } : {}),
-      },
-      output: loop.output,
-      frameSize: loop.frameSize,
-      letterbox: o.letterbox,
-      modelLoadMs,
-      firstFrameMs: tally.firstFrameMs,
-      postprocess: {
-        conf: o.postprocess.confThreshold,
-        nms: o.postprocess.nmsThreshold,
-        nmsKind: o.postprocess.nmsKind,
-        classMode: o.postprocess.classMode,
-        maxCandidates: o.postprocess.maxCandidates,
-        maxDet: o.postprocess.maxDet,
-        framesCandidatesCapped: tally.framesCandidatesCapped,
-        framesDetectionsCapped: tally.framesDetectionsCapped,
-        maxCandidatesSeen: tally.maxCandidates,
-      },
-      detections: { total: tally.total, perClass: tally.perClass },
-      nvtx: o.nvtx.enabled,
-      env,
-      startedAt,
-      interrupted: loop.interrupted,
-    });
-    if (endedEarly) result.endedEarly = endedEarly;
-    if (multi) {
-      // the run's top-level figures are over every stream: end-to-end FPS is the aggregate (all frames / wall time)
-      result.streams = multi.streams;
-      result.aggregateFps = result.endToEndFps;
-      result.batch = batch;
-      const figures = batchFigures(multi.batches);
-      if (figures) result.batches = figures;
-      result.interval = o.interval ?? 0;
-      result.inferredFrames = multi.inferredFrames;
-      for (const s of multi.streams) {
-        if (s.endedEarly)
-          o.onWarning(
-            `stream ${s.index} (${s.source}): ${s.endedEarly.reason}, after ${s.endedEarly.framesRead} frames`,
-          );
-      }
-    }
-    if (tegrastats && o.tegrastats) {
-      const lines = await tegrastats.stop();
-      const origin = tally.originNs ?? process.hrtime.bigint();
-      const series = emptySeries(o.tegrastats.intervalMs);
-      for (const l of lines) addLine(series, Number(l.tNs - origin) / 1e6, l.line);
-      const pf = result.perFrame!;
-      const summary = summarizeSeries(series, {
-        startMs: pf.startMs[0] ?? 0,
-        endMs: pf.endMs[pf.endMs.length - 1] ?? 0,
-        frames: result.frames,
-      });
-      result.tegrastats = { command: tegrastats.command, series, summary };
-      if (series.diagnostics.length)
-        o.onWarning(
-          `tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`,
-        );
-    }
-    const categoryIds = o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined;
-    const fromJson = (path: string) => relative(o.json ? dirname(resolve(o.json)) : process.cwd(), resolve(path));
-    if (multi && o.streams && o.streams.length > 1) {
-      // several streams: one COCO results file per stream (each stream counts its own frames)
-      for (const [i, spec] of o.streams.entries()) {
-        if (!spec.detectionsPath) continue;
-        writeOutput(spec.detectionsPath, cocoResultsJson(multi.boxes[i], categoryIds));
-        multi.streams[i].detectionsFile = fromJson(spec.detectionsPath);
-      }
-    } else if (o.detections) {
-      writeOutput(o.detections, cocoResultsJson(multi ? multi.boxes[0] : tally.boxes, categoryIds));
-      result.detectionsFile = fromJson(o.detections);
-    }
-    if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
+  }
+}
+
+/** The run's setup: what ran the model, in which precision and loop, under which profiler; its label. */
+function runSetup(o: InferOptions, session: DetectorSession, m: ResolvedModel, env: EnvInfo): RunFacts['setup'] {
+  const precision: Precision =
+    o.backend === 'tensorrt'
+      ? m.sidecar?.precision || 'unknown'
+      : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda'
+        ? 'fp16'
+        : 'fp32';
+  const pipelined = o.pipeline && !reportsStreams(o);
+  const setupBase = {
+    executionProvider: session.executionProvider,
+    precision,
+    loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
+    ...(pipelined ? { inFlight: o.inFlight ?? 3 } : {}),
+    profiler: o.profiler ?? 'none',
+  };
+  const batch = o.batch ?? 1;
+  return {
+    label: o.label ?? defaultLabel(o.backend, setupBase, { count: o.streams.length, interval: o.interval ?? 0, batch }),
+    ...setupBase,
+    device:
+      session.executionProvider === 'cpu' ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
+  };
+}
+
+/** The machine and library versions the run records. */
+function runEnv(o: InferOptions, session: DetectorSession): EnvInfo {
+  const cv = loadOpenCv();
+  const env: EnvInfo = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
+  if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
+  else if (o.backend === 'tensorrt') Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
+  return env;
+}
+
+/** tegrastats' samples on the run's clock and their summary over the measured frames. */
+async function tegrastatsRecord(
+  o: InferOptions,
+  runner: ReturnType<typeof startTegrastats> | undefined,
+  loop: LoopResult,
+): Promise<RunFacts['tegrastats']> {
+  if (!runner || !o.tegrastats) return undefined;
+  const lines = await runner.stop();
+  const origin = loop.tally.originNs ?? process.hrtime.bigint();
+  const series = emptySeries(o.tegrastats.intervalMs);
+  for (const l of lines) addLine(series, Number(l.tNs - origin) / 1e6, l.line);
+  const pf = loop.tally.measured;
+  const summary = summarizeSeries(series, {
+    startMs: pf.startMs[0] ?? 0,
+    endMs: pf.endMs[pf.endMs.length - 1] ?? 0,
+    frames: pf.index.length,
+  });
+  if (series.diagnostics.length)
+    o.onWarning(
+      `tegrastats printed ${series.diagnostics.length} line(s) that are not its statistics (kept in the run JSON), e.g. ${series.diagnostics[0].line.slice(0, 80)}`,
+    );
+  return { command: runner.command, series, summary };
+}
+
+/** Every fact of the run JSON, gathered in one place and built once (run-result.ts buildRunResult). */
+function assembleRun(
+  o: InferOptions,
+  m: ResolvedModel,
+  session: DetectorSession,
+  loop: LoopResult,
+  extra: { startedAt: string; modelLoadMs: number; tegrastats: RunFacts['tegrastats'] },
+): RunResult {
+  const env = runEnv(o, session);
+  const { tally } = loop;
+  const [first] = loop.streams;
+  const multi = reportsStreams(o);
+  const batches = batchFigures(loop.batches);
+  const sourceEnd = first.record.endedEarly;
+  return buildRunResult(tally.measured, tally.warmup, {
+    backend: o.backend,
+    backendDetail: session.description,
+    setup: runSetup(o, session, m, env),
+    model: {
+      path: o.engine ?? m.modelPath,
+      inputWidth: m.model.inputWidth,
+      inputHeight: m.model.inputHeight,
+      classes: m.model.classes,
+      labels: m.model.labels,
+      sha256: sha256File(o.engine ?? m.modelPath),
+      onnxSha256: o.engine ? engineOnnxSha(m.sidecar, m.modelPath) : sha256File(m.modelPath),
+      ...(m.model.source?.generatedWeights ? { generatedWeights: true } : {}),
+    },
+    video: {
+      path: o.streams[0].source,
+      width: first.video.width,
+      height: first.video.height,
+      fps: first.video.fps,
+      frameCount: first.video.frameCount,
+      ...(first.video.rotation ? { rotation: first.video.rotation } : {}),
+    },
+    // one stream: its output is the run's; several: each stream's is in its record
+    output: multi ? undefined : first.record.output,
+    frameSize: first.frameSize,
+    letterbox: o.letterbox,
+    modelLoadMs: extra.modelLoadMs,
+    firstFrameMs: tally.firstFrameMs,
+    postprocess: {
+      conf: o.postprocess.confThreshold,
+      nms: o.postprocess.nmsThreshold,
+      nmsKind: o.postprocess.nmsKind,
+      classMode: o.postprocess.classMode,
+      maxCandidates: o.postprocess.maxCandidates,
+      maxDet: o.postprocess.maxDet,
+      framesCandidatesCapped: tally.framesCandidatesCapped,
+      framesDetectionsCapped: tally.framesDetectionsCapped,
+      maxCandidatesSeen: tally.maxCandidates,
+    },
+    detections: { total: tally.total, perClass: tally.perClass },
+    nvtx: o.nvtx.enabled,
+    env,
+    startedAt: extra.startedAt,
+    interrupted: loop.interrupted,
+    // one stream that ended early says when, at the top: a live source that stopped sending
+    ...(o.streams.length === 1 && sourceEnd
+      ? {
+          endedEarly: {
+            afterS: Number((first.lastEndMs / 1000).toFixed(3)),
+            framesRead: sourceEnd.framesRead,
+            reason: sourceEnd.reason,
+          },
+        }
+      : {}),
+    ...(multi
+      ? {
+          streams: loop.streams.map((s) => s.record),
+          batch: o.batch ?? 1,
+          ...(batches ? { batches } : {}),
+          interval: o.interval ?? 0,
+          inferredFrames: loop.inferredFrames,
+        }
+      : {}),
+    ...(extra.tegrastats ? { tegrastats: extra.tegrastats } : {}),
+  });
+}
+
+/**
+ * The run's files, written by this one writer: each stream's detections (COCO results; their paths recorded relative
+ * to the run JSON), then the run JSON itself (a path, or `-` for stdout).
+ */
+export function writeRunFiles(
+  o: Pick<InferOptions, 'json' | 'streams' | 'cocoCategoryIds'>,
+  result: RunResult,
+  boxes: FrameBoxes[][],
+): void {
+  const categoryIds = o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined;
+  const base = o.json && o.json !== '-' ? dirname(resolve(o.json)) : process.cwd();
+  for (const [i, spec] of o.streams.entries()) {
+    if (!spec.detectionsPath) continue;
+    writeOutput(spec.detectionsPath, cocoResultsJson(boxes[i] ?? [], categoryIds));
+    const file = relative(base, resolve(spec.detectionsPath));
+    // one stream: the run's file; several: each stream's, in its record
+    if (o.streams.length > 1 && result.streams) result.streams[i].detectionsFile = file;
+    else result.detectionsFile = file;
+  }
+  if (o.json === '-') process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/**
+ * The `infer` job, step by step as a frame's data flows: resolve the model, open the session, run the loop, check
+ * something was measured, say what the user should know about each stream, assemble the run JSON, write the files.
+ */
+export async function runInference(o: InferOptions): Promise<RunResult> {
+  const startedAt = new Date().toISOString();
+  const m = resolveModel(o);
+  const { session, modelLoadMs } = await openTimedSession(o, m);
+  const runner = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
+  try {
+    const loop = await runLoop(o, session, m);
+    requireMeasured(o, loop);
+    warnAboutStreams(o, loop);
+    const tegrastats = await tegrastatsRecord(o, runner, loop);
+    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats });
+    writeRunFiles(o, result, loop.boxes);
     return result;
   } finally {
-    await tegrastats?.stop();
+    await runner?.stop();
     await session.dispose();
   }
 }

@@ -1,7 +1,7 @@
 /**
- * What both frame loops share, so that they are peers: the options and result, opening the source, the geometry and
- * the output (closed on failure), reading one frame inside its NVTX ranges (with the end-of-stream rule that keeps
- * the instance counts equal to the frames), preprocessing, drawing, and finishing the output.
+ * What the frame loops share, so that they are peers: their options (declared once), opening each stream's source,
+ * geometry and output (closed on failure), reading one frame inside its NVTX ranges (with the end-of-stream rule that
+ * keeps the instance counts equal to the frames), preprocessing and drawing. A frame's tail is frame-tail.ts.
  */
 import { drawDetections, drawOverlay } from '../detect/draw.ts';
 import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
@@ -9,25 +9,40 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { createImageFolderSink, createVideoSink, type VideoSink, type VideoSource } from '../video/io.ts';
-import { openSource } from '../video/sources.ts';
+import { createImageFolderSink, createVideoSink, type VideoSink } from '../video/io.ts';
+import { openSource, type SourceArg } from '../video/sources.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
-import { LoopTally } from './loop-tally.ts';
+import type { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 
-export interface FrameLoopOptions {
-  videoPath: string;
+/** One source of a run and where its results go. */
+export interface StreamSpec {
+  source: string;
+  /** What the source names, classified once where the run's sources are read from the command line. */
+  arg: SourceArg;
+  /** Its annotated video (or image folder); undefined with --no-write. */
+  outputPath?: string;
+  /** --detections: its boxes as COCO results (image_id = its frame index). */
+  detectionsPath?: string;
+}
+
+/**
+ * What a frame loop is asked to do: every setting of the loops, declared once (the job's options, infer.ts, take
+ * these; stream-reads.ts takes the few it needs).
+ */
+export interface LoopOptions {
+  /** The sources, one or more; each its own stream with its own output. */
+  streams: StreamSpec[];
   /** The model file, named in errors (NaN outputs). */
   modelName?: string;
-  /** Where to write the annotated video; undefined writes nothing (--no-write). */
-  outputPath?: string;
-  /** Resize frames to this size first (the lab used 960x540); default: the video's size. */
+  /** Resize frames to this size first (the lab used 960x540); default: the source's size. */
   frameSize?: [number, number];
   letterbox: boolean;
   postprocess: PostprocessOptions;
   /** Keep every box of every frame (for --detections). */
   keepBoxes?: boolean;
+  /** Frames per stream at most (warm-up included). */
   maxFrames?: number;
   warmupFrames: number;
   nvtx: Nvtx;
@@ -37,18 +52,25 @@ export interface FrameLoopOptions {
   shouldEnd?: () => boolean;
   /** --no-draw: write the frames without boxes or overlay (default: draw). */
   draw?: boolean;
+  /** After each frame: frames done over all streams, and the run's figures so far (the progress line). */
   onFrame?: (p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }) => void;
-}
-
-export interface FrameLoopResult {
-  tally: LoopTally;
-  video: VideoSource['info'];
-  frameSize: [number, number];
-  output?: { path: string; codec: string; width?: number; height?: number };
-  framesRead: number;
-  interrupted: boolean;
-  /** The source gave no more frames (the end of a file; for a live source, it stopped or the connection dropped). */
-  endOfStream?: boolean;
+  /** The pipelined loop: frames between the start of their read and the end of their write (default 3). */
+  inFlight?: number;
+  /**
+   * --realtime: files read at their frame rate (or `fps`, --source-fps), as a camera delivers them: a frame that
+   * arrives while the loop is busy is replaced by the next one and counted as dropped, as a live source drops it.
+   */
+  realtime?: { fps?: number };
+  /** --interval K: the model runs on every (K+1)-th frame of a stream; an IoU tracker carries the boxes between. */
+  interval?: number;
+  /** --batch B: one frame from each of up to B streams through the model in one run (default 1). */
+  batch?: number;
+  /** --batch-timeout MS: how long a batch not yet full waits for frames (default: one frame time of the fastest source). */
+  batchTimeoutMs?: number;
+  /** --perf-interval: each stream's FPS every `everyS` seconds (deepstream-app's **PERF lines). */
+  perf?: { everyS: number; onPerf: (line: string) => void };
+  /** Each frame records the stream it came from (the run reports per-stream figures). */
+  streamColumn?: boolean;
 }
 
 /**
@@ -148,10 +170,10 @@ export async function readNextFrame(
   return { frame, frameRange };
 }
 
-/** What both loops open first: OpenCV, the video, the frame geometry, and the output video (closed on failure). */
-export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
+/** What a loop opens for each stream: OpenCV, the source, the frame geometry, the postprocessor and the output (closed on failure). */
+export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpec) {
   const cv = loadOpenCv();
-  const source = openSource(o.videoPath, cv);
+  const source = openSource(spec.source, cv, spec.arg);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
   const resize: [number, number] | undefined =
     frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
@@ -159,57 +181,44 @@ export function openLoopIo(model: YoloModelInfo, o: FrameLoopOptions) {
   const post = new Postprocessor(model, g, o.postprocess, o.modelName);
   let sink: VideoSink | undefined;
   try {
-    sink = !o.outputPath
+    sink = !spec.outputPath
       ? undefined
       : source.kind === 'images'
-        ? createImageFolderSink(o.outputPath, source.names ?? [], cv)
-        : createVideoSink(o.outputPath, source.info.fps, frameW, frameH, cv);
+        ? createImageFolderSink(spec.outputPath, source.names ?? [], cv)
+        : createVideoSink(spec.outputPath, source.info.fps, frameW, frameH, cv);
   } catch (e) {
     source.close();
     throw e;
   }
-  return { cv, source, frameW, frameH, resize, g, sink, post, draw: o.draw !== false };
+  return { spec, cv, source, frameW, frameH, resize, g, sink, post, draw: o.draw !== false };
 }
 
 export type LoopIo = ReturnType<typeof openLoopIo>;
+
+/** Every stream's io, in order; a failure closes the ones already open. */
+export function openStreams(model: YoloModelInfo, o: LoopOptions): LoopIo[] {
+  const ios: LoopIo[] = [];
+  try {
+    for (const spec of o.streams) ios.push(openLoopIo(model, o, spec));
+  } catch (e) {
+    abortStreams(ios);
+    throw e;
+  }
+  return ios;
+}
+
+/** After a failure: every output dropped (the previous files stay as they were), every source closed. */
+export function abortStreams(ios: readonly LoopIo[]): void {
+  for (const io of ios) {
+    io.sink?.abort();
+    io.source.close();
+  }
+}
 
 export function noFrameDecoded(videoPath: string): JetprofError {
   return new JetprofError('BAD_VIDEO', `${videoPath}: no frame could be decoded (empty video or unsupported codec)`, {
     suggestion: 'check it with `ffprobe`; re-encode with `ffmpeg -i IN -c:v libx264 OUT.mp4`',
   });
-}
-
-/**
- * After a loop that ran without error: closes the video, finishes the output. A run that measured no frame (all
- * warm-up, or stopped before the first measured one) fails or measured nothing: its video is dropped, so the file
- * under the final name stays as it was.
- */
-export async function finishLoop(
-  io: LoopIo,
-  tally: LoopTally,
-  frames: number,
-  interrupted: boolean,
-): Promise<FrameLoopResult> {
-  const { source, sink } = io;
-  source.close();
-  const keep = frames > 0 && tally.frames > 0;
-  if (sink && keep) await sink.finish();
-  else sink?.abort();
-  return {
-    tally,
-    video: source.info,
-    frameSize: [io.frameW, io.frameH],
-    output:
-      sink && keep
-        ? {
-            path: sink.path,
-            codec: sink.codec,
-            ...(sink.written ? { width: sink.written.width, height: sink.written.height } : {}),
-          }
-        : undefined,
-    framesRead: frames,
-    interrupted,
-  };
 }
 
 /** Draws the boxes and the FPS overlay when a video is written; returns the time it took (ms). */

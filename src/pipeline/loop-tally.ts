@@ -1,11 +1,10 @@
 /**
- * What both frame loops count: one record per frame into the per-frame columns (warm-up frames in columns of their
+ * What the frame loops count: one record per frame into the per-frame columns (warm-up frames in columns of their
  * own), detections per class, and how often a postprocess cap bound. Warm-up frames (index < warmupFrames) are kept
  * apart and enter no statistic.
  */
 import type { InferenceResult } from '../backends/types.ts';
 import type { FramePostprocess } from '../detect/postprocess.ts';
-import type { FrameBoxes } from '../detect/types.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
@@ -42,13 +41,9 @@ export class LoopTally {
   private origin: bigint | undefined;
   private inferenceMs = 0;
 
-  /** Every box of every frame, warm-up included (kept for --detections only). */
-  readonly boxes: FrameBoxes[] = [];
-
   constructor(
     private readonly warmupFrames: number,
     private readonly labels: readonly string[],
-    private readonly keepBoxes = false,
   ) {}
 
   get frames(): number {
@@ -101,8 +96,6 @@ export class LoopTally {
     p.endMs.push(at(clock.tEnd));
     p.drawMs.push(roundMs(clock.drawMs));
     p.candidates.push(post.candidates);
-    if (this.keepBoxes)
-      this.boxes.push({ index: clock.index, warmup: clock.index < this.warmupFrames, detections: post.detections });
     if (result.device) {
       (p.h2dMs ??= []).push(roundMs(result.device.h2dMs));
       (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));

@@ -12,25 +12,22 @@
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import type { Mat } from '../video/opencv.ts';
+import { finishFrame, finishStreams, type StreamState, type TailContext } from './frame-tail.ts';
 import {
-  drawFrame,
-  finishLoop,
-  type FrameLoopOptions,
-  type FrameLoopResult,
+  abortStreams,
+  type LoopIo,
+  type LoopOptions,
   noFrameDecoded,
-  openLoopIo,
+  openStreams,
   preprocessFrame,
   rangeName,
+  type RangeOps,
   readNextFrame,
   startEndRanges,
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
+import type { LoopResult } from './sequential-loop.ts';
 import { nsToMs } from './stages.ts';
-
-export interface PipelineOptions extends FrameLoopOptions {
-  /** Frames between the start of their read and the end of their write; default 3. */
-  inFlight?: number;
-}
 
 /** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */
 class Slots {
@@ -87,66 +84,94 @@ interface InFlight {
   result?: InferenceResult;
 }
 
+/** One stream (the job runs several through the sequential loop), its stages overlapping. */
 export async function runPipelinedLoop(
   session: DetectorSession,
   model: YoloModelInfo,
-  o: PipelineOptions,
-): Promise<FrameLoopResult> {
-  const io = openLoopIo(model, o);
-  const { cv, source, resize, g, sink } = io;
-  const { nvtx } = o;
-  const ranges = startEndRanges(nvtx);
-  const slots = new Slots(Math.max(1, o.inFlight ?? 3));
-  const toInfer = new Channel<InFlight>();
-  const toWrite = new Channel<InFlight>();
-  const tally = new LoopTally(o.warmupFrames, model.labels, o.keepBoxes);
-  const totalFrames = o.maxFrames
-    ? Math.min(o.maxFrames, source.info.frameCount || o.maxFrames)
-    : source.info.frameCount;
-  let framesRead = 0;
-  let framesWritten = 0;
-  let interrupted = false;
-  let failure: unknown;
-  const fail = (e: unknown) => {
-    failure ??= e;
-    slots.open();
-  };
+  o: LoopOptions,
+): Promise<LoopResult> {
+  const run = new PipelinedRun(session, model, o);
+  await Promise.all([run.readStage(), run.inferStage(), run.writeStage()]);
+  return run.finish();
+}
 
-  let endOfStream = false;
-  const readStage = async () => {
+/** The three stages of one pipelined run and what they share: the slots, the two channels, the tally, the failure. */
+class PipelinedRun {
+  private readonly ios: LoopIo[];
+  private readonly ranges: RangeOps;
+  private readonly slots: Slots;
+  private readonly toInfer = new Channel<InFlight>();
+  private readonly toWrite = new Channel<InFlight>();
+  private readonly tally: LoopTally;
+  private readonly tail: TailContext;
+  private readonly totalFrames: number;
+  private framesRead = 0;
+  private framesWritten = 0;
+  private interrupted = false;
+  private endOfStream = false;
+  private failure: unknown;
+
+  constructor(
+    private readonly session: DetectorSession,
+    model: YoloModelInfo,
+    private readonly o: LoopOptions,
+  ) {
+    this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
+    this.ranges = startEndRanges(o.nvtx);
+    this.slots = new Slots(Math.max(1, o.inFlight ?? 3));
+    this.tally = new LoopTally(o.warmupFrames, model.labels);
+    this.tail = {
+      ios: this.ios,
+      tally: this.tally,
+      backend: session.backend,
+      model,
+      warmupFrames: o.warmupFrames,
+      ranges: this.ranges,
+      boxes: o.keepBoxes ? [[]] : undefined,
+      streamColumn: !!o.streamColumn,
+      // overlap is this loop's point: the encoder may run on while the next frame is inferred
+      asyncWrite: true,
+    };
+    const { frameCount } = this.ios[0].source.info;
+    this.totalFrames = o.maxFrames ? Math.min(o.maxFrames, frameCount || o.maxFrames) : frameCount;
+  }
+
+  private fail(e: unknown): void {
+    this.failure ??= e;
+    this.slots.open();
+  }
+
+  /** Read and preprocess, at most `inFlight` frames ahead of the write. */
+  async readStage(): Promise<void> {
+    const { o, ranges } = this;
+    const { cv, source, resize, g } = this.ios[0];
     try {
-      for (let index = 0; failure === undefined; index++) {
+      for (let index = 0; this.failure === undefined; index++) {
         if (o.maxFrames !== undefined && index >= o.maxFrames) break;
-        await slots.acquire();
-        if (failure !== undefined) break;
+        await this.slots.acquire();
+        if (this.failure !== undefined) break;
         if (o.shouldEnd?.()) break;
         if (o.shouldStop()) {
-          interrupted = true;
+          this.interrupted = true;
           break;
         }
         const tRead0 = process.hrtime.bigint();
-        tally.begin(tRead0);
-        const got = await readNextFrame(
-          () => source.readAsync(),
-          source.info.frameCount,
-          index,
-          ranges,
-          resize,
-          o.warmupFrames,
-        );
+        this.tally.begin(tRead0);
+        const read = () => source.readAsync();
+        const got = await readNextFrame(read, source.info.frameCount, index, ranges, resize, o.warmupFrames);
         if (!got) {
-          endOfStream = true;
+          this.endOfStream = true;
           break;
         }
         const t1 = process.hrtime.bigint();
-        const pre = nvtx.start(rangeName('preprocess', index, o.warmupFrames));
+        const pre = o.nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
         const { input, blob } = preprocessFrame(cv, got.frame, g);
-        nvtx.end(pre);
+        o.nvtx.end(pre);
         const t2 = process.hrtime.bigint();
-        framesRead++;
-        toInfer.put({
+        this.framesRead++;
+        this.toInfer.put({
           index,
           frame: got.frame,
           input,
@@ -158,80 +183,74 @@ export async function runPipelinedLoop(
         });
       }
     } catch (e) {
-      fail(e);
+      this.fail(e);
     } finally {
-      toInfer.put(null);
+      this.toInfer.put(null);
     }
-  };
+  }
 
-  const inferStage = async () => {
+  /** The model, one frame at a time, while the next frame is read and the last one written. */
+  async inferStage(): Promise<void> {
+    const { o } = this;
     try {
-      for (let item = await toInfer.take(); item; item = await toInfer.take()) {
-        if (failure !== undefined) continue;
-        const r = nvtx.start(rangeName('inference', item.index, o.warmupFrames));
+      for (let item = await this.toInfer.take(); item; item = await this.toInfer.take()) {
+        if (this.failure !== undefined) continue;
+        const r = o.nvtx.start(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
-        item.result = await session.run(item.input, item.blob);
+        item.result = await this.session.run(item.input, item.blob);
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
-        nvtx.end(r);
-        toWrite.put(item);
+        o.nvtx.end(r);
+        this.toWrite.put(item);
       }
     } catch (e) {
-      fail(e);
+      this.fail(e);
     } finally {
-      toWrite.put(null);
+      this.toWrite.put(null);
     }
-  };
+  }
 
-  const writeStage = async () => {
+  /** Each frame's tail (frame-tail.ts), in order; its slot is freed for the next read. */
+  async writeStage(): Promise<void> {
     try {
-      for (let item = await toWrite.take(); item; item = await toWrite.take()) {
-        if (failure !== undefined) continue;
-        const result = item.result!;
-        const name = (n: string) => rangeName(n, item.index, o.warmupFrames);
-        const post = nvtx.start(name('postprocess'));
-        const t3 = process.hrtime.bigint();
-        const frameResult = io.post.run(result.outputs);
-        const drawMs = drawFrame(io, item.frame, frameResult.detections, tally, session.backend, model);
-        const t4 = process.hrtime.bigint();
-        nvtx.end(post);
-        const wr = nvtx.start(name('write'));
-        if (sink) await sink.writeAsync(item.frame);
-        const t5 = process.hrtime.bigint();
-        nvtx.end(wr);
-        nvtx.end(item.frameRange);
-        tally.record(
-          {
-            index: item.index,
-            t0: item.tRead0,
-            tInference: item.tInference!,
-            tPostprocess: t3,
-            tEnd: t5,
-            readMs: item.readMs,
-            preprocessMs: item.preprocessMs,
-            inferenceMs: item.inferenceMs!,
-            postprocessMs: nsToMs(t4 - t3),
-            drawMs,
-            writeMs: nsToMs(t5 - t4),
-          },
-          result,
-          frameResult,
-        );
-        framesWritten++;
-        slots.release();
-        o.onFrame?.(tally.progress(framesWritten, totalFrames));
+      for (let item = await this.toWrite.take(); item; item = await this.toWrite.take()) {
+        if (this.failure !== undefined) continue;
+        const frameRange = item.frameRange;
+        await finishFrame(this.tail, {
+          stream: 0,
+          index: item.index,
+          frame: item.frame,
+          closeFrame: () => this.ranges.close(frameRange),
+          t0: item.tRead0,
+          tInference: item.tInference!,
+          readMs: item.readMs,
+          preprocessMs: item.preprocessMs,
+          inferenceMs: item.inferenceMs!,
+          outputs: item.result!.outputs,
+          device: item.result!.device,
+        });
+        this.framesWritten++;
+        this.slots.release();
+        this.o.onFrame?.(this.tally.progress(this.framesWritten, this.totalFrames));
       }
     } catch (e) {
-      fail(e);
+      this.fail(e);
     }
-  };
-
-  await Promise.all([readStage(), inferStage(), writeStage()]);
-  if (failure === undefined && framesRead === 0 && !interrupted) failure = noFrameDecoded(o.videoPath);
-  if (failure !== undefined) {
-    source.close();
-    sink?.abort();
-    throw failure;
   }
-  return { ...(await finishLoop(io, tally, framesWritten, interrupted)), endOfStream };
+
+  /** After the three stages: a failure drops the output and is thrown; else the stream's end, as every loop ends. */
+  async finish(): Promise<LoopResult> {
+    const { ios, tally, interrupted } = this;
+    if (this.failure === undefined && this.framesRead === 0 && !interrupted)
+      this.failure = noFrameDecoded(this.o.streams[0].source);
+    if (this.failure !== undefined) {
+      abortStreams(ios);
+      throw this.failure;
+    }
+    const done = this.framesWritten;
+    const state: StreamState[] = [{ index: done, done: true, endOfStream: this.endOfStream, dropped: 0 }];
+    const streams = await finishStreams(ios, tally, state, interrupted);
+    const boxes = this.tail.boxes ?? [];
+    return { tally, streams, interrupted, framesRead: done, inferredFrames: done, boxes, batches: [] };
+  }
 }

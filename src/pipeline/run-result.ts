@@ -1,6 +1,7 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
 import { BACKENDS, type BackendName } from '../backends/types.ts';
-import type { BatchFigures, StreamRecord } from './multi-stream-loop.ts';
+import type { StreamRecord } from './frame-tail.ts';
+import type { BatchFigures } from './sequential-loop.ts';
 import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
@@ -138,6 +139,14 @@ export interface RunFacts {
   env: EnvInfo;
   startedAt: string;
   interrupted: boolean;
+  endedEarly?: RunResult['endedEarly'];
+  /** A run that reports per-stream figures (several streams, --realtime, --interval, --perf-interval). */
+  streams?: StreamRecord[];
+  batch?: number;
+  batches?: BatchFigures;
+  interval?: number;
+  inferredFrames?: number;
+  tegrastats?: RunResult['tegrastats'];
 }
 
 /** Every aggregate from the per-frame columns: the same totals and percentiles anyone gets from the arrays. */
@@ -146,19 +155,37 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
     Stage,
     StageSummary
   >;
-  const { interrupted, postprocess, ...rest } = facts;
+  const {
+    interrupted,
+    postprocess,
+    endedEarly,
+    streams,
+    batch,
+    batches,
+    interval,
+    inferredFrames,
+    tegrastats,
+    ...rest
+  } = facts;
+  const e2e = endToEndFps(perFrame);
   const result: RunResult = {
     schema: 'jetprof.run/2',
     ...rest,
     frames: perFrame.index.length,
     warmupFrames: warmup.index.length,
     inferenceFps: inferenceFps(perFrame),
-    endToEndFps: endToEndFps(perFrame),
+    endToEndFps: e2e,
     wallMs: wallMsOf(perFrame),
     stages,
     postprocess: { ...postprocess, draw: stageSummary(perFrame.drawMs) },
     perFrame,
     warmup,
+    ...(endedEarly ? { endedEarly } : {}),
+    // several streams: the top-level figures are over every stream; end-to-end FPS is the aggregate
+    ...(streams
+      ? { streams, aggregateFps: e2e, batch, ...(batches ? { batches } : {}), interval, inferredFrames }
+      : {}),
+    ...(tegrastats ? { tegrastats } : {}),
   };
   if (perFrame.gpuComputeMs?.length) {
     result.gpuTimings = {

@@ -80,7 +80,7 @@ export const STAGE_COLUMN: Record<Stage, 'readMs' | 'preprocessMs' | 'inferenceM
 
 /**
  * Wall time of the measured frames: from the start of the first one's read to the end of the last one's write.
- * Frames are written in read order in both loops, so the last frame ends last.
+ * Frames are written in read order in every loop, so the last frame ends last.
  */
 export function wallMsOf(p: PerFrame): number {
   const n = p.index.length;

@@ -7,9 +7,10 @@
  */
 import type { Mat } from '../video/opencv.ts';
 import { isLive } from '../video/sources.ts';
-import { type LoopIo, type RangeOps, readNextFrame } from './loop-io.ts';
-import { nsToMs } from './stages.ts';
 import { maxOf } from '../util/stats.ts';
+import type { StreamState } from './frame-tail.ts';
+import { type LoopIo, type LoopOptions, rangeName, type RangeOps, readNextFrame } from './loop-io.ts';
+import { nsToMs } from './stages.ts';
 
 /** A frame read for the batch being formed. */
 export interface StreamFrame {
@@ -18,9 +19,8 @@ export interface StreamFrame {
   /** Its index in its stream. */
   index: number;
   frame: Mat;
-  /** Its stream's ranges, and its `frame` range, still open. */
-  ranges: RangeOps;
-  frameRange: unknown;
+  /** Closes its `frame` range (opened by its read; with several streams, its `stream-<i>` range with it). */
+  closeFrame: () => void;
   /** When its read began and ended (hrtime ns). */
   t0: bigint;
   t1: bigint;
@@ -30,15 +30,6 @@ export interface StreamFrame {
   inferHere: boolean;
   /** In a batch: the time the batch waited for it after the frame before it arrived (the reads add up). */
   readMs: number;
-}
-
-export interface StreamState {
-  index: number;
-  done: boolean;
-  /** Its source gave no more frames. */
-  endOfStream: boolean;
-  /** Measured frames that arrived while the loop was busy (--realtime). */
-  dropped: number;
 }
 
 interface PendingRead {
@@ -70,29 +61,25 @@ export class StreamReads {
 
   constructor(
     private readonly ios: LoopIo[],
-    private readonly o: {
+    private readonly o: Pick<LoopOptions, 'realtime' | 'maxFrames' | 'warmupFrames' | 'interval' | 'batchTimeoutMs'>,
+    private readonly loop: {
+      /** Frames of several streams go through the model together (live sources are then read in the background). */
       batched: boolean;
-      realtime?: { fps?: number };
-      maxFrames?: number;
-      warmupFrames: number;
-      interval?: number;
-      /** --batch-timeout: how long a batch not yet full waits for frames (default: one frame time of the fastest source). */
-      batchTimeoutMs?: number;
-      /** Stream i's ranges for its frame `index` (a `frame` range opens a `stream-<i>` one with it). */
-      rangesFor: (i: number, index: number) => RangeOps;
+      /** How the loop's NVTX ranges open and close; the reads open each frame's `frame` and `read` ranges with them. */
+      ranges: RangeOps;
       /** Called with a frame's read start: the moment the run's times count from, once. */
       begin: (t: bigint) => void;
     },
   ) {
     this.state = ios.map(() => ({ index: 0, done: false, endOfStream: false, dropped: 0 }));
     this.pending = ios.map(() => undefined);
-    this.live = ios.map((io) => o.batched && isLive(io.source.kind));
+    this.live = ios.map((io) => loop.batched && isLive(io.source.kind));
     // --realtime paces files and image folders; a live source keeps its own pace
     this.paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
     const fps = ios.map((io) => o.realtime?.fps ?? io.source.info.fps);
     this.intervalNs = fps.map((f) => BigInt(Math.round(1e9 / f)));
     this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / maxOf(fps)) * 1e6));
-    if (o.realtime) o.begin(this.start);
+    if (o.realtime) loop.begin(this.start);
   }
 
   get allDone(): boolean {
@@ -138,7 +125,7 @@ export class StreamReads {
     }
     if (members.length > 0) this.cursor = (members[members.length - 1].i + 1) % this.ios.length;
     // in a batch, a frame's read is the time the batch waited for it after the frame before it arrived
-    if (this.o.batched) {
+    if (this.loop.batched) {
       let prev = gatherStart;
       for (const m of [...members].sort((a, b) => (a.t1 < b.t1 ? -1 : a.t1 > b.t1 ? 1 : 0))) {
         const from = m.t0 > prev ? m.t0 : prev;
@@ -159,6 +146,31 @@ export class StreamReads {
     }
   }
 
+  /**
+   * Stream i's ranges for its frame `index`: the loop's, and with several streams a `stream-<i>` range opened with
+   * each `frame` range and closed after it (an end-of-stream read gets neither), so a profile shows time per stream
+   * while the stage ranges keep their names.
+   */
+  private rangesFor(i: number, index: number): RangeOps {
+    const base = this.loop.ranges;
+    if (this.ios.length < 2) return base;
+    const frameName = rangeName('frame', index, this.o.warmupFrames);
+    return {
+      open: (n) =>
+        n === frameName
+          ? { pair: [base.open(rangeName(`stream-${i}`, index, this.o.warmupFrames)), base.open(n)] }
+          : base.open(n),
+      close: (h) => {
+        if (h && typeof h === 'object' && 'pair' in h) {
+          const [stream, frame] = (h as { pair: unknown[] }).pair;
+          base.close(frame);
+          base.close(stream);
+        } else base.close(h);
+      },
+    };
+  }
+
+  /** Frame `index` of stream i handed out: the stream's counter moves on here, and only here. */
   private frame(
     i: number,
     got: { frame: Mat; frameRange: unknown },
@@ -167,15 +179,16 @@ export class StreamReads {
     t1: bigint,
     tCapture?: bigint,
   ): StreamFrame {
-    const index = this.state[i].index;
+    const index = this.state[i].index++;
     const inferHere = !this.o.interval || index % (this.o.interval + 1) === 0;
-    return { i, index, ...got, ranges, t0, t1, tCapture, inferHere, readMs: nsToMs(t1 - t0) };
+    const closeFrame = () => ranges.close(got.frameRange);
+    return { i, index, frame: got.frame, closeFrame, t0, t1, tCapture, inferHere, readMs: nsToMs(t1 - t0) };
   }
 
   private startLiveRead(i: number): PendingRead {
     const io = this.ios[i];
     const index = this.state[i].index;
-    const ranges = this.o.rangesFor(i, index);
+    const ranges = this.rangesFor(i, index);
     const p = { t0: process.hrtime.bigint(), ranges, done: false } as PendingRead;
     p.promise = readNextFrame(() => io.source.readAsync(), 0, index, ranges, io.resize, this.o.warmupFrames).then(
       (got) => void Object.assign(p, { got, t1: process.hrtime.bigint(), done: true }),
@@ -203,7 +216,7 @@ export class StreamReads {
         s.done = s.endOfStream = true;
         return undefined;
       }
-      this.o.begin(p.t0);
+      this.loop.begin(p.t0);
       // a live frame exists from when its read returned: latency counts from there
       return this.frame(i, p.got, p.ranges, p.t0, p.t1!, p.t1);
     }
@@ -224,8 +237,8 @@ export class StreamReads {
       tCapture = this.start + BigInt(s.index) * this.intervalNs[i];
     }
     const t0 = process.hrtime.bigint();
-    this.o.begin(t0);
-    const ranges = this.o.rangesFor(i, s.index);
+    this.loop.begin(t0);
+    const ranges = this.rangesFor(i, s.index);
     const got = await readNextFrame(
       () => io.source.read(),
       io.source.info.frameCount,

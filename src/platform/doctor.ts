@@ -42,6 +42,63 @@ const versionAtLeast = (v: string | undefined, min: string) => {
   return true;
 };
 
+type AddRow = (check: string, status: CheckStatus, value: string, fix?: string) => void;
+
+/** TensorRT and its shim, CUDA, the profilers, tegrastats, the power mode and the free disk. */
+function toolRows(f: BoardFacts, live: LiveProbes | undefined, cc: number | undefined, add: AddRow): void {
+  add(
+    'TensorRT',
+    f.tensorrt ? 'ok' : 'warn',
+    f.tensorrt ?? 'not installed (--backend trt unavailable)',
+    f.tensorrt ? undefined : 'JetPack ships TensorRT; on x86 install it from NVIDIA',
+  );
+  if (live?.shim) {
+    add(
+      'TensorRT shim',
+      live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info',
+      live.shim.built ? (live.shim.path ?? 'built') : 'not built',
+      live.shim.built
+        ? undefined
+        : f.tensorrt
+          ? 'npm run build:trt (builds native/build/libjetprof_trt.so against this TensorRT)'
+          : 'install TensorRT (JetPack ships it), then npm run build:trt',
+    );
+  }
+  add('CUDA runtime', f.cuda ? 'ok' : 'info', f.cuda ?? 'not installed');
+  const nvprofWorks = f.tools.nvprof && (cc === undefined || cc < 8);
+  add(
+    'nvprof',
+    f.tools.nvprof ? (nvprofWorks ? 'ok' : 'warn') : 'info',
+    f.tools.nvprof
+      ? nvprofWorks
+        ? `${f.tools.nvprof}`
+        : `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`
+      : 'not installed',
+    f.tools.nvprof && !nvprofWorks ? 'use jetprof profile --tool nsys' : undefined,
+  );
+  add(
+    'nsys',
+    f.tools.nsys ? 'ok' : 'info',
+    f.tools.nsys ?? 'not installed',
+    f.tools.nsys ? undefined : 'scripts/setup.sh --profilers (Debian), Nsight Systems for L4T on a Jetson',
+  );
+  add(
+    'tegrastats',
+    f.tools.tegrastats ? 'ok' : 'info',
+    f.tools.tegrastats ? `${f.tools.tegrastats} (recorded beside every run)` : 'not present (not a Jetson)',
+  );
+  if (live?.powerMode) add('Power mode', 'info', live.powerMode);
+  if (f.freeDiskBytes !== undefined) {
+    const gb = f.freeDiskBytes / 1e9;
+    add(
+      'Free disk',
+      gb < 1 ? 'warn' : 'ok',
+      `${gb.toFixed(1)} GB`,
+      gb < 1 ? 'annotated videos need room: free some space' : undefined,
+    );
+  }
+}
+
 export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorReport {
   const rows: DoctorRow[] = [];
   const add = (check: string, status: CheckStatus, value: string, fix?: string) =>
@@ -114,57 +171,7 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
     opencvOk ? `${f.opencv ?? 'loads'}${io}` : (live?.opencv?.error ?? 'not installed'),
     opencvOk ? undefined : 'bash scripts/setup.sh (libopencv-dev; JetPack ships OpenCV)',
   );
-  add(
-    'TensorRT',
-    f.tensorrt ? 'ok' : 'warn',
-    f.tensorrt ?? 'not installed (--backend trt unavailable)',
-    f.tensorrt ? undefined : 'JetPack ships TensorRT; on x86 install it from NVIDIA',
-  );
-  if (live?.shim) {
-    add(
-      'TensorRT shim',
-      live.shim.built ? 'ok' : f.tensorrt ? 'warn' : 'info',
-      live.shim.built ? (live.shim.path ?? 'built') : 'not built',
-      live.shim.built
-        ? undefined
-        : f.tensorrt
-          ? 'npm run build:trt (builds native/build/libjetprof_trt.so against this TensorRT)'
-          : 'install TensorRT (JetPack ships it), then npm run build:trt',
-    );
-  }
-  add('CUDA runtime', f.cuda ? 'ok' : 'info', f.cuda ?? 'not installed');
-  const nvprofWorks = f.tools.nvprof && (cc === undefined || cc < 8);
-  add(
-    'nvprof',
-    f.tools.nvprof ? (nvprofWorks ? 'ok' : 'warn') : 'info',
-    f.tools.nvprof
-      ? nvprofWorks
-        ? `${f.tools.nvprof}`
-        : `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`
-      : 'not installed',
-    f.tools.nvprof && !nvprofWorks ? 'use jetprof profile --tool nsys' : undefined,
-  );
-  add(
-    'nsys',
-    f.tools.nsys ? 'ok' : 'info',
-    f.tools.nsys ?? 'not installed',
-    f.tools.nsys ? undefined : 'scripts/setup.sh --profilers (Debian), Nsight Systems for L4T on a Jetson',
-  );
-  add(
-    'tegrastats',
-    f.tools.tegrastats ? 'ok' : 'info',
-    f.tools.tegrastats ? `${f.tools.tegrastats} (recorded beside every run)` : 'not present (not a Jetson)',
-  );
-  if (live?.powerMode) add('Power mode', 'info', live.powerMode);
-  if (f.freeDiskBytes !== undefined) {
-    const gb = f.freeDiskBytes / 1e9;
-    add(
-      'Free disk',
-      gb < 1 ? 'warn' : 'ok',
-      `${gb.toFixed(1)} GB`,
-      gb < 1 ? 'annotated videos need room: free some space' : undefined,
-    );
-  }
+  toolRows(f, live, cc, add);
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
   const routes =
     glibcOk === false

@@ -32,7 +32,7 @@ import {
   stageCaption,
   stageHeaders,
   stageRows,
-} from './markdown.ts';
+} from './report-text.ts';
 import {
   type Cell,
   CRITICAL_PATH_HEADERS,
@@ -171,7 +171,7 @@ export function latencyOverTime(s: FrameSeries): string {
   const width = left + plotW + 20;
   const height = plotH + 70;
   const all = STAGES.flatMap((st) => s.stages[st]);
-  const maxY = Math.max(1e-6, ...all);
+  const maxY = Math.max(1e-6, maxOf(all));
   const minX = s.index[0];
   const maxX = Math.max(minX + 1, s.index[s.index.length - 1]);
   const px = (x: number) => left + ((x - minX) / (maxX - minX)) * plotW;
@@ -211,7 +211,7 @@ export function boardOverTime(b: BoardRow): string {
   const t0 = s.tMs[0] ?? 0;
   const t1 = Math.max(t0 + 1, s.tMs[s.tMs.length - 1] ?? 1);
   const px = (t: number) => left + ((t - t0) / (t1 - t0)) * plotW;
-  const maxW = Math.max(1, ...s.inputMw.filter((v): v is number => v !== null)) / 1000;
+  const maxW = Math.max(1, maxOf(s.inputMw.filter((v): v is number => v !== null))) / 1000;
   const line = (values: (number | null)[], scale: (v: number) => number, color: string, name: string) => {
     const pts = s.tMs
       .map((t, i) =>
@@ -274,7 +274,7 @@ export function pipelineTimeline(s: FrameSeries, frames = 10): string {
   const first = Math.max(0, Math.floor(n / 2) - Math.floor(frames / 2));
   const rows = Array.from({ length: Math.min(frames, n) }, (_, k) => first + k);
   const t0 = s.startMs[rows[0]];
-  const t1 = Math.max(t0 + 1e-6, ...rows.map((i) => s.endMs[i]));
+  const t1 = Math.max(t0 + 1e-6, maxOf(rows.map((i) => s.endMs[i])));
   const left = 90;
   const plotW = 600;
   const rowH = 18;
@@ -389,8 +389,9 @@ thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weig
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
 
-export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
-  const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
+/** The speed table, accuracy, what was and was not compared, the FPS chart and what each row measured. */
+function speedSection(r: LabReport): string[] {
+  const body: string[] = [];
   if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
     body.push('<h2>Speed</h2>');
     body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
@@ -430,12 +431,12 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       );
     }
   }
-  for (const m of r.multiStream) {
-    body.push(
-      `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
-      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, false]),
-    );
-  }
+  return body;
+}
+
+/** Each capacity search: its answer, the FPS and p99 charts per count, the table. */
+function capacitySection(r: LabReport): string[] {
+  const body: string[] = [];
   if (r.capacity.length) {
     body.push('<h2>Capacity</h2>');
     for (const c of r.capacity) {
@@ -469,6 +470,12 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
     }
     body.push(`<p><small>${escapeHtml(CAPACITY_RULE)}</small></p>`);
   }
+  return body;
+}
+
+/** The stage tables, with the stacked bar (sequential) or the timeline (pipelined). */
+function stagesSection(r: LabReport): string[] {
+  const body: string[] = [];
   if (r.stages.length) {
     body.push('<h2>Stages</h2>');
     const sequential = r.stages.filter((t) => !t.pipelined);
@@ -498,6 +505,20 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
       );
     }
   }
+  return body;
+}
+
+export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
+  const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
+  body.push(...speedSection(r));
+  for (const m of r.multiStream) {
+    body.push(
+      `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
+      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, false]),
+    );
+  }
+  body.push(...capacitySection(r));
+  body.push(...stagesSection(r));
   if (r.series.length) {
     body.push('<h2>Per frame</h2>');
     for (const s of r.series) body.push(latencyOverTime(s), stageHistograms(s));

@@ -144,18 +144,8 @@ export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.avi', '.mkv'];
 /** Below this much free space the writer stops: an encoder on a full disk fails silently and leaves a broken file. */
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
-/**
- * Opens an mp4 writer: H.264 (avc1) when this OpenCV/FFmpeg can encode it, else MPEG-4 part 2 (mp4v). Every failure
- * OpenCV does not report is checked here: the writer really opened (its file exists), free space while writing, and
- * on finish() a file that opens and holds frames, before it replaces anything under the final name.
- */
-export function createVideoSink(
-  path: string,
-  fps: number,
-  width: number,
-  height: number,
-  cv: Cv = loadOpenCv(),
-): VideoSink {
+/** The output video's path: a regular file with an extension OpenCV takes for a container. */
+function checkVideoPath(path: string) {
   const target = resolveTarget(path);
   if (target.kind !== 'file') {
     throw new JetprofError('BAD_OUTPUT', `${path}: the annotated video must go to a regular file`, {
@@ -171,9 +161,11 @@ export function createVideoSink(
       },
     );
   }
-  requireWritableDir(target.path);
-  removeStalePartials(dirname(target.path));
-  const tmp = partialPath(target.path);
+  return target;
+}
+
+/** A VideoWriter on the temporary file: H.264 (avc1) when this OpenCV/FFmpeg encodes it, else MPEG-4 part 2 (mp4v). */
+function openWriter(cv: Cv, path: string, tmp: string, fps: number, width: number, height: number) {
   let writer: InstanceType<Cv['VideoWriter']> | undefined;
   let codec = '';
   for (const fourcc of ['avc1', 'mp4v']) {
@@ -210,7 +202,26 @@ export function createVideoSink(
       },
     );
   }
-  const w = writer;
+  return { writer, codec };
+}
+
+/**
+ * Opens an mp4 writer: H.264 (avc1) when this OpenCV/FFmpeg can encode it, else MPEG-4 part 2 (mp4v). Every failure
+ * OpenCV does not report is checked here: the writer really opened (its file exists), free space while writing, and
+ * on finish() a file that opens and holds frames, before it replaces anything under the final name.
+ */
+export function createVideoSink(
+  path: string,
+  fps: number,
+  width: number,
+  height: number,
+  cv: Cv = loadOpenCv(),
+): VideoSink {
+  const target = checkVideoPath(path);
+  requireWritableDir(target.path);
+  removeStalePartials(dirname(target.path));
+  const tmp = partialPath(target.path);
+  const { writer: w, codec } = openWriter(cv, path, tmp, fps, width, height);
   let closed = false;
   let frames = 0;
   const close = () => {

@@ -19,8 +19,14 @@ export function isLive(kind: SourceKind): boolean {
 
 export const IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp'];
 
-/** What a source argument names (pure). */
-export function classifySource(spec: string): { kind: SourceKind; target: string } {
+/** A source argument, classified: what it names and the target to open (a path, a URL, a camera number). */
+export interface SourceArg {
+  kind: SourceKind;
+  target: string;
+}
+
+/** What a source argument names (a folder is told from a file by a stat; everything else by its form). */
+export function classifySource(spec: string): SourceArg {
   if (/^(rtsps?|rtmp|https?|udp|tcp):\/\//i.test(spec)) return { kind: 'stream', target: spec };
   if (/^\/dev\/video\d+$/.test(spec)) return { kind: 'device', target: spec };
   const csi = /^csi:\/\/(\d+)$/i.exec(spec);
@@ -48,8 +54,8 @@ export function csiPipeline(sensorId: number, width = 1280, height = 720, fps = 
 }
 
 /** A short name for default outputs: rtsp://host:8554/live -> live, /dev/video0 -> video0, csi://0 -> csi0. */
-export function sourceStem(spec: string): string {
-  const { kind, target } = classifySource(spec);
+export function sourceStem(spec: string, known: SourceArg = classifySource(spec)): string {
+  const { kind, target } = known;
   if (kind === 'csi') return `csi${target}`;
   if (kind === 'gstreamer') return 'gstreamer';
   if (kind === 'stream') return basename(new URL(target).pathname) || new URL(target).hostname || 'stream';
@@ -129,8 +135,12 @@ export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: str
 }
 
 /** Opens any source jetprof reads; one line naming it and the fix when it cannot. */
-export function openSource(spec: string, cv: Cv = loadOpenCv()): VideoSource & { kind: SourceKind; names?: string[] } {
-  const { kind, target } = classifySource(spec);
+export function openSource(
+  spec: string,
+  cv: Cv = loadOpenCv(),
+  known: SourceArg = classifySource(spec),
+): VideoSource & { kind: SourceKind; names?: string[] } {
+  const { kind, target } = known;
   const hasGst = () => /GStreamer:\s*YES/.test(cv.getBuildInformation());
   switch (kind) {
     case 'file':

@@ -2,7 +2,7 @@
  * Fixtures the tests make for themselves: seeded weights and exported models for the shipped cfgs, small cfgs,
  * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import test, { type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
@@ -166,6 +166,42 @@ export function errorLines(stderr: string): string[] {
     .trim()
     .split('\n')
     .filter((l) => /error/.test(l));
+}
+
+/**
+ * Starts one of jetprof's CLIs from source with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per frame), to be
+ * signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr matches; both
+ * wait on the run itself, never on the clock (a loaded machine only makes them wait longer), and fail with the stderr
+ * so far after `limitMs`. `exit` is its exit code.
+ */
+export function startCli(
+  script: 'infer' | 'infer-onnx' | 'jetprof',
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+) {
+  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
+    cwd: options.cwd ?? scratchDir(),
+    env: { ...process.env, JETPROF_PROGRESS: 'lines', ...options.env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout.on('data', () => undefined);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  let ended = false;
+  void exit.then(() => (ended = true));
+  const waitFor = async (what: RegExp | ((stderr: string) => boolean), limitMs = 240_000): Promise<void> => {
+    const started = Date.now();
+    const met = () => (what instanceof RegExp ? what.test(stderr) : what(stderr));
+    while (!met()) {
+      if (ended || Date.now() - started > limitMs)
+        throw new Error(`${script} ${ended ? 'ended' : 'still running'} before ${what}; its stderr:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  /** Until the progress lines say `n` frames (warm-up included) went through. */
+  const framesDone = (n: number) =>
+    waitFor((text) => [...text.matchAll(/progress: .*?frame (\d+)/g)].some((m) => Number(m[1]) >= n));
+  return { child, stderr: () => stderr, waitFor, framesDone, exit };
 }
 
 export function requires(

@@ -65,6 +65,31 @@ test('map: detections that share no image id with the ground truth -> one line, 
   t.regex(ok.stderr, /warning: 1 of 2 boxes are on images the ground truth does not have/);
 });
 
+test('map over 200,000 boxes on images the ground truth does not have: the same one line (the id range is found without spreading the ids into arguments)', (t) => {
+  const gt = join(dir, 'gt-many.json');
+  writeFileSync(
+    gt,
+    JSON.stringify({
+      images: [{ id: 300_000 }],
+      categories: [{ id: 0, name: 'person' }],
+      annotations: [{ id: 1, image_id: 300_000, category_id: 0, bbox: [0, 0, 10, 10] }],
+    }),
+  );
+  const dets = join(dir, 'dets-many.json');
+  writeFileSync(
+    dets,
+    JSON.stringify(
+      Array.from({ length: 200_000 }, (_, i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 })),
+    ),
+  );
+  const r = runCli('jetprof', ['map', dets, '--gt', gt]);
+  t.is(r.code, 2, r.stderr);
+  t.regex(
+    r.stderr,
+    /none of its 200000 boxes is on an image of .*gt-many\.json \(image ids 0\.\.199999 against 300000\)/,
+  );
+});
+
 test('weights holding NaN or Inf are refused by export and infer: the file, how many values, the first layer', (t) => {
   const m = makeModel('nan-weights', PERSON_VEHICLE_CFG, 5, (w) => {
     const c = w.convs.get(2)!;

@@ -14,7 +14,7 @@ import { entryCommand } from '../profilers/run.ts';
 import { JetprofError } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
 import { maxOf, minOf } from '../util/stats.ts';
-import type { CapacityPoint, CapacityResult } from './capacity-format.ts';
+import type { CapacityPoint, CapacityResult } from '../report/capacity-format.ts';
 
 export interface CapacityOptions {
   source: string;

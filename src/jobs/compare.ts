@@ -11,7 +11,7 @@ import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
 import { classifySource } from '../video/sources.ts';
-import { writeReport } from './write-report.ts';
+import { writeReport } from '../report/write-report.ts';
 
 export interface CompareOptions {
   video: string;
@@ -84,6 +84,80 @@ export async function tensorRtUnavailable(
   }
 }
 
+/**
+ * One backend's infer process (under the profiler when asked), its progress passed on: its exit code, the last line
+ * it printed (the reason a failed one gives), and the profile it wrote.
+ */
+async function runBackend(
+  o: CompareOptions,
+  backend: BackendName,
+  step: string,
+  runJson: string,
+  stem: string,
+): Promise<{ code: number; lastLine?: string; profile?: string }> {
+  let profile: string | undefined;
+  const args = [
+    o.video,
+    ...o.inferArgs,
+    ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
+    '--output',
+    join(o.outDir, `${stem}-${backend}-detected.mp4`),
+    '--json',
+    runJson,
+    // every backend keeps its boxes: the report says whether they agree with the reference's
+    '--detections',
+    join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
+    ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
+    ...(o.label ? ['--label', `${o.label}-${BACKENDS[backend].tag}`] : []),
+    '-q',
+  ];
+  let code: number;
+  let lastLine: string | undefined;
+  const keepLast = (text: string) => {
+    const lines = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    if (lines.length) lastLine = lines[lines.length - 1];
+  };
+  if (o.profile) {
+    o.onStep(`${step}: infer under ${o.profile} ...`);
+    try {
+      const p = await runProfile({
+        tool: o.profile,
+        backend,
+        inferArgs: args,
+        video: o.video,
+        outDir: o.outDir,
+        onLog: () => undefined,
+      });
+      code = p.exitCode;
+      if (code === 0) profile = join(o.outDir, `profile_${BACKENDS[backend].tag}.json`);
+      for (const n of p.notes) o.onStep(`    ${n}`);
+      if (code !== 0) {
+        if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));
+        if (p.notes.length)
+          lastLine = `${lastLine ? `${lastLine} (` : ''}${p.notes[p.notes.length - 1]}${lastLine ? ')' : ''}`;
+      }
+    } catch (e) {
+      code = e instanceof JetprofError ? e.exitCode : 1;
+      lastLine = messageOf(e);
+    }
+  } else {
+    o.onStep(`${step}: infer ...`);
+    const [cmd, ...pre] = entryCommand(backend);
+    ({ code } = await runCommand(cmd, [...pre, ...args], {
+      onSpawn: o.onChild,
+      onOutput: (d, from) => {
+        if (from !== 'stderr') return;
+        keepLast(d.toString());
+        o.onStep(`    ${d.toString().trimEnd()}`);
+      },
+    }));
+  }
+  return { code, lastLine, profile };
+}
+
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   // a missing video is one line before any backend starts (each would fail on it in turn)
   if (classifySource(o.video).kind === 'file' && !existsSync(o.video)) {
@@ -122,66 +196,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       continue;
     }
     const runJson = join(o.outDir, `run_${BACKENDS[backend].tag}.json`);
-    const args = [
-      o.video,
-      ...o.inferArgs,
-      ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
-      '--output',
-      join(o.outDir, `${stem}-${backend}-detected.mp4`),
-      '--json',
-      runJson,
-      // every backend keeps its boxes: the report says whether they agree with the reference's
-      '--detections',
-      join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
-      ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
-      ...(o.label ? ['--label', `${o.label}-${BACKENDS[backend].tag}`] : []),
-      '-q',
-    ];
     const t0 = Date.now();
-    let code: number;
-    let lastLine: string | undefined;
-    const keepLast = (text: string) => {
-      const lines = text
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean);
-      if (lines.length) lastLine = lines[lines.length - 1];
-    };
-    if (o.profile) {
-      o.onStep(`${step}: infer under ${o.profile} ...`);
-      try {
-        const p = await runProfile({
-          tool: o.profile,
-          backend,
-          inferArgs: args,
-          video: o.video,
-          outDir: o.outDir,
-          onLog: () => undefined,
-        });
-        code = p.exitCode;
-        if (code === 0) profiles.push(join(o.outDir, `profile_${BACKENDS[backend].tag}.json`));
-        for (const n of p.notes) o.onStep(`    ${n}`);
-        if (code !== 0) {
-          if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));
-          if (p.notes.length)
-            lastLine = `${lastLine ? `${lastLine} (` : ''}${p.notes[p.notes.length - 1]}${lastLine ? ')' : ''}`;
-        }
-      } catch (e) {
-        code = e instanceof JetprofError ? e.exitCode : 1;
-        lastLine = messageOf(e);
-      }
-    } else {
-      o.onStep(`${step}: infer ...`);
-      const [cmd, ...pre] = entryCommand(backend);
-      ({ code } = await runCommand(cmd, [...pre, ...args], {
-        onSpawn: o.onChild,
-        onOutput: (d, from) => {
-          if (from !== 'stderr') return;
-          keepLast(d.toString());
-          o.onStep(`    ${d.toString().trimEnd()}`);
-        },
-      }));
-    }
+    const { code, lastLine, profile } = await runBackend(o, backend, step, runJson, stem);
+    if (profile) profiles.push(profile);
     // A run JSON left by an earlier compare in this folder is not this run's: only a file written now counts.
     const wrote = existsSync(runJson) && statSync(runJson).mtimeMs >= t0 - 1000;
     if ((code === 0 || (code === 130 && o.shouldStop?.())) && wrote) {

@@ -15,6 +15,7 @@ import {
   runCli,
   scratchDir,
   TSX_IMPORT,
+  startCli,
 } from './helpers/fixtures.ts';
 
 const model = makeModel('lost2', PERSON_VEHICLE_CFG, 4);
@@ -48,32 +49,16 @@ test.serial(
     const json = join(dir, 'run.json');
     writeFileSync(out, 'the previous video');
     writeFileSync(json, '{"previous": true}');
-    const child = spawn(
-      process.execPath,
-      [
-        TSX_IMPORT,
-        join(ROOT, 'src/cli/infer.ts'),
-        long,
-        '--model',
-        model.onnxPath,
-        '--warmup',
-        '850',
-        '--output',
-        out,
-        '--json',
-        json,
-      ],
+    const run = startCli(
+      'infer',
+      [long, '--model', model.onnxPath, '--warmup', '850', '--output', out, '--json', json],
       { cwd: dir },
     );
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    // once warm-up frames are running (the progress line or the loop note is printed), interrupt
-    const started = Date.now();
-    while (!/loop \(--pipeline auto/.test(stderr) && Date.now() - started < 60_000)
-      await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 1500));
-    child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    // once warm-up frames are running (the progress lines count them), interrupt
+    await run.framesDone(5);
+    run.child.kill('SIGINT');
+    const code = await run.exit;
+    const stderr = run.stderr();
     t.is(code, 130, stderr);
     t.regex(
       stderr,
@@ -378,11 +363,9 @@ test.serial(
     const dir = fresh('compare-term');
     const long = makeVideo('lost2-compare-long.mp4', 900, 160, 120);
     const out = join(dir, 'out');
-    const child = spawn(
-      process.execPath,
+    const run = startCli(
+      'jetprof',
       [
-        TSX_IMPORT,
-        join(ROOT, 'src/cli/jetprof.ts'),
         'compare',
         long,
         '--backends',
@@ -397,12 +380,9 @@ test.serial(
       ],
       { cwd: dir },
     );
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const started = Date.now();
-    while (!/\[1\/3\] ONNX Runtime: infer \.\.\./.test(stderr) && Date.now() - started < 60_000)
-      await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 4000)); // the infer child is running frames
+    const { child } = run;
+    // the infer child is running measured frames (its progress lines reach compare's stderr)
+    await run.framesDone(4);
     const inferPids = () =>
       readdirSync('/proc')
         .filter((p) => /^\d+$/.test(p))
@@ -417,13 +397,14 @@ test.serial(
         });
     t.true(inferPids().length > 0, 'an infer process runs under compare');
     child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const code = await run.exit;
+    const stderr = run.stderr();
     t.is(code, 130, stderr);
     t.regex(stderr, /SIGTERM: stopping after the backend that is running/);
     t.regex(stderr, /\[2\/3\] OpenCV DNN: not run \(interrupted\)/);
     t.deepEqual(inferPids(), [], 'no infer process outlives compare');
-    const run = JSON.parse(readFileSync(join(out, 'run_onnx.json'), 'utf8'));
-    t.true(run.interrupted, 'the infer run finalized its JSON, marked interrupted');
+    const runJson = JSON.parse(readFileSync(join(out, 'run_onnx.json'), 'utf8'));
+    t.true(runJson.interrupted, 'the infer run finalized its JSON, marked interrupted');
     t.regex(
       readFileSync(join(out, 'REPORT.md'), 'utf8'),
       /left out: a run of onnx-fp32-cpu-sequential .* was interrupted/,

@@ -1,0 +1,128 @@
+/** bench section 7: see bench/run.ts for what each section measures. */
+import { join } from 'node:path';
+import { createOnnxSession } from '../../src/backends/onnx.ts';
+import { stretchGeometry } from '../../src/detect/geometry.ts';
+import { readModelInfo } from '../../src/model/export-file.ts';
+import { percentile } from '../../src/util/stats.ts';
+import { loadOpenCv } from '../../src/video/opencv.ts';
+import {
+  FRAMES,
+  THREADS,
+  VIDEO,
+  WORK,
+  benchModel,
+  benchPostprocessor,
+  log,
+  results,
+  row,
+  runInfer,
+  runPeer,
+  state,
+} from '../common.ts';
+
+/**
+ * 7. A model that fires almost everywhere (seeded weights, objectness bias +2: about 195,000 candidates a frame at
+ * --conf 0.3, all 202,800 at 0.001): postprocess on real vtest frames, end to end against the demo model in both
+ * loops, and the Python peer on the same weights. Frames: --frames, else 200.
+ */
+export async function benchDense() {
+  state.section = 7;
+  log('7. dense model: postprocess on real frames, end to end vs the demo model, the Python peer');
+  const denseWeights = join(WORK, 'yolov4-tiny-seed1-dense.weights');
+  const dense = benchModel(denseWeights, 2);
+  const frames = FRAMES ?? 200;
+
+  // Postprocess (decode + top-N + NMS, no drawing) on the dense model's real outputs for 20 vtest frames.
+  const cv = loadOpenCv();
+  const info = readModelInfo(dense);
+  const g = stretchGeometry(960, 540, info.inputWidth, info.inputHeight);
+  const ort = await createOnnxSession(dense, { threads: THREADS });
+  const cap = new cv.VideoCapture(VIDEO);
+  const outputs: Map<string, Float32Array>[] = [];
+  for (let i = 0; i < 20; i++) {
+    const frame = cap.read().resize(540, 960);
+    for (let k = 0; k < 20; k++) cap.read(); // frames across the clip
+    const blob = cv.blobFromImage(frame, 1 / 255, new cv.Size(416, 416), new cv.Vec3(0, 0, 0), true, false);
+    const d = blob.flattenFloat(1, 3 * 416 * 416).getData();
+    outputs.push((await ort.run(new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4))).outputs);
+  }
+  cap.release();
+  await ort.dispose();
+  const postprocess: Record<string, unknown> = {};
+  for (const conf of [0.3, 0.001]) {
+    const post = benchPostprocessor(info, g, conf);
+    const times: number[] = [];
+    let candidates = 0;
+    for (let rep = 0; rep < 12; rep++) {
+      for (const o of outputs) {
+        const t0 = performance.now();
+        const r = post.run(o);
+        if (rep >= 2) times.push(performance.now() - t0);
+        candidates = Math.max(candidates, r.candidates);
+      }
+    }
+    const sorted = times.sort((a, b) => a - b);
+    postprocess[`conf${conf}`] = {
+      frames: outputs.length,
+      maxCandidates: candidates,
+      msP50: percentile(sorted, 50),
+      msP99: percentile(sorted, 99),
+      msMax: sorted[sorted.length - 1],
+    };
+    const p99 = percentile(sorted, 99);
+    row(
+      `dense postprocess --conf ${conf}: up to ${candidates} candidates, p99 (ms)`,
+      p99.toFixed(2),
+      '< 10 ms',
+      p99 < 10,
+    );
+  }
+
+  // End to end: dense vs demo model, both loops.
+  const summary = (r: Record<string, any>) => ({
+    frames: r.frames,
+    inferenceFps: r.inferenceFps,
+    endToEndFps: r.endToEndFps,
+    postprocessP99Ms: r.stages.postprocess.p99Ms,
+    drawMeanMs: r.postprocess.draw.meanMs,
+    maxCandidatesSeen: r.postprocess.maxCandidatesSeen,
+    framesCandidatesCapped: r.postprocess.framesCandidatesCapped,
+    framesDetectionsCapped: r.postprocess.framesDetectionsCapped,
+  });
+  const endToEnd: Record<string, unknown> = {};
+  for (const pipeline of ['on', 'off'] as const) {
+    const loop = pipeline === 'on' ? 'pipelined' : 'sequential';
+    const demo = runInfer(pipeline, { frames, conf: 0.3, tag: 'demo' });
+    endToEnd[`demo-${loop}`] = summary(demo);
+    for (const conf of [0.3, 0.001]) {
+      const d = runInfer(pipeline, { model: dense, conf, tag: 'dense', frames });
+      endToEnd[`dense-${loop}-conf${conf}`] = summary(d);
+      const ratio = d.endToEndFps / demo.endToEndFps;
+      row(
+        `dense / demo end-to-end FPS, ${loop}, --conf ${conf} (draw ${d.postprocess.draw.meanMs.toFixed(1)} ms/frame)`,
+        `${d.endToEndFps.toFixed(2)} / ${demo.endToEndFps.toFixed(2)} = ${ratio.toFixed(2)}`,
+        '>= 0.9',
+        ratio >= 0.9,
+      );
+    }
+  }
+  // The Python peer (cv2.dnn, best class per box, NMSBoxes, drawing every kept box) on the same dense weights.
+  const peer = runPeer(denseWeights, 'dense', 0.3, frames);
+  const jet = endToEnd['dense-pipelined-conf0.3'] as { endToEndFps: number };
+  results.dense = {
+    model: 'yolov4-tiny.cfg, seed 1, objectness bias +2',
+    frames,
+    postprocess,
+    endToEnd,
+    pythonPeer: peer
+      ? { ...peer, jetprofEndToEndFps: jet.endToEndFps, ratio: jet.endToEndFps / peer.endToEndFps }
+      : { skipped: 'python3-opencv is not installed' },
+  };
+  if (peer)
+    row(
+      'dense: jetprof / Python peer end-to-end FPS (--conf 0.3)',
+      `${jet.endToEndFps.toFixed(2)} / ${peer.endToEndFps.toFixed(2)} = ${(jet.endToEndFps / peer.endToEndFps).toFixed(2)}`,
+      '>= 1.5',
+      jet.endToEndFps / peer.endToEndFps >= 1.5,
+    );
+}

@@ -1,0 +1,224 @@
+/**
+ * The part of a frame's path every loop shares, written once: once its model outputs are in (or --interval skipped
+ * the model for it), postprocess (decode and NMS, or the tracker's boxes), draw, write, record, close its NVTX frame
+ * range. And the end of a run, the same for every loop: each stream's output finished (or dropped when it measured
+ * nothing) and its record, with whether its source ended early.
+ */
+import type { DeviceTimings } from '../backends/types.ts';
+import type { FramePostprocess } from '../detect/postprocess.ts';
+import type { IouTracker } from '../detect/tracker.ts';
+import type { FrameBoxes } from '../detect/types.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { isLive } from '../video/sources.ts';
+import type { VideoSource } from '../video/io.ts';
+import type { Mat } from '../video/opencv.ts';
+import { maxOf, minOf, percentile } from '../util/stats.ts';
+import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
+import type { LoopTally } from './loop-tally.ts';
+import { nsToMs, type PerFrame } from './stages.ts';
+
+/** What a loop's frames share on their way out. */
+export interface TailContext {
+  ios: readonly LoopIo[];
+  tally: LoopTally;
+  backend: string;
+  model: YoloModelInfo;
+  warmupFrames: number;
+  /** How the postprocess and write ranges open and close (nested, or start/end where frames overlap). */
+  ranges: RangeOps;
+  /** --interval: each stream's tracker (it carries boxes over the frames the model skips). */
+  trackers?: IouTracker[];
+  /** --detections: each stream's frames and their boxes, warm-up included (marked). */
+  boxes?: FrameBoxes[][];
+  /** Each frame records its stream (the run reports per-stream figures). */
+  streamColumn: boolean;
+  /** The pipelined loop writes through OpenCV's async writer (the next frame's inference goes on meanwhile). */
+  asyncWrite: boolean;
+}
+
+/** A frame whose model outputs are in: its clock so far and its own outputs. */
+export interface FrameIn {
+  stream: number;
+  /** Its index in its stream. */
+  index: number;
+  frame: Mat;
+  /** Closes its `frame` range (and its stream's, with several streams). */
+  closeFrame: () => void;
+  /** Read began; arrived (--realtime, live sources); inference began (hrtime ns). */
+  t0: bigint;
+  tCapture?: bigint;
+  tInference: bigint;
+  readMs: number;
+  preprocessMs: number;
+  inferenceMs: number;
+  /** Its outputs, head by head; undefined where --interval skipped the model (the tracker carries its boxes). */
+  outputs?: Map<string, Float32Array>;
+  /** Its share of the run's CUDA-event timings (TensorRT). */
+  device?: DeviceTimings;
+}
+
+/** The tail of one frame: postprocess, draw, write, record, close. */
+export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePostprocess> {
+  const io = c.ios[f.stream];
+  const name = (n: string) => rangeName(n, f.index, c.warmupFrames);
+  const t3 = process.hrtime.bigint();
+  const postRange = c.ranges.open(name('postprocess'));
+  const tracker = c.trackers?.[f.stream];
+  const post: FramePostprocess = f.outputs
+    ? io.post.run(f.outputs)
+    : { detections: tracker?.carried() ?? [], candidates: 0, candidatesCapped: false, detectionsCapped: false };
+  if (f.outputs && tracker) post.detections = tracker.update(post.detections);
+  const drawMs = drawFrame(io, f.frame, post.detections, c.tally, c.backend, c.model);
+  c.boxes?.[f.stream].push({ index: f.index, warmup: f.index < c.warmupFrames, detections: post.detections });
+  c.ranges.close(postRange);
+  const t4 = process.hrtime.bigint();
+  const writeRange = c.ranges.open(name('write'));
+  if (io.sink) {
+    if (c.asyncWrite) await io.sink.writeAsync(f.frame);
+    else io.sink.write(f.frame);
+  }
+  c.ranges.close(writeRange);
+  const t5 = process.hrtime.bigint();
+  f.closeFrame();
+  c.tally.record(
+    {
+      index: f.index,
+      t0: f.t0,
+      tInference: f.outputs ? f.tInference : t3,
+      tPostprocess: t3,
+      tEnd: t5,
+      readMs: f.readMs,
+      preprocessMs: f.outputs ? f.preprocessMs : 0,
+      inferenceMs: f.outputs ? f.inferenceMs : 0,
+      postprocessMs: nsToMs(t4 - t3),
+      drawMs,
+      writeMs: nsToMs(t5 - t4),
+      ...(f.tCapture !== undefined ? { tCapture: f.tCapture } : {}),
+      ...(c.trackers ? { inferred: f.outputs !== undefined } : {}),
+    },
+    f.outputs && f.device ? { outputs: f.outputs, device: f.device } : { outputs: new Map() },
+    post,
+    c.streamColumn ? f.stream : undefined,
+  );
+  return post;
+}
+
+/** Where a stream stands when the loop ends. */
+export interface StreamState {
+  /** Frames it gave (its next frame's index). */
+  index: number;
+  done: boolean;
+  /** Its source gave no more frames. */
+  endOfStream: boolean;
+  /** Measured frames that arrived while the loop was busy (--realtime). */
+  dropped: number;
+}
+
+/** What one stream did, from its rows of the per-frame columns (the run JSON's `streams`). */
+export interface StreamRecord {
+  index: number;
+  source: string;
+  width: number;
+  height: number;
+  frames: number;
+  /** Measured frames its source gave that were never processed (--realtime: they arrived while the loop was busy). */
+  droppedFrames: number;
+  endToEndFps: number;
+  /** From the start of a frame's read (or its arrival) to its boxes (ms), over the measured frames. */
+  latencyMs: { p50: number; p90: number; p99: number };
+  output?: { path: string; codec: string; width?: number; height?: number };
+  /** The source stopped before the run did (a file that ended while others went on, a camera that went away). */
+  endedEarly?: { framesRead: number; reason: string };
+  /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
+  detectionsFile?: string;
+}
+
+/** A stream at the end of the run: its record and the facts the job says or records about it. */
+export interface StreamEnd {
+  record: StreamRecord;
+  video: VideoSource['info'];
+  frameSize: [number, number];
+  /** Frames it gave, warm-up included. */
+  framesRead: number;
+  /** Its source is live (camera, network stream). */
+  live: boolean;
+  /** When its last frame was done, in ms from the run's origin (for "ended after N s"). */
+  lastEndMs: number;
+}
+
+/** One stream's figures from the shared columns (its rows; every row when the columns name no stream). */
+export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frames' | 'endToEndFps' | 'latencyMs'> {
+  const rows = p.index.map((_, k) => k).filter((k) => p.stream === undefined || p.stream[k] === i);
+  if (rows.length === 0) return { frames: 0, endToEndFps: 0, latencyMs: { p50: NaN, p90: NaN, p99: NaN } };
+  const wall = maxOf(rows.map((k) => p.endMs[k])) - minOf(rows.map((k) => p.startMs[k]));
+  // from the frame's arrival (--realtime, a live source) or its read to its boxes
+  const from = p.captureMs ?? p.startMs;
+  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
+  return {
+    frames: rows.length,
+    endToEndFps: wall > 0 ? (rows.length / wall) * 1000 : 0,
+    latencyMs: { p50: percentile(latency, 50), p90: percentile(latency, 90), p99: percentile(latency, 99) },
+  };
+}
+
+/**
+ * A source ended early when it gave no more frames before the run ended: while other streams went on, or, for a live
+ * source, at all (a file's end is its normal end). Not when the run was stopped (Ctrl-C) first.
+ */
+export function endedEarly(
+  state: readonly StreamState[],
+  i: number,
+  live: boolean,
+  interrupted: boolean,
+): StreamRecord['endedEarly'] {
+  const s = state[i];
+  if (!s.endOfStream || interrupted) return undefined;
+  if (state.some((x, k) => k !== i && x.index > s.index))
+    return { framesRead: s.index, reason: 'its source gave no more frames while other streams went on' };
+  if (live)
+    return { framesRead: s.index, reason: 'the source stopped sending frames (it closed, or the connection dropped)' };
+  return undefined;
+}
+
+/**
+ * The end of a run that did not fail: each source closed, each output finished when its stream measured frames (a
+ * stream that measured none leaves the previous file as it was), and each stream's record.
+ */
+export async function finishStreams(
+  ios: readonly LoopIo[],
+  tally: LoopTally,
+  state: readonly StreamState[],
+  interrupted: boolean,
+): Promise<StreamEnd[]> {
+  const ends: StreamEnd[] = [];
+  for (const [i, io] of ios.entries()) {
+    io.source.close();
+    const figures = streamFigures(tally.measured, i);
+    if (io.sink && figures.frames > 0) await io.sink.finish();
+    else io.sink?.abort();
+    const sink = io.sink && figures.frames > 0 ? io.sink : undefined;
+    const live = isLive(io.source.kind);
+    const early = endedEarly(state, i, live, interrupted);
+    const ownEnds = [tally.measured, tally.warmup].flatMap((p) =>
+      p.endMs.filter((_, k) => p.stream === undefined || p.stream[k] === i),
+    );
+    ends.push({
+      record: {
+        index: i,
+        source: io.spec.source,
+        width: io.frameW,
+        height: io.frameH,
+        ...figures,
+        droppedFrames: state[i].dropped,
+        ...(sink ? { output: { path: sink.path, codec: sink.codec, ...(sink.written ?? {}) } } : {}),
+        ...(early ? { endedEarly: early } : {}),
+      },
+      video: io.source.info,
+      frameSize: [io.frameW, io.frameH],
+      framesRead: state[i].index,
+      live,
+      lastEndMs: ownEnds.length ? maxOf(ownEnds) : 0,
+    });
+  }
+  return ends;
+}

@@ -1,0 +1,213 @@
+/**
+ * The sequential loop, for one source or several (`infer A.mp4 B.mp4`, `--streams N`: the DeepStream way of asking how
+ * many cameras a board holds). Each turn forms a batch: the next frame of each of up to `--batch` streams (one stream:
+ * its next frame; how frames are read, paced and waited for is `stream-reads.ts`); the batch is preprocessed into one
+ * blob and inferred in one run of the model, then each frame goes through the tail every loop shares
+ * (`frame-tail.ts`: postprocess, draw, write, record). A stream that ends leaves the others running. A frame's
+ * preprocess and inference times are its share of its batch's (the batch's time over its frames), so the stages of
+ * all frames add up to the wall time; the batches' own times are kept apart (`batches`).
+ */
+import { type DetectorSession, imageOutputs, type InferenceResult } from '../backends/types.ts';
+import { IouTracker } from '../detect/tracker.ts';
+import type { FrameBoxes } from '../detect/types.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
+import { percentile, sumOf } from '../util/stats.ts';
+import { finishFrame, finishStreams, type StreamEnd, type TailContext } from './frame-tail.ts';
+import {
+  abortStreams,
+  batchBlob,
+  letterboxFrame,
+  type LoopOptions,
+  noFrameDecoded,
+  openStreams,
+  pushPopRanges,
+  type RangeOps,
+  startEndRanges,
+} from './loop-io.ts';
+import { LoopTally } from './loop-tally.ts';
+import { nsToMs } from './stages.ts';
+import { StreamReads } from './stream-reads.ts';
+
+/** What a frame loop returns, whichever ran: one shape for one stream or many. */
+export interface LoopResult {
+  tally: LoopTally;
+  /** One per stream, in order. */
+  streams: StreamEnd[];
+  interrupted: boolean;
+  /** Frames done over all streams, warm-up included. */
+  framesRead: number;
+  /** Frames the model ran on (all of them unless --interval). */
+  inferredFrames: number;
+  /** With keepBoxes: each stream's frames and their boxes, warm-up included (marked), in its own frame indices. */
+  boxes: FrameBoxes[][];
+  /** One entry per run of the model (warm-up ones marked). */
+  batches: BatchRecord[];
+}
+
+/** One run of the model over a batch of frames. */
+export interface BatchRecord {
+  /** Frames in the batch (fewer than --batch when streams had ended or not yet delivered). */
+  images: number;
+  inferenceMs: number;
+  /** false when every frame of it was a warm-up frame */
+  measured: boolean;
+}
+
+/** The run JSON's `batches`: inference per batch and per frame over the measured batches. */
+export interface BatchFigures {
+  count: number;
+  /** Mean frames per batch. */
+  meanImages: number;
+  /** Inference time of one batch (ms). */
+  perBatchMs: { mean: number; p50: number; p99: number };
+  /** Inference time over frames inferred (ms): what a frame's inference stage holds. */
+  perFrameMs: number;
+}
+
+export function batchFigures(batches: readonly BatchRecord[]): BatchFigures | undefined {
+  const b = batches.filter((x) => x.measured);
+  if (b.length === 0) return undefined;
+  const ms = b.map((x) => x.inferenceMs).sort((x, y) => x - y);
+  const images = sumOf(b.map((x) => x.images));
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    count: b.length,
+    meanImages: round(images / b.length),
+    perBatchMs: { mean: round(sumOf(ms) / ms.length), p50: round(percentile(ms, 50)), p99: round(percentile(ms, 99)) },
+    perFrameMs: round(sumOf(ms) / images),
+  };
+}
+
+/** deepstream-app's **PERF line: each stream's FPS over the last interval and (in brackets) since the start. */
+function perfPrinter(o: LoopOptions, streams: number) {
+  const counts = Array.from({ length: streams }, () => ({ last: 0, total: 0 }));
+  const start = process.hrtime.bigint();
+  let at = start;
+  return {
+    count(i: number) {
+      counts[i].last++;
+      counts[i].total++;
+    },
+    maybePrint() {
+      if (!o.perf) return;
+      const now = process.hrtime.bigint();
+      const s = Number(now - at) / 1e9;
+      if (s < o.perf.everyS) return;
+      const all = Number(now - start) / 1e9;
+      o.perf.onPerf(
+        `**PERF: ${counts.map((c) => `${(c.last / s).toFixed(2)} (${(c.total / all).toFixed(2)})`).join('\t')}`,
+      );
+      for (const c of counts) c.last = 0;
+      at = now;
+    },
+  };
+}
+
+export async function runSequentialLoop(
+  session: DetectorSession,
+  model: YoloModelInfo,
+  o: LoopOptions,
+): Promise<LoopResult> {
+  const ios = openStreams(model, o);
+  const tally = new LoopTally(o.warmupFrames, model.labels);
+  // --batch B: one frame from each of up to B streams goes through the model in one run
+  const batchSize = Math.max(1, Math.min(o.batch ?? 1, ios.length));
+  const batched = batchSize > 1;
+  // one frame at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
+  // together, written one after the other), so they are start/end ranges
+  const ranges: RangeOps = batched ? startEndRanges(o.nvtx) : pushPopRanges(o.nvtx);
+  const tail: TailContext = {
+    ios,
+    tally,
+    backend: session.backend,
+    model,
+    warmupFrames: o.warmupFrames,
+    ranges,
+    trackers: o.interval ? ios.map(() => new IouTracker()) : undefined,
+    boxes: o.keepBoxes ? ios.map(() => []) : undefined,
+    streamColumn: !!o.streamColumn,
+    asyncWrite: false,
+  };
+  const reads = new StreamReads(ios, o, { batched, ranges, begin: (t) => tally.begin(t) });
+  const perf = perfPrinter(o, ios.length);
+  const totalFrames = sumOf(
+    ios.map((io) =>
+      o.maxFrames ? Math.min(o.maxFrames, io.source.info.frameCount || o.maxFrames) : io.source.info.frameCount,
+    ),
+  );
+  let interrupted = false;
+  let framesRead = 0;
+  let inferredFrames = 0;
+  const batches: BatchRecord[] = [];
+  try {
+    while (!reads.allDone) {
+      perf.maybePrint();
+      if (o.shouldStop()) {
+        interrupted = true;
+        break;
+      }
+      if (o.shouldEnd?.()) break;
+      const members = await reads.gather(batchSize, o.shouldStop);
+      if (members.length === 0) continue;
+      const allWarmup = members.every((m) => m.index < o.warmupFrames);
+      const batchRange = batched
+        ? ranges.open(`${allWarmup ? 'warmup-' : ''}batch streams ${members.map((m) => m.i).join(',')}`)
+        : undefined;
+      // preprocess and infer the frames the model runs on (all, unless --interval) in one run
+      const inferred = members.filter((m) => m.inferHere);
+      const batchName = (n: string) => (allWarmup ? `warmup-${n}` : n);
+      const tPre = process.hrtime.bigint();
+      let tInf = tPre;
+      let result: InferenceResult = { outputs: new Map() };
+      if (inferred.length > 0) {
+        const pre = ranges.open(batchName('preprocess'));
+        const images = inferred.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
+        const { input, blob } = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight);
+        ranges.close(pre);
+        tInf = process.hrtime.bigint();
+        const inf = ranges.open(batchName('inference'));
+        result = await session.run(input, blob);
+        ranges.close(inf);
+        inferredFrames += inferred.length;
+      }
+      const tPost = process.hrtime.bigint();
+      const n = inferred.length;
+      if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
+      // a frame's share of its batch's preprocess, inference and device timings, so the stages of all frames add up
+      const share = (x: number) => (n > 0 ? x / n : 0);
+      const device = result.device && {
+        h2dMs: share(result.device.h2dMs),
+        gpuComputeMs: share(result.device.gpuComputeMs),
+        d2hMs: share(result.device.d2hMs),
+      };
+      for (const m of members) {
+        await finishFrame(tail, {
+          stream: m.i,
+          index: m.index,
+          frame: m.frame,
+          closeFrame: m.closeFrame,
+          t0: m.t0,
+          tCapture: m.tCapture,
+          tInference: tInf,
+          readMs: m.readMs,
+          preprocessMs: share(nsToMs(tInf - tPre)),
+          inferenceMs: share(nsToMs(tPost - tInf)),
+          outputs: m.inferHere ? imageOutputs(result.outputs, inferred.indexOf(m), n) : undefined,
+          device,
+        });
+        framesRead++;
+        perf.count(m.i);
+        o.onFrame?.(tally.progress(framesRead, totalFrames));
+      }
+      if (batched) ranges.close(batchRange);
+    }
+    await reads.settle();
+    if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
+  } catch (e) {
+    await reads.settle();
+    abortStreams(ios);
+    throw e;
+  }
+  const streams = await finishStreams(ios, tally, reads.state, interrupted);
+  return { tally, streams, interrupted, framesRead, inferredFrames, boxes: tail.boxes ?? [], batches };
+}

@@ -1,0 +1,265 @@
+/**
+ * The report's shared text: the captions, sentences, headers and rows that the Markdown, the CSV and the HTML all
+ * print, so each figure is phrased once. Pure.
+ */
+import { roundedPercents } from '../pipeline/figures.ts';
+import type { Spread } from '../util/stats.ts';
+import { capacitySentence, type CapacityResult } from './capacity-format.ts';
+import type { FpsRow, LabReport, StageRow, StageTable } from './report-types.ts';
+export const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
+const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+export function speedupLine(s: LabReport['speedups'][number]): string {
+  return `${s.faster} vs ${s.baseline}: ${s.inference.toFixed(1)}x inference, ${s.endToEnd.toFixed(1)}x end to end`;
+}
+
+export const stdCell = (s: Spread) => (s.n > 1 ? f2(s.std) : '');
+
+/** "17.05" for one run (its spread is unknown), "17.05 ± 0.31 (3 runs)" for several. */
+export function fpsCell(s: Spread): string {
+  return s.n > 1 ? `${s.mean.toFixed(2)} ± ${s.std.toFixed(2)} (${s.n} runs)` : s.mean.toFixed(2);
+}
+
+export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
+
+export function labRows(r: LabReport): string[][] {
+  return [
+    ...r.fps.map((x) => [x.modelType, x.inputSize, fpsCell(x.inferenceFps), fpsCell(x.endToEndFps)]),
+    ...r.failed.map((x) => [x.modelType, '', `failed (exit ${x.exitCode})`, 'failed']),
+    ...r.skipped.map((x) => [x.modelType, '', 'skipped', 'skipped']),
+  ];
+}
+
+/** "what --interval 2 buys: ... 2.10x end to end; what it costs: 91% of the boxes match". */
+export function intervalTradeLine(t: LabReport['intervalTrades'][number]): string {
+  const pct = (v: number) => `${(v * 100).toFixed(v > 0.99 && v < 1 ? 1 : 0)}%`;
+  const cost =
+    t.matchedShare !== undefined
+      ? `${pct(t.matchedShare)} of the boxes match on the same frames`
+      : `not known (${t.note})`;
+  return `what --interval ${t.interval} buys: ${t.withInterval} at ${t.endToEndFps[0].toFixed(2)} end-to-end FPS against ${t.base} at interval 0 at ${t.endToEndFps[1].toFixed(2)} (${t.ratio.toFixed(2)}x); what it costs: ${cost}`;
+}
+
+export function notComparedLine(n: LabReport['notCompared'][number]): string {
+  return `not compared: ${n.a} vs ${n.b}: ${n.reason}`;
+}
+
+export function failedSentence(x: LabReport['failed'][number]): string {
+  return `${x.modelType} failed: exit code ${x.exitCode}${x.lastLine ? `; its last line: ${x.lastLine}` : ''}`;
+}
+
+export const SETUP_HEADERS = [
+  'Label',
+  'Loop',
+  'Profiler',
+  'Provider',
+  'Precision',
+  'Device',
+  'Model',
+  'Video',
+  'Frame size',
+  'Frames',
+  'Runs',
+];
+
+export function setupRows(r: LabReport): string[][] {
+  return r.fps.map((x) =>
+    x.typedIn
+      ? [
+          `${x.label} (typed in)`,
+          x.setup.loop,
+          x.setup.profiler,
+          '',
+          '',
+          x.setup.device,
+          '',
+          '',
+          x.setup.frameSize,
+          '',
+          '',
+        ]
+      : [
+          x.label,
+          x.setup.loop,
+          x.setup.profiler,
+          x.setup.executionProvider,
+          x.setup.precision,
+          x.setup.device,
+          x.setup.model,
+          x.setup.video,
+          x.setup.frameSize,
+          x.setup.frames,
+          String(x.runs),
+        ],
+  );
+}
+
+/** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
+export function gapSentence(x: FpsRow): string {
+  if (x.typedIn) {
+    return `${x.modelType} (typed in): ${(x.notInference * 100).toFixed(1)}% of the wall time is not inference, by 1 - end-to-end FPS / inference FPS; a run JSON (infer --json) would break it down by stage.`;
+  }
+  if (x.pipelined && x.busyMs) {
+    const busy = Object.entries(x.busyMs)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ');
+    return `${x.modelType}: the model was not running ${pct(x.notInference)} of the wall time. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame ${busy}, against ${x.wallMsPerFrame.toFixed(2)} ms of wall time per frame.`;
+  }
+  // Rounded once over the whole breakdown (as the stage table), then the parts that are not inference.
+  const rounded = roundedPercents(x.wallShares.map((p) => p.share));
+  const parts = x.wallShares.map((p, i) => ({ name: p.name, pct: rounded[i] })).filter((p) => p.name !== 'inference');
+  const total = parts.reduce((a, p) => a + p.pct, 0);
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${p.name} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).`;
+}
+
+export function skippedSentence(x: LabReport['skipped'][number]): string {
+  return `${x.modelType} skipped: ${x.reason}.${x.commands?.length ? ` To include it: ${x.commands.map((c) => `\`${c}\``).join(', then ')}` : ''}`;
+}
+
+function stageCells(t: StageTable, x: StageRow, sharePct: number | undefined): string[] {
+  const name = x.partOf ? `  ${x.stage} (part of ${x.partOf})` : x.stage;
+  const cells = [name, f2(x.meanMs), f2(x.p50Ms), f2(x.p90Ms), f2(x.p99Ms)];
+  return t.pipelined ? cells : [...cells, sharePct === undefined ? '' : `${sharePct.toFixed(1)}%`];
+}
+
+export function stageHeaders(t: StageTable): string[] {
+  return t.pipelined
+    ? ['Stage', 'busy mean', 'p50', 'p90', 'p99']
+    : ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'];
+}
+
+/** Stage rows; the pipelined loop adds the wall time per frame the busy times overlap in. */
+export function stageRows(t: StageTable): string[][] {
+  // The shares (stages and loop overhead) are rounded together, so the printed column adds up to 100.0%.
+  const withShare = t.rows.filter((x) => x.share !== undefined);
+  const rounded = roundedPercents(withShare.map((x) => x.share!));
+  const rows = t.rows.map((x) => stageCells(t, x, withShare.includes(x) ? rounded[withShare.indexOf(x)] : undefined));
+  if (t.pipelined) rows.push(['wall per frame', f2(t.wallMsPerFrame), '', '', '']);
+  return rows;
+}
+
+export function stageCaption(t: StageTable): string {
+  const runs = t.runs > 1 ? `, mean of ${t.runs} runs` : '';
+  return t.pipelined
+    ? `${t.modelType}: ms per frame, pipelined loop (stages overlap: busy times add up to more than the wall time per frame)${runs}`
+    : `${t.modelType}: ms per frame, sequential loop (the shares add up to 100%${t.batch > 1 ? `; in batches of ${t.batch}, a frame's preprocess and inference are its share of its batch's` : ''})${runs}`;
+}
+
+export const ACCURACY_HEADERS = [
+  'Model Type',
+  'Boxes matched',
+  'Mean IoU',
+  'Only in reference / only here',
+  'Score diff (mean / max)',
+  'AP@[.5:.95]',
+  'AP50',
+];
+
+/** Accuracy cells per row: agreement with the reference's boxes, and mAP when ground truth was given. */
+export function accuracyRows(r: LabReport): string[][] {
+  const ap = (v: number | undefined) => (v === undefined ? '' : v < 0 ? 'n/a' : v.toFixed(3));
+  return r.accuracy.map((x) => {
+    const a = x.agreement;
+    const agreeCells = x.isReference
+      ? ['reference', '', '', '']
+      : a
+        ? [
+            `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
+            a.meanIou.toFixed(4),
+            `${a.onlyRef} / ${a.onlyOther}`,
+            `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`,
+          ]
+        : [x.note ?? '', '', '', ''];
+    return [x.modelType, ...agreeCells, ap(x.map?.ap), ap(x.map?.ap50)];
+  });
+}
+
+export function accuracyCaption(r: LabReport): string {
+  const ref = r.fps.find((x) => x.label === r.accuracyReference)?.modelType ?? r.accuracyReference ?? 'the reference';
+  return `Do they find the same boxes? Each row against ${ref}, warm-up frames excluded: boxes matched per frame and class at IoU >= 0.5 (matched / (matched + only in one)); AP as pycocotools computes it, when ground truth was given.`;
+}
+
+export const BOARD_HEADERS = [
+  'Model Type',
+  'GPU load (mean)',
+  'GPU clock (mean)',
+  'EMC load',
+  'CPU load',
+  'Peak temp.',
+  'Input power (mean)',
+  'Energy per frame',
+  'Samples',
+];
+
+/** tegrastats over the measured frames, per row (the board's input rail: VDD_IN or POM_5V_IN, else the sum of rails). */
+export function boardRows(r: LabReport): string[][] {
+  const f = (v: number | undefined, unit: string, d = 0) => (v === undefined ? '' : `${v.toFixed(d)} ${unit}`);
+  return r.board.map((b) => [
+    b.modelType,
+    f(b.summary.meanGpuLoadPct, '%', 1),
+    f(b.summary.meanGpuMhz, 'MHz'),
+    f(b.summary.meanEmcLoadPct, '%', 1),
+    f(b.summary.meanCpuLoadPct, '%', 1),
+    f(b.summary.peakTempC, 'C', 1),
+    f(b.summary.meanInputMw, 'mW'),
+    f(b.summary.energyPerFrameMj, 'mJ', 1),
+    String(b.summary.samples),
+  ]);
+}
+
+export const STREAM_HEADERS = [
+  'Stream',
+  'Source',
+  'Frames',
+  'End-to-end FPS',
+  'Latency p50 / p90 / p99 (ms)',
+  'Ended early',
+];
+
+/** A capacity result's caption: the answer, and how long the search took. */
+export function capacityCaption(c: CapacityResult): string {
+  const s = capacitySentence(c);
+  return `${s.charAt(0).toUpperCase()}${s.slice(1)} (searched in ${c.seconds.toFixed(0)} s)`;
+}
+
+/** What "held" means, under every capacity table. */
+export const CAPACITY_RULE =
+  "A count of streams held when every stream kept at least 95% of the source frame rate, no frame was dropped and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`.";
+
+export function streamsCaption(m: LabReport['multiStream'][number]): string {
+  const b = m.batches;
+  const setup =
+    m.batch > 1
+      ? `${m.streams.length} streams in batches of ${m.batch}${b ? ` (inference ${b.perBatchMs.mean.toFixed(2)} ms per batch of ${b.meanImages.toFixed(2)} frames on average, ${b.perFrameMs.toFixed(2)} ms per frame)` : ''}`
+      : `${m.streams.length} streams taking turns, batch 1`;
+  return `${m.modelType}: ${setup}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
+}
+
+export function streamRows(m: LabReport['multiStream'][number]): string[][] {
+  return m.streams.map((s) => [
+    String(s.index),
+    s.source,
+    String(s.frames),
+    s.endToEndFps.toFixed(2),
+    [s.latencyMs.p50, s.latencyMs.p90, s.latencyMs.p99].map((v) => v.toFixed(1)).join(' / '),
+    s.endedEarly ? `after ${s.endedEarly.framesRead} frames: ${s.endedEarly.reason}` : '',
+  ]);
+}
+
+export function defaultTitle(r: LabReport): string {
+  const names = [...new Set(r.fps.map((x) => x.modelType.replace(/ \(.*$/, '')))];
+  const skipped = r.skipped.map((x) => x.modelType);
+  const failed = r.failed.map((x) => x.modelType);
+  const ran = names.length
+    ? names.join(' vs ')
+    : r.runNotes.some((n) => n.includes('interrupted'))
+      ? 'interrupted before a run was complete'
+      : r.capacity.length && !r.profiles.length
+        ? 'how many streams this machine holds'
+        : 'no backend ran';
+  const aside = [
+    failed.length ? `${failed.join(', ')} failed` : '',
+    skipped.length ? `${skipped.join(', ')} skipped` : '',
+  ].filter(Boolean);
+  return `YOLOv4-Tiny: ${ran}${aside.length ? ` (${aside.join('; ')})` : ''}`;
+}
