@@ -33,7 +33,11 @@ export const opt = (name: string) => {
 };
 export const THREADS = Number(opt('--threads') ?? cpus().length);
 export const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
-export const ONLY = new Set((opt('--only') ?? '1,2,3,4,5,6,7,8,9').split(',').map(Number));
+/** Sections to run: numbers, and names for the newer ones (`--only boards`, which is section 10). */
+const SECTION_NAMES: Record<string, number> = { boards: 10 };
+export const ONLY = new Set(
+  (opt('--only') ?? '1,2,3,4,5,6,7,8,9,10').split(',').map((x) => SECTION_NAMES[x.trim()] ?? Number(x)),
+);
 export const VIDEO = join(ROOT, 'videos', 'vtest.avi');
 export const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');
 export const TSX = `--import=${import.meta.resolve('tsx')}`;

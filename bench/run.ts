@@ -12,6 +12,8 @@
  *   7. a model that fires everywhere: postprocess on real frames, end to end vs the demo model, the Python peer
  *   8. jetprof parse --trace-rows all --out on a 300 MB trace: peak RSS of the whole command
  *   9. many streams: aggregate FPS of 1, 2, 4 streams at batch 1 and batch N; jetprof capacity on vtest.avi at 10 FPS
+ *  10. boards (--only boards): the board stand-in at three boards' TensorRT figures (Nano as in the lab, Nano FP16,
+ *      Xavier NX), sequential vs pipelined, alternating: inference and end-to-end FPS, and where the CPU is the limit
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -28,6 +30,7 @@ import { benchNvtxAndStartup } from './sections/nvtx-startup.ts';
 import { benchDense } from './sections/dense.ts';
 import { benchParseAll } from './sections/parse-all.ts';
 import { benchStreams } from './sections/streams.ts';
+import { benchBoards } from './sections/boards.ts';
 
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
@@ -39,6 +42,7 @@ if (ONLY.has(6)) benchNvtxAndStartup();
 if (ONLY.has(7)) await benchDense();
 if (ONLY.has(8)) await benchParseAll();
 if (ONLY.has(9)) benchStreams();
+if (ONLY.has(10)) benchBoards();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

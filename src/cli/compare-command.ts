@@ -38,6 +38,7 @@ export function compareCommand(): Command {
     )
     .description(
       "Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run), under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend's, and gives mAP per backend with --gt.\n" +
+        "Every backend runs in one loop, so their figures compare: the sequential loop, as the lab's scripts (read, infer and write one frame at a time); -- --pipeline on compares the pipelined loop instead. The report says where a backend alone (--pipeline auto) would have picked the other.\n" +
         'Arguments after -- go to infer for every backend (model, frame size, frame count ...).',
     )
     .argument('<video>', 'input video')

@@ -4,8 +4,10 @@
  * Each backend runs in its own process (its entry script), exactly as a user or a profiler would run it.
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
+import { chooseLoop, type PipelineMode } from '../pipeline/loop-choice.ts';
 import { entryCommand, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
@@ -94,11 +96,13 @@ async function runBackend(
   step: string,
   runJson: string,
   stem: string,
+  loopArgs: string[],
 ): Promise<{ code: number; lastLine?: string; profile?: string }> {
   let profile: string | undefined;
   const args = [
     o.video,
     ...o.inferArgs,
+    ...loopArgs,
     ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
     '--output',
     join(o.outDir, `${stem}-${backend}-detected.mp4`),
@@ -158,6 +162,50 @@ async function runBackend(
   return { code, lastLine, profile };
 }
 
+/**
+ * The loop every backend runs in, so their figures compare: the sequential loop (the lab's scripts read, infer and
+ * write one frame at a time) unless the infer arguments name one (`-- --pipeline on` compares the pipelined loop).
+ * Each backend alone (`--pipeline auto`) might have picked the other: a line says so for each such backend.
+ */
+export function compareLoop(
+  inferArgs: string[],
+  backends: BackendName[],
+  cores: number,
+): { args: string[]; pipelined: boolean; notes: string[] } {
+  const value = (name: string) => {
+    const i = inferArgs.findIndex((a) => a === name || a.startsWith(`${name}=`));
+    return i < 0 ? undefined : inferArgs[i].includes('=') ? inferArgs[i].slice(name.length + 1) : inferArgs[i + 1];
+  };
+  const given = value('--pipeline') as PipelineMode | undefined;
+  if (given === 'auto')
+    return {
+      args: [],
+      pipelined: false,
+      notes: ['every backend chose its own loop (-- --pipeline auto): rows in different loops are not compared'],
+    };
+  const pipelined = given === 'on';
+  const loop = pipelined ? 'pipelined' : 'sequential';
+  const why = given
+    ? `the loop asked for (--pipeline ${given})`
+    : "the lab's loop (its scripts read, infer and write one frame at a time; -- --pipeline on compares the pipelined loop)";
+  const threads = value('--threads');
+  const notes = backends.flatMap((backend) => {
+    const alone = chooseLoop({
+      mode: 'auto',
+      backend,
+      executionProvider: value('--ep') ?? 'cpu',
+      threads: threads ? Number(threads) : undefined,
+      cores,
+    });
+    return alone.pipelined === pipelined
+      ? []
+      : [
+          `${BACKENDS[backend].title} alone would run the ${alone.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${alone.why}); compare ran every backend in the ${loop} loop, ${why}, so their figures compare`,
+        ];
+  });
+  return { args: given ? [] : ['--pipeline', 'off'], pipelined, notes };
+}
+
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   // a missing video is one line before any backend starts (each would fail on it in turn)
   if (classifySource(o.video).kind === 'file' && !existsSync(o.video)) {
@@ -180,6 +228,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const runs: string[] = [];
   const profiles: string[] = [];
   const stem = basename(o.video, extname(o.video));
+  const loop = compareLoop(o.inferArgs, backends, availableParallelism());
+  for (const n of loop.notes) o.onStep(`note: ${n}`);
   for (const [i, backend] of backends.entries()) {
     if (o.shouldStop?.()) {
       o.onStep(`[${i + 1}/${steps}] ${BACKENDS[backend].title}: not run (interrupted)`);
@@ -197,7 +247,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     const runJson = join(o.outDir, `run_${BACKENDS[backend].tag}.json`);
     const t0 = Date.now();
-    const { code, lastLine, profile } = await runBackend(o, backend, step, runJson, stem);
+    const { code, lastLine, profile } = await runBackend(o, backend, step, runJson, stem, loop.args);
     if (profile) profiles.push(profile);
     // A run JSON left by an earlier compare in this folder is not this run's: only a file written now counts.
     const wrote = existsSync(runJson) && statSync(runJson).mtimeMs >= t0 - 1000;
@@ -238,6 +288,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       lastLine: f.lastLine,
     })),
     gt: o.gt,
+    notes: loop.notes,
   });
   return result;
 }

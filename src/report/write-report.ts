@@ -36,6 +36,8 @@ export interface ReportFiles {
   capacity?: string[];
   /** Things the user should know that are not errors (a run file given twice). */
   onWarning?: (message: string) => void;
+  /** Lines the report says beside its speed table (compare: the loop every backend ran in, and why). */
+  notes?: string[];
 }
 
 /** Each run file once: the same file given twice (or through a runset and by name) would count as two runs. */
@@ -107,10 +109,10 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     accuracy,
     typedFps: o.typedFps,
     minMatch: o.minMatch,
-    runNotes: unique.notes,
+    runNotes: [...unique.notes, ...(o.notes ?? [])],
     capacity,
   });
-  for (const n of report.runNotes.slice(unique.notes.length)) o.onWarning?.(n);
+  for (const n of report.runNotes.slice(unique.notes.length + (o.notes?.length ?? 0))) o.onWarning?.(n);
   const md = reportMarkdown(report, o.title);
   if (o.out) writeOutput(o.out, md);
   if (o.html) writeOutput(o.html, reportHtml(report, o.title));

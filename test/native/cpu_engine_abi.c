@@ -11,6 +11,19 @@
  * A dynamic dimension (-1) stands for an engine without a usable optimization profile (TensorRT's shim sets a
  * dynamic batch to its profile's largest shape; these files write that shape, e.g. `input images 0 4 3 64 64`).
  *
+ * The board stand-in: two more lines make it behave like a GPU running a real model.
+ *
+ *   gpu-ms 95.7 0                             one run takes FIXED + PER_IMAGE x (the engine's batch) ms on the "GPU",
+ *                                             spent waiting as cudaStreamSynchronize waits (sleeping: the CPU is free)
+ *   replay /path/heads.bin                    the outputs are replayed from a recording of ONNX Runtime's head outputs
+ *                                             on the same frames, found by a hash of each image's input, so the
+ *                                             stand-in finds exactly the boxes ONNX Runtime found (bias and scale of
+ *                                             the output lines are then unused)
+ *
+ * A recording (written by test/helpers/board.ts): "JPRPLY01", u32 records, u32 floats per image (the outputs in the
+ * order of the engine's output lines), then per record: u32 hash1, u32 hash2, the floats; little-endian. The hashes
+ * are FNV-1a over the image's input as 32-bit words, from two offset bases (replayHash in board.ts does the same).
+ *
  * Its runtime claims version 8.6.1 (8601) unless JETPROF_CPU_ENGINE_RUNTIME says otherwise (e.g. 8201), and an
  * engine from another version fails with TensorRT 8.6's own message. H2D, compute and D2H times are the host
  * times of the copies and the arithmetic. Built by the tests: gcc -shared -fPIC -O2 -Inative cpu_engine_abi.c.
@@ -37,6 +50,11 @@ typedef struct cpu_tensor {
 struct jp_engine {
   int count;
   cpu_tensor tensors[MAX_TENSORS];
+  double gpu_fixed_ms, gpu_per_image_ms; /* gpu-ms: time a run takes on the stand-in GPU (0: as fast as the CPU) */
+  int replay_count;                      /* replay: records, their hashes and their floats */
+  int64_t replay_floats;                 /* floats per image, over every output */
+  uint32_t *replay_hash;                 /* 2 per record */
+  float *replay_data;
 };
 
 static int log_severity = 1;
@@ -79,7 +97,53 @@ static void free_engine(jp_engine *e) {
     free(e->tensors[i].host);
     free(e->tensors[i].device);
   }
+  free(e->replay_hash);
+  free(e->replay_data);
   free(e);
+}
+
+/* FNV-1a over 32-bit words, from the given offset basis. */
+static uint32_t fnv1a_words(const float *data, int64_t words, uint32_t h) {
+  const uint32_t *w = (const uint32_t *)data;
+  for (int64_t k = 0; k < words; k++) {
+    h ^= w[k];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+/* The engine's batch: the input's first dimension. */
+static int64_t engine_batch(const jp_engine *e) {
+  for (int i = 0; i < e->count; i++)
+    if (e->tensors[i].info.is_input) return e->tensors[i].info.nb_dims > 0 ? e->tensors[i].info.dims[0] : 1;
+  return 1;
+}
+
+static int32_t load_replay(jp_engine *e, const char *path, char *err, int32_t errLen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(err, errLen, JP_ERR_FILE, "cannot read the replay recording %s: %s", path, strerror(errno));
+  char magic[8];
+  uint32_t count = 0, floats = 0;
+  int64_t batch = engine_batch(e), expected = 0;
+  for (int i = 0; i < e->count; i++)
+    if (!e->tensors[i].info.is_input) expected += e->tensors[i].info.bytes / 4 / batch;
+  if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "JPRPLY01", 8) != 0 || fread(&count, 4, 1, f) != 1 ||
+      fread(&floats, 4, 1, f) != 1 || (int64_t)floats != expected) {
+    fclose(f);
+    return fail(err, errLen, JP_ERR_DESERIALIZE, "%s: not a replay recording for this engine's outputs (%lld floats per image)", path, (long long)expected);
+  }
+  e->replay_count = (int)count;
+  e->replay_floats = floats;
+  e->replay_hash = malloc((size_t)count * 8);
+  e->replay_data = malloc((size_t)count * floats * 4);
+  for (uint32_t r = 0; r < count; r++) {
+    if (fread(&e->replay_hash[2 * r], 4, 2, f) != 2 || fread(&e->replay_data[(int64_t)r * floats], 4, floats, f) != floats) {
+      fclose(f);
+      return fail(err, errLen, JP_ERR_DESERIALIZE, "%s: cut short at record %u of %u", path, r, count);
+    }
+  }
+  fclose(f);
+  return JP_OK;
 }
 
 int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t errLen) {
@@ -108,10 +172,19 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
                 runtime / 1000, runtime / 100 % 10, runtime % 100, major, minor, patch);
   }
   jp_engine *e = calloc(1, sizeof *e);
+  char replay_path[1024] = "";
   while (fgets(line, sizeof line, f)) {
     char kind[16];
     int consumed = 0;
     if (sscanf(line, "%15s%n", kind, &consumed) != 1) continue;
+    if (strcmp(kind, "gpu-ms") == 0) {
+      sscanf(line + consumed, "%lf %lf", &e->gpu_fixed_ms, &e->gpu_per_image_ms);
+      continue;
+    }
+    if (strcmp(kind, "replay") == 0) {
+      sscanf(line + consumed, " %1000[^\n]", replay_path);
+      continue;
+    }
     if (e->count == MAX_TENSORS) break;
     cpu_tensor *t = &e->tensors[e->count];
     char *p = line + consumed;
@@ -167,8 +240,51 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     e->count++;
   }
   fclose(f);
+  if (replay_path[0]) {
+    int32_t status = load_replay(e, replay_path, err, errLen);
+    if (status != JP_OK) {
+      free_engine(e);
+      return status;
+    }
+  }
   *out = e;
   return JP_OK;
+}
+
+/* Each image's outputs from the recording, found by its input's hash; an image of zeros (a padded batch) gets zeros. */
+static int32_t replay_outputs(jp_engine *e, const cpu_tensor *in, char *err, int32_t errLen) {
+  int64_t batch = engine_batch(e);
+  int64_t per_in = in->info.bytes / 4 / batch;
+  for (int64_t b = 0; b < batch; b++) {
+    const float *img = in->device + b * per_in;
+    uint32_t h1 = fnv1a_words(img, per_in, 2166136261u), h2 = fnv1a_words(img, per_in, 2166136261u ^ 0x5bd1e995u);
+    const float *rec = NULL;
+    for (int r = 0; r < e->replay_count && !rec; r++)
+      if (e->replay_hash[2 * r] == h1 && e->replay_hash[2 * r + 1] == h2) rec = e->replay_data + (int64_t)r * e->replay_floats;
+    int zero = 1;
+    for (int64_t k = 0; k < per_in && zero; k++) zero = img[k] == 0;
+    if (!rec && !zero) return fail(err, errLen, JP_ERR_INFERENCE, "enqueue failed: image %lld of the batch is not in the replay recording (hash %08x%08x): record the same frames at the same size", (long long)b, h1, h2);
+    int64_t offset = 0;
+    for (int i = 0; i < e->count; i++) {
+      cpu_tensor *t = &e->tensors[i];
+      if (t->info.is_input) continue;
+      int64_t per_out = t->info.bytes / 4 / batch;
+      float *dst = t->device + b * per_out;
+      if (rec) memcpy(dst, rec + offset, (size_t)per_out * 4);
+      else memset(dst, 0, (size_t)per_out * 4);
+      offset += per_out;
+    }
+  }
+  return JP_OK;
+}
+
+/* Waits until `ms` after `since`, as a host thread waits on cudaStreamSynchronize: asleep, the CPU free. */
+static void wait_until(double since, double ms) {
+  double left = since + ms - now_ms();
+  if (left <= 0) return;
+  struct timespec ts = {(time_t)(left / 1000), (long)((left - (double)(time_t)(left / 1000) * 1000) * 1e6)};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
 }
 
 int32_t jp_engine_tensor_count(const jp_engine *e) { return e ? e->count : 0; }
@@ -202,12 +318,19 @@ int32_t jp_engine_infer(jp_engine *e, jp_timing *timing, char *err, int32_t errL
   double t1 = now_ms();
   if (!in) return fail(err, errLen, JP_ERR_INFERENCE, "enqueue failed: the engine has no input");
   int64_t n_in = in->info.bytes / 4;
-  for (int i = 0; i < e->count; i++) {
-    cpu_tensor *t = &e->tensors[i];
-    if (t->info.is_input) continue;
-    int64_t n = t->info.bytes / 4;
-    for (int64_t k = 0; k < n; k++) t->device[k] = t->bias + t->scale * in->device[k % n_in];
+  if (e->replay_count > 0) {
+    int32_t status = replay_outputs(e, in, err, errLen);
+    if (status != JP_OK) return status;
+  } else {
+    for (int i = 0; i < e->count; i++) {
+      cpu_tensor *t = &e->tensors[i];
+      if (t->info.is_input) continue;
+      int64_t n = t->info.bytes / 4;
+      for (int64_t k = 0; k < n; k++) t->device[k] = t->bias + t->scale * in->device[k % n_in];
+    }
   }
+  /* the stand-in GPU: the run takes its declared time, the host thread asleep meanwhile */
+  if (e->gpu_fixed_ms > 0 || e->gpu_per_image_ms > 0) wait_until(t1, e->gpu_fixed_ms + e->gpu_per_image_ms * (double)engine_batch(e));
   double t2 = now_ms();
   for (int i = 0; i < e->count; i++) {
     if (!e->tensors[i].info.is_input) memcpy(e->tensors[i].host, e->tensors[i].device, (size_t)e->tensors[i].info.bytes);
