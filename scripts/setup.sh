@@ -113,12 +113,30 @@ npm_install() {
   local stamp=node_modules/.jetprof-installed
   local want
   want="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node --version)"
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f node_modules/@u4/opencv4nodejs/build/Release/opencv4nodejs.node ]; then
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && native_modules_load 2>/dev/null; then
     echo "    node_modules already matches package-lock.json and Node $(node --version): npm ci skipped"
     return 0
   fi
-  ONNXRUNTIME_NODE_INSTALL=skip OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund
+  # package.json's allowScripts approves the five install scripts this needs (npm 11 warns about unapproved ones, and
+  # npm 12 skips them: the binding would then be missing, which native_modules_load below says)
+  ONNXRUNTIME_NODE_INSTALL=skip OPENCV4NODEJS_DISABLE_AUTOBUILD=1 JOBS=max npm ci --no-audit --no-fund || return 1
+  native_modules_load || return 1
   echo "$want" > "$stamp"
+}
+
+native_modules_load() {
+  # Each native module must load: an install script that did not run (blocked, or failed quietly) leaves a package
+  # without its binary, and nothing else would say so until infer fails.
+  local failed=0 name code
+  for name in @u4/opencv4nodejs onnxruntime-node koffi; do
+    code="require('$name')"
+    [ "$name" = @u4/opencv4nodejs ] && code="require('@u4/opencv-build').Log.silence = true; $code"
+    if ! out=$(node -e "$code" 2>&1 >/dev/null); then
+      echo "    $name does not load: $(printf '%s' "$out" | grep -m1 -E 'Error|error' || printf '%s' "$out" | head -1) (fix: npm rebuild $name; its install script must be approved in package.json allowScripts)" >&2
+      failed=1
+    fi
+  done
+  return $failed
 }
 
 step "check Node.js" need_node

@@ -3,9 +3,10 @@
  * real option; the table goes to stdout and progress to stderr.
  */
 import test from 'ava';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
+import { buildCpuEngineLib, errorLines, ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const SUBCOMMANDS = [
   'infer',
@@ -36,6 +37,16 @@ test('every --help fits 80 columns, examples included, with no line of a wrapped
     const wide = r.stdout.split('\n').filter((l) => l.length > 80);
     t.deepEqual(wide, [], `${name}: lines wider than 80 columns`);
     t.notRegex(r.stdout, /\npostprocess \+ write/, `${name}: no orphan from hand-wrapped text`);
+    // pasted into a shell, an example block runs only its commands: every line is a comment, a command, or the
+    // continuation of a command whose line ended with a backslash
+    const examples = r.stdout.split(/\nExamples?:\n/)[1]?.split('\n\n')[0] ?? '';
+    let continued = false;
+    for (const line of examples.split('\n').filter(Boolean)) {
+      const program = /^ {2}(jetprof|infer(-onnx|-trt|-opencv)?) /.test(line);
+      const ok = continued ? /^ {6}\S/.test(line) : /^ {2}# /.test(line) || program;
+      t.true(ok, `${name}: an example line that would run something it does not show: ${JSON.stringify(line)}`);
+      continued = line.endsWith('\\') && !/^ {2}# /.test(line);
+    }
   }
   const infer = pages.find(([n]) => n === 'infer')![1].stdout;
   t.regex(
@@ -61,7 +72,20 @@ test('hints that work: build-engine names --out; infer-trt with a missing engine
     be.stderr,
     /\/nonexistent\/dir\/e\.trt: the directory \/nonexistent\/dir does not exist or is not writable \(fix: create it, or pass --out with a writable path\)/,
   );
-  const trt = runCli('infer-trt', ['v.mp4', '--engine', 'missing.trt']);
+  // without TensorRT, the first attempt (no --engine even) tells the whole story: not here, and what works instead
+  for (const args of [['v.mp4'], ['v.mp4', '--engine', 'missing.trt']]) {
+    const none = runCli('infer-trt', args, { env: { JETPROF_TRT_SHIM: '' } });
+    t.is(none.code, 2, none.stderr);
+    t.regex(
+      none.stderr,
+      /TensorRT cannot run on this machine: .*infer-trt runs on a board with JetPack .*off the board, run the lab's scripts under nvprof .*--fps "TensorRT@960x540=INF\/E2E"; infer-onnx and infer-opencv run here; jetprof doctor/,
+    );
+    t.is(errorLines(none.stderr).length, 1);
+  }
+  // with TensorRT (here the stand-in library), a missing engine is the next thing said
+  const trt = runCli('infer-trt', ['v.mp4', '--engine', 'missing.trt'], {
+    env: { JETPROF_TRT_SHIM: buildCpuEngineLib() },
+  });
   t.is(trt.code, 2);
   t.regex(trt.stderr, /missing\.trt: TensorRT engine not found \(fix: build it on this board: jetprof build-engine/);
   const prof = runCli('jetprof', ['profile', '--tool', 'nsys', 'v.mp4', '--model', 'm.onnx']);
@@ -184,4 +208,67 @@ test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT ru
   t.is(trt.code, 2, trt.stderr);
   t.regex(trt.stderr, /missing\.trt: TensorRT engine not found/);
   t.true(Date.now() - t0 < 20_000, 'refused at once, no profiler run');
+});
+
+test('say the whole story: infer-opencv on cfg + weights says the export is only the metadata; --detections says where it wrote; the overlay says its figures are running ones', async (t) => {
+  const { makeModel, makeVideo, PERSON_VEHICLE_CFG } = await import('./helpers/fixtures.ts');
+  const m = makeModel('story', PERSON_VEHICLE_CFG, 5);
+  const v = makeVideo('story.mp4', 5, 160, 120);
+  const dets = join(scratchDir(), 'story-dets.json');
+  const r = runCli('infer-opencv', [
+    v,
+    '--cfg',
+    m.cfgPath,
+    '--weights',
+    m.weightsPath,
+    '--warmup',
+    '1',
+    '--no-write',
+    '--detections',
+    dets,
+  ]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(
+    r.stderr,
+    /YOLO metadata \(anchors, labels\) from the (cached )?export .*; OpenCV DNN itself reads .* \(its darknet importer\)/,
+  );
+  t.notRegex(r.stderr, /infer: using cached/);
+  t.regex(r.stderr, new RegExp(`wrote ${dets.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(every box, COCO results\\)`));
+  const { LoopTally } = await import('../src/pipeline/loop-tally.ts');
+  t.regex(
+    new LoopTally(0, []).overlayText('onnx', false),
+    /^onnx {2}so far: inference [\d.]+ FPS {2}end-to-end [\d.]+ FPS$/,
+  );
+});
+
+test('an install that keeps working: the five install scripts are approved in package.json; setup names a native module that does not load', (t) => {
+  const pkg = JSON.parse(readFileSync(join(ROOT_DIR, 'package.json'), 'utf8'));
+  t.deepEqual(Object.keys(pkg.allowScripts).sort(), [
+    '@u4/opencv4nodejs',
+    'esbuild',
+    'koffi',
+    'onnxruntime-node',
+    'protobufjs',
+  ]);
+  // setup.sh's check, run where no module is installed: one line per module, naming it and the fix
+  const empty = join(scratchDir(), 'no-modules');
+  mkdirSync(empty, { recursive: true });
+  const r = spawnSync(
+    'bash',
+    [
+      '-c',
+      `source <(sed -n '/^native_modules_load()/,/^}/p' ${join(ROOT_DIR, 'scripts/setup.sh')}); cd ${empty}; native_modules_load`,
+    ],
+    { encoding: 'utf8' },
+  );
+  t.is(r.status, 1);
+  const lines = r.stderr.replace(/\n+$/, '').split('\n');
+  t.is(lines.length, 3, r.stderr);
+  for (const [i, name] of ['@u4/opencv4nodejs', 'onnxruntime-node', 'koffi'].entries())
+    t.regex(
+      lines[i],
+      new RegExp(
+        `^ {4}${name.replace('/', '\\/')} does not load: .*\\(fix: npm rebuild ${name.replace('/', '\\/')}; its install script must be approved in package.json allowScripts\\)$`,
+      ),
+    );
 });

@@ -452,6 +452,47 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
   },
 );
 
+requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)(
+  "the lab's own log, steady state: the critical path without start-up and tear-down, re-normalised, what it gives per frame, and the lab's typed-in figures reconciled with it",
+  async (t) => {
+    const { parseProfileFile } = await import('../src/parsers/parse-file.ts');
+    const { steadyState, reconcile } = await import('../src/report/profile-section.ts');
+    const parsed = await parseProfileFile(realLog);
+    if (parsed.kind !== 'nvprof') return t.fail('not read as nvprof');
+    const s = steadyState(parsed.result.value.processes[0], 5)!;
+    // left out, as the dependency table prints them: cudaMalloc 197.397023s, cuCtxDetach 175.129550s,
+    // cudaStreamCreateWithFlags_v5000 41.253897s, cudaFree 21.420142s, cudaHostAlloc 735.663478ms, cuCtxCreate_v2
+    // 629.810239ms, cudaFreeHost 15.580926ms, cudaStreamCreate 203.753000us, cudaStreamCreateWithPriority_v5050
+    // 131.669000us: 436.582002065 s of the table's 527.720693684 s
+    t.is(s.removed.length, 9);
+    t.is(s.removedNs, 436_582_002_065);
+    t.is(s.remainingNs, 527_720_693_684 - 436_582_002_065);
+    // <Other> 73.946650s is the first row left: 73.946650 / 91.138691619 = 81.14%
+    t.is(s.rows[0].name, '<Other>');
+    t.is(s.rows[0].pct.toFixed(2), '81.14');
+    t.is(s.rows[1].name, 'trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1');
+    // per frame: 168 enqueues; the 17 GPU activities rows add up to 9.862699491 s, 58.7 ms a frame;
+    // cuStreamSynchronize: 8.70597s over 168 calls, 51.821ms each (the API table's average)
+    t.is(s.frames, 168);
+    t.is(s.gpuNs, 9_862_699_491);
+    t.is((s.gpuPerFrameNs! / 1e6).toFixed(1), '58.7');
+    t.like(s.sync, { name: 'cuStreamSynchronize', avgNs: 51_821_000, calls: 168 });
+    // the lab's 10.45 / 4.99 FPS: 95.7 ms inference = 58.7 GPU + 37.0 host; 200.4 - 95.7 = 104.7 ms outside it
+    const line = reconcile(s, { modelType: 'TensorRT', inferenceFps: 10.45, endToEndFps: 4.99 })!;
+    t.regex(
+      line,
+      /inference 95\.7 ms \(1000 \/ 10\.45 FPS, typed in\) = GPU 58\.7 ms \(the log's GPU activities, 9\.863 s, over its 168 ExecutionContext::enqueue ranges\) \+ host 37\.0 ms/,
+    );
+    t.regex(line, /104\.7 ms outside inference \(1000 \/ 4\.99 - 1000 \/ 10\.45/);
+    // and in the report, from the command line
+    const r = runCli('jetprof', ['report', '--profile', realLog, '--fps', 'TensorRT@960x540=10.45/4.99']);
+    t.is(r.code, 0, r.stderr);
+    t.regex(r.stdout, /\*\*Steady state: the critical path without the 9 rows of start-up and tear-down/);
+    t.regex(r.stdout, /\| 81\.14% \| 73\.946650 s \| 0 ns \| \\<Other\\> \|/);
+    t.regex(r.stdout, /- per frame, TensorRT: inference 95\.7 ms .* \+ host 37\.0 ms .*; 104\.7 ms outside inference/);
+  },
+);
+
 const CHROMIUM = '/usr/bin/chromium';
 requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test installs it')(
   'the HTML page renders in headless Chromium: non-empty charts, no console errors (screenshot saved)',

@@ -67,7 +67,14 @@ export function helpAfter(examples: Example[], notes: string[] = []): () => stri
     const width = helpWidth();
     const parts = ['', examples.length > 1 ? 'Examples:' : 'Example:'];
     for (const e of examples) {
-      if (e.note) parts.push(wrapProse(`  # ${e.note}`, width));
+      // a note wrapped onto several lines keeps `# ` on each, so pasting the example runs only the command
+      if (e.note)
+        parts.push(
+          wrapProse(e.note, width - 4)
+            .split('\n')
+            .map((l) => `  # ${l.trim()}`)
+            .join('\n'),
+        );
       parts.push(wrapCommand(e.cmd, width));
     }
     if (notes.length) parts.push('', ...notes.map((n) => wrapProse(n, width)));

@@ -674,25 +674,24 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       // the run JSON: its own file per run of --repeat; stdout (`-`) takes the spread of several runs instead
       const json =
         o.json && (jsonToStdout ? (o.repeat > 1 ? undefined : '-') : o.repeat > 1 ? repeatPath(o.json, k) : o.json);
-      const result = await runInference(
-        jobSettings(
-          o,
-          k,
-          {
-            json,
-            pipelined: loop.pipelined,
-            nvtx,
-            tegrastatsBin,
-            shouldStop: stopRequested,
-            onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
-            onInfo: (m) => {
-              if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
-            },
-            onFrame: (p) => progress.update(p),
+      const settings = jobSettings(
+        o,
+        k,
+        {
+          json,
+          pipelined: loop.pipelined,
+          nvtx,
+          tegrastatsBin,
+          shouldStop: stopRequested,
+          onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+          onInfo: (m) => {
+            if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
           },
-          specs,
-        ),
+          onFrame: (p) => progress.update(p),
+        },
+        specs,
       );
+      const result = await runInference(settings);
       progress.done();
       runs.push(result);
       if (json && !jsonToStdout) files.push(json);
@@ -702,6 +701,8 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
         (jsonToStdout ? process.stderr : process.stdout).write(`${fitText(formatSummary(result))}\n`);
         if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
         if (json && !jsonToStdout) process.stderr.write(`wrote ${json}\n`);
+        for (const s of settings.streams)
+          if (s.detectionsPath) process.stderr.write(`wrote ${s.detectionsPath} (every box, COCO results)\n`);
       }
     }
     const result = runs[runs.length - 1];

@@ -1,6 +1,6 @@
 /** `jetprof export` and `jetprof make-weights`. */
 import { existsSync, readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { cachedOnnxPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
 import { fetchWeights, YOLOV4_TINY_WEIGHTS_URL } from '../model/fetch-weights.ts';
 import { parseWeights } from '../model/weights.ts';
@@ -77,7 +77,13 @@ export function fetchWeightsCommand(): Command {
     .description(
       'Downloads the trained YOLOv4-Tiny weights that tensorrt_demos and the lab use, for weights/yolov4-tiny.cfg (80 COCO classes, names in weights/yolov4-tiny.names). The bytes must be exactly what the cfg needs, and hold no NaN or Inf, before they are written under the final name. A download that fails, is cut short, or hangs writes nothing. scripts/setup.sh runs it; offline, the demo uses seeded random weights instead.',
     )
-    .option('--url <url>', 'where to download from', YOLOV4_TINY_WEIGHTS_URL)
+    .addOption(
+      // the URL is longer than a terminal line: the help names it in words (and prints it whole in the notes)
+      new Option('--url <url>', 'where to download from').default(
+        YOLOV4_TINY_WEIGHTS_URL,
+        "the AlexeyAB/darknet release's yolov4-tiny.weights",
+      ),
+    )
     .option('--cfg <file.cfg>', 'the cfg the weights are for', 'weights/yolov4-tiny.cfg')
     .option('--out <file.weights>', 'where they go', 'weights/yolov4-tiny.weights')
     .option('--timeout <s>', 'give up after this many seconds', parseIntInRange('--timeout', 1, 86_400), 300)

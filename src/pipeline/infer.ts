@@ -208,9 +208,36 @@ export function durationClock(ms: number, now: () => number = Date.now): () => b
   };
 }
 
+/**
+ * TensorRT must be usable before anything else about a TensorRT run is checked: on a machine without it, the first
+ * attempt says so and what works instead, rather than a missing engine, then a missing trtexec, one at a time.
+ */
+async function requireTensorRt(): Promise<void> {
+  const { loadTrtAbi } = await import('../backends/trt-abi.ts');
+  try {
+    loadTrtAbi();
+  } catch (e) {
+    if (!(e instanceof JetprofError) || e.code !== 'TENSORRT_UNAVAILABLE') throw e;
+    throw new JetprofError(
+      'TENSORRT_UNAVAILABLE',
+      `TensorRT cannot run on this machine: ${e.message}. infer-trt runs on a board with JetPack (TensorRT) and jetprof's shim built`,
+      {
+        suggestion: `${e.suggestion ? `${e.suggestion}; ` : ''}off the board, run the lab's scripts under nvprof on the board and here jetprof report --profile LOG --fps "TensorRT@960x540=INF/E2E"; infer-onnx and infer-opencv run here; jetprof doctor says what this machine runs`,
+      },
+    );
+  }
+}
+
 /** The model a run uses: the engine's sidecar (read once), the ONNX or export that supplies the metadata, its facts. */
 function resolveModel(o: InferOptions) {
-  const onInfo = o.onInfo ?? (() => undefined);
+  const info = o.onInfo ?? (() => undefined);
+  // OpenCV's darknet importer reads the cfg and weights itself: the export is only where the metadata comes from
+  const onInfo = darknetImporter(o)
+    ? (m: string) =>
+        info(
+          `${m.replace(/^using cached (.*)$/, 'YOLO metadata (anchors, labels) from the cached export $1').replace(/^exported .* to (.*)$/, 'YOLO metadata (anchors, labels) from the export $1')}; OpenCV DNN itself reads ${o.cfg} and ${o.weights} (its darknet importer)`,
+        )
+    : info;
   // the engine's sidecar, read once: the ONNX it was built from, its precision, the TensorRT that built it
   const sidecar = o.engine ? readEngineSidecar(o.engine) : undefined;
   const modelPath = resolveModelPath(o, onInfo, sidecar);
@@ -486,6 +513,7 @@ export function writeRunFiles(
  */
 export async function runInference(o: InferOptions): Promise<RunResult> {
   const startedAt = new Date().toISOString();
+  if (o.backend === 'tensorrt') await requireTensorRt();
   const m = resolveModel(o);
   const { session, modelLoadMs } = await openTimedSession(o, m);
   const runner = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;

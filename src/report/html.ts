@@ -32,6 +32,10 @@ import {
   stageCaption,
   stageHeaders,
   stageRows,
+  STEADY_HEADERS,
+  steadyStateCaption,
+  steadyStateRows,
+  perFrameLine,
 } from './report-text.ts';
 import {
   type Cell,
@@ -367,6 +371,15 @@ function profileHtml(p: ProfileSection): string {
       `<p>${waiting.length ? `<b>Waiting time</b> (&gt; 0): ${escapeHtml(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}` : '<b>Waiting time</b>: no row waits (0 ns everywhere).'}</p>`,
     );
   }
+  if (p.steadyState) {
+    const line = perFrameLine(p.steadyState);
+    parts.push(
+      `<p><small>${escapeHtml(steadyStateCaption(p.steadyState))}</small></p>`,
+      table(STEADY_HEADERS, steadyStateRows(p.steadyState), [true, true, true, false]),
+      ...(line ? [`<p><small>${escapeHtml(line)}</small></p>`] : []),
+    );
+  }
+
   parts.push(
     timed('Top GPU kernels and copies', p.kernels),
     timed('Top CUDA API calls', p.apiCalls),

@@ -18,6 +18,7 @@ import type {
   FrameSeries,
   AccuracyRow,
   LabReport,
+  ProfileSection,
 } from './report-types.ts';
 import {
   DEFAULT_MIN_MATCH,
@@ -30,7 +31,7 @@ import {
   stageTable,
   typedFpsRow,
 } from './run-rows.ts';
-import { profileSection } from './profile-section.ts';
+import { profileSection, reconcile } from './profile-section.ts';
 
 export interface ReportExtras {
   skipped?: SkippedBackend[];
@@ -130,8 +131,31 @@ export function buildLabReport(
     intervalTrades: intervalTrades(fps, extras.accuracy?.pairs ?? []),
     stages: groups.map((g, i) => stageTable(g, fps[i].modelType)),
     series: runs.map(frameSeries).filter((x): x is FrameSeries => !!x),
-    profiles: profiles.flatMap((p) => profileSection(p, top)),
+    profiles: reconciled(
+      profiles.flatMap((p) => profileSection(p, top)),
+      fps.filter((x) => x.typedIn),
+    ),
     env: groups.map((g) => envBlock(g[0])),
     definitions: DEFINITIONS,
   };
+}
+
+/**
+ * Each nvprof profile with a steady-state view, held against the lab's typed-in figures (`--fps`): the TensorRT row,
+ * or the only typed-in row. A note per match, beside the profile's own.
+ */
+function reconciled(sections: ProfileSection[], typed: FpsRow[]): ProfileSection[] {
+  if (typed.length === 0) return sections;
+  const row = typed.find((x) => /tensorrt/i.test(x.modelType)) ?? (typed.length === 1 ? typed[0] : undefined);
+  if (!row) return sections;
+  return sections.map((s) => {
+    const line = s.steadyState
+      ? reconcile(s.steadyState, {
+          modelType: row.modelType,
+          inferenceFps: row.inferenceFps.mean,
+          endToEndFps: row.endToEndFps.mean,
+        })
+      : undefined;
+    return line ? { ...s, notes: [...s.notes, line] } : s;
+  });
 }

@@ -25,6 +25,10 @@ import {
   stageHeaders,
   stageRows,
   stdCell,
+  STEADY_HEADERS,
+  steadyStateCaption,
+  steadyStateRows,
+  perFrameLine,
   STREAM_HEADERS,
   streamRows,
   streamsCaption,
@@ -69,6 +73,16 @@ function profileMarkdown(p: ProfileSection): string[] {
         ? `**Waiting time** (> 0): ${mdInline(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}`
         : '**Waiting time**: no row waits (0 ns everywhere).',
       '',
+    );
+  }
+  if (p.steadyState) {
+    const line = perFrameLine(p.steadyState);
+    out.push(
+      `**${mdInline(steadyStateCaption(p.steadyState))}**`,
+      '',
+      markdownTable(STEADY_HEADERS, steadyStateRows(p.steadyState), ['r', 'r', 'r', 'l']),
+      '',
+      ...(line ? [mdInline(line), ''] : []),
     );
   }
   out.push(...timedTable('Top GPU kernels and copies', p.kernels, 'Name'));

@@ -1,11 +1,11 @@
 /** Parsed profiles to report sections: the critical path and waiting rows, top kernels and API calls, NVTX and OS runtime, and the notes drawn from them. Pure. */
 import type { NsysRow } from '../parsers/nsys.ts';
-import type { DependencyRow } from '../parsers/nvprof.ts';
+import type { DependencyRow, NvprofProcess } from '../parsers/nvprof.ts';
 import { notInferenceShare } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 import { formatNs, formatPct, formatDependencyNs } from './tables.ts';
 
-import type { LabeledProfile, TimedRow, ProfileSection } from './report-types.ts';
+import type { LabeledProfile, TimedRow, ProfileSection, SteadyState } from './report-types.ts';
 
 function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] {
   return (rows ?? []).map((r) => ({
@@ -18,16 +18,70 @@ function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] 
 
 const byTotal = (a: TimedRow, b: TimedRow) => b.totalNs - a.totalNs;
 
+/** Rows of the critical path that are start-up and tear-down (allocation, context, streams): outside the frame loop. */
+export const START_UP_ROW =
+  /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/;
+
+/**
+ * The frame loop's view of an nvprof log: the dependency table without start-up and tear-down, re-normalised, and
+ * per frame what the log says (TensorRT's enqueue range counts the frames; GPU activities over them; the host's wait on
+ * the stream). Undefined without a dependency table.
+ */
+export function steadyState(proc: NvprofProcess, top: number): SteadyState | undefined {
+  if (proc.dependency.length === 0) return undefined;
+  const removed = proc.dependency.filter((d) => START_UP_ROW.test(d.name));
+  const rest = proc.dependency.filter((d) => !START_UP_ROW.test(d.name));
+  const remainingNs = rest.reduce((s, d) => s + d.criticalPathNs, 0);
+  const enqueue = proc.nvtx.domains
+    .flatMap((d) => d.ranges)
+    .find((r) => r.name === 'ExecutionContext::enqueue')
+    ?.rows.find((r) => r.type === 'Range');
+  const gpu = proc.summary.filter((r) => r.type === 'GPU activities');
+  const gpuNs = gpu.length ? gpu.reduce((s, r) => s + r.totalNs, 0) : undefined;
+  const sync =
+    proc.summary.find((r) => r.type === 'API calls' && /^cuStreamSynchronize$/.test(r.name)) ??
+    proc.summary.find((r) => r.type === 'API calls' && /^cudaStreamSynchronize$/.test(r.name));
+  const frames = enqueue?.calls;
+  return {
+    removed: removed.map((d) => d.name),
+    removedNs: removed.reduce((s, d) => s + d.criticalPathNs, 0),
+    rows: rest.slice(0, top).map((d) => ({
+      name: d.name,
+      criticalPathNs: d.criticalPathNs,
+      pct: remainingNs > 0 ? (d.criticalPathNs / remainingNs) * 100 : 0,
+      waitingNs: d.waitingNs,
+    })),
+    remainingNs,
+    ...(frames ? { frames } : {}),
+    ...(gpuNs !== undefined ? { gpuNs } : {}),
+    ...(frames && gpuNs !== undefined ? { gpuPerFrameNs: gpuNs / frames } : {}),
+    ...(sync ? { sync: { name: sync.name, avgNs: sync.avgNs, calls: sync.calls } } : {}),
+  };
+}
+
+/**
+ * The lab's typed-in figures held against the log, per frame: inference (1000 / inference FPS) = the GPU's time a frame
+ * (from the log) + the host's rest; the time outside inference (1000 / end-to-end FPS - 1000 / inference FPS). Each
+ * figure says where it comes from.
+ */
+export function reconcile(
+  s: SteadyState,
+  typed: { modelType: string; inferenceFps: number; endToEndFps: number },
+): string | undefined {
+  if (s.gpuPerFrameNs === undefined || !s.frames || !(typed.inferenceFps > 0) || !(typed.endToEndFps > 0))
+    return undefined;
+  const inferenceMs = 1000 / typed.inferenceFps;
+  const e2eMs = 1000 / typed.endToEndFps;
+  const gpuMs = s.gpuPerFrameNs / 1e6;
+  const f1 = (x: number) => x.toFixed(1);
+  return `per frame, ${typed.modelType}: inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) = GPU ${f1(gpuMs)} ms (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ExecutionContext::enqueue ranges) + host ${f1(inferenceMs - gpuMs)} ms (the difference: launching, copying in and out, waiting); ${f1(e2eMs - inferenceMs)} ms outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write)${s.sync ? `; the host waits ${f1(s.sync.avgNs / 1e6)} ms a call in ${s.sync.name} (${s.sync.calls} calls, the log's API table)` : ''}.`;
+}
+
 /** Notes a reader would otherwise have to work out from the tables. Each is tied to a number in them. */
 export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
   const notes: string[] = [];
   const cp = p.criticalPath;
-  const setup = cp.filter(
-    (d) =>
-      /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/.test(
-        d.name,
-      ) && d.criticalPathPct >= 1,
-  );
+  const setup = cp.filter((d) => START_UP_ROW.test(d.name) && d.criticalPathPct >= 1);
   for (const d of setup.slice(0, 3)) {
     const name = d.name.replace(/_v\d+$/, '');
     notes.push(
@@ -132,6 +186,7 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
         apiCalls: timed('API calls'),
         nvtx: nvtx.sort(byTotal).slice(0, top),
         osRuntime: [],
+        ...(proc.dependency.length ? { steadyState: steadyState(proc, top) } : {}),
       });
     }
   }

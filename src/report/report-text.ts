@@ -5,7 +5,8 @@
 import { roundedPercents } from '../pipeline/figures.ts';
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
-import type { FpsRow, LabReport, StageRow, StageTable } from './report-types.ts';
+import type { FpsRow, LabReport, SteadyState, StageRow, StageTable } from './report-types.ts';
+import { formatDependencyNs, formatNs } from './tables.ts';
 export const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
 
@@ -262,4 +263,34 @@ export function defaultTitle(r: LabReport): string {
     skipped.length ? `${skipped.join(', ')} skipped` : '',
   ].filter(Boolean);
   return `YOLOv4-Tiny: ${ran}${aside.length ? ` (${aside.join('; ')})` : ''}`;
+}
+
+export const STEADY_HEADERS = ['Share of the rest', 'Critical path', 'Waiting time', 'Name'];
+
+/** What the steady-state table leaves out and how its shares are counted. */
+export function steadyStateCaption(s: SteadyState): string {
+  return `Steady state: the critical path without the ${s.removed.length} rows of start-up and tear-down (${s.removed.join(', ')}: ${formatDependencyNs(s.removedNs)}), each remaining row's share of the ${formatDependencyNs(s.remainingNs)} left`;
+}
+
+export function steadyStateRows(s: SteadyState): string[][] {
+  return s.rows.map((r) => [
+    `${r.pct.toFixed(2)}%`,
+    formatDependencyNs(r.criticalPathNs),
+    formatDependencyNs(r.waitingNs),
+    r.name,
+  ]);
+}
+
+/** What the log gives per frame, each figure with the rows it comes from; undefined when the log has none of it. */
+export function perFrameLine(s: SteadyState): string | undefined {
+  const parts: string[] = [];
+  if (s.frames && s.gpuNs !== undefined && s.gpuPerFrameNs !== undefined)
+    parts.push(
+      `GPU activities (kernels and copies) ${formatNs(s.gpuNs)} in all, ${(s.gpuPerFrameNs / 1e6).toFixed(1)} ms a frame over the ${s.frames} ExecutionContext::enqueue ranges (one per frame)`,
+    );
+  if (s.sync)
+    parts.push(
+      `the host waits ${(s.sync.avgNs / 1e6).toFixed(1)} ms a call in ${s.sync.name} (${s.sync.calls} calls: the API table's average)`,
+    );
+  return parts.length ? `Per frame, from the log: ${parts.join('; ')}.` : undefined;
 }

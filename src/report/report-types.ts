@@ -172,6 +172,27 @@ export interface ProfileSection {
   nvtx: TimedRow[];
   osRuntime: TimedRow[];
   notes: string[];
+  /**
+   * nvprof with --dependency-analysis: the critical path without the rows jetprof classifies as start-up and tear-down
+   * (allocation, context, streams), re-normalised to the rest, and what the log gives per frame.
+   */
+  steadyState?: SteadyState;
+}
+
+export interface SteadyState {
+  /** The rows left out, by name (start-up and tear-down), and the critical-path time they held (ns). */
+  removed: string[];
+  removedNs: number;
+  /** The rest, top rows first: their critical-path time and its share of what remains. */
+  rows: { name: string; criticalPathNs: number; pct: number; waitingNs: number }[];
+  remainingNs: number;
+  /** Frames the log ran: the calls of the NVTX range `ExecutionContext::enqueue` (TensorRT's inference). */
+  frames?: number;
+  /** GPU activities (kernels and copies) in all, and per frame. */
+  gpuNs?: number;
+  gpuPerFrameNs?: number;
+  /** The host waiting on the GPU: cuStreamSynchronize's (or cudaStreamSynchronize's) mean time per call, and calls. */
+  sync?: { name: string; avgNs: number; calls: number };
 }
 
 export interface EnvBlock {
