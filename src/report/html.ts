@@ -60,70 +60,61 @@ interface Bar {
   segments: { name: string; value: number }[];
 }
 
-/** A label that carries its whole name as a tooltip (SVG <title>). */
-const labelText = (b: Bar) => `${escapeHtml(b.label)}<title>${escapeHtml(b.fullLabel ?? b.label)}</title>`;
-
 /**
- * Horizontal bars, one per item; `stacked` puts the segments end to end, otherwise each segment is its own bar
- * under the item's label (grouped). Values are printed at the bar ends.
+ * Horizontal bars, one per item, as HTML that reflows at any width (a phone's 390 px too): the item's label on its
+ * own line, then its bar with the value printed beside it; `stacked` puts the segments end to end in one bar,
+ * otherwise each segment is its own bar under the label (grouped). Bar lengths are shares of the widest, scaled into
+ * the room the value text leaves; `limit` draws a line across every bar at that value (a target, a limit).
  */
-/** Width in px that a label of this many characters needs at 12 px sans-serif (generous: labels are never cut). */
-const textWidth = (s: string) => Math.ceil(s.length * 8) + 16;
-
-export function barChart(title: string, bars: Bar[], unit: string, stacked: boolean): string {
-  const labelW = Math.max(120, ...bars.map((b) => textWidth(b.label)));
-  const plotW = 520;
-  const width = labelW + plotW + 110;
-  const rowH = 22;
+export function barChart(
+  title: string,
+  bars: Bar[],
+  unit: string,
+  stacked: boolean,
+  limit?: { value: number; label: string },
+): string {
   const seriesNames = [...new Set(bars.flatMap((b) => b.segments.map((s) => s.name)))];
   const color = (name: string) => PALETTE[seriesNames.indexOf(name) % PALETTE.length];
-  const max = Math.max(
-    1e-9,
-    ...bars.map((b) =>
-      stacked ? b.segments.reduce((t, s) => t + s.value, 0) : Math.max(0, ...b.segments.map((s) => s.value)),
-    ),
+  const totals = bars.map((b) =>
+    stacked ? b.segments.reduce((t, s) => t + s.value, 0) : maxOf(b.segments.map((s) => s.value)),
   );
-  const parts: string[] = [];
-  let y = 8;
-  for (const b of bars) {
+  const max = Math.max(1e-9, maxOf(totals), limit?.value ?? 0);
+  const share = (v: number) => `${((Math.max(0, v) / max) * 100).toFixed(2)}%`;
+  const value = (v: number) => `<span class="bar-value">${escapeHtml(`${v.toFixed(2)} ${unit}`)}</span>`;
+  const limitLine = limit
+    ? `<span class="bar-limit" style="left: calc(${share(limit.value)} * var(--room))" title="${escapeHtml(limit.label)}"></span>`
+    : '';
+  const row = (inner: string, total: number) =>
+    `<div class="bar-row"><span class="bar-track">${inner}${limitLine}</span>${value(total)}</div>`;
+  const items = bars.map((b, k) => {
+    const label = `<div class="bar-label" title="${escapeHtml(b.fullLabel ?? b.label)}">${escapeHtml(b.label)}</div>`;
     if (stacked) {
-      let x = labelW;
-      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end">${labelText(b)}</text>`);
-      for (const s of b.segments) {
-        const w = (s.value / max) * plotW;
-        parts.push(
-          `<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
-        );
-        x += w;
-      }
-      const total = b.segments.reduce((t, s) => t + s.value, 0);
-      parts.push(`<text x="${(x + 6).toFixed(1)}" y="${y + 15}">${total.toFixed(2)} ${escapeHtml(unit)}</text>`);
-      y += rowH;
-    } else {
-      parts.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" font-weight="bold">${labelText(b)}</text>`);
-      for (const s of b.segments) {
-        const w = (s.value / max) * plotW;
-        parts.push(
-          `<rect x="${labelW}" y="${y}" width="${Math.max(0, w).toFixed(1)}" height="${rowH - 4}" fill="${color(s.name)}"><title>${escapeHtml(`${b.fullLabel ?? b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}</title></rect>`,
-        );
-        parts.push(
-          `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}">${s.value.toFixed(2)} ${escapeHtml(unit)}</text>`,
-        );
-        y += rowH;
-      }
-      y += 6;
+      const segs = b.segments
+        .map(
+          (s) =>
+            `<span class="bar" style="width: calc(${share(s.value)} * var(--room)); background: ${color(s.name)}" title="${escapeHtml(`${s.name}: ${s.value.toFixed(2)} ${unit}`)}"></span>`,
+        )
+        .join('');
+      return `<div class="bar-item">${label}${row(segs, totals[k])}</div>`;
     }
-  }
-  const legendY = y + 10;
-  seriesNames.forEach((name, i) => {
-    const x = labelW + (i % 4) * 130;
-    const ly = legendY + Math.floor(i / 4) * 18;
-    parts.push(
-      `<rect x="${x}" y="${ly}" width="12" height="12" fill="${color(name)}"/><text x="${x + 16}" y="${ly + 11}">${escapeHtml(name)}</text>`,
-    );
+    const rows = b.segments
+      .map((s) =>
+        row(
+          `<span class="bar" style="width: calc(${share(s.value)} * var(--room)); background: ${color(s.name)}" title="${escapeHtml(`${b.fullLabel ?? b.label} ${s.name}: ${s.value.toFixed(2)} ${unit}`)}"></span>`,
+          s.value,
+        ),
+      )
+      .join('');
+    return `<div class="bar-item">${label}${rows}</div>`;
   });
-  const height = legendY + Math.ceil(seriesNames.length / 4) * 18 + 8;
-  return svg(title, width, height, parts);
+  const legend = [
+    ...seriesNames.map(
+      (n) =>
+        `<span class="legend-item"><span class="swatch" style="background: ${color(n)}"></span>${escapeHtml(n)}</span>`,
+    ),
+    ...(limit ? [`<span class="legend-item"><span class="swatch limit"></span>${escapeHtml(limit.label)}</span>`] : []),
+  ].join('');
+  return `<figure class="chart bars" role="img" aria-label="${escapeHtml(title)}"><figcaption>${escapeHtml(title)}</figcaption>${items.join('')}<div class="legend">${legend}</div></figure>`;
 }
 
 function svg(title: string, width: number, height: number, parts: string[]): string {
@@ -398,6 +389,13 @@ h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
 th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: left; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weight: bold; margin-bottom: .3rem; }
+.bars { --room: 1; } .bar-item { margin: .35rem 0; } .bar-label { font-size: .85rem; overflow-wrap: anywhere; }
+.bar-row { display: flex; align-items: center; gap: .4rem; } .bar-track { position: relative; flex: 1 1 auto; display: flex; min-width: 0; height: 14px; }
+.bar { display: inline-block; height: 14px; flex: none; } .bar-value { flex: none; white-space: nowrap; font-size: .85rem; font-variant-numeric: tabular-nums; }
+.bar-limit { position: absolute; top: -3px; bottom: -3px; border-left: 2px dashed #a33; } .legend { font-size: .8rem; color: #444; }
+.legend-item { display: inline-block; margin-right: 1rem; white-space: nowrap; } .swatch { display: inline-block; width: 10px; height: 10px; margin-right: .3rem; vertical-align: middle; }
+.swatch.limit { width: 0; height: 12px; border-left: 2px dashed #a33; }
+td.n { white-space: nowrap; } details.quiet { color: #666; font-size: .85rem; margin: .5rem 0; }
 .speedup { font-weight: bold; } .warn { color: #a33; } .skipped { color: #666; } dt { font-weight: bold; } dd { margin: 0 0 .4rem 1rem; } .notes li { margin: .2rem 0; } small { color: #666; font-weight: normal; }
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
@@ -419,10 +417,14 @@ function speedSection(r: LabReport): string[] {
       ...r.runNotes.map((n) => `<li class="warn">${escapeHtml(n)}</li>`),
       ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
       ...r.intervalTrades.map((t) => `<li>${escapeHtml(intervalTradeLine(t))}</li>`),
-      ...r.notCompared.map((n) => `<li class="warn">${escapeHtml(notComparedLine(n))}</li>`),
       ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
     ];
     if (items.length) body.push(`<ul>${items.join('')}</ul>`);
+    // the pairs not compared, folded into one quiet paragraph (a report of many rows has dozens)
+    if (r.notCompared.length)
+      body.push(
+        `<details class="quiet"><summary>${r.notCompared.length} pair${r.notCompared.length === 1 ? '' : 's'} of rows not compared, and why</summary><p>${r.notCompared.map((n) => escapeHtml(notComparedLine(n))).join('<br>')}</p></details>`,
+      );
     if (r.fps.length) {
       body.push(
         barChart(
@@ -467,12 +469,14 @@ function capacitySection(r: LabReport): string[] {
           points.map((p) => bar(p, p.held ? 'held' : 'did not hold', p.minStreamFps)),
           'FPS',
           false,
+          { value: c.sourceFps, label: `the target, ${c.sourceFps} FPS` },
         ),
         barChart(
           `Worst stream's p99 latency per count of streams (limit ${c.p99LimitMs} ms)`,
           points.map((p) => bar(p, p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', p.p99Ms)),
           'ms',
           false,
+          { value: c.p99LimitMs, label: `the limit, ${c.p99LimitMs} ms` },
         ),
         table(
           CAPACITY_HEADERS,
