@@ -48,7 +48,8 @@ need_node() {
 apt_update() { $SUDO apt-get update -q; }
 
 system_packages() {
-  local pkgs=(ffmpeg)
+  # make, g++ and python3: node-gyp builds the OpenCV binding (a minimal Debian or a fresh board root has neither)
+  local pkgs=(ffmpeg build-essential python3)
   if [ $JETPACK = 1 ] && [ -d /usr/include/opencv4 ]; then
     echo "    JetPack: using the OpenCV it ships ($(ls -d /usr/include/opencv4))"
   else

@@ -250,10 +250,13 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.regex(rep.stdout, /held when every stream kept at least 95% of the source frame rate/);
   const html = readFileSync(`${out}.html`, 'utf8');
   const chart = html.slice(html.indexOf('<h2>Capacity</h2>'));
-  const svgs = chart.split('</svg>').slice(0, 2);
-  t.regex(svgs[0], /aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/);
-  t.regex(svgs[1], /aria-label="Worst stream's p99 latency per count of streams \(limit 2000 ms\)"/);
-  for (const svg of svgs) t.is((svg.match(/<rect [^>]*><title>/g) ?? []).length, cap.points.length, 'a bar per count');
+  const figures = chart.split('</figure>').slice(0, 2);
+  t.regex(figures[0], /aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/);
+  t.regex(figures[1], /aria-label="Worst stream's p99 latency per count of streams \(limit 2000 ms\)"/);
+  for (const f of figures) t.is((f.match(/<span class="bar" /g) ?? []).length, cap.points.length, 'a bar per count');
+  // the target and the limit drawn across the bars, and named in the legend
+  t.regex(figures[0], /class="bar-limit"[^>]*title="the target, 4 FPS"/);
+  t.regex(figures[1], /class="bar-limit"[^>]*title="the limit, 2000 ms"/);
   t.is(readFileSync(join(out, 'capacity.csv'), 'utf8').trim().split('\n').length, cap.points.length + 1);
   // anything else given as --capacity: one line naming it, exit 2
   const bad = runCli('jetprof', ['report', '--capacity', v]);

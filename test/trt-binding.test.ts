@@ -266,7 +266,10 @@ test('bad call - TensorRT unavailable: the one-line message, exit 2', (t) => {
   const r = runCli('infer-trt', [video, '--engine', headsEngine, '--model', model.onnxPath], { env });
   t.is(r.code, 2);
   t.is(errorLines(r.stderr).length, 1, r.stderr);
-  t.regex(r.stderr, /infer: error: TensorRT runtime \(libnvinfer\) not found: run on JetPack or set TENSORRT_ROOT/);
+  t.regex(
+    r.stderr,
+    /infer: error: TensorRT cannot run on this machine: TensorRT runtime \(libnvinfer\) not found: run on JetPack or set TENSORRT_ROOT/,
+  );
 });
 
 test('build-engine: trtexec flags per precision and TensorRT version; the banner gives the version', (t) => {

@@ -232,10 +232,13 @@ async function requireTensorRt(): Promise<void> {
 function resolveModel(o: InferOptions) {
   const info = o.onInfo ?? (() => undefined);
   // OpenCV's darknet importer reads the cfg and weights itself: the export is only where the metadata comes from
-  const onInfo = darknetImporter(o)
+  const importer = o.backend === 'opencv' && darknetImporter(o);
+  const onInfo = importer
     ? (m: string) =>
         info(
-          `${m.replace(/^using cached (.*)$/, 'YOLO metadata (anchors, labels) from the cached export $1').replace(/^exported .* to (.*)$/, 'YOLO metadata (anchors, labels) from the export $1')}; OpenCV DNN itself reads ${o.cfg} and ${o.weights} (its darknet importer)`,
+          /^(exported |using cached )/.test(m)
+            ? `${m.replace(/^using cached (.*)$/, 'YOLO metadata (anchors, labels) from the cached export $1').replace(/^(exported .*)$/, '$1 for the YOLO metadata (anchors, labels)')}; OpenCV DNN itself reads ${o.cfg} and ${o.weights} (its darknet importer)`
+            : m,
         )
     : info;
   // the engine's sidecar, read once: the ONNX it was built from, its precision, the TensorRT that built it
