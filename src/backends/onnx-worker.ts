@@ -26,6 +26,13 @@ export async function createOnnxWorkerSession(
 ): Promise<DetectorSession> {
   const { onWarning, ...rest } = options;
   const worker = startWorker({ modelPath, options: rest });
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
   const pending = new Map<number, { resolve: (r: InferenceResult) => void; reject: (e: Error) => void }>();
   let nextId = 0;
   let failure: Error | undefined;
@@ -75,7 +82,13 @@ export async function createOnnxWorkerSession(
       });
     },
     async dispose() {
-      await worker.terminate();
+      // graceful: the worker releases its session and ends on its own; terminate() stops the thread mid-way, and a
+      // process that exits right after a forced termination leaves Nsight Systems 2022.4's agent hanging
+      if (exited) return;
+      worker.postMessage({ type: 'dispose' } satisfies WorkerRequest);
+      const timer = setTimeout(() => void worker.terminate(), 5000);
+      await exit;
+      clearTimeout(timer);
     },
   };
 }

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
@@ -130,16 +131,19 @@ async function profileWithNsysLocked(
   const tries = req.tries ?? 3;
   let exitCode = 0;
   let ok = false;
+  // how long nsys may write nothing after the application ended before its agent counts as stuck: 60 s on an idle
+  // machine, longer on a busy one (its agent finishes slower there), at most 180 s
+  const stallMs = req.stallMs ?? Math.round(60_000 * Math.min(3, Math.max(1, loadavg()[0] / availableParallelism())));
   for (let attempt = 1; attempt <= tries && !ok; attempt++) {
     for (const f of [rep, qdstrm]) if (existsSync(f)) unlinkSync(f);
     let nsysPid = 0;
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
     let stalled = false;
     exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
-      watchNsys((nsysPid = pid), base, req.stallMs ?? 60_000, () => {
+      watchNsys((nsysPid = pid), base, stallMs, () => {
         stalled = true;
         req.onLog(
-          `nsys wrote nothing for ${((req.stallMs ?? 60_000) / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
+          `nsys wrote nothing for ${(stallMs / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
         );
       }),
     );
