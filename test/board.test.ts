@@ -78,7 +78,7 @@ test('the lab on the stand-in at the Nano figure: compare runs both backends in 
   t.regex(md, /\| TensorRT \(FP16\) \| 100\.00% \(\d+\)/);
 });
 
-test('--pipeline auto pipelines TensorRT; where the CPU stages fit inside the GPU time, end-to-end FPS is at least 0.9x inference FPS; the sequential loop gives one over the sum of its stages', async (t) => {
+test('--pipeline auto pipelines TensorRT; where the CPU stages fit inside the GPU time, its steady end-to-end FPS (frame ends) is at least 0.9x inference FPS; the sequential loop gives one over the sum of its stages', async (t) => {
   const nano = await engine('nano-auto.trt', [nanoMs, 0]);
   const auto = join(dir, 'auto.json');
   const r = runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--json', auto], { env: shim });
@@ -89,9 +89,13 @@ test('--pipeline auto pipelines TensorRT; where the CPU stages fit inside the GP
   // the pipelined loop's CPU stages run beside the inference: read + preprocess, and postprocess + write
   const ms = (st: string) => p.stages[st].meanMs as number;
   const slowestCpu = Math.max(ms('read') + ms('preprocess'), ms('postprocess') + ms('write'));
+  // steady state, from the frames' ends (the wall time also holds the pipeline's fill and drain, a frame or two of
+  // 22, which a loaded machine stretches): a frame leaves every inference time where the CPU stages fit inside it
+  const ends = p.perFrame.endMs as number[];
+  const steadyFps = ((ends.length - 1) / (ends[ends.length - 1] - ends[0])) * 1000;
   if (slowestCpu < ms('inference'))
-    t.true(p.endToEndFps >= 0.9 * p.inferenceFps, `${p.endToEndFps} vs ${p.inferenceFps} (CPU stage ${slowestCpu} ms)`);
-  else t.true(p.endToEndFps >= (0.9 * 1000) / slowestCpu, `${p.endToEndFps} FPS, slowest CPU stage ${slowestCpu} ms`);
+    t.true(steadyFps >= 0.9 * p.inferenceFps, `${steadyFps} vs ${p.inferenceFps} (CPU stage ${slowestCpu} ms)`);
+  else t.true(steadyFps >= (0.9 * 1000) / slowestCpu, `${steadyFps} FPS, slowest CPU stage ${slowestCpu} ms`);
   const seq = join(dir, 'seq.json');
   t.is(
     runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--pipeline', 'off', '--json', seq], { env: shim })
