@@ -144,7 +144,8 @@ function convert(value: string, kind: Kind, key: string): NsysValue | undefined 
   if (key.endsWith('Ns')) {
     const ns = parseGroupedNs(value);
     // a whole-number column (totals, minimums, maximums) holding a fraction is not what nsys prints: not a number
-    return kind === 'int' && ns !== undefined && !Number.isInteger(ns) ? undefined : ns;
+    const whole = kind === 'int' || /^(total|min|max)Ns$/.test(key);
+    return whole && ns !== undefined && !Number.isInteger(ns) ? undefined : ns;
   }
   if (kind === 'int') return parseGroupedInteger(value);
   if (kind === 'float') return parseGroupedNumber(value);
