@@ -47,12 +47,15 @@ export interface CompareResult {
   html: string;
 }
 
+/** An option's value among infer's arguments (`--name value` or `--name=value`); undefined when not given. */
+function argValue(args: string[], name: string): string | undefined {
+  const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  return i < 0 ? undefined : args[i].includes('=') ? args[i].slice(name.length + 1) : args[i + 1];
+}
+
 /** The ONNX the infer arguments name: --model, else the export cached beside --weights, else the usual path. */
 export function onnxOfInferArgs(args: string[]): string {
-  const value = (name: string) => {
-    const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
-    return i < 0 ? undefined : args[i].includes('=') ? args[i].slice(name.length + 1) : args[i + 1];
-  };
+  const value = (name: string) => argValue(args, name);
   const model = value('--model') ?? value('-m');
   if (model) return model;
   const weights = value('--weights');
@@ -172,10 +175,7 @@ export function compareLoop(
   backends: BackendName[],
   cores: number,
 ): { args: string[]; pipelined: boolean; notes: string[] } {
-  const value = (name: string) => {
-    const i = inferArgs.findIndex((a) => a === name || a.startsWith(`${name}=`));
-    return i < 0 ? undefined : inferArgs[i].includes('=') ? inferArgs[i].slice(name.length + 1) : inferArgs[i + 1];
-  };
+  const value = (name: string) => argValue(inferArgs, name);
   const given = value('--pipeline') as PipelineMode | undefined;
   if (given === 'auto')
     return {
