@@ -258,7 +258,7 @@ requires(
     { env: shim, timeout: 600_000 },
   );
   t.is(r.code, 0, r.stderr);
-  const profile = JSON.parse(readFileSync(join(out, 'profile_trt.json'), 'utf8'));
+  const profile = JSON.parse(readFileSync(join(out, 'profile_trt_nsys.json'), 'utf8'));
   const nvtx = profile.nsys.reports.nvtx_sum.rows as { range: string; instances: number; avgNs: number }[];
   const inference = nvtx.find((x) => /(^|:)inference$/.test(x.range));
   t.truthy(inference, JSON.stringify(nvtx.map((x) => x.range)));

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler } from '../src/profilers/device.ts';
@@ -142,7 +142,7 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
   );
   t.is(r.code, 0, r.stderr);
   t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
-  const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
+  const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
   t.is(profile.schema, 'jetprof.profile/1');
   t.is(profile.tool, 'nsys');
   const stages = nvtxStageRows(profile.nsys);
@@ -201,7 +201,7 @@ test.serial(
       { timeout: 400_000 },
     );
     t.is(r.code, 0, r.stderr);
-    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
+    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
     const rows = (profile.nsys.reports.nvtx_sum?.rows ?? []) as { range?: string; name?: string; instances: number }[];
     const count = (n: string) =>
       rows.find((x) => String(x.range ?? x.name ?? '').replace(/^[\w-]+:/, '') === n)?.instances ?? 0;
@@ -216,7 +216,7 @@ test.serial(
       t.is(count(stage), 10, `${stage}: one per measured frame of either stream`);
     t.is(profile.run.streams.length, 2);
     // the report does not divide summed frame ranges that overlap: it says why and points to the stage table
-    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx.json')]);
+    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx_nsys.json')]);
     t.is(rep.code, 0, rep.stderr);
     t.regex(
       rep.stdout.replace(/\s+/g, ' '),
@@ -225,30 +225,60 @@ test.serial(
   },
 );
 
-test.serial('real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept', (t) => {
-  const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
-  const out = join(scratchDir(), 'nvprof-profile');
-  const r = runCli(
-    'jetprof',
-    ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'],
-    { timeout: 300_000 },
-  );
-  t.true(existsSync(join(out, 'profiling_onnx_log.txt')), r.stderr);
-  // Without a GPU, nvprof 11.8 stops the application when it loads libgomp (pulled in by FFmpeg): exit code 19.
-  t.regex(
-    r.stderr,
-    /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped(; Error: incompatible CUDA driver version\.)?\): no usable NVIDIA GPU or driver here; run it on the Jetson, or use --tool nsys/,
-  );
-  const profile = JSON.parse(readFileSync(join(out, 'profile_onnx.json'), 'utf8'));
-  t.is(profile.tool, 'nvprof');
-  t.true(profile.noGpu);
-  t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
-  t.true(Number.isInteger(profile.exitCode), `nvprof's own exit code is kept in the JSON (${profile.exitCode})`);
-  t.deepEqual(profile.command.slice(-4), ['--json', join(out, 'run_onnx.json'), '--profiler-attached', 'nvprof']);
-  if (profile.run === undefined)
-    t.regex(r.stderr, /the profiled run did not finish \(no .*run_onnx\.json; nvprof exit code \d+\)/);
-  else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
-});
+test.serial(
+  'real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept; an earlier run JSON is never taken for this one, an nsys profile beside it is kept, the report shows its notes',
+  (t) => {
+    const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
+    const out = join(scratchDir(), 'nvprof-profile');
+    // what an earlier profile in the same folder left: a finished run (as an nsys profile and as an nvprof one)
+    mkdirSync(out, { recursive: true });
+    const nsysProfile = join(out, 'profile_onnx_nsys.json');
+    const nsysText = JSON.stringify({
+      schema: 'jetprof.profile/1',
+      tool: 'nsys',
+      backend: 'onnx',
+      exitCode: 0,
+      notes: ['earlier'],
+    });
+    writeFileSync(nsysProfile, nsysText);
+    const stale = join(out, 'run_onnx_nvprof.json');
+    writeFileSync(stale, JSON.stringify({ schema: 'jetprof.run/2', stale: 'an earlier run' }));
+    const r = runCli(
+      'jetprof',
+      ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'],
+      { timeout: 300_000 },
+    );
+    t.true(existsSync(join(out, 'profiling_onnx_log.txt')), r.stderr);
+    // Without a GPU, nvprof 11.8 stops the application when it loads libgomp (pulled in by FFmpeg): exit code 19.
+    t.regex(
+      r.stderr,
+      /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped(; Error: incompatible CUDA driver version\.)?\): no usable NVIDIA GPU or driver here; run it on the Jetson, or use --tool nsys/,
+    );
+    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nvprof.json'), 'utf8'));
+    t.is(profile.tool, 'nvprof');
+    t.true(profile.noGpu);
+    t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
+    t.true(Number.isInteger(profile.exitCode), `nvprof's own exit code is kept in the JSON (${profile.exitCode})`);
+    t.deepEqual(profile.command.slice(-4), [
+      '--json',
+      join(out, 'run_onnx_nvprof.json'),
+      '--profiler-attached',
+      'nvprof',
+    ]);
+    if (profile.run === undefined)
+      t.regex(
+        r.stderr,
+        /the profiled run did not finish \(it wrote no .*run_onnx_nvprof\.json; nvprof exit code \d+\)/,
+      );
+    else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
+    t.is(profile.run?.stale, undefined, 'the run JSON an earlier run left is not reported as this run');
+    t.is(readFileSync(nsysProfile, 'utf8'), nsysText, 'the nsys profile in the same folder is untouched');
+    // the report shows what the profile said, though no table or row comes from it
+    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx_nvprof.json')]);
+    t.is(rep.code, 0, rep.stderr);
+    t.regex(rep.stdout, /### .*profile_onnx_nvprof\.json\) \(nvprof\)[\s\S]*- nvprof collected no GPU data/);
+  },
+);
 
 test('the nsys watchdog: an application that has ended and a profiler that writes nothing for the stall time is ended', async (t) => {
   // Stands for a stuck `nsys profile`: a parent whose only child (the "launcher") has exited and is not reaped.

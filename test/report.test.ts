@@ -706,8 +706,8 @@ test.serial(
     const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
     t.regex(md, /\| ONNX Runtime \(CPU, FP32\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
     t.regex(md, /\| TensorRT \(precision unknown\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-    t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx\.json\) \(nsys\)/);
-    t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt\.json\) \(nsys\)/);
+    t.regex(md, /### onnx-fp32-cpu-pipelined3-nsys \(profile_onnx_nsys\.json\) \(nsys\)/);
+    t.regex(md, /### trt-unknown-gpu-pipelined3-nsys \(profile_trt_nsys\.json\) \(nsys\)/);
     t.regex(
       md,
       /\| onnx-fp32-cpu-pipelined3-nsys \| pipelined \(3 in flight\) \| nsys \|/,

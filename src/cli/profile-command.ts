@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
+import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { defaultProfiler } from '../profilers/device.ts';
 import { queryMetrics, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
@@ -74,7 +74,7 @@ export function profileCommand(): Command {
       "Profiles one backend's entry script (infer-onnx, infer-trt or infer-opencv) and parses what the profiler wrote.\n" +
         '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...] --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...; prints the top of the critical path.\n' +
         '  nsys (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ..., then nsys stats; prints the NVTX stage table (read, preprocess, inference, postprocess, write).\n' +
-        'Both write D/profile_<backend>.json (parsed) beside the raw files, and D/run_<backend>.json (the infer result).\n' +
+        'Both write D/profile_<backend>_<tool>.json (parsed) beside the raw files, and D/run_<backend>_<tool>.json (the infer result); profiles of the two tools never overwrite each other, and a run JSON an earlier run left is never taken for this one.\n' +
         `Exit codes: the run's own (0 done, 2 bad input, 130 interrupted); ${EXIT_NO_GPU} when nvprof found no usable GPU.`,
     )
     .addOption(
@@ -164,7 +164,7 @@ export function profileCommand(): Command {
         if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
         for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
         process.stderr.write(
-          `jetprof profile: wrote ${resolve(o.outDir, `profile_${BACKENDS[backend].tag}.json`)}; raw output kept in ${result.files.log}\n`,
+          `jetprof profile: wrote ${result.files.profile}; raw output kept in ${result.files.log}\n`,
         );
         // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
         process.exitCode = result.noGpu ? EXIT_NO_GPU : result.exitCode;

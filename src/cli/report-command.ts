@@ -69,7 +69,7 @@ export function reportCommand(): Command {
           cmd: 'jetprof report --profile profiling_trt_log.txt --fps "TensorRT@960x540=10.45/4.99" --fps "PyTorch@960x540=1.09/0.92"',
           note: "the off-board route: the lab's own figures typed in, beside the parsed nvprof log",
         },
-        { cmd: 'jetprof report --profile profiles/profile_onnx.json --csv report-csv' },
+        { cmd: 'jetprof report --profile profiles/profile_onnx_nsys.json --csv report-csv' },
         {
           cmd: 'jetprof report --run runs/streams.json --capacity runs/capacity.json --html report.html',
           note: 'a run of several streams beside how many streams the board holds',

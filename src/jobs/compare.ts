@@ -139,7 +139,7 @@ async function runBackend(
         onLog: () => undefined,
       });
       code = p.exitCode;
-      if (code === 0) profile = join(o.outDir, `profile_${BACKENDS[backend].tag}.json`);
+      if (code === 0) profile = p.files.profile;
       for (const n of p.notes) o.onStep(`    ${n}`);
       if (code !== 0) {
         if (p.files.log && existsSync(p.files.log)) keepLast(readFileSync(p.files.log, 'utf8').slice(-4096));

@@ -3,7 +3,7 @@
  * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +43,7 @@ export interface ProfileResult {
   backend: BackendName;
   command: string[];
   exitCode: number;
-  files: { log?: string; report?: string; stats?: string; run?: string };
+  files: { log?: string; report?: string; stats?: string; run?: string; profile?: string };
   nvprof?: NvprofLog;
   nsys?: NsysStats;
   diagnostics: Diagnostic[];
@@ -72,11 +72,12 @@ function withRunJson(
   args: string[],
   outDir: string,
   backend: BackendName,
+  tool: ProfilerTool,
   video: string,
 ): { args: string[]; runJson: string } {
   const i = args.indexOf('--json');
   const named = i >= 0 && args[i + 1] && args[i + 1] !== '-';
-  const runJson = named ? resolve(args[i + 1]) : join(outDir, `run_${BACKENDS[backend].tag}.json`);
+  const runJson = named ? resolve(args[i + 1]) : join(outDir, profileFileName('run', backend, tool));
   const rest = named ? args : [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson];
   const outputGiven = args.some(
     (a) => a === '-o' || a === '--output' || a.startsWith('--output=') || a === '--no-write',
@@ -85,7 +86,27 @@ function withRunJson(
   return { args: [...rest, ...output], runJson };
 }
 
-function readRun(path: string): RunResult | undefined {
+/**
+ * `profile_<backend>_<tool>.json` and `run_<backend>_<tool>.json`: profiles of two tools in one folder (the README
+ * uses one folder throughout) never overwrite each other.
+ */
+export function profileFileName(kind: 'profile' | 'run', backend: BackendName, tool: ProfilerTool): string {
+  return `${kind}_${BACKENDS[backend].tag}_${tool}.json`;
+}
+
+/** What identifies one written version of a file (infer writes its run JSON to a temporary name, then renames it). */
+function fileVersion(path: string): string | undefined {
+  try {
+    const s = statSync(path);
+    return `${s.ino}:${s.mtimeMs}:${s.size}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run JSON this profile's run wrote: a file left there by an earlier run (same version as before) is not it. */
+function readRun(path: string, before: string | undefined): RunResult | undefined {
+  if (fileVersion(path) === before) return undefined;
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as RunResult;
   } catch {
@@ -109,7 +130,13 @@ async function runLogged(
   return r.code;
 }
 
-async function profileWithNsys(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+/** The run JSON the profiled run is to write, and the version of the file there before it started (if any). */
+interface RunJson {
+  path: string;
+  before: string | undefined;
+}
+
+async function profileWithNsys(req: ProfileRequest, command: string[], runJson: RunJson): Promise<ProfileResult> {
   const nsys = requireProfiler('nsys');
   return withNsysLock(
     (owner) => req.onLog(`waiting for another jetprof nsys run (pid ${owner}) to finish`),
@@ -121,7 +148,7 @@ async function profileWithNsysLocked(
   nsys: string,
   req: ProfileRequest,
   command: string[],
-  runJson: string,
+  runJson: RunJson,
 ): Promise<ProfileResult> {
   const base = join(req.outDir, `profile_${BACKENDS[req.backend].tag}`);
   const rep = `${base}.nsys-rep`;
@@ -185,9 +212,9 @@ async function profileWithNsysLocked(
     stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
   writeFileSync(statsPath, stats.stdout ?? '');
   const parsed = parseNsysStats(stats.stdout ?? '');
-  const run = readRun(runJson);
+  const run = readRun(runJson.path, runJson.before);
   if (!run) {
-    notes.push(`the profiled run did not finish (no ${runJson}); its messages are in ${logPath}`);
+    notes.push(`the profiled run did not finish (it wrote no ${runJson.path}); its messages are in ${logPath}`);
     exitCode ||= 1;
   }
   return {
@@ -196,7 +223,7 @@ async function profileWithNsysLocked(
     backend: req.backend,
     command,
     exitCode,
-    files: { log: logPath, report: rep, stats: statsPath, run: runJson },
+    files: { log: logPath, report: rep, stats: statsPath, run: runJson.path },
     nsys: parsed.value,
     diagnostics: parsed.diagnostics,
     run,
@@ -204,7 +231,7 @@ async function profileWithNsysLocked(
   };
 }
 
-async function profileWithNvprof(req: ProfileRequest, command: string[], runJson: string): Promise<ProfileResult> {
+async function profileWithNvprof(req: ProfileRequest, command: string[], runJson: RunJson): Promise<ProfileResult> {
   const cc = detectComputeCapability();
   if (cc !== undefined && cc >= 8) {
     throw new JetprofError(
@@ -246,10 +273,10 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
         : 'run it on the Jetson, or use --tool nsys, which records the NVTX ranges of the CPU pipeline without a GPU';
     notes.push(`nvprof collected no GPU data (${why}): no usable NVIDIA GPU or driver here; ${instead}`);
   }
-  const run = readRun(runJson);
+  const run = readRun(runJson.path, runJson.before);
   if (!run)
     notes.push(
-      `the profiled run did not finish (no ${runJson}; nvprof exit code ${exitCode}); its output is in ${logFile}`,
+      `the profiled run did not finish (it wrote no ${runJson.path}; nvprof exit code ${exitCode}); its output is in ${logFile}`,
     );
   return {
     schema: 'jetprof.profile/1',
@@ -258,7 +285,7 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
     backend: req.backend,
     command,
     exitCode,
-    files: { log: logFile, run: runJson },
+    files: { log: logFile, run: runJson.path },
     nvprof: parsed.value,
     diagnostics: parsed.diagnostics,
     run,
@@ -292,12 +319,14 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
   await checkVideo(req.video);
   mkdirSync(req.outDir, { recursive: true });
-  const { args, runJson } = withRunJson(req.inferArgs, req.outDir, req.backend, req.video);
+  const { args, runJson: runPath } = withRunJson(req.inferArgs, req.outDir, req.backend, req.tool, req.video);
+  const runJson = { path: runPath, before: fileVersion(runPath) };
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
   const result =
     req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
-  const jsonPath = join(req.outDir, `profile_${BACKENDS[req.backend].tag}.json`);
+  const jsonPath = join(req.outDir, profileFileName('profile', req.backend, req.tool));
+  result.files.profile = jsonPath;
   writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }

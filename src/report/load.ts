@@ -123,11 +123,15 @@ export async function loadProfile(path: string): Promise<{ profile: LabeledProfi
       nvprof?: NvprofLog;
       nsys?: NsysStats;
       run?: unknown;
+      notes?: unknown;
     };
     if (v.schema === 'jetprof.profile/1') {
       const run = v.run ? runFromJson(v.run, path, v.tool) : undefined;
       const label = `${run?.setup.label ?? (v.backend ? BACKENDS[v.backend].title : basename(path))} (${basename(path)})`;
-      return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run }, run };
+      // what `jetprof profile` said about its own run (nvprof collected nothing, the run did not finish, ...)
+      const notes = Array.isArray(v.notes) ? v.notes.filter((n): n is string => typeof n === 'string') : [];
+      const tool = v.tool === 'nvprof' || v.tool === 'nsys' ? v.tool : undefined;
+      return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run, tool, notes }, run };
     }
     if (v.schema === 'jetprof.nvprof/1')
       return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };

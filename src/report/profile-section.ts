@@ -209,5 +209,18 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
       osRuntime: nsysTimed(r.osrt_sum?.rows, ['name']).sort(byTotal).slice(0, top),
     });
   }
-  return out.map((s) => ({ ...s, notes: profileNotes(s, p.run) }));
+  const own = p.notes ?? [];
+  // a profile whose tool collected nothing still says so in the report (its notes), under its own heading
+  if (out.length === 0 && own.length)
+    out.push({
+      label: p.label,
+      tool: p.tool ?? (p.nsys ? 'nsys' : 'nvprof'),
+      criticalPath: [],
+      waiting: [],
+      kernels: [],
+      apiCalls: [],
+      nvtx: [],
+      osRuntime: [],
+    });
+  return out.map((s) => ({ ...s, notes: [...own, ...profileNotes(s, p.run)] }));
 }

@@ -19,6 +19,9 @@ export interface LabeledProfile {
   nsys?: NsysStats;
   /** The run this profile recorded, when known (a `jetprof profile` result carries it). */
   run?: RunResult;
+  /** A `jetprof profile` result: its tool, and what it said about its run (shown even when nothing else is). */
+  tool?: 'nvprof' | 'nsys';
+  notes?: string[];
 }
 
 /** What one row measured, under which conditions. */
