@@ -6,7 +6,13 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
-import { buildRunResult, defaultLabel, type ProfilerName, type RunResult } from '../src/pipeline/run-result.ts';
+import {
+  buildRunResult,
+  defaultLabel,
+  formatSummary,
+  type ProfilerName,
+  type RunResult,
+} from '../src/pipeline/run-result.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
 import { buildLabReport } from '../src/report/lab-report.ts';
 import { speedups } from '../src/report/run-rows.ts';
@@ -168,6 +174,95 @@ test('golden: the report for fixed runs and profiles is exactly test/fixtures/re
   const md = readFileSync(out, 'utf8');
   if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, md);
   t.is(md, readFileSync(GOLDEN, 'utf8'), 'run with UPDATE_GOLDEN=1 after an intended change, and read the diff');
+});
+
+test('two runs share a row only when every setting that changes the figures is equal: a realtime and a free-running run of one label are two rows, and --interval is weighed against the free-running one', (t) => {
+  const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
+  const free = fixedRun('onnx', stages, 20, { label: 'cams' });
+  const realtime = fixedRun('onnx', { ...stages, read: 60 }, 20, { label: 'cams' });
+  realtime.setup.realtime = { sourceFps: 10 };
+  const interval = fixedRun('onnx', { ...stages, inference: 30 }, 20, { label: 'cams-interval2' });
+  interval.interval = 2;
+  const r = buildLabReport([free, realtime, interval], []);
+  t.deepEqual(
+    r.fps.map((x) => [x.label, x.runs]),
+    [
+      ['cams (free-running)', 1],
+      ['cams (realtime at 10 FPS)', 1],
+      ['cams-interval2', 1],
+    ],
+  );
+  t.is(r.intervalTrades.length, 1, 'the interval row has one base: the run that is the same in everything else');
+  t.is(r.intervalTrades[0].endToEndFps[1], free.endToEndFps);
+  t.regex(reportMarkdown(r), /\| cams \(realtime at 10 FPS\) \| .* \| realtime at 10 FPS; not writing \|/);
+  t.regex(defaultLabel('onnx', { ...realtime.setup, realtime: { sourceFps: 10 } }), /-realtime10fps$/);
+});
+
+test('a --realtime run shows its drops: delivered and processed FPS, dropped count and share per stream, a verdict above the table, the wait for frames as headroom; a stream with no latency (null in JSON) does not crash the report', (t) => {
+  const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
+  const run = fixedRun('onnx', stages, 20, { label: 'cams' });
+  run.setup.realtime = { sourceFps: 10 };
+  const stream = (index: number, frames: number, dropped: number) => ({
+    index,
+    source: `cam${index}.mp4`,
+    width: 960,
+    height: 540,
+    frames,
+    droppedFrames: dropped,
+    endToEndFps: frames > 0 ? 2.34 : 0,
+    latencyMs: { p50: frames > 0 ? 400 : NaN, p90: frames > 0 ? 420 : NaN, p99: frames > 0 ? 430 : NaN },
+  });
+  run.streams = [stream(0, 34, 111), stream(1, 0, 145)];
+  run.aggregateFps = 2.34;
+  const reloaded = JSON.parse(JSON.stringify(run)) as RunResult; // NaN latency becomes null, as in a run file
+  for (const text of [formatSummary(reloaded), reportMarkdown(buildLabReport([reloaded], []))]) {
+    t.regex(text, /Did not keep up: 256 of the 290 frames delivered at 10 FPS were dropped \(88%\)/);
+    t.regex(text, /\| 0 \| cam0\.mp4 \| 34 \| 9\.98 \| 2\.34 \| 111 \(77%\) \| 400\.0 \/ 420\.0 \/ 430\.0 \|/);
+    t.regex(text, /\| 1 \| cam1\.mp4 \| 0 \| - \| 0\.00 \| 145 \(100%\) \| - \/ - \/ - \|/);
+    t.regex(text, /waiting for frames \(headroom\) and loop overhead/);
+    t.notRegex(text, /\| loop overhead \|/);
+  }
+  t.regex(reportHtml(buildLabReport([reloaded], [])), /<p>Did not keep up: 256 of the 290 frames/);
+  const kept = JSON.parse(JSON.stringify(run)) as RunResult;
+  kept.streams = [stream(0, 34, 0)];
+  t.regex(formatSummary(kept), /Kept up: every frame the source delivered at 10 FPS was processed, none dropped/);
+});
+
+test('the label and the comparability rule come from one setup record: runs of one label that differ in any setting are rows of their own, with labels that tell them apart', (t) => {
+  const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
+  const base = () => fixedRun('onnx', stages, 20, { label: 'x' });
+  const variants: [string, (r: RunResult) => void][] = [
+    ['realtime at the source rate', (r) => (r.setup.realtime = {})],
+    ['realtime at 5 FPS', (r) => (r.setup.realtime = { sourceFps: 5 })],
+    ['writing', (r) => (r.setup.write = true)],
+    ['writing undrawn', (r) => Object.assign(r.setup, { write: true, draw: false })],
+    ['interval', (r) => (r.interval = 2)],
+    ['streams', (r) => (r.streams = [r.streams?.[0] ?? ({} as never), {} as never])],
+    ['batch', (r) => Object.assign(r, { streams: [{}, {}], batch: 2 })],
+    ['loop', (r) => Object.assign(r.setup, { loop: 'pipelined', inFlight: 3 })],
+    ['in flight', (r) => Object.assign(r.setup, { loop: 'pipelined', inFlight: 2 })],
+    ['profiler', (r) => (r.setup.profiler = 'nsys')],
+    ['device', (r) => (r.setup.device = 'CPU: another')],
+    ['machine', (r) => (r.env = { ...r.env, cpu: 'another CPU', jetson: undefined })],
+    ['model', (r) => (r.model = { ...r.model, onnxSha256: '2'.repeat(64) })],
+    ['frame size', (r) => (r.frameSize = [640, 480])],
+    ['video', (r) => (r.video = { ...r.video, path: 'videos/other.mp4' })],
+    ['precision', (r) => (r.setup.precision = 'fp16')],
+  ];
+  const runs = [
+    base(),
+    base(),
+    ...variants.map(([, f]) => {
+      const r = base();
+      f(r);
+      return r;
+    }),
+  ];
+  const rows = buildLabReport(runs, []).fps;
+  t.is(rows.length, variants.length + 1, 'the two equal runs share a row, every variant is a row of its own');
+  t.is(rows[0].runs, 2);
+  t.is(new Set(rows.map((x) => x.label)).size, rows.length, 'no label names two setups');
+  t.is(new Set(rows.map((x) => x.modelType)).size, rows.length);
 });
 
 test('the lab table, the speed-up line and the share of time that is not inference follow from the runs', (t) => {
@@ -720,7 +815,7 @@ test.serial(
     );
     // NVTX: warm-up frames have ranges of their own, so every stage's instance count equals the measured frames
     for (const backend of ['onnx', 'trt']) {
-      const profile = JSON.parse(readFileSync(join(out, `profile_${backend}.json`), 'utf8'));
+      const profile = JSON.parse(readFileSync(join(out, `profile_${backend}_nsys.json`), 'utf8'));
       const counts = Object.fromEntries(
         profile.nsys.reports.nvtx_sum.rows.map((row: { range: string; instances: number }) => [
           row.range.replace(/^:/, ''),

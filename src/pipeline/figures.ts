@@ -56,6 +56,14 @@ export function notInferenceShare(inferenceTotalMs: number, wallMs: number): num
 export type ShareName = Stage | 'loop overhead';
 
 /**
+ * A share's name as printed: in a --realtime run the loop waits for frames to arrive, and that wait (the headroom
+ * the machine had, not a cost) is where the loop overhead is measured.
+ */
+export function shareLabel(name: ShareName | string, realtime: boolean): string {
+  return name === 'loop overhead' && realtime ? 'waiting for frames (headroom) and loop overhead' : name;
+}
+
+/**
  * Sequential loop: each stage's share of the wall time and the loop overhead, adding up to 1. (Meaningless for the
  * pipelined loop, where stages overlap: callers give busy times there instead.)
  */

@@ -363,11 +363,14 @@ function runSetup(o: InferOptions, session: DetectorSession, m: ResolvedModel, e
     loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
     ...(pipelined ? { inFlight: o.inFlight ?? 3 } : {}),
     profiler: o.profiler ?? 'none',
+    ...(o.realtime ? { realtime: o.realtime.fps !== undefined ? { sourceFps: o.realtime.fps } : {} } : {}),
   };
   const batch = o.batch ?? 1;
   return {
     label: o.label ?? defaultLabel(o.backend, setupBase, { count: o.streams.length, interval: o.interval ?? 0, batch }),
     ...setupBase,
+    write: o.streams.some((s) => s.outputPath !== undefined),
+    draw: o.draw !== false,
     device:
       session.executionProvider === 'cpu' ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
   };

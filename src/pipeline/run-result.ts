@@ -6,8 +6,16 @@ import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';
-import { type StageStats, summarize } from '../util/stats.ts';
-import { endToEndFps, inferenceFps, type LoopKind, notInferenceShare, roundedPercents, wallShares } from './figures.ts';
+import { type StageStats, sumOf, summarize } from '../util/stats.ts';
+import {
+  endToEndFps,
+  inferenceFps,
+  type LoopKind,
+  notInferenceShare,
+  roundedPercents,
+  shareLabel,
+  wallShares,
+} from './figures.ts';
 import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
 
 export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'>;
@@ -29,6 +37,11 @@ export interface RunSetup {
   inFlight?: number;
   /** Profiler attached while the FPS was measured. */
   profiler: ProfilerName;
+  /** --realtime: frames arrived at their source's rate (or --source-fps), and those that came while busy were dropped. */
+  realtime?: { sourceFps?: number };
+  /** Whether the annotated video was written (--no-write: false) and drawn (--no-draw: false); absent in older runs. */
+  write?: boolean;
+  draw?: boolean;
 }
 
 export interface PostprocessSummary {
@@ -209,7 +222,7 @@ export function stageTotalsOf(r: RunResult): Record<Stage, number> {
  */
 export function defaultLabel(
   backend: BackendName,
-  s: Omit<RunSetup, 'label' | 'device'>,
+  s: Omit<RunSetup, 'label' | 'device' | 'write' | 'draw'>,
   streams: { count: number; interval: number; batch?: number } = { count: 1, interval: 0 },
 ): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
@@ -225,6 +238,7 @@ export function defaultLabel(
     // the batch when it is not the default (one frame from every stream)
     ...(streams.batch !== undefined && streams.batch !== streams.count ? [`batch${streams.batch}`] : []),
     ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
+    ...(s.realtime ? [`realtime${s.realtime.sourceFps !== undefined ? `${s.realtime.sourceFps}fps` : ''}`] : []),
   ].join('-');
 }
 
@@ -271,13 +285,13 @@ export function formatSummary(r: RunResult): string {
       const cells = st
         ? [st.meanMs, st.p50Ms, st.p90Ms, st.p99Ms].map((v) => v.toFixed(2))
         : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', ''];
-      lines.push(`| ${x.name} | ${cells.join(' | ')} | ${pct[i].toFixed(1)}% |`);
+      lines.push(`| ${shareLabel(x.name, !!s.realtime)} | ${cells.join(' | ')} | ${pct[i].toFixed(1)}% |`);
     }
     lines.push('');
     // The same rounded shares as the table, so the sentence adds up to what the table says.
     const others = shares.map((x, i) => ({ ...x, pct: pct[i] })).filter((x) => x.name !== 'inference');
     lines.push(
-      `Not inference: ${others.reduce((a, x) => a + x.pct, 0).toFixed(1)}% of the wall time (${others.map((x) => `${x.name} ${x.pct.toFixed(1)}%`).join(' + ')}): why end-to-end FPS is below inference FPS.`,
+      `Not inference: ${others.reduce((a, x) => a + x.pct, 0).toFixed(1)}% of the wall time (${others.map((x) => `${shareLabel(x.name, !!s.realtime)} ${x.pct.toFixed(1)}%`).join(' + ')}): why end-to-end FPS is below inference FPS.`,
     );
   } else {
     lines.push(`| Stage | busy ms per frame (mean) | p50 ms | p90 ms | p99 ms |`);
@@ -302,14 +316,10 @@ export function formatSummary(r: RunResult): string {
     lines.push(
       `${r.streams.length} stream${r.streams.length === 1 ? '' : 's'} ${(r.batch ?? 1) > 1 ? `in batches of ${r.batch} (a frame from each of up to ${r.batch} streams per run)` : 'taking turns (batch 1)'}: aggregate ${(r.aggregateFps ?? r.endToEndFps).toFixed(2)} FPS (all frames over the wall time).${batchLine} Per stream:`,
     );
-    lines.push('| Stream | Source | Frames | End-to-end FPS | Latency p50 / p90 / p99 ms | Ended early |');
-    lines.push('| --- | --- | --- | --- | --- | --- |');
-    for (const s of r.streams) {
-      const l = s.latencyMs;
-      lines.push(
-        `| ${s.index} | ${s.source} | ${s.frames} | ${s.endToEndFps.toFixed(2)} | ${[l.p50, l.p90, l.p99].map((v) => v.toFixed(1)).join(' / ')} | ${s.endedEarly ? `after ${s.endedEarly.framesRead} frames` : ''} |`,
-      );
-    }
+    const verdict = droppedVerdict(r.streams, r.setup.realtime);
+    if (verdict) lines.push(verdict);
+    lines.push(`| ${STREAM_HEADERS.join(' | ')} |`, `|${' --- |'.repeat(STREAM_HEADERS.length)}`);
+    for (const row of streamTableRows(r.streams)) lines.push(`| ${row.join(' | ')} |`);
   }
   const pp = r.postprocess;
   if (pp)
@@ -320,6 +330,62 @@ export function formatSummary(r: RunResult): string {
     `Model load ${r.modelLoadMs.toFixed(0)} ms, first frame ${r.firstFrameMs.toFixed(1)} ms (both excluded). Detections: ${r.detections.total}.`,
   );
   return lines.join('\n');
+}
+
+/** A figure that may be missing (a stream that processed no frame has no latency; JSON keeps NaN as null). */
+const fixed = (v: number | null | undefined, digits: number) =>
+  typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '-';
+
+/** The per-stream table, the same on the console and in the reports. */
+export const STREAM_HEADERS = [
+  'Stream',
+  'Source',
+  'Frames processed',
+  'Delivered FPS',
+  'Processed FPS',
+  'Dropped',
+  'Latency p50 / p90 / p99 (ms)',
+  'Ended early',
+];
+
+/**
+ * Delivered FPS: the frames its source gave over the stream's wall time (processed and dropped); processed FPS: the
+ * frames that went through the pipeline over the same time; dropped: count and share of what was delivered.
+ */
+export function streamTableRows(streams: readonly StreamRecord[]): string[][] {
+  return streams.map((s) => {
+    const delivered = s.frames + (s.droppedFrames ?? 0);
+    const deliveredFps = s.frames > 0 ? (s.endToEndFps * delivered) / s.frames : NaN;
+    const l = s.latencyMs ?? {};
+    return [
+      String(s.index),
+      s.source,
+      String(s.frames),
+      fixed(deliveredFps, 2),
+      fixed(s.endToEndFps, 2),
+      delivered > 0 ? `${s.droppedFrames ?? 0} (${(((s.droppedFrames ?? 0) / delivered) * 100).toFixed(0)}%)` : '0',
+      [l.p50, l.p90, l.p99].map((v) => fixed(v, 1)).join(' / '),
+      s.endedEarly ? `after ${s.endedEarly.framesRead} frames: ${s.endedEarly.reason}` : '',
+    ];
+  });
+}
+
+/**
+ * One line above the per-stream table of a --realtime run: whether the machine kept up with what the sources
+ * delivered, and how much it dropped. Undefined for a free-running run (it reads as fast as it processes).
+ */
+export function droppedVerdict(
+  streams: readonly StreamRecord[],
+  realtime: RunSetup['realtime'] | undefined,
+): string | undefined {
+  if (!realtime) return undefined;
+  const rate = realtime.sourceFps !== undefined ? `${realtime.sourceFps} FPS` : "each source's own rate";
+  const dropped = sumOf(streams.map((s) => s.droppedFrames ?? 0));
+  const delivered = sumOf(streams.map((s) => s.frames + (s.droppedFrames ?? 0)));
+  if (dropped === 0)
+    return `Kept up: every frame the ${streams.length === 1 ? 'source' : `${streams.length} sources`} delivered at ${rate} was processed, none dropped (the time spent waiting for frames is headroom, not a cost).`;
+  const worst = streams.reduce((a, s) => ((s.droppedFrames ?? 0) > (a.droppedFrames ?? 0) ? s : a));
+  return `Did not keep up: ${dropped} of the ${delivered} frames delivered at ${rate} were dropped (${((dropped / delivered) * 100).toFixed(0)}%), as a camera's frames are when the pipeline is busy; stream ${worst.index} dropped the most (${worst.droppedFrames} of ${worst.frames + worst.droppedFrames}).`;
 }
 
 /** The caps that bound, in one line each (the console says it once per run). */

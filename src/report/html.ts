@@ -16,6 +16,7 @@ import {
   STREAM_HEADERS,
   streamRows,
   streamsCaption,
+  streamsVerdict,
   capacityCaption,
   CAPACITY_RULE,
   failedSentence,
@@ -531,7 +532,8 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
   for (const m of r.multiStream) {
     body.push(
       `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
-      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, false]),
+      ...(streamsVerdict(m) ? [`<p>${escapeHtml(streamsVerdict(m)!)}</p>`] : []),
+      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, true, true, false]),
     );
   }
   body.push(...capacitySection(r));

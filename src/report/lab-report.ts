@@ -25,7 +25,7 @@ import {
   envBlock,
   fpsRow,
   frameSeries,
-  groupByLabel,
+  groupBySetup,
   speedups,
   intervalTrades,
   stageTable,
@@ -82,7 +82,7 @@ export function buildLabReport(
         `left out: a run of ${r.setup.label} started ${r.startedAt} was interrupted after ${r.frames} measured frame(s); its figures are in its file, not in this report`,
     ),
   ];
-  const groups = groupByLabel(runs);
+  const groups = groupBySetup(runs);
   const partial = groups.map(fpsRow);
   // Model Type names must tell rows apart: add the label where two rows would read the same.
   const fps: FpsRow[] = [
@@ -119,6 +119,7 @@ export function buildLabReport(
         modelType: x.modelType,
         aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
         batch: x.run.batch ?? 1,
+        ...(x.run.setup.realtime ? { realtime: x.run.setup.realtime } : {}),
         ...(x.run.batches ? { batches: x.run.batches } : {}),
         streams: x.run.streams!,
       })),
@@ -130,7 +131,10 @@ export function buildLabReport(
     speedups: compared.speedups,
     intervalTrades: intervalTrades(fps, extras.accuracy?.pairs ?? []),
     stages: groups.map((g, i) => stageTable(g, fps[i].modelType)),
-    series: runs.map(frameSeries).filter((x): x is FrameSeries => !!x),
+    series: groups
+      .flat()
+      .map(frameSeries)
+      .filter((x): x is FrameSeries => !!x),
     profiles: reconciled(
       profiles.flatMap((p) => profileSection(p, top)),
       fps.filter((x) => x.typedIn),

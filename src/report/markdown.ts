@@ -32,6 +32,7 @@ import {
   STREAM_HEADERS,
   streamRows,
   streamsCaption,
+  streamsVerdict,
 } from './report-text.ts';
 import {
   CRITICAL_PATH_HEADERS,
@@ -122,7 +123,9 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   }
   for (const m of r.multiStream) {
     out.push(`**${mdInline(streamsCaption(m))}**`, '');
-    out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'l']), '');
+    const verdict = streamsVerdict(m);
+    if (verdict) out.push(mdInline(verdict), '');
+    out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'l']), '');
   }
   if (r.capacity.length) {
     out.push('## Capacity (jetprof capacity)', '');

@@ -2,7 +2,8 @@
  * The report's shared text: the captions, sentences, headers and rows that the Markdown, the CSV and the HTML all
  * print, so each figure is phrased once. Pure.
  */
-import { roundedPercents } from '../pipeline/figures.ts';
+import { roundedPercents, shareLabel } from '../pipeline/figures.ts';
+import { droppedVerdict, streamTableRows } from '../pipeline/run-result.ts';
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
 import type { FpsRow, LabReport, SteadyState, StageRow, StageTable } from './report-types.ts';
@@ -59,6 +60,7 @@ export const SETUP_HEADERS = [
   'Model',
   'Video',
   'Frame size',
+  'Frames in, out',
   'Frames',
   'Runs',
 ];
@@ -78,6 +80,7 @@ export function setupRows(r: LabReport): string[][] {
           x.setup.frameSize,
           '',
           '',
+          '',
         ]
       : [
           x.label,
@@ -89,6 +92,7 @@ export function setupRows(r: LabReport): string[][] {
           x.setup.model,
           x.setup.video,
           x.setup.frameSize,
+          x.setup.pacing,
           x.setup.frames,
           String(x.runs),
         ],
@@ -110,7 +114,8 @@ export function gapSentence(x: FpsRow): string {
   const rounded = roundedPercents(x.wallShares.map((p) => p.share));
   const parts = x.wallShares.map((p, i) => ({ name: p.name, pct: rounded[i] })).filter((p) => p.name !== 'inference');
   const total = parts.reduce((a, p) => a + p.pct, 0);
-  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${p.name} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).`;
+  const realtime = !!x.basis?.pacing.startsWith('realtime');
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).`;
 }
 
 export function skippedSentence(x: LabReport['skipped'][number]): string {
@@ -208,14 +213,7 @@ export function boardRows(r: LabReport): string[][] {
   ]);
 }
 
-export const STREAM_HEADERS = [
-  'Stream',
-  'Source',
-  'Frames',
-  'End-to-end FPS',
-  'Latency p50 / p90 / p99 (ms)',
-  'Ended early',
-];
+export { STREAM_HEADERS } from '../pipeline/run-result.ts';
 
 /** A capacity result's caption: the answer, and how long the search took. */
 export function capacityCaption(c: CapacityResult): string {
@@ -233,18 +231,16 @@ export function streamsCaption(m: LabReport['multiStream'][number]): string {
     m.batch > 1
       ? `${m.streams.length} streams in batches of ${m.batch}${b ? ` (inference ${b.perBatchMs.mean.toFixed(2)} ms per batch of ${b.meanImages.toFixed(2)} frames on average, ${b.perFrameMs.toFixed(2)} ms per frame)` : ''}`
       : `${m.streams.length} streams taking turns, batch 1`;
-  return `${m.modelType}: ${setup}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's read to its boxes`;
+  return `${m.modelType}: ${setup}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's ${m.realtime ? 'arrival' : 'read'} to its boxes`;
 }
 
 export function streamRows(m: LabReport['multiStream'][number]): string[][] {
-  return m.streams.map((s) => [
-    String(s.index),
-    s.source,
-    String(s.frames),
-    s.endToEndFps.toFixed(2),
-    [s.latencyMs.p50, s.latencyMs.p90, s.latencyMs.p99].map((v) => v.toFixed(1)).join(' / '),
-    s.endedEarly ? `after ${s.endedEarly.framesRead} frames: ${s.endedEarly.reason}` : '',
-  ]);
+  return streamTableRows(m.streams);
+}
+
+/** Above the per-stream table of a --realtime run: kept up, or how much was dropped. */
+export function streamsVerdict(m: LabReport['multiStream'][number]): string | undefined {
+  return droppedVerdict(m.streams, m.realtime);
 }
 
 export function defaultTitle(r: LabReport): string {

@@ -34,6 +34,8 @@ export interface RowSetup {
   model: string;
   video: string;
   frameSize: string;
+  /** How frames came in and went out: free-running or --realtime; writing the drawn video, undrawn, or not writing. */
+  pacing: string;
   frames: string;
 }
 
@@ -84,6 +86,10 @@ export interface ComparisonBasis {
   profiler: string;
   /** One stream, or how many took turns (and at which batch). */
   streams: string;
+  /** Free-running, or --realtime at the source's rate or --source-fps. */
+  pacing: string;
+  /** Writing the drawn video, writing undrawn frames (--no-draw), or not writing (--no-write). */
+  output: string;
 }
 
 /** A pair of rows the report did not compare, and why (one line each in the report). */
@@ -259,6 +265,8 @@ export interface StreamsSection {
   batch: number;
   /** Inference per batch and per frame (runs that recorded it). */
   batches?: BatchFigures;
+  /** --realtime: frames arrived at the source's rate (or --source-fps); what arrived while busy was dropped. */
+  realtime?: { sourceFps?: number };
   streams: StreamRecord[];
 }
 

@@ -4,7 +4,7 @@
  * Pure.
  */
 import { jetpackOf } from '../platform/board.ts';
-import { notInferenceShare, type ShareName, wallShares } from '../pipeline/figures.ts';
+import { notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
 import { modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
@@ -39,10 +39,34 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
     profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
-    streams: r.streams?.length
-      ? `${r.streams.length} stream${r.streams.length === 1 ? '' : 's'}, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
-      : 'one stream',
+    streams:
+      r.streams?.length || r.interval || (r.batch ?? 1) !== 1
+        ? `${r.streams?.length ?? 1} stream${(r.streams?.length ?? 1) === 1 ? '' : 's'}, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
+        : 'one stream',
+    pacing: r.setup.realtime
+      ? `realtime at ${r.setup.realtime.sourceFps !== undefined ? `${r.setup.realtime.sourceFps} FPS` : "the source's rate"}`
+      : 'free-running',
+    output:
+      (r.setup.write ?? !!r.output)
+        ? r.setup.draw === false
+          ? 'writing undrawn frames'
+          : 'writing the drawn video'
+        : 'not writing',
   };
+}
+
+/**
+ * Every setting that changes a run's figures, as words: the comparison basis (machine, model, video, frame size,
+ * loop, profiler, streams/batch/interval, pacing, output) and what ran the model (backend, precision, provider,
+ * device). Runs share a report row only when all are equal; rows are compared only when the basis is.
+ */
+export function setupRecord(r: RunResult): [string, string][] {
+  const s = r.setup;
+  return [
+    ['backend', `${r.backend} ${s.precision} ${s.executionProvider}`],
+    ['device', s.device],
+    ...(Object.entries(comparisonBasis(r)) as [string, string][]),
+  ];
 }
 
 const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
@@ -53,6 +77,8 @@ const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
   ['loop', 'different loop'],
   ['profiler', 'different profiler'],
   ['streams', 'different streams'],
+  ['pacing', 'different pacing'],
+  ['output', 'different output'],
 ];
 
 /**
@@ -106,6 +132,7 @@ export function typedFpsRow(x: TypedFps): FpsRow {
       model: '',
       video: '',
       frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '',
+      pacing: '',
       frames: '',
     },
     profiled: false,
@@ -117,15 +144,31 @@ export function typedFpsRow(x: TypedFps): FpsRow {
   };
 }
 
-/** Runs by label, in first-seen order. */
-export function groupByLabel(runs: RunResult[]): RunResult[][] {
-  const groups = new Map<string, RunResult[]>();
+/**
+ * Runs by label and setup record, in first-seen order: two runs share a row only when their labels and every setting
+ * that changes the figures are equal. Rows whose labels would read the same get the settings that tell them apart
+ * (`onnx-fp32-cpu-sequential-4streams (realtime at 10 FPS)`), so a label never names two setups.
+ */
+export function groupBySetup(runs: RunResult[]): RunResult[][] {
+  const groups = new Map<string, { record: [string, string][]; runs: RunResult[] }>();
   for (const r of runs) {
-    const g = groups.get(r.setup.label);
-    if (g) g.push(r);
-    else groups.set(r.setup.label, [r]);
+    const record = setupRecord(r);
+    const key = JSON.stringify([r.setup.label, record]);
+    const g = groups.get(key);
+    if (g) g.runs.push(r);
+    else groups.set(key, { record, runs: [r] });
   }
-  return [...groups.values()];
+  const all = [...groups.values()];
+  return all.map((g) => {
+    const label = g.runs[0].setup.label;
+    const others = all.filter((x) => x !== g && x.runs[0].setup.label === label);
+    if (others.length === 0) return g.runs;
+    const differs = g.record
+      .filter(([k, v], i) => others.some((o) => o.record[i][0] === k && o.record[i][1] !== v))
+      .map(([, v]) => v);
+    const named = `${label} (${differs.join(', ')})`;
+    return g.runs.map((r) => ({ ...r, setup: { ...r.setup, label: named } }));
+  });
 }
 
 const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
@@ -157,6 +200,7 @@ function rowSetup(runs: RunResult[]): RowSetup {
     model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}${r.model.generatedWeights ? ' (random weights)' : ''}`,
     video: r.video.path.split('/').pop() ?? r.video.path,
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
+    pacing: `${comparisonBasis(r).pacing}; ${comparisonBasis(r).output}`,
     frames: `${frames} measured + ${r.warmupFrames} warm-up`,
   };
 }
@@ -290,7 +334,7 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
       x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0,
     );
     rows.push({
-      stage: 'loop overhead',
+      stage: shareLabel('loop overhead', !!r.setup.realtime),
       meanMs: Math.max(0, perFrame),
       p50Ms: NaN,
       p90Ms: NaN,
