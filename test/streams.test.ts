@@ -47,14 +47,17 @@ test('two files of different sizes in one run: a record and a playable video per
     said,
     /Inference [\d.]+ ms per batch \(p50 [\d.]+, p99 [\d.]+; \d+ batches of [\d.]+ frames on average\), [\d.]+ ms per frame/,
   );
-  t.regex(r.stdout, /\| 1 \| .*streams-b\.mp4 \| 6 \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| after 8 frames \|/);
+  t.regex(
+    r.stdout,
+    /\| 1 \| .*streams-b\.mp4 \| 6 \| [\d.]+ \| [\d.]+ \| 0 \(0%\) \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| after 8 frames: /,
+  );
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(
     rep.stdout,
     /ONNX Runtime \(CPU, FP32\): 2 streams in batches of 2 \(inference [\d.]+ ms per batch of [\d.]+ frames on average, [\d.]+ ms per frame\): aggregate [\d.]+ FPS/,
   );
-  t.regex(rep.stdout, /\| Stream \| Source \| Frames \| End-to-end FPS \|/);
+  t.regex(rep.stdout, /\| Stream \| Source \| Frames processed \| Delivered FPS \| Processed FPS \| Dropped \|/);
 });
 
 test('--streams 3 runs one source as three streams; a run of one stream and a run of three are not compared', (t) => {
@@ -330,12 +333,24 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
     json,
     '--detections',
     dets,
-    '-q',
   ]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.interval, 2);
   t.is(run.inferredFrames, 10, 'frames 0, 3, 6, ... 27');
+  // where the model ran, what inference FPS counts, latency of inferred and tracked frames apart
+  t.is(run.intervalFrames.inferred, 10);
+  t.is(run.intervalFrames.tracked, 20);
+  const inferenceS = (run.perFrame.inferenceMs as number[]).reduce((a, b) => a + b, 0) / 1000;
+  t.true(Math.abs(run.inferenceFps - 10 / inferenceS) < 1e-9, 'inference FPS: the inferred frames over their time');
+  t.true(run.intervalFrames.latencyMs.inferred.p50 > 0 && run.intervalFrames.latencyMs.tracked.p50 > 0);
+  t.regex(
+    r.stdout.replace(/\s+/g, ' '), // the console wraps at 80 columns
+    /--interval 2: the model ran on 10 of the 30 measured frames \(every 3rd frame of each stream\); the tracker carried the boxes on the other 20\. Inference FPS is over the 10 inferred frames .* Latency, read to boxes: inferred frames p50 [\d.]+, p99 [\d.]+ ms; tracked frames p50 [\d.]+, p99 [\d.]+ ms\./,
+  );
+  const rep = runCli('jetprof', ['report', '--run', json]);
+  t.is(rep.code, 0, rep.stderr);
+  t.regex(rep.stdout.replace(/\s+/g, ' '), /--interval 2: the model ran on 10 of the 30 measured frames/);
   t.deepEqual(run.perFrame.inferred.slice(0, 6), [1, 0, 0, 1, 0, 0]);
   t.is(run.perFrame.inferenceMs[1], 0, 'no inference on a carried frame');
   const boxes = JSON.parse(readFileSync(dets, 'utf8')) as { image_id: number; track_id?: number; bbox: number[] }[];

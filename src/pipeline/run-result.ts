@@ -10,6 +10,8 @@ import { type StageStats, sumOf, summarize } from '../util/stats.ts';
 import {
   endToEndFps,
   inferenceFps,
+  intervalFrames,
+  type IntervalFrames,
   type LoopKind,
   notInferenceShare,
   roundedPercents,
@@ -118,6 +120,8 @@ export interface RunResult {
   interval?: number;
   /** Frames that went through the model, warm-up included. */
   inferredFrames?: number;
+  /** --interval: the measured frames the model ran on and those the tracker carried, with their latencies apart. */
+  intervalFrames?: IntervalFrames;
   /** A live source that stopped sending frames: when (seconds after the first frame's read) and why. */
   endedEarly?: { afterS: number; framesRead: number; reason: string };
   /** tegrastats beside the run (on a Jetson): the samples on the run's clock, and their summary over the measured frames. */
@@ -198,6 +202,7 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
     ...(streams
       ? { streams, aggregateFps: e2e, batch, ...(batches ? { batches } : {}), interval, inferredFrames }
       : {}),
+    ...(interval ? { intervalFrames: intervalFrames(perFrame) } : {}),
     ...(tegrastats ? { tegrastats } : {}),
   };
   if (perFrame.gpuComputeMs?.length) {
@@ -321,6 +326,8 @@ export function formatSummary(r: RunResult): string {
     lines.push(`| ${STREAM_HEADERS.join(' | ')} |`, `|${' --- |'.repeat(STREAM_HEADERS.length)}`);
     for (const row of streamTableRows(r.streams)) lines.push(`| ${row.join(' | ')} |`);
   }
+  const line = intervalLine(r);
+  if (line) lines.push('', line);
   const pp = r.postprocess;
   if (pp)
     lines.push(
@@ -331,6 +338,20 @@ export function formatSummary(r: RunResult): string {
   );
   return lines.join('\n');
 }
+
+/**
+ * --interval K: on which frames the model ran, what inference FPS counts, and the latency of inferred and tracked
+ * frames apart (the same sentence on the console and in the reports).
+ */
+export function intervalLine(r: Pick<RunResult, 'interval' | 'intervalFrames' | 'frames'>): string | undefined {
+  const f = r.intervalFrames;
+  if (!r.interval || !f) return undefined;
+  const l = (x: { p50: number; p90: number; p99: number }) => `p50 ${fixed(x.p50, 1)}, p99 ${fixed(x.p99, 1)} ms`;
+  return `--interval ${r.interval}: the model ran on ${f.inferred} of the ${r.frames} measured frames (every ${ordinal(r.interval + 1)} frame of each stream); the tracker carried the boxes on the other ${f.tracked}. Inference FPS is over the ${f.inferred} inferred frames (the model's rate); end-to-end FPS over all ${r.frames}. Latency, read to boxes: inferred frames ${l(f.latencyMs.inferred)}; tracked frames ${l(f.latencyMs.tracked)}.`;
+}
+
+const ordinal = (n: number) =>
+  `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 
 /** A figure that may be missing (a stream that processed no frame has no latency; JSON keeps NaN as null). */
 const fixed = (v: number | null | undefined, digits: number) =>

@@ -533,6 +533,7 @@ export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
     body.push(
       `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
       ...(streamsVerdict(m) ? [`<p>${escapeHtml(streamsVerdict(m)!)}</p>`] : []),
+      ...(m.intervalLine ? [`<p>${escapeHtml(m.intervalLine)}</p>`] : []),
       table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, true, true, false]),
     );
   }

@@ -7,7 +7,7 @@
 import type { CapacityResult } from './capacity-format.ts';
 import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
-import { type RunResult } from '../pipeline/run-result.ts';
+import { intervalLine, type RunResult } from '../pipeline/run-result.ts';
 
 import type {
   LabeledProfile,
@@ -120,6 +120,7 @@ export function buildLabReport(
         aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
         batch: x.run.batch ?? 1,
         ...(x.run.setup.realtime ? { realtime: x.run.setup.realtime } : {}),
+        ...(intervalLine(x.run) ? { intervalLine: intervalLine(x.run) } : {}),
         ...(x.run.batches ? { batches: x.run.batches } : {}),
         streams: x.run.streams!,
       })),

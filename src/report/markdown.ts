@@ -125,6 +125,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     out.push(`**${mdInline(streamsCaption(m))}**`, '');
     const verdict = streamsVerdict(m);
     if (verdict) out.push(mdInline(verdict), '');
+    if (m.intervalLine) out.push(mdInline(m.intervalLine), '');
     out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'l']), '');
   }
   if (r.capacity.length) {

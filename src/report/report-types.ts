@@ -267,6 +267,8 @@ export interface StreamsSection {
   batches?: BatchFigures;
   /** --realtime: frames arrived at the source's rate (or --source-fps); what arrived while busy was dropped. */
   realtime?: { sourceFps?: number };
+  /** --interval: on which frames the model ran, and their latencies apart from the tracked frames'. */
+  intervalLine?: string;
   streams: StreamRecord[];
 }
 
