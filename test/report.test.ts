@@ -900,7 +900,53 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
   t.regex(r.stdout, /\| PyTorch \(typed in\) \| unknown \| unknown \|/, 'typed-in rows say where they come from');
   const bad = runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
   t.is(bad.code, 2);
-  t.regex(bad.stderr, /--fps takes NAME\[@WxH\]=INFERENCE\/END_TO_END/);
+  t.regex(bad.stderr, /--fps takes NAME\[@WxH\]\[@DEVICE\]=INFERENCE\/END_TO_END/);
+  // end to end includes the inference: a row faster end to end than in inference has its figures swapped
+  const swapped = runCli('jetprof', ['report', '--fps', 'TensorRT@960x540=4.99/10.45']);
+  t.is(swapped.code, 2);
+  t.regex(
+    swapped.stderr,
+    /end-to-end 10\.45 is above inference 4\.99, and end to end includes the inference \(swapped\?/,
+  );
+});
+
+test("rows from more than one device get a Device column: a run measured here beside the lab's typed-in Jetson row does not read as the same machine", (t) => {
+  const x86 = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
+  x86.env = { ...x86.env, cpu: 'AMD EPYC x2', jetson: undefined };
+  const file = join(dir, 'x86.json');
+  writeFileSync(file, JSON.stringify(x86));
+  const r = runCli('jetprof', ['report', '--run', file, '--fps', 'TensorRT@960x540@Jetson Nano=10.45/4.99']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(
+    r.stdout,
+    /\| Model Type \| Device \| Model Input Size \| Inference Speed \(FPS\) \| End-to-end speed \(FPS\) \|/,
+  );
+  t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| AMD EPYC x2 \| \(960,540,3\) \|/);
+  t.regex(r.stdout, /\| TensorRT \| Jetson Nano \| \(960,540,3\) \| 10\.45 \| 4\.99 \|/);
+  t.regex(r.stdout, /\| TensorRT \(typed in\) \| unknown \| unknown \| .*\| Jetson Nano \(typed in\) \|/);
+  // one machine: the lab's four columns, as the lab prints them
+  const one = reportMarkdown(buildLabReport([onnxRun, onnxRun], []));
+  t.regex(one, /\| Model Type \| Model Input Size \| Inference Speed/);
+  // an accuracy row where neither side found a box says so, not "100.00% (0)"
+  const none = {
+    matched: 0,
+    onlyRef: 0,
+    onlyOther: 0,
+    matchedShare: 1,
+    meanIou: 0,
+    meanAbsScoreDiff: 0,
+    maxAbsScoreDiff: 0,
+  };
+  const trtLabel = trtRun.setup.label;
+  const acc = buildLabReport([onnxRun, trtRun], [], 10, {
+    accuracy: {
+      agreement: [{ ref: onnxRun.setup.label, other: trtLabel, agreement: none as never }],
+      pairs: [],
+      maps: [],
+    },
+  });
+  t.regex(reportMarkdown(acc), /\| TensorRT \(FP16\) \| no boxes in either \|/);
+  t.notRegex(reportMarkdown(acc), /100\.00% \(0\)/);
 });
 
 test('speed-ups only between comparable rows: typed-in rows with each other, never with measured ones; each pair not compared says why', (t) => {

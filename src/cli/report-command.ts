@@ -6,19 +6,26 @@ import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange } from './options.ts';
 
-/** "TensorRT@960x540=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
+/** "TensorRT@960x540@Jetson Nano=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
 export function parseTypedFps(value: string): TypedFps {
-  const m = /^(.+?)(?:@(\d+)x(\d+))?=(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value.trim());
-  if (!m || Number(m[4]) <= 0 || Number(m[5]) <= 0) {
+  const m = /^(.+?)(?:@(\d+)x(\d+))?(?:@([^=@]+))?=(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value.trim());
+  if (!m || Number(m[5]) <= 0 || Number(m[6]) <= 0) {
     throw new InvalidArgumentError(
-      `--fps takes NAME[@WxH]=INFERENCE/END_TO_END with positive FPS, e.g. "TensorRT@960x540=10.45/4.99"; got '${value}'`,
+      `--fps takes NAME[@WxH][@DEVICE]=INFERENCE/END_TO_END with positive FPS, e.g. "TensorRT@960x540@Jetson Nano=10.45/4.99"; got '${value}'`,
+    );
+  }
+  const [inference, e2e] = [Number(m[5]), Number(m[6])];
+  if (e2e > inference) {
+    throw new InvalidArgumentError(
+      `--fps '${value}': end-to-end ${e2e} is above inference ${inference}, and end to end includes the inference (swapped? INFERENCE comes first)`,
     );
   }
   return {
     name: m[1].trim(),
     ...(m[2] ? { inputSize: [Number(m[2]), Number(m[3])] as [number, number] } : {}),
-    inferenceFps: Number(m[4]),
-    endToEndFps: Number(m[5]),
+    ...(m[4]?.trim() ? { device: m[4].trim() } : {}),
+    inferenceFps: inference,
+    endToEndFps: e2e,
   };
 }
 
@@ -34,8 +41,8 @@ export function reportCommand(): Command {
     )
     .option('-r, --run <run.json>', 'a run result; repeat for each backend', collect, [] as string[])
     .option(
-      '--fps <NAME[@WxH]=INF/E2E>',
-      'a row from figures typed in (e.g. the lab\'s own scripts on a JetPack 4 board): "TensorRT@960x540=10.45/4.99"; repeatable',
+      '--fps <NAME[@WxH][@DEVICE]=INF/E2E>',
+      'a row from figures typed in (e.g. the lab\'s own scripts on a JetPack 4 board): "TensorRT@960x540@Jetson Nano=10.45/4.99"; the device tells it apart from rows measured here; repeatable',
       (v: string, prev: TypedFps[]) => [...prev, parseTypedFps(v)],
       [] as TypedFps[],
     )

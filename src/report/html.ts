@@ -23,7 +23,8 @@ import {
   fpsCell,
   gapSentence,
   notComparedLine,
-  LAB_HEADERS,
+  labHeaders,
+  mixedDevices,
   labRows,
   SETUP_HEADERS,
   setupRows,
@@ -406,7 +407,13 @@ function speedSection(r: LabReport): string[] {
   const body: string[] = [];
   if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
     body.push('<h2>Speed</h2>');
-    body.push(table(LAB_HEADERS, labRows(r), [false, false, true, true]));
+    body.push(
+      table(
+        labHeaders(r),
+        labRows(r),
+        mixedDevices(r) ? [false, false, false, true, true] : [false, false, true, true],
+      ),
+    );
     if (r.accuracy.length)
       body.push(
         `<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`,

@@ -14,7 +14,7 @@ import {
   failedSentence,
   gapSentence,
   intervalTradeLine,
-  LAB_HEADERS,
+  labHeaders,
   labRows,
   notComparedLine,
   SETUP_HEADERS,
@@ -100,7 +100,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   const out: string[] = [`# ${title}`, ''];
   if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
     out.push('## Speed', '');
-    out.push(markdownTable(LAB_HEADERS, labRows(r)), '');
+    out.push(markdownTable(labHeaders(r), labRows(r)), '');
     if (r.accuracy.length)
       out.push(
         `**Accuracy** (${accuracyCaption(r)})`,
@@ -214,6 +214,7 @@ export function reportCsv(r: LabReport): Record<string, string> {
       'execution_provider',
       'precision',
       'device',
+      'machine',
     ],
     r.fps.map((x) => [
       // one run has no spread: its std is unknown (empty), not 0; a typed-in row has no frame count
@@ -232,6 +233,7 @@ export function reportCsv(r: LabReport): Record<string, string> {
       x.setup.executionProvider,
       x.setup.precision,
       x.setup.device,
+      x.machine,
     ]),
   );
   const ms3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '');

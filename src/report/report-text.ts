@@ -24,11 +24,26 @@ export function fpsCell(s: Spread): string {
 
 export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
 
+/** Rows from more than one machine (an x86 run beside a typed-in Jetson row): the lab table says which is which. */
+export const mixedDevices = (r: LabReport) => new Set(r.fps.map((x) => x.machine)).size > 1;
+
+/** The lab's four columns, with a Device column after the first when rows come from more than one machine. */
+export function labHeaders(r: LabReport): string[] {
+  return mixedDevices(r) ? [LAB_HEADERS[0], 'Device', ...LAB_HEADERS.slice(1)] : LAB_HEADERS;
+}
+
 export function labRows(r: LabReport): string[][] {
+  const device = (d: string) => (mixedDevices(r) ? [d] : []);
   return [
-    ...r.fps.map((x) => [x.modelType, x.inputSize, fpsCell(x.inferenceFps), fpsCell(x.endToEndFps)]),
-    ...r.failed.map((x) => [x.modelType, '', `failed (exit ${x.exitCode})`, 'failed']),
-    ...r.skipped.map((x) => [x.modelType, '', 'skipped', 'skipped']),
+    ...r.fps.map((x) => [
+      x.modelType,
+      ...device(x.machine),
+      x.inputSize,
+      fpsCell(x.inferenceFps),
+      fpsCell(x.endToEndFps),
+    ]),
+    ...r.failed.map((x) => [x.modelType, ...device(''), '', `failed (exit ${x.exitCode})`, 'failed']),
+    ...r.skipped.map((x) => [x.modelType, ...device(''), '', 'skipped', 'skipped']),
   ];
 }
 
@@ -170,7 +185,9 @@ export function accuracyRows(r: LabReport): string[][] {
       ? ['reference', '', '', '']
       : a
         ? [
-            `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
+            a.matched + a.onlyRef + a.onlyOther === 0
+              ? 'no boxes in either'
+              : `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
             a.meanIou.toFixed(4),
             `${a.onlyRef} / ${a.onlyOther}`,
             `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`,

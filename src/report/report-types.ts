@@ -41,6 +41,8 @@ export interface RowSetup {
 
 export interface FpsRow {
   label: string;
+  /** The machine the row was measured on (the board, else the CPU); for a typed-in row, what --fps said. */
+  machine: string;
   /** The lab table's first column, unique among the rows. */
   modelType: string;
   backendDetail: string;
@@ -114,6 +116,8 @@ export interface PairAgreement {
 export interface TypedFps {
   name: string;
   inputSize?: [number, number];
+  /** The board or machine the figures come from (`--fps NAME@WxH@DEVICE=...`). */
+  device?: string;
   inferenceFps: number;
   endToEndFps: number;
 }

@@ -116,6 +116,7 @@ export function typedFpsRow(x: TypedFps): FpsRow {
   const one = (v: number) => spread([v]);
   return {
     label: x.name,
+    machine: x.device ?? 'not given (typed in)',
     modelType: x.name,
     backendDetail: 'typed in',
     inputSize: x.inputSize ? `(${x.inputSize[0]},${x.inputSize[1]},3)` : '',
@@ -128,7 +129,7 @@ export function typedFpsRow(x: TypedFps): FpsRow {
       profiler: 'unknown',
       executionProvider: '',
       precision: '',
-      device: 'unknown (typed in)',
+      device: x.device ? `${x.device} (typed in)` : 'unknown (typed in)',
       model: '',
       video: '',
       frameSize: x.inputSize ? `${x.inputSize[0]}x${x.inputSize[1]}` : '',
@@ -213,6 +214,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
   const notInference = mean(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
   return {
     label: r.setup.label,
+    machine: r.env.jetson?.model ?? r.env.cpu,
     baseModelType: baseModelType(r),
     backendDetail: r.backendDetail,
     inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
