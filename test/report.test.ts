@@ -228,6 +228,41 @@ test('a --realtime run shows its drops: delivered and processed FPS, dropped cou
   t.regex(formatSummary(kept), /Kept up: every frame the source delivered at 10 FPS was processed, none dropped/);
 });
 
+test("the lab's own terms: critical path and waiting time are defined; an NVTX table without Time(%) has no empty column; OS runtime summed over threads says so", (t) => {
+  const report = buildLabReport(
+    [onnxRun],
+    [
+      {
+        label: 'cpu-only.nsys',
+        nsys: {
+          schema: 'jetprof.nsys/1',
+          reports: {
+            osrt_sum: {
+              rows: [
+                { name: 'pthread_cond_wait', totalNs: 148_000_000_000, numCalls: 9000, timePct: 90 },
+                { name: 'poll', totalNs: 2_000_000_000, numCalls: 100, timePct: 10 },
+              ],
+            },
+          },
+        } as never,
+        run: onnxRun,
+      },
+    ],
+  );
+  const md = reportMarkdown(report);
+  t.regex(md, /- \*\*critical path\*\*: nvprof --dependency-analysis: the longest chain of work/);
+  t.regex(
+    md,
+    /- \*\*waiting time\*\*: nvprof --dependency-analysis: the time a CPU thread or GPU stream spent blocked/,
+  );
+  t.regex(
+    md,
+    /OS runtime times are summed over every thread: pthread_cond_wait 148\.000 s against [\d.]+ s of measured wall time/,
+  );
+  const lab = readFileSync(GOLDEN, 'utf8');
+  t.regex(lab, /\| Total \| Calls \| Range \|\n\| ---: \| ---: \| --- \|\n\| 500\.000 ms \| 200 \| conv2 \+ leaky2 \|/);
+});
+
 test('the label and the comparability rule come from one setup record: runs of one label that differ in any setting are rows of their own, with labels that tell them apart', (t) => {
   const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
   const base = () => fixedRun('onnx', stages, 20, { label: 'x' });

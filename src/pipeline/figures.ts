@@ -31,6 +31,14 @@ export const DEFINITIONS: [string, string][] = [
     'read+preprocess, inference and postprocess+write of different frames run at the same time: busy times per frame add up to more than the wall time per frame, so no share of wall is given per stage; a `frame` NVTX range spans a frame from its read to its write, and ranges of consecutive frames overlap',
   ],
   [
+    'critical path',
+    "nvprof --dependency-analysis: the longest chain of work in the run where each piece waits for the one before it (CPU API calls, GPU kernels and copies); a row's critical-path time is its part of that chain, so shortening a row on the critical path shortens the run, and a row off it does not",
+  ],
+  [
+    'waiting time',
+    'nvprof --dependency-analysis: the time a CPU thread or GPU stream spent blocked on another (the host in cudaStreamSynchronize until a kernel ends): time it could have done other work, e.g. read and preprocess the next frame',
+  ],
+  [
     'warm-up',
     'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)',
   ],

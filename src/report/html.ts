@@ -43,7 +43,7 @@ import {
   type Cell,
   CRITICAL_PATH_HEADERS,
   criticalPathCells,
-  TIMED_HEADERS,
+  timedHeaders,
   timedCells,
   formatDependencyNs,
 } from './tables.ts';
@@ -324,7 +324,12 @@ function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): stri
 
 function timed(title: string, rows: TimedRow[]): string {
   if (rows.length === 0) return '';
-  return `<h4>${escapeHtml(title)}</h4>${table([...TIMED_HEADERS, 'Name'], rows.map(timedCells), [true, true, true, false])}`;
+  const headers = timedHeaders(rows);
+  return `<h4>${escapeHtml(title)}</h4>${table(
+    [...headers, 'Name'],
+    rows.map((r) => timedCells(r, rows)),
+    [...headers.map(() => true), false],
+  )}`;
 }
 
 function profileHtml(p: ProfileSection): string {

@@ -40,7 +40,7 @@ import {
   csvTable,
   markdownTable,
   mdInline,
-  TIMED_HEADERS,
+  timedHeaders,
   timedCells,
   formatDependencyNs,
 } from './tables.ts';
@@ -50,7 +50,11 @@ function timedTable(title: string, rows: TimedRow[], nameHeader: string): string
   return [
     `**${title}**`,
     '',
-    markdownTable([...TIMED_HEADERS, nameHeader], rows.map(timedCells), ['r', 'r', 'r', 'l']),
+    markdownTable(
+      [...timedHeaders(rows), nameHeader],
+      rows.map((r) => timedCells(r, rows)),
+      [...timedHeaders(rows).map(() => 'r' as const), 'l'],
+    ),
     '',
   ];
 }

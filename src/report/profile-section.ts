@@ -139,6 +139,14 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
       );
     }
   }
+  const osrt = p.osRuntime.reduce((s, r) => s + r.totalNs, 0);
+  if (osrt > 0) {
+    const top = [...p.osRuntime].sort(byTotal)[0];
+    const wall = run ? ` against ${formatNs(Math.round(run.wallMs * 1e6))} of measured wall time` : '';
+    notes.push(
+      `OS runtime times are summed over every thread: ${top.name} ${formatNs(top.totalNs)}${wall} is many threads waiting at once (ONNX Runtime's, OpenCV's and the encoder's worker pools sleep between frames), not time the frame loop lost.`,
+    );
+  }
   if (frame && run && frame.calls !== run.frames) {
     notes.push(
       `the profile has ${frame.calls} frame ranges where the run measured ${run.frames} frames (runs before this version counted warm-up frames as frame ranges).`,

@@ -81,8 +81,15 @@ export function criticalPathCells(d: DependencyRow): Cell[] {
 }
 
 /** A timed row (kernel, API call, NVTX range): share when the profiler printed one, total, calls, name. */
-export const TIMED_HEADERS = ['Time(%)', 'Total', 'Calls'];
+type TimedCellsRow = { pct?: number; totalNs: number; calls: number; name: string };
 
-export function timedCells(r: { pct?: number; totalNs: number; calls: number; name: string }): Cell[] {
-  return [r.pct === undefined ? '' : formatPct(r.pct), formatNs(r.totalNs), r.calls, r.name];
+/** Time(%), Total, Calls: Time(%) only when the profiler gave one (nvprof's NVTX ranges have none). */
+export function timedHeaders(rows: readonly TimedCellsRow[]): string[] {
+  return rows.some((r) => r.pct !== undefined) ? ['Time(%)', 'Total', 'Calls'] : ['Total', 'Calls'];
+}
+
+/** One row's cells under timedHeaders(rows). */
+export function timedCells(r: TimedCellsRow, rows: readonly TimedCellsRow[]): Cell[] {
+  const cells: Cell[] = [formatNs(r.totalNs), r.calls, r.name];
+  return rows.some((x) => x.pct !== undefined) ? [r.pct === undefined ? '' : formatPct(r.pct), ...cells] : cells;
 }
