@@ -280,6 +280,64 @@ test.serial(
   },
 );
 
+test.serial(
+  'a hung nsys try: the stream it left is imported before anything runs again, and the application runs once',
+  async (t) => {
+    // a stand-in for nsys 2022.4 that runs the application, leaves its stream, then hangs (as its agent does)
+    const root = join(scratchDir(), 'fake-nsys');
+    mkdirSync(join(root, 'bin'), { recursive: true });
+    mkdirSync(join(root, 'host-linux-x64'), { recursive: true });
+    const count = join(root, 'runs.txt');
+    const fake = join(root, 'bin', 'nsys');
+    writeFileSync(
+      fake,
+      `#!/bin/bash
+[ "$1" = stats ] && exit 0
+shift
+while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; -t|--force-overwrite) shift 2;; *) break;; esac; done
+echo run >> ${JSON.stringify(count)}
+# the launcher: runs the application, leaves the stream, and stays unreaped (a zombie) as nsys's does
+( "$@"; echo stream > "$out.qdstrm" ) &
+exec sleep 600
+`,
+      { mode: 0o755 },
+    );
+    writeFileSync(
+      join(root, 'host-linux-x64', 'QdstrmImporter'),
+      '#!/bin/bash\n[ "$1" = -i ] && cp "$2" "${2%.qdstrm}.nsys-rep"\n',
+      { mode: 0o755 },
+    );
+    const video = makeVideo('hung-nsys.mp4', 3, 160, 120);
+    const out = join(root, 'out');
+    const previous = process.env.JETPROF_NSYS;
+    process.env.JETPROF_NSYS = fake;
+    try {
+      const { runProfile } = await import('../src/profilers/run.ts');
+      const result = await runProfile({
+        tool: 'nsys',
+        backend: 'onnx',
+        inferArgs: [video, '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'],
+        video,
+        outDir: out,
+        stallMs: 1500,
+        onLog: () => undefined,
+      });
+      t.is(readFileSync(count, 'utf8'), 'run\n', 'the application ran once');
+      t.true(existsSync(join(out, 'profile_onnx.nsys-rep')), 'the report comes from the imported stream');
+      t.false(existsSync(join(out, 'profile_onnx.qdstrm')));
+      t.true(result.notes.some((n) => /try 1: nsys hung after the application ended/.test(n)));
+      t.true(
+        result.notes.some((n) => /try 1: jetprof imported the stream the hung nsys left/.test(n)),
+        result.notes.join('\n'),
+      );
+      t.is(result.run?.frames, 2, "the run's own JSON");
+    } finally {
+      if (previous === undefined) delete process.env.JETPROF_NSYS;
+      else process.env.JETPROF_NSYS = previous;
+    }
+  },
+);
+
 test('the nsys watchdog: an application that has ended and a profiler that writes nothing for the stall time is ended', async (t) => {
   // Stands for a stuck `nsys profile`: a parent whose only child (the "launcher") has exited and is not reaped.
   const stuck = spawn('perl', ['-e', 'if (fork() == 0) { exit 0 } sleep 600'], { stdio: 'ignore' });

@@ -3,9 +3,18 @@
  * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
@@ -136,6 +145,43 @@ interface RunJson {
   before: string | undefined;
 }
 
+/** QdstrmImporter on a stream nsys left: true when the report is there, else the importer's last words. */
+function importStream(nsys: string, qdstrm: string, rep: string): true | string {
+  const importer = findQdstrmImporter(nsys);
+  if (!importer) return 'no QdstrmImporter beside this nsys';
+  const r = spawnSync(importer, ['-i', qdstrm], { encoding: 'utf8', timeout: 600_000 });
+  if (r.status === 0 && existsSync(rep)) {
+    unlinkSync(qdstrm);
+    return true;
+  }
+  const said = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').pop();
+  return `QdstrmImporter exit ${r.status ?? r.signal}${said ? `: ${said}` : ''}`;
+}
+
+/** The `nsys-report-XXXX.qdstrm` files in the temporary folder. */
+function tmpStreams(): string[] {
+  try {
+    return readdirSync(tmpdir()).filter((f) => /^nsys-report-[0-9a-f]+\.qdstrm$/.test(f));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * nsys 2022.4 leaves a small `nsys-report-XXXX.qdstrm` in the temporary folder after every run (its report is the
+ * one in the out-dir): those that appeared during this try are removed, so profiling does not fill /tmp.
+ */
+function removeTmpStreams(before: readonly string[]): void {
+  for (const f of tmpStreams()) {
+    if (before.includes(f)) continue;
+    try {
+      unlinkSync(join(tmpdir(), f));
+    } catch {
+      /* gone already */
+    }
+  }
+}
+
 async function profileWithNsys(req: ProfileRequest, command: string[], runJson: RunJson): Promise<ProfileResult> {
   const nsys = requireProfiler('nsys');
   return withNsysLock(
@@ -166,6 +212,7 @@ async function profileWithNsysLocked(
     let nsysPid = 0;
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
     let stalled = false;
+    const tmpBefore = tmpStreams();
     exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
       watchNsys((nsysPid = pid), base, stallMs, () => {
         stalled = true;
@@ -176,22 +223,27 @@ async function profileWithNsysLocked(
     );
     if (stalled)
       notes.push(`try ${attempt}: nsys hung after the application ended (its agent spinning); jetprof ended it`);
-    if (!existsSync(rep) && existsSync(qdstrm)) {
-      // Debian's nsys cannot find its importer and leaves the raw stream: import it ourselves.
-      const importer = findQdstrmImporter(nsys);
-      if (importer) {
-        const r = spawnSync(importer, ['-i', qdstrm], { encoding: 'utf8' });
-        if (r.status === 0 && existsSync(rep)) {
-          unlinkSync(qdstrm);
-          notes.push(
-            "nsys left its stream to be imported (as Debian's nsys 2022.4 does); jetprof imported it with QdstrmImporter, and the report is complete",
-          );
-        }
-      }
-    }
+    // the agents first: a stream is imported only once nothing writes to it any more
     await sleep(300);
     const ended = nsysPid ? endAgentsOf(nsysPid) : [];
     if (ended.length) notes.push(`ended ${ended.length} nsys agent(s) left running by try ${attempt}`);
+    if (!existsSync(rep) && existsSync(qdstrm)) {
+      // Debian's nsys cannot find its importer and leaves the raw stream, and a hung try leaves what it recorded:
+      // import it before running the application again
+      const imported = importStream(nsys, qdstrm, rep);
+      if (imported === true)
+        notes.push(
+          stalled
+            ? `try ${attempt}: jetprof imported the stream the hung nsys left (QdstrmImporter), so the application was not run again`
+            : "nsys left its stream to be imported (as Debian's nsys 2022.4 does); jetprof imported it with QdstrmImporter, and the report is complete",
+        );
+      else {
+        const kept = `${base}.try${attempt}.qdstrm`;
+        renameSync(qdstrm, kept);
+        notes.push(`try ${attempt}: the stream nsys left could not be imported (${imported}); kept as ${kept}`);
+      }
+    }
+    removeTmpStreams(tmpBefore);
     ok = existsSync(rep);
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
   }
