@@ -875,6 +875,35 @@ test.serial(
   },
 );
 
+test('compare: --profile nvprof without a usable GPU is one line before any backend runs (exit 3); a backend that fails is a row of a report that is written, and compare exits 1', (t) => {
+  const video = makeVideo('compare-fail.mp4', 3, 160, 120);
+  const out = join(dir, 'compare-nvprof');
+  const r = runCli('jetprof', ['compare', video, '--profile', 'nvprof', '--out-dir', out, '--', '--model', 'm.onnx']);
+  t.is(r.code, 3, r.stderr);
+  t.regex(
+    r.stderr,
+    /^jetprof: error: compare --profile nvprof: no NVIDIA GPU or driver here .* \(fix: run it on the Jetson \(JetPack 4\), or use --profile nsys/m,
+  );
+  t.notRegex(r.stderr, /\[1\/\d\]/, 'no backend ran');
+  t.false(existsSync(out), 'nothing written');
+  const failed = join(dir, 'compare-failed');
+  const f = runCli('jetprof', [
+    'compare',
+    video,
+    '--backends',
+    'onnx',
+    '--out-dir',
+    failed,
+    '--',
+    '--model',
+    join(dir, 'missing.onnx'),
+  ]);
+  t.is(f.code, 1, f.stderr);
+  const md = readFileSync(join(failed, 'REPORT.md'), 'utf8');
+  t.regex(md, /\| ONNX Runtime \| {2}\| failed \(exit 2\) \| failed \|/);
+  t.regex(md, /ONNX Runtime failed: exit code 2; its last line: infer: error: .*missing\.onnx: ONNX model not found/);
+});
+
 test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', (t) => {
   const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4);
   const video = makeVideo('compare2.mp4', 4, 160, 120);

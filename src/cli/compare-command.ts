@@ -39,7 +39,8 @@ export function compareCommand(): Command {
     .description(
       "Runs infer with each backend on the same video (TensorRT is skipped, with the reason, where it cannot run), under nvprof or nsys with --profile, and writes D/REPORT.md, D/report.html and D/csv/ from the results. Every backend keeps its boxes (D/detections_<backend>.json); the report says how many agree with the first backend's, and gives mAP per backend with --gt.\n" +
         "Every backend runs in one loop, so their figures compare: the sequential loop, as the lab's scripts (read, infer and write one frame at a time); -- --pipeline on compares the pipelined loop instead. The report says where a backend alone (--pipeline auto) would have picked the other.\n" +
-        'Arguments after -- go to infer for every backend (model, frame size, frame count ...).',
+        'Arguments after -- go to infer for every backend (model, frame size, frame count ...).\n' +
+        'Exit codes: 0 every backend ran; 1 a backend failed (its row and last line are in the report, which is written anyway); 2 bad input; 3 --profile nvprof on a machine without a GPU nvprof can use (said before any backend runs); 130 interrupted.',
     )
     .argument('<video>', 'input video')
     .argument('[infer-args...]', 'infer arguments for every backend, after --')

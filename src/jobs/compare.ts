@@ -8,7 +8,8 @@ import { availableParallelism } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { chooseLoop, type PipelineMode } from '../pipeline/loop-choice.ts';
-import { entryCommand, runProfile } from '../profilers/run.ts';
+import { nvprofGpuProblem } from '../profilers/device.ts';
+import { entryCommand, EXIT_NO_GPU, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
@@ -212,6 +213,15 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     throw new JetprofError('FILE_NOT_FOUND', `${o.video}: video not found`, {
       suggestion:
         'pass an existing video file (bash scripts/fetch-sample-video.sh puts vtest.avi in videos/), a folder of images or a stream URL',
+    });
+  }
+  // nvprof on a machine where it can collect nothing: said once, before any backend runs for nothing
+  const gpuProblem = o.profile === 'nvprof' ? nvprofGpuProblem() : undefined;
+  if (gpuProblem) {
+    throw new JetprofError('TOOL_FAILED', `compare --profile nvprof: ${gpuProblem}`, {
+      suggestion:
+        'run it on the Jetson (JetPack 4), or use --profile nsys, which records the NVTX ranges of the CPU pipeline without a GPU',
+      exitCode: EXIT_NO_GPU,
     });
   }
   mkdirSync(o.outDir, { recursive: true });

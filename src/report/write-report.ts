@@ -97,7 +97,9 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
   }
   const capacity = (o.capacity ?? []).map(readCapacityFile);
-  if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length && capacity.length === 0) {
+  // compare's failed and skipped backends are rows too: a report that says why nothing ran is still a report
+  const said = (o.failed?.length ?? 0) + (o.skipped?.length ?? 0);
+  if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length && capacity.length === 0 && said === 0) {
     throw new JetprofError('BAD_OPTION', 'nothing to report', {
       suggestion: 'pass --run R.json (from infer --json), --profile LOG and/or --capacity C.json',
     });
