@@ -5,7 +5,7 @@
 import test from 'ava';
 import { validateRunFile } from '../src/schemas/validate.ts';
 import { summarize } from '../src/util/stats.ts';
-import { progressLine } from '../src/cli/progress.ts';
+import { createProgress, progressLine } from '../src/cli/progress.ts';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -406,6 +406,32 @@ test('the progress line fits the terminal (a wrapped line would print a new line
   }
   t.regex(progressLine(state, 120, 6000), /^\[#{24}\] frame 60\/60 {2}end-to-end 11\.0 FPS {2}inference 13\.8 FPS$/);
   t.regex(progressLine({ ...state, frame: 30 }, 120, 3000), /ETA 3s$/);
+  // several streams: frames per stream and drops so far, the FPS over all of them
+  t.regex(
+    progressLine({ ...state, streams: [30, 30], dropped: 7 }, 200, 6000),
+    /frame 60\/60 {2}aggregate 11\.0 FPS {2}inference 13\.8 FPS {2}per stream 30\/30 {2}dropped 7$/,
+  );
+});
+
+test('JETPROF_PROGRESS=every:S (set by profile and compare for the infer they relay): a plain line every S seconds and the last state at the end', (t) => {
+  const written: string[] = [];
+  const sink = { write: (s: string) => written.push(s), isTTY: false } as unknown as NodeJS.WriteStream;
+  const before = process.env.JETPROF_PROGRESS;
+  process.env.JETPROF_PROGRESS = 'every:3600';
+  try {
+    const p = createProgress(false, sink);
+    const state = { frame: 1, totalFrames: 3, measured: 1, wallMs: 100, inferenceMs: 50 };
+    p.update(state);
+    p.update({ ...state, frame: 2 });
+    t.deepEqual(written, [], 'nothing before the period');
+    p.update({ ...state, frame: 3 });
+    p.done();
+    t.is(written.length, 1);
+    t.regex(written[0], /^progress: \[.*\] frame 3\/3 /);
+  } finally {
+    if (before === undefined) delete process.env.JETPROF_PROGRESS;
+    else process.env.JETPROF_PROGRESS = before;
+  }
 });
 
 test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node cannot use the GPU there and what would', async (t) => {

@@ -9,6 +9,9 @@ export interface ProgressState {
   measured: number;
   wallMs: number;
   inferenceMs: number;
+  /** Several streams (or --realtime): frames read per stream and frames dropped so far. */
+  streams?: number[];
+  dropped?: number;
 }
 
 export interface Progress {
@@ -26,7 +29,10 @@ export function progressLine(p: ProgressState, columns: number, elapsedMs: numbe
     p.totalFrames > 0 && fps > 0 && p.frame < p.totalFrames
       ? ` ETA ${Math.ceil((p.totalFrames - p.frame) / fps)}s`
       : '';
-  const text = `frame ${p.frame}${total}  end-to-end ${fps.toFixed(1)} FPS  inference ${inf.toFixed(1)} FPS${eta}`;
+  const several = (p.streams?.length ?? 0) > 1;
+  const perStream = several ? `  per stream ${p.streams!.join('/')}` : '';
+  const dropped = p.dropped !== undefined ? `  dropped ${p.dropped}` : '';
+  const text = `frame ${p.frame}${total}  ${several ? 'aggregate' : 'end-to-end'} ${fps.toFixed(1)} FPS  inference ${inf.toFixed(1)} FPS${perStream}${dropped}${eta}`;
   const width = Math.max(10, columns - 1); // the last column would wrap on some terminals
   const barWidth = Math.min(24, width - text.length - 3);
   if (p.totalFrames > 0 && barWidth >= 8) {
@@ -39,11 +45,34 @@ export function progressLine(p: ProgressState, columns: number, elapsedMs: numbe
 export function createProgress(enabled: boolean, stream: NodeJS.WriteStream = process.stderr): Progress {
   // JETPROF_PROGRESS=lines: a plain `progress: frame N/M ...` line per frame, TTY or not, --quiet or not (for a
   // parent that waits on frames having run: jetprof's own tests, a script that watches a long run)
-  if (process.env.JETPROF_PROGRESS === 'lines')
+  const mode = process.env.JETPROF_PROGRESS;
+  if (mode === 'lines')
     return {
       update: (p) => void stream.write(`progress: ${progressLine(p, 1000, 0)}\n`),
       done() {},
     };
+  // JETPROF_PROGRESS=every:S: a plain line every S seconds and at the end (set by `jetprof profile` and `compare` for
+  // the infer they run, whose stderr is a pipe they relay; compare runs it with -q for the rest)
+  const every = /^every:(\d+(?:\.\d+)?)$/.exec(mode ?? '');
+  if (every) {
+    const periodMs = Number(every[1]) * 1000;
+    let last = Date.now();
+    let latest: ProgressState | undefined;
+    const start = Date.now();
+    const write = (p: ProgressState) => void stream.write(`progress: ${progressLine(p, 1000, Date.now() - start)}\n`);
+    return {
+      update(p) {
+        latest = p;
+        if (Date.now() - last < periodMs) return;
+        last = Date.now();
+        write(p);
+        latest = undefined;
+      },
+      done() {
+        if (latest) write(latest);
+      },
+    };
+  }
   if (!enabled || !stream.isTTY) return { update() {}, done() {} };
   let last = 0;
   let latest: ProgressState | undefined;

@@ -12,7 +12,7 @@ import { nvprofGpuProblem } from '../profilers/device.ts';
 import { entryCommand, EXIT_NO_GPU, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { runCommand } from '../util/process.ts';
+import { relayedProgressEnv, runCommand } from '../util/process.ts';
 import { classifySource } from '../video/sources.ts';
 import { writeReport } from '../report/write-report.ts';
 
@@ -125,7 +125,7 @@ async function runBackend(
     const lines = text
       .split('\n')
       .map((l) => l.trim())
-      .filter(Boolean);
+      .filter((l) => l && !l.startsWith('progress: '));
     if (lines.length) lastLine = lines[lines.length - 1];
   };
   if (o.profile) {
@@ -137,6 +137,7 @@ async function runBackend(
         inferArgs: args,
         video: o.video,
         outDir: o.outDir,
+        relayProgress: true,
         onLog: () => undefined,
       });
       code = p.exitCode;
@@ -156,6 +157,7 @@ async function runBackend(
     const [cmd, ...pre] = entryCommand(backend);
     ({ code } = await runCommand(cmd, [...pre, ...args], {
       onSpawn: o.onChild,
+      env: relayedProgressEnv(),
       onOutput: (d, from) => {
         if (from !== 'stderr') return;
         keepLast(d.toString());

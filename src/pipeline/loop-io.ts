@@ -53,7 +53,16 @@ export interface LoopOptions {
   /** --no-draw: write the frames without boxes or overlay (default: draw). */
   draw?: boolean;
   /** After each frame: frames done over all streams, and the run's figures so far (the progress line). */
-  onFrame?: (p: { frame: number; totalFrames: number; measured: number; wallMs: number; inferenceMs: number }) => void;
+  onFrame?: (p: {
+    frame: number;
+    totalFrames: number;
+    measured: number;
+    wallMs: number;
+    inferenceMs: number;
+    /** Several streams (or --realtime): frames read per stream and frames dropped so far. */
+    streams?: number[];
+    dropped?: number;
+  }) => void;
   /** The pipelined loop: frames between the start of their read and the end of their write (default 3). */
   inFlight?: number;
   /**

@@ -197,7 +197,12 @@ export async function runSequentialLoop(
         });
         framesRead++;
         perf.count(m.i);
-        o.onFrame?.(tally.progress(framesRead, totalFrames));
+        o.onFrame?.({
+          ...tally.progress(framesRead, totalFrames),
+          ...(o.streamColumn
+            ? { streams: reads.state.map((s) => s.index), dropped: sumOf(reads.state.map((s) => s.dropped)) }
+            : {}),
+        });
       }
       if (batched) ranges.close(batchRange);
     }

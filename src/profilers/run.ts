@@ -24,7 +24,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
-import { runCommand } from '../util/process.ts';
+import { relayedProgressEnv, runCommand } from '../util/process.ts';
 import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
 import { detectComputeCapability } from './device.ts';
 import { endAgentsOf, sleep, watchNsys, withNsysLock } from './nsys-agents.ts';
@@ -39,6 +39,8 @@ export interface ProfileRequest {
   video: string;
   outDir: string;
   metrics?: string[];
+  /** Relay infer's progress lines even when it runs with -q (compare). */
+  relayProgress?: boolean;
   /** nsys runs that end without a report are retried this many times in all (default 3). */
   tries?: number;
   /** An nsys run that writes nothing for this long after the application ended is ended and retried (default 60 s). */
@@ -130,10 +132,15 @@ async function runLogged(
   logPath: string,
   echo: boolean,
   watch?: (pid: number) => () => void,
+  relayProgress = false,
 ): Promise<number> {
+  // infer's progress reaches the user through the profiler (minutes of silence otherwise), unless infer is told -q
+  // (compare runs infer with -q and asks for the progress all the same)
+  const quiet = args.includes('-q') || args.includes('--quiet');
   const r = await runCommand(cmd, args, {
     onOutput: echo ? (d) => process.stderr.write(d) : undefined,
     onSpawn: watch,
+    ...(quiet && !relayProgress ? {} : { env: relayedProgressEnv() }),
   });
   writeFileSync(logPath, r.output);
   return r.code;
@@ -213,13 +220,19 @@ async function profileWithNsysLocked(
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
     let stalled = false;
     const tmpBefore = tmpStreams();
-    exitCode = await runLogged(nsys, nsysProfileArgv({ output: base, command }), logPath, true, (pid) =>
-      watchNsys((nsysPid = pid), base, stallMs, () => {
-        stalled = true;
-        req.onLog(
-          `nsys wrote nothing for ${(stallMs / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
-        );
-      }),
+    exitCode = await runLogged(
+      nsys,
+      nsysProfileArgv({ output: base, command }),
+      logPath,
+      true,
+      (pid) =>
+        watchNsys((nsysPid = pid), base, stallMs, () => {
+          stalled = true;
+          req.onLog(
+            `nsys wrote nothing for ${(stallMs / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
+          );
+        }),
+      req.relayProgress,
     );
     if (stalled)
       notes.push(`try ${attempt}: nsys hung after the application ended (its agent spinning); jetprof ended it`);
@@ -299,7 +312,14 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
   const consoleLog = join(req.outDir, `profiling_${BACKENDS[req.backend].tag}_console.txt`);
   if (existsSync(logFile)) unlinkSync(logFile);
   req.onLog(`nvprof: ${command.join(' ')}`);
-  const exitCode = await runLogged(nvprof, nvprofArgv({ logFile, metrics: req.metrics, command }), consoleLog, true);
+  const exitCode = await runLogged(
+    nvprof,
+    nvprofArgv({ logFile, metrics: req.metrics, command }),
+    consoleLog,
+    true,
+    undefined,
+    req.relayProgress,
+  );
   // Without a GPU nvprof prints its verdict on the console, not in the log file: keep whichever exists.
   const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : readFileSync(consoleLog, 'utf8');
   if (!existsSync(logFile)) renameSync(consoleLog, logFile);

@@ -7,6 +7,16 @@ export interface RunCommandOptions {
   onOutput?: (chunk: Buffer, from: 'stdout' | 'stderr') => void;
   /** Called with the child's pid once started; may return a function called when it closes. */
   onSpawn?: (pid: number) => (() => void) | void;
+  /** The child's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The environment for an infer that a job runs and relays (profile, compare): a progress line every `seconds`
+ * seconds on its stderr, a pipe where the terminal's one-line display would stay silent. One the user set is kept.
+ */
+export function relayedProgressEnv(seconds = 10): NodeJS.ProcessEnv {
+  return { ...process.env, JETPROF_PROGRESS: process.env.JETPROF_PROGRESS ?? `every:${seconds}` };
 }
 
 /** Resolves with the exit code (128 + the signal's number when a signal ended it) and stdout + stderr in arrival order. */
@@ -16,7 +26,7 @@ export function runCommand(
   o: RunCommandOptions = {},
 ): Promise<{ code: number; output: Buffer }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(o.env ? { env: o.env } : {}) });
     const onClose = child.pid !== undefined ? o.onSpawn?.(child.pid) : undefined;
     const chunks: Buffer[] = [];
     for (const from of ['stdout', 'stderr'] as const) {
