@@ -18,6 +18,32 @@ export interface CapacityPoint {
   held: boolean;
   /** Why it did not hold, in words. */
   why?: string;
+  /** Runs of this count, and how many of them held (absent in files from before repeats were recorded). */
+  runs?: number;
+  heldRuns?: number;
+  /** Frames processed over frames the sources delivered, over its runs. */
+  keptShare?: number;
+  /**
+   * Close to the line: held in some runs but not all, or not held while keeping at least 90% of the frames. The search
+   * ran it again before deciding, and the answer says so.
+   */
+  borderline?: boolean;
+}
+
+/** What was measured: the same for every count (from the first run's JSON), so two results can be told apart. */
+export interface CapacitySetup {
+  backend: string;
+  /** The run label (backend, precision, provider, loop, ...), as the report's rows name it. */
+  label: string;
+  device: string;
+  machine: string;
+  model: string;
+  frameSize: string;
+  interval: number;
+  /** --batch given for infer (default: every stream in one batch). */
+  batch?: number;
+  /** infer's own arguments, as given after --. */
+  inferArgs: string[];
 }
 
 export interface CapacityResult {
@@ -26,17 +52,40 @@ export interface CapacityResult {
   sourceFps: number;
   p99LimitMs: number;
   maxStreams: number;
+  /** Absent in files from before the setup was recorded. */
+  setup?: CapacitySetup;
   points: CapacityPoint[];
   /** The search stopped at the budget (or Ctrl-C) before it was settled. */
   cutShort?: string;
   seconds: number;
 }
 
-/** The answer in one sentence. */
+/** The answer in one sentence: the count, the measured p99 behind it, the runs that held, and a borderline count. */
 export function capacitySentence(r: CapacityResult, sourceName = basename(r.source)): string {
   const streams = `${r.maxStreams} stream${r.maxStreams === 1 ? '' : 's'}`;
   const base = `this machine holds ${streams} of ${sourceName} at ${r.sourceFps} FPS with p99 latency under ${r.p99LimitMs} ms`;
-  return r.cutShort ? `${base} (at least; ${r.cutShort})` : base;
+  const at = r.points.find((p) => p.streams === r.maxStreams && p.held);
+  const measured =
+    r.maxStreams === 0
+      ? 'no count held'
+      : at
+        ? `measured p99 ${at.p99Ms.toFixed(0)} ms${at.runs ? `, held in ${at.heldRuns} of ${at.runs} run${at.runs === 1 ? '' : 's'}` : ''}`
+        : '';
+  const borderline = r.points
+    .filter((p) => p.borderline)
+    .sort((a, b) => a.streams - b.streams)
+    .map(
+      (p) =>
+        `${p.streams} stream${p.streams === 1 ? '' : 's'} ${p.held ? 'counted as held' : 'did not hold'} (held in ${p.heldRuns ?? 0} of ${p.runs ?? 1} runs, kept ${((p.keptShare ?? 0) * 100).toFixed(0)}% of the frames)`,
+    );
+  const setup = r.setup ? `; ${setupLine(r.setup)}` : '';
+  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : [])].filter(Boolean);
+  return `${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`;
+}
+
+/** The setup in a few words: what a second result with other settings would differ in. */
+export function setupLine(s: CapacitySetup): string {
+  return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}, on ${s.machine}`;
 }
 
 export const CAPACITY_HEADERS = [
@@ -46,9 +95,10 @@ export const CAPACITY_HEADERS = [
   'Mean stream FPS',
   'p99 latency (ms)',
   'Dropped frames',
+  'Runs held',
   'Held',
 ];
-export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'r', 'l'];
+export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'];
 
 /** One row per count of streams tried, fewest first. */
 export function capacityRows(r: CapacityResult): string[][] {
@@ -62,7 +112,8 @@ export function capacityRows(r: CapacityResult): string[][] {
       p.meanStreamFps.toFixed(2),
       p.p99Ms.toFixed(0),
       String(p.dropped),
-      p.held ? 'held' : `no: ${p.why}`,
+      p.runs ? `${p.heldRuns ?? 0} of ${p.runs}` : '',
+      `${p.held ? 'held' : `no: ${p.why}`}${p.borderline ? ' (borderline)' : ''}`,
     ]);
 }
 

@@ -1,5 +1,5 @@
 /** The lab report as Markdown and as CSV files (their shared phrasing is report-text.ts). Pure: a LabReport in, text out. */
-import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows } from './capacity-format.ts';
+import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows, setupLine } from './capacity-format.ts';
 import type { LabReport, ProfileSection, TimedRow } from './report-types.ts';
 import {
   ACCURACY_HEADERS,
@@ -181,8 +181,13 @@ export function reportCsv(r: LabReport): Record<string, string> {
         'mean_stream_fps',
         'p99_ms',
         'dropped',
+        'runs',
+        'held_runs',
+        'kept_share',
         'held',
+        'borderline',
         'why',
+        'setup',
       ],
       r.capacity.flatMap((c) =>
         [...c.points]
@@ -196,8 +201,13 @@ export function reportCsv(r: LabReport): Record<string, string> {
             f2(p.meanStreamFps),
             p.p99Ms.toFixed(0),
             p.dropped,
+            p.runs ?? '',
+            p.heldRuns ?? '',
+            p.keptShare === undefined ? '' : p.keptShare.toFixed(4),
             p.held ? 'yes' : 'no',
+            p.borderline ? 'yes' : 'no',
             p.why ?? '',
+            c.setup ? setupLine(c.setup) : '',
           ]),
       ),
     );
