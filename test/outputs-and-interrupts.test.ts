@@ -16,6 +16,7 @@ import {
   scratchDir,
   TSX_IMPORT,
   startCli,
+  errorLines,
 } from './helpers/fixtures.ts';
 
 const model = makeModel('lost2', PERSON_VEHICLE_CFG, 4);
@@ -493,3 +494,109 @@ requires(
     }
   },
 );
+
+test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', (t) => {
+  const dir = join(scratchDir(), 'capacity-inputs');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('cap-inputs.mp4', 4, 160, 120);
+  const videoBytes = readFileSync(video);
+  const modelBytes = readFileSync(model.onnxPath);
+  const cap = (json: string, extra: string[] = []) =>
+    runCli('jetprof', [
+      'capacity',
+      video,
+      '--source-fps',
+      '5',
+      '--p99-ms',
+      '400',
+      '--json',
+      json,
+      ...extra,
+      '--',
+      '--model',
+      model.onnxPath,
+    ]);
+  const onSource = cap(video);
+  t.is(onSource.code, 2, onSource.stderr);
+  t.regex(onSource.stderr, /the capacity JSON would overwrite the source/);
+  t.true(readFileSync(video).equals(videoBytes), 'the source video is untouched');
+  const onModel = cap(model.onnxPath);
+  t.is(onModel.code, 2, onModel.stderr);
+  t.regex(onModel.stderr, /the capacity JSON would overwrite the model/);
+  t.true(readFileSync(model.onnxPath).equals(modelBytes), 'the model is untouched');
+  const missing = cap(join(dir, 'no-such-folder', 'cap.json'));
+  t.is(missing.code, 2);
+  t.regex(missing.stderr, /no-such-folder .*does not exist or is not writable/);
+  const small = cap(join(dir, 'cap.json'), ['--budget', '10']);
+  t.is(small.code, 2);
+  t.regex(small.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
+  for (const r of [onSource, onModel, missing, small]) t.is(errorLines(r.stderr).length, 1, r.stderr);
+});
+
+test('capacity: Ctrl-C before its first count finishes keeps the previous --json, says nothing was measured, exit 130', async (t) => {
+  const dir = join(scratchDir(), 'capacity-ctrl-c');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('cap-ctrl-c.mp4', 60, 160, 120);
+  const json = join(dir, 'cap.json');
+  writeFileSync(json, '{"previous": true}\n');
+  const run = startCli('jetprof', [
+    'capacity',
+    video,
+    '--source-fps',
+    '5',
+    '--p99-ms',
+    '400',
+    '--point-seconds',
+    '30',
+    '--json',
+    json,
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
+  // wait for the first count's infer to run (its process, found by the video's unique name)
+  const inferRunning = () =>
+    readdirSync('/proc').some((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return Number(p) !== run.child.pid && cmd.includes('cap-ctrl-c.mp4') && cmd.includes('--streams');
+      } catch {
+        return false;
+      }
+    });
+  await run.waitFor(() => inferRunning());
+  run.child.kill('SIGINT');
+  t.is(await run.exit, 130, run.stderr());
+  t.regex(run.stderr(), /nothing measured \(interrupted before the first count finished\); .*cap\.json left as it was/);
+  t.is(readFileSync(json, 'utf8'), '{"previous": true}\n');
+});
+
+test('--realtime: a frame rate under one frame in 10 s is refused; --duration bounds the wall time even while waiting for the next frame', (t) => {
+  const video = makeVideo('slow-source.mp4', 8, 160, 120);
+  const slow = runCli('infer', [video, '--model', model.onnxPath, '--realtime', '--source-fps', '0.001', '--no-write']);
+  t.is(slow.code, 2);
+  t.regex(slow.stderr, /--source-fps must be a frame rate from 0\.1 \(one frame in 10 s\) to 1000, got '0\.001'/);
+  const capSlow = runCli('jetprof', ['capacity', video, '--source-fps', '1e-9', '--p99-ms', '400']);
+  t.is(capSlow.code, 2);
+  t.regex(capSlow.stderr, /--source-fps must be a frame rate from 0\.1/);
+  // at 0.1 FPS the next frame is 10 s away: --duration 1 ends the run at once instead of waiting for it
+  const json = join(scratchDir(), 'slow-source.json');
+  const r = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--realtime',
+    '--source-fps',
+    '0.1',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--no-write',
+    '--json',
+    json,
+  ]);
+  t.is(r.code, 0, r.stderr);
+  // waiting for frame 2 (due at 10 s) would have processed it: the run ends with the one that arrived
+  t.is(JSON.parse(readFileSync(json, 'utf8')).frames, 1, 'the one frame that arrived within the duration');
+});

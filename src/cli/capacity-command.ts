@@ -9,7 +9,13 @@ import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange } from './options.ts';
+import { parseIntInRange, parseSourceFps } from './options.ts';
+import { argValue } from '../jobs/compare.ts';
+import { claimOutputs } from '../output/output.ts';
+import { requireWritableDir } from '../util/files.ts';
+
+/** What one count costs beyond its --point-seconds: infer's start-up (model load, warm-up) and its end. */
+const POINT_STARTUP_S = 5;
 
 const positive = (name: string) => (v: string) => {
   const n = Number(v);
@@ -26,7 +32,11 @@ export function capacityCommand(): Command {
     )
     .argument('<source>', 'a video file (or a stream) to replicate as cameras')
     .argument('[infer-args...]', 'infer arguments, after --')
-    .requiredOption('--source-fps <fps>', 'the frame rate each camera delivers', positive('--source-fps'))
+    .requiredOption(
+      '--source-fps <fps>',
+      'the frame rate each camera delivers (0.1 to 1000)',
+      parseSourceFps('--source-fps'),
+    )
     .requiredOption('--p99-ms <ms>', 'the p99 latency (arrival to boxes) a stream may have', positive('--p99-ms'))
     .option('-b, --backend <name>', 'onnx, trt or opencv', 'onnx')
     .option(
@@ -91,6 +101,30 @@ export function capacityCommand(): Command {
               },
             );
           }
+          // each count needs its point and infer's start-up: a budget that cannot hold one answers nothing
+          const smallest = o.pointSeconds + POINT_STARTUP_S;
+          if (o.budget < smallest)
+            throw new JetprofError(
+              'BAD_OPTION',
+              `--budget ${o.budget} cannot hold one count: each runs --point-seconds ${o.pointSeconds} plus about ${POINT_STARTUP_S} s of start-up`,
+              { suggestion: `give --budget ${smallest} or more (or a smaller --point-seconds)` },
+            );
+          // the result may not replace an input, and its folder must take it: checked before minutes of search
+          if (o.json) {
+            requireWritableDir(o.json, '--json');
+            const arg = (name: string) => argValue(inferArgs, name);
+            claimOutputs(
+              {
+                source,
+                model: arg('--model'),
+                cfg: arg('--cfg'),
+                weights: arg('--weights'),
+                labels: arg('--labels'),
+                engine: arg('--engine'),
+              },
+              { 'capacity JSON': o.json },
+            );
+          }
           const { runCapacity } = await import('../jobs/capacity.ts');
           const r = await runCapacity({
             source,
@@ -105,6 +139,17 @@ export function capacityCommand(): Command {
             shouldStop: signals.stopped,
             onChild: signals.onChild,
           });
+          if (r.points.length === 0) {
+            // nothing measured: no answer, and the previous --json stays as it was
+            const why = signals.stopped()
+              ? 'interrupted before the first count finished'
+              : `the ${o.budget} s budget ran out before the first count finished`;
+            process.stderr.write(
+              `jetprof capacity: nothing measured (${why})${o.json ? `; ${o.json} left as it was` : ''}\n`,
+            );
+            process.exitCode = signals.stopped() ? 130 : 1;
+            return;
+          }
           process.stdout.write(
             `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
           );

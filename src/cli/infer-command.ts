@@ -26,7 +26,7 @@ import { claimOutputs, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter, wrapProse } from './help-text.ts';
-import { collect, parseFraction, parseIntInRange, parseSize } from './options.ts';
+import { collect, parseFraction, parseIntInRange, parseSize, parseSourceFps } from './options.ts';
 import { createProgress } from './progress.ts';
 
 interface InferCliOptions {
@@ -145,13 +145,8 @@ function addStreamOptions(cmd: Command): void {
     )
     .option(
       '--source-fps <fps>',
-      "with --realtime: the pace of every source (default: each file's own frame rate)",
-      (v: string) => {
-        const n = Number(v);
-        if (!(n > 0 && n <= 1000))
-          throw new InvalidArgumentError(`--source-fps must be a frame rate above 0 and at most 1000, got '${v}'`);
-        return n;
-      },
+      "with --realtime: the pace of every source (default: each file's own frame rate), 0.1 to 1000",
+      parseSourceFps('--source-fps'),
     )
     .option(
       '--output-dir <dir>',

@@ -12,6 +12,23 @@ export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE
   };
 }
 
+/**
+ * A camera's frame rate (--source-fps of infer and capacity): from one frame in 10 s to 1000 FPS. Below the floor a
+ * paced run would wait minutes for its next frame (0.001 FPS: 1000 s between frames).
+ */
+export const SOURCE_FPS_RANGE = { min: 0.1, max: 1000 } as const;
+
+export function parseSourceFps(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!(n >= SOURCE_FPS_RANGE.min && n <= SOURCE_FPS_RANGE.max))
+      throw new InvalidArgumentError(
+        `${name} must be a frame rate from ${SOURCE_FPS_RANGE.min} (one frame in 10 s) to ${SOURCE_FPS_RANGE.max}, got '${v}'`,
+      );
+    return n;
+  };
+}
+
 export function parseFraction(name: string) {
   return (value: string): number => {
     const n = Number(value);

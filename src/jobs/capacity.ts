@@ -166,8 +166,30 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
       '--json',
       json,
     ];
-    const r = await runCommand(cmd, args, { onSpawn: o.onChild });
+    // the budget is an upper bound on wall time: a point still running at its end is stopped (infer finalizes)
+    let overBudget = false;
+    const r = await runCommand(cmd, args, {
+      onSpawn: (pid) => {
+        const release = o.onChild?.(pid);
+        const timer = setTimeout(
+          () => {
+            overBudget = true;
+            try {
+              process.kill(pid, 'SIGTERM');
+            } catch {
+              /* ended */
+            }
+          },
+          Math.max(0, o.budgetS * 1000 - (Date.now() - t0)),
+        );
+        return () => {
+          clearTimeout(timer);
+          release?.();
+        };
+      },
+    });
     lastPointS = (Date.now() - started) / 1000;
+    if (overBudget) return undefined;
     if (r.code !== 0) {
       if (o.shouldStop?.()) return undefined;
       throw new JetprofError(

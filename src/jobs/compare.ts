@@ -49,7 +49,7 @@ export interface CompareResult {
 }
 
 /** An option's value among infer's arguments (`--name value` or `--name=value`); undefined when not given. */
-function argValue(args: string[], name: string): string | undefined {
+export function argValue(args: string[], name: string): string | undefined {
   const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
   return i < 0 ? undefined : args[i].includes('=') ? args[i].slice(name.length + 1) : args[i + 1];
 }

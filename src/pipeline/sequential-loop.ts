@@ -147,7 +147,8 @@ export async function runSequentialLoop(
         break;
       }
       if (o.shouldEnd?.()) break;
-      const members = await reads.gather(batchSize, o.shouldStop);
+      // --duration bounds the wall time: a wait for a frame still to come ends with it
+      const members = await reads.gather(batchSize, () => o.shouldStop() || !!o.shouldEnd?.());
       if (members.length === 0) continue;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
       const batchRange = batched
