@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
 
@@ -81,4 +81,26 @@ test('bad call - a bad option value to a jetprof subcommand exits 2 with one lin
     t.is(r.stderr.trim().split('\n').length, 1);
     t.regex(r.stderr, re);
   }
+});
+
+test('hostile text in a log is shown, not obeyed: terminal escapes and bare CRs escaped in parse --format md and its warnings, spreadsheet formulas neutralised in CSV', (t) => {
+  const lab = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt'), 'utf8');
+  // a kernel renamed to a terminal escape (OSC 52 writes the clipboard), one to a formula, a line nobody understands
+  const hostile = lab
+    .replace('generatedNativePointwise', '\x1b]52;c;ZXZpbA==\x07evil')
+    .replace('[CUDA memcpy DtoH]', '=HYPERLINK("http://x","y")')
+    .replace('==287== NVTX result:', 'garbage \x1b[2J line\n==287== NVTX result:');
+  const log = join(scratchDir(), 'hostile.log');
+  writeFileSync(log, hostile);
+  const md = runCli('jetprof', ['parse', log, '--format', 'md']);
+  t.is(md.code, 0, md.stderr);
+  t.false(/[\x00-\x08\x0b-\x1f\x7f]/.test(md.stdout), 'no control character reaches the terminal from the table');
+  t.regex(md.stdout, /\\x1b\]52;c;ZXZpbA==\\x07evil \|/);
+  t.false(/[\x00-\x08\x0b-\x1f\x7f]/.test(md.stderr), 'nor from the warnings');
+  t.regex(md.stderr, /garbage \\x1b\[2J line/);
+  const csv = runCli('jetprof', ['parse', log, '--format', 'csv']);
+  t.is(csv.code, 0, csv.stderr);
+  t.regex(csv.stdout, /,"'=HYPERLINK\(""http:\/\/x"",""y""\)"/, 'a formula becomes text');
+  t.regex(csv.stdout, /,-?\d/, 'numbers stay numbers');
+  t.false(/,[=+@]/.test(csv.stdout.replace(/"'[^"]*"/g, '')), 'no cell starts a formula');
 });

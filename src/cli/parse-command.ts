@@ -1,4 +1,5 @@
 /** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
+import { escapeControls } from '../util/text-input.ts';
 import { Command, Option } from 'commander';
 import { emptyParseReason, keptAnyTable, parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
 import {
@@ -172,7 +173,9 @@ async function parseAndWrite(
     else process.stdout.write(text);
   }
   const diags = parsed.result.diagnostics;
-  for (const d of diags.slice(0, 20)) process.stderr.write(`${file}:${d.line}: ${d.severity}: ${d.message}\n`);
+  // a log's text, shown and not obeyed (a terminal escape or a bare CR in it)
+  for (const d of diags.slice(0, 20))
+    process.stderr.write(`${escapeControls(`${file}:${d.line}: ${d.severity}: ${d.message}`, true)}\n`);
   if (diags.length > 20) process.stderr.write(`${file}: ... and ${diags.length - 20} more lines not understood\n`);
   if (o.strict && diags.length > 0) process.exitCode = 1;
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { removeFilesInFlight } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { escapeControls } from '../util/text-input.ts';
 import { helpWidth, wrapProse } from './help-text.ts';
 
 /**
@@ -71,8 +72,26 @@ export function cleanExitOnSignals(): void {
   }
 }
 
+/**
+ * Everything printed to a terminal shows control characters instead of obeying them (a shared log's ESC sequences,
+ * a bare CR in a name). A CR that starts a write stays: it is the progress line redrawing itself.
+ */
+export function guardTerminal(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (!stream.isTTY) continue;
+    const raw = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : undefined;
+      if (text === undefined) return raw(chunk, ...rest);
+      const lead = text.startsWith('\r') ? '\r' : '';
+      return raw(lead + escapeControls(text.slice(lead.length)), ...rest);
+    }) as typeof stream.write;
+  }
+}
+
 export async function runProgram(program: Command, argv = process.argv): Promise<void> {
   configure(program);
+  guardTerminal();
   quietOnClosedStdout();
   cleanExitOnSignals();
   process.on('exit', removeFilesInFlight); // process.exit() skips finally blocks: no scratch or partial file stays

@@ -60,7 +60,7 @@ function timedTable(title: string, rows: TimedRow[], nameHeader: string): string
 }
 
 function profileMarkdown(p: ProfileSection): string[] {
-  const out = [`### ${p.label} (${p.tool})`, ''];
+  const out = [`### ${mdInline(p.label)} (${p.tool})`, ''];
   if (p.criticalPath.length) {
     out.push('**Critical path** (nvprof --dependency-analysis: top rows, then every other row that waits)', '');
     out.push(
@@ -151,7 +151,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   if (r.stages.length) {
     out.push('## Stages (ms per frame)', '');
     for (const t of r.stages) {
-      out.push(`**${stageCaption(t)}**`, '');
+      out.push(`**${mdInline(stageCaption(t))}**`, '');
       out.push(markdownTable(stageHeaders(t), stageRows(t), ['l', 'r', 'r', 'r', 'r', 'r']), '');
     }
   }
@@ -161,7 +161,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   }
   if (r.env.length) {
     out.push('## Environment', '');
-    for (const e of r.env) out.push(`**${e.label}**`, '', markdownTable(['', ''], e.rows), '');
+    for (const e of r.env) out.push(`**${mdInline(e.label)}**`, '', markdownTable(['', ''], e.rows), '');
   }
   out.push('## Definitions', '', ...r.definitions.map(([k, v]) => `- **${k}**: ${v}`), '');
   return `${out.join('\n').trimEnd()}\n`;

@@ -1,12 +1,13 @@
 /** Markdown and CSV tables from rows of cells, and the cells of the profile tables every view shows. Pure. */
 import type { DependencyRow } from '../parsers/nvprof.ts';
+import { escapeControls } from '../util/text-input.ts';
 
 export type Cell = string | number | null | undefined;
 
 function mdEscape(v: Cell): string {
   if (v === null || v === undefined) return '';
-  // `<Other>` would vanish as an HTML tag; `|` would split the cell.
-  return String(v).replace(/\|/g, '\\|').replace(/</g, '\\<').replace(/>/g, '\\>').replace(/\n/g, ' ');
+  // `<Other>` would vanish as an HTML tag; `|` would split the cell; a CR or newline would end the row
+  return escapeControls(String(v), true).replace(/\|/g, '\\|').replace(/</g, '\\<').replace(/>/g, '\\>');
 }
 
 /**
@@ -14,7 +15,7 @@ function mdEscape(v: Cell): string {
  * outside code spans (inside them a backslash would show).
  */
 export function mdInline(text: string): string {
-  return text
+  return escapeControls(text, true)
     .split('`')
     .map((part, i) => (i % 2 === 0 ? part.replace(/</g, '\\<').replace(/>/g, '\\>') : part))
     .join('`');
@@ -30,9 +31,16 @@ export function markdownTable(headers: string[], rows: Cell[][], align: ('l' | '
   ].join('\n');
 }
 
-function csvEscape(v: Cell): string {
+/**
+ * One CSV cell. Text from other people's logs and run files (labels, kernel and NVTX names) that starts with =, +, -,
+ * @, a tab or a carriage return would be a live formula in a spreadsheet: it gets a leading ' and quotes, as OWASP
+ * recommends (numbers, "-0.5" included, stay numbers).
+ */
+export function csvEscape(v: Cell): string {
   if (v === null || v === undefined) return '';
   const s = String(v);
+  const number = typeof v === 'number' || /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s);
+  if (!number && /^[=+\-@\t\r]/.test(s)) return `"'${s.replace(/"/g, '""')}"`;
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

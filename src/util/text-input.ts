@@ -173,3 +173,14 @@ export function readJsonFile(path: string, what: string, suggestion: string): un
     });
   }
 }
+
+/**
+ * Control characters shown, not obeyed: a shared log or run file can hold terminal escapes (ESC sequences that move
+ * the cursor, retitle the window, or write the clipboard) and bare CRs that overwrite a line. Each becomes a visible
+ * `\xNN` (`\r`, `\n` as such); tab stays, and so does newline unless `singleLine`.
+ */
+export function escapeControls(text: string, singleLine = false): string {
+  return text.replace(singleLine ? /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g : /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) =>
+    c === '\r' ? '\\r' : c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
