@@ -492,3 +492,37 @@ test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, 
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda/);
 });
+
+test("a run file's detectionsFile is read only inside the run's folder: a path outside it, or one naming a run (itself included), is one line and exit 2; the file itself can be given", (t) => {
+  const dir = join(scratchDir(), 'dets-confined');
+  mkdirSync(join(dir, 'runs'), { recursive: true });
+  const secret = join(dir, 'secret.json');
+  writeFileSync(secret, JSON.stringify([{ image_id: 0, category_id: 0, bbox: [1, 2, 3, 4], score: 0.9 }]));
+  const run = (name: string, detectionsFile: string) => {
+    const p = join(dir, 'runs', name);
+    writeFileSync(p, JSON.stringify({ schema: 'jetprof.run/2', detectionsFile, setup: { label: name } }));
+    return p;
+  };
+  const outside = run('outside.json', '../secret.json');
+  const absolute = run('absolute.json', secret);
+  const self = run('self.json', 'self.json');
+  for (const [file, named] of [
+    [outside, '../secret.json'],
+    [absolute, secret],
+  ]) {
+    const r = runCli('jetprof', ['agree', file, secret]);
+    t.is(r.code, 2, r.stderr);
+    t.regex(
+      r.stderr,
+      new RegExp(
+        `its detectionsFile names .*${named.split('/').pop()!.replace('.', '\\.')}.*, outside the run's folder \\(fix: pass the detections file itself`,
+      ),
+    );
+    t.notRegex(r.stderr, /bbox|0\.9/, 'nothing of the file outside is echoed');
+  }
+  const loop = runCli('jetprof', ['agree', self, secret]);
+  t.is(loop.code, 2, loop.stderr);
+  t.regex(loop.stderr, /self\.json: named by .*self\.json as its detections, but not a COCO results list/);
+  const direct = runCli('jetprof', ['agree', secret, secret]);
+  t.is(direct.code, 0, direct.stderr);
+});

@@ -3,7 +3,8 @@
  * frames marked); `agree` and `map` read them, directly or through the run JSON that names them (which also says
  * which frames were processed: a frame without boxes is absent from COCO results).
  */
-import { dirname, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { FrameBoxes } from '../detect/types.ts';
 import { readJsonFile } from '../util/text-input.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -45,6 +46,31 @@ export function loadGroundTruth(path: string): CocoGroundTruth {
   return parseCocoGroundTruth(readJsonFile(path, 'ground truth', 'pass COCO annotations with --gt'), path);
 }
 
+/**
+ * The file a run JSON's `detectionsFile` names, resolved against the run's folder. A run file comes from other
+ * people: a path outside its folder (`../../etc/passwd`, an absolute path, a symlink out) is refused; a file outside
+ * it can still be given on the command line itself.
+ */
+function confinedDetectionsFile(runPath: string, named: string): string {
+  const folder = dirname(resolve(runPath));
+  const file = resolve(folder, named);
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const rel = relative(real(folder), real(file));
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${runPath}: its detectionsFile names ${JSON.stringify(named)}, outside the run's folder`,
+      { suggestion: 'pass the detections file itself on the command line' },
+    );
+  return file;
+}
+
 /** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` names one. */
 export function loadDetections(path: string): DetectionSource {
   const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as {
@@ -62,8 +88,14 @@ export function loadDetections(path: string): DetectionSource {
         suggestion: 'run infer again with --detections F.json (compare keeps them for every backend)',
       });
     }
-    const file = resolve(dirname(path), v.detectionsFile);
-    const inner = loadDetections(file);
+    const file = confinedDetectionsFile(path, v.detectionsFile);
+    // the file a run names holds the boxes themselves (a run naming a run, or itself, is not followed)
+    const boxes = readJsonFile(file, 'detections file', 'write one with `infer --detections F.json`');
+    if (!Array.isArray(boxes))
+      throw new JetprofError('BAD_INPUT', `${file}: named by ${path} as its detections, but not a COCO results list`, {
+        suggestion: 'pass the detections file itself, as infer --detections wrote it',
+      });
+    const inner = { path: file, detections: parseCocoDetections(boxes, file) };
     const frames = [...(v.warmup?.index ?? []), ...(v.perFrame?.index ?? [])].sort((a, b) => a - b);
     const names = v.model?.labels ? new Map(v.model.labels.map((name, i) => [i, name])) : undefined;
     return { ...inner, path: file, frames, label: v.setup?.label, names };
