@@ -600,3 +600,69 @@ test('--realtime: a frame rate under one frame in 10 s is refused; --duration bo
   // waiting for frame 2 (due at 10 s) would have processed it: the run ends with the one that arrived
   t.is(JSON.parse(readFileSync(json, 'utf8')).frames, 1, 'the one frame that arrived within the duration');
 });
+
+test('a run that cannot report what it measured is an error with the counts and writes nothing: --interval with no inferred measured frame, an undecodable file beside a good one', (t) => {
+  const dir = join(scratchDir(), 'incomplete');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('incomplete.mp4', 12, 160, 120);
+  const out = join(dir, 'out.mp4');
+  const json = join(dir, 'run.json');
+  writeFileSync(out, 'previous video');
+  writeFileSync(json, 'previous json');
+  const interval = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--interval',
+    '100',
+    '--warmup',
+    '2',
+    '--output',
+    out,
+    '--json',
+    json,
+  ]);
+  t.is(interval.code, 2, interval.stderr);
+  t.regex(
+    interval.stderr,
+    /--interval 100: the model ran on none of the 10 measured frame\(s\) .* \(fix: use a smaller --interval \(at most 9 here\)/,
+  );
+  t.notRegex(interval.stdout, /Inference|NaN/);
+  t.is(readFileSync(out, 'utf8'), 'previous video');
+  t.is(readFileSync(json, 'utf8'), 'previous json');
+  // an undecodable file (bytes that are no video, named .mp4) beside a good one
+  const broken = join(dir, 'broken.mp4');
+  writeFileSync(broken, Buffer.alloc(4096, 7));
+  const two = runCli('infer', [video, broken, '--model', model.onnxPath, '--no-write', '--json', json]);
+  t.not(two.code, 0, two.stderr);
+  t.is(two.code, 2, two.stderr);
+  t.notRegex(`${two.stdout}${two.stderr}`, /NaN/);
+  t.regex(two.stderr, /broken\.mp4/);
+  t.is(readFileSync(json, 'utf8'), 'previous json');
+  // a file that opens but yields no measured frame (all within --warmup) beside one that does
+  const short = makeVideo('incomplete-short.mp4', 3, 160, 120);
+  const mixed = runCli('infer', [
+    video,
+    short,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '5',
+    '--output-dir',
+    dir,
+    '--json',
+    json,
+  ]);
+  t.is(mixed.code, 2, mixed.stderr);
+  t.regex(
+    mixed.stderr,
+    /incomplete-short\.mp4: stream 1 gave no measured frame \(3 read, --warmup 5\) while the other streams ran: .*nothing was written/,
+  );
+  t.notRegex(`${mixed.stdout}${mixed.stderr}`, /NaN/);
+  t.is(readFileSync(json, 'utf8'), 'previous json');
+  t.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('-detected')),
+    [],
+    'no stream video written',
+  );
+});

@@ -191,12 +191,18 @@ export async function finishStreams(
   interrupted: boolean,
 ): Promise<StreamEnd[]> {
   const ends: StreamEnd[] = [];
+  // a run that ends normally keeps its outputs only when it measured what it reports (runInference then says why
+  // not): every stream a frame, and with --interval a frame through the model; a stopped run keeps what it did
+  const p = tally.measured;
+  const complete =
+    ios.every((_, i) => streamFigures(p, i).frames > 0) && (!p.inferred || p.inferred.some((x) => x === 1));
   for (const [i, io] of ios.entries()) {
     io.source.close();
     const figures = streamFigures(tally.measured, i);
-    if (io.sink && figures.frames > 0) await io.sink.finish();
+    const keep = figures.frames > 0 && (interrupted || complete);
+    if (io.sink && keep) await io.sink.finish();
     else io.sink?.abort();
-    const sink = io.sink && figures.frames > 0 ? io.sink : undefined;
+    const sink = io.sink && keep ? io.sink : undefined;
     const live = isLive(io.source.kind);
     const early = endedEarly(state, i, live, interrupted);
     const ownEnds = [tally.measured, tally.warmup].flatMap((p) =>

@@ -311,6 +311,33 @@ function requireMeasured(o: InferOptions, loop: LoopResult): void {
   );
 }
 
+/**
+ * A run that ended normally reports every stream and the model's figures: a stream that yielded no measured frame
+ * beside others (an undecodable file), or --interval that ran the model on no measured frame, is an error with the
+ * counts, never a row of NaN or of a model that did not run. Its outputs were left as they were.
+ */
+function requireComplete(o: InferOptions, loop: LoopResult): void {
+  if (loop.interrupted) return;
+  const empty = loop.streams.filter((s) => s.record.frames === 0);
+  if (empty.length > 0) {
+    const s = empty[0];
+    throw new JetprofError(
+      'BAD_VIDEO',
+      `${s.record.source}: stream ${s.record.index} gave no measured frame (${s.framesRead} read, --warmup ${o.warmupFrames}) while the other streams ran: undecodable, empty or too short; nothing was written`,
+      { suggestion: `check it with \`ffprobe ${s.record.source}\`, or run without it` },
+    );
+  }
+  const inferred = loop.tally.measured.inferred;
+  if (o.interval && inferred && !inferred.some((x) => x === 1)) {
+    const n = inferred.length;
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--interval ${o.interval}: the model ran on none of the ${n} measured frame(s) (it runs on one frame in every ${o.interval + 1} of a stream, and its ${loop.inferredFrames} run(s) fell within --warmup ${o.warmupFrames}): there is no inference figure; nothing was written`,
+      { suggestion: `use a smaller --interval (at most ${Math.max(0, n - 1)} here) or a longer video` },
+    );
+  }
+}
+
 /** What the user should know about each stream, said the same way whichever loop ran: one warning each. */
 function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
   const several = loop.streams.length > 1;
@@ -526,6 +553,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   try {
     const loop = await runLoop(o, session, m);
     requireMeasured(o, loop);
+    requireComplete(o, loop);
     warnAboutStreams(o, loop);
     const tegrastats = await tegrastatsRecord(o, runner, loop);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats });
