@@ -4,7 +4,8 @@
  */
 import test from 'ava';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   makeModel,
@@ -666,3 +667,69 @@ test('a run that cannot report what it measured is an error with the counts and 
     'no stream video written',
   );
 });
+
+test.serial(
+  'a missing temporary folder or an out-dir that is a file: one line with the path and the fix, never a stack trace or a spin',
+  async (t) => {
+    // in this process: jetprof's CLIs run from source through tsx, which itself needs the temporary folder
+    const { withNsysLock } = await import('../src/profilers/nsys-agents.ts');
+    const { handleError } = await import('../src/cli/handle-error.ts');
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = join(scratchDir(), 'no-such-tmp');
+    try {
+      const e = await t.throwsAsync(
+        withNsysLock(
+          () => undefined,
+          async () => 1,
+        ),
+      );
+      t.regex(
+        e!.message,
+        /jetprof-nsys\.lock: cannot create the nsys lock \(ENOENT\): the temporary folder .*no-such-tmp is missing, full or read-only/,
+      );
+      // what capacity's scratch folder (mkdtemp) or any other unforeseen system error becomes: one line, exit 2
+      let mkdtempError: unknown;
+      try {
+        mkdtempSync(join(tmpdir(), 'jetprof-capacity-'));
+      } catch (err) {
+        mkdtempError = err;
+      }
+      const written: string[] = [];
+      const write = process.stderr.write;
+      process.stderr.write = ((s: string) => written.push(s)) as never;
+      let code: number;
+      try {
+        code = handleError(mkdtempError, 'jetprof');
+      } finally {
+        process.stderr.write = write;
+      }
+      t.is(code, 2);
+      t.is(written.length, 1);
+      t.regex(
+        written[0],
+        /^jetprof: error: .*no-such-tmp\/jetprof-capacity-\w*: does not exist .*\(ENOENT\) \(fix: create it/,
+      );
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+    const video = makeVideo('no-tmp.mp4', 4, 160, 120);
+    const file = join(scratchDir(), 'out-dir-is-a-file');
+    writeFileSync(file, 'x');
+    const outDir = runCli('jetprof', [
+      'profile',
+      '--tool',
+      'nsys',
+      '--out-dir',
+      file,
+      '--',
+      video,
+      '--model',
+      model.onnxPath,
+    ]);
+    t.is(outDir.code, 2, outDir.stderr);
+    t.regex(outDir.stderr, /out-dir-is-a-file/);
+    t.notRegex(outDir.stderr, /internal error|\n\s+at /, 'no stack trace');
+    t.is(errorLines(outDir.stderr).length, 1, outDir.stderr);
+  },
+);

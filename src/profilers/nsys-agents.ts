@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { JetprofError } from '../util/errors.ts';
 
 /**
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
@@ -136,6 +137,14 @@ export function watchNsys(pid: number, base: string, stallMs: number, onStall: (
   return () => clearInterval(timer);
 }
 
+function lockError(lock: string, code: string | undefined): JetprofError {
+  return new JetprofError(
+    'BAD_OUTPUT',
+    `${lock}: cannot create the nsys lock (${code ?? 'error'}): the temporary folder ${dirname(lock)} is missing, full or read-only`,
+    { suggestion: 'point TMPDIR at a writable folder with free space, e.g. TMPDIR=/var/tmp' },
+  );
+}
+
 /**
  * One jetprof nsys session at a time on a machine: two at once disturb each other's timings, and nsys 2022.4 hangs
  * far more often. The lock file holds the owner's pid; a lock whose owner is gone is taken over.
@@ -143,16 +152,22 @@ export function watchNsys(pid: number, base: string, stallMs: number, onStall: (
 export async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Promise<T>): Promise<T> {
   const lock = join(tmpdir(), 'jetprof-nsys.lock');
   let announced = false;
-  for (;;) {
+  for (let misses = 0; ; ) {
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' });
       break;
-    } catch {
+    } catch (e) {
+      // only "someone holds it" is worth waiting for: a missing, full or read-only temporary folder is said at once
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw lockError(lock, code);
       let owner = 0;
       try {
         owner = Number(readFileSync(lock, 'utf8').trim() || 0);
       } catch {
-        continue; // released meanwhile
+        // released meanwhile; a lock that cannot be read either way is not one to spin on
+        if (++misses > 20) throw lockError(lock, 'EACCES');
+        await sleep(10);
+        continue;
       }
       if (!owner || !alive(owner)) {
         try {
@@ -160,6 +175,8 @@ export async function withNsysLock<T>(onWait: (owner: number) => void, body: () 
         } catch {
           /* another waiter took it over first */
         }
+        // yield to the event loop between tries, so Ctrl-C and SIGTERM are heard
+        await sleep(10);
         continue;
       }
       if (!announced) onWait(owner);
