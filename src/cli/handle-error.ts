@@ -32,10 +32,7 @@ const SYSTEM_ERRORS: Record<string, [string, string]> = {
   EPERM: ['operation not permitted', 'give a path you can write'],
   EROFS: ['on a read-only file system', 'give a path on a writable file system (e.g. --out-dir /var/tmp/x)'],
   ENOSPC: ['no space left on the device', 'free space, or point TMPDIR / the output at another disk'],
-  EMFILE: [
-    'too many open files for this process (ulimit -n)',
-    'raise the limit (ulimit -n 4096) or run fewer streams',
-  ],
+  EMFILE: ['too many open files for this process (ulimit -n)', 'raise the limit (ulimit -n 4096) or run fewer streams'],
   ENFILE: ['too many open files on this machine', 'close other programs or run fewer streams'],
   ENOMEM: ['not enough memory', 'run fewer streams, a smaller --frame-size, or --no-write'],
 };

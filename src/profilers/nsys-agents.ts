@@ -152,7 +152,7 @@ function lockError(lock: string, code: string | undefined): JetprofError {
 export async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Promise<T>): Promise<T> {
   const lock = join(tmpdir(), 'jetprof-nsys.lock');
   let announced = false;
-  for (let misses = 0; ; ) {
+  for (let misses = 0; ;) {
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' });
       break;
