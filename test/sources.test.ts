@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { classifySource, csiPipeline, sourceStem } from '../src/video/sources.ts';
@@ -241,6 +241,49 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   const same = runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
   t.is(same.code, 2);
   t.regex(same.stderr, /the annotated images would overwrite the input images/);
+});
+
+test('an image folder holding a folder named x.jpg or a FIFO is refused before the first frame; a late image that fails leaves the previous annotated images as they were; a FIFO given to report, agree or parse is refused, never opened', (t) => {
+  const images = join(dir, 'images-late');
+  mkdirSync(images, { recursive: true });
+  const clip = makeVideo('for-images-late.mp4', 4, 160, 120);
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', clip, join(images, 'img-%02d.jpg')]);
+  const out = join(dir, 'images-late-out');
+  const first = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  t.is(first.code, 0, first.stderr);
+  const before = Object.fromEntries(readdirSync(out).map((f) => [f, readFileSync(join(out, f))]));
+  t.is(Object.keys(before).length, 4);
+  // a folder named like an image, last in order
+  mkdirSync(join(dir, 'not-an-image'), { recursive: true });
+  symlinkSync(join(dir, 'not-an-image'), join(images, 'zz-last.jpg'));
+  const folder = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  t.is(folder.code, 2);
+  t.regex(folder.stderr, /zz-last\.jpg: a folder, not an image file \(fix: remove it from the folder/);
+  unlinkSync(join(images, 'zz-last.jpg'));
+  execFileSync('mkfifo', [join(images, 'zz-fifo.jpg')]);
+  const fifo = runCli('infer', [images, '--model', model.onnxPath, '-o', out, '-q'], { cwd: dir, timeout: 60_000 });
+  t.is(fifo.code, 2, fifo.stderr);
+  t.regex(fifo.stderr, /zz-fifo\.jpg: a FIFO \(named pipe\), not an image file/);
+  unlinkSync(join(images, 'zz-fifo.jpg'));
+  // a late image that OpenCV cannot decode: the run fails after writing the earlier ones, which stay staged
+  writeFileSync(join(images, 'zz-broken.jpg'), 'not a jpeg');
+  const late = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  t.is(late.code, 2, late.stderr);
+  t.regex(late.stderr, /zz-broken\.jpg: not an image OpenCV can decode/);
+  t.deepEqual(readdirSync(out).sort(), Object.keys(before).sort(), 'no new file, no staging folder left');
+  for (const [f, bytes] of Object.entries(before)) t.true(readFileSync(join(out, f)).equals(bytes), `${f} as it was`);
+  // FIFOs where a run file, detections or a log is expected
+  const pipe = join(dir, 'a-fifo.json');
+  execFileSync('mkfifo', [pipe]);
+  for (const args of [
+    ['report', '--run', pipe],
+    ['agree', pipe, pipe],
+    ['parse', pipe],
+  ]) {
+    const r = runCli('jetprof', args, { timeout: 60_000 });
+    t.is(r.code, 2, `${args[0]}: ${r.stderr}`);
+    t.regex(r.stderr, /a-fifo\.json: a FIFO \(named pipe\), not a /, args[0]);
+  }
 });
 
 test.serial(

@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { JetprofError } from '../util/errors.ts';
+import { kindOfEntry } from '../util/files.ts';
 import type { Diagnostic, ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog, type TraceSpill } from './nvprof.ts';
@@ -42,12 +43,17 @@ function readHead(path: string): { text: string; detected: DetectedEncoding } {
   let isFolder = false;
   try {
     isFolder = statSync(path).isDirectory();
-    if (!isFolder && !statSync(path).isFile()) throw new Error();
   } catch {
     throw new JetprofError('FILE_NOT_FOUND', `${path}: profiler log not found`, {
       suggestion: 'pass the file written by nvprof --log-file or by nsys stats',
     });
   }
+  // a FIFO, /dev/stdin or a device: read twice here (the head, then the whole), so it must be a file
+  const kind = kindOfEntry(path);
+  if (!isFolder && kind !== 'file')
+    throw new JetprofError('BAD_INPUT', `${path}: ${kind}, not a profiler log file`, {
+      suggestion: 'save the log to a file first (e.g. nvprof ... --log-file LOG, or cmd > LOG), then parse LOG',
+    });
   if (isFolder)
     throw new JetprofError('BAD_INPUT', `${path}: a folder, not a profiler log`, {
       suggestion: 'pass one log file (e.g. profiles/profiling_trt_log.txt); parse each file of a folder in turn',

@@ -42,3 +42,18 @@ export function readLines(path: string): string[] {
 export function fileExists(path: string): boolean {
   return existsSync(path);
 }
+
+/** What a path is, following symlinks: 'file' for a regular file, else its kind in words (never opened). */
+export function kindOfEntry(path: string): string {
+  try {
+    const st = statSync(path);
+    if (st.isFile()) return 'file';
+    if (st.isDirectory()) return 'a folder';
+    if (st.isFIFO()) return 'a FIFO (named pipe)';
+    if (st.isSocket()) return 'a socket';
+    if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+    return 'not a regular file';
+  } catch {
+    return 'a broken link or a file that is gone';
+  }
+}

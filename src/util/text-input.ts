@@ -8,6 +8,7 @@
 import { isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { JetprofError } from './errors.ts';
+import { kindOfEntry } from './files.ts';
 
 export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be' | 'windows1252';
 
@@ -159,6 +160,12 @@ export async function* textChunks(path: string, detected: DetectedEncoding): Asy
  * each one line naming the file, with `suggestion` as the fix.
  */
 export function readJsonFile(path: string, what: string, suggestion: string): unknown {
+  // a FIFO or a device would block the read (and Ctrl-C with it): said, never opened
+  const kind = kindOfEntry(path);
+  if (kind !== 'file' && kind !== 'a broken link or a file that is gone')
+    throw new JetprofError('BAD_INPUT', `${path}: ${kind}, not a ${what}`, {
+      suggestion: `save it to a file first, then pass that file (${suggestion})`,
+    });
   let text: string;
   try {
     text = readTextFile(path);

@@ -2,7 +2,7 @@
  * Video in and out through OpenCV. The output is written under a temporary name beside the target and renamed
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import {
@@ -290,8 +290,9 @@ export function createVideoSink(
 }
 
 /**
- * Annotated images into a folder, one per input image under the same name (an image-folder source). Each image is
- * written under a temporary name and renamed, so the folder never holds half an image.
+ * Annotated images into a folder, one per input image under the same name (an image-folder source). They are written
+ * into a hidden staging folder inside it (`.images.partial-<pid>`) and moved in only when the run finishes: a run
+ * that fails on a late image leaves the previous images as they were.
  */
 export function createImageFolderSink(dir: string, names: readonly string[], cv: Cv = loadOpenCv()): VideoSink {
   try {
@@ -303,18 +304,25 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, {
       suggestion: 'give a folder name with --output',
     });
+  const staging = join(dir, `.images.partial-${process.pid}`);
+  try {
+    mkdirSync(staging, { recursive: true });
+  } catch (e) {
+    throw writeError(staging, e);
+  }
+  const staged: string[] = [];
   let i = 0;
   const write = (frame: Mat) => {
-    const file = join(dir, names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`);
-    const tmp = partialPath(file);
+    const name = names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`;
+    const file = join(staging, name);
     try {
-      cv.imwrite(tmp, frame);
-      renameSync(tmp, file);
+      cv.imwrite(file, frame);
+      staged.push(name);
     } catch (e) {
-      removeQuietly(tmp);
-      throw writeError(file, e);
+      throw writeError(join(dir, name), e);
     }
   };
+  const drop = () => rmSync(staging, { recursive: true, force: true });
   return {
     path: dir,
     codec: 'images',
@@ -322,7 +330,17 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     async writeAsync(frame) {
       write(frame);
     },
-    async finish() {},
-    abort() {},
+    async finish() {
+      try {
+        for (const name of staged) renameSync(join(staging, name), join(dir, name));
+      } catch (e) {
+        throw writeError(dir, e);
+      } finally {
+        drop();
+      }
+    },
+    abort() {
+      drop();
+    },
   };
 }

@@ -5,6 +5,7 @@
  * endless: --duration or Ctrl-C ends them, with the same finalization as a file.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { kindOfEntry } from '../util/files.ts';
 import { basename, extname, join } from 'node:path';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
@@ -105,6 +106,15 @@ export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: str
     throw new JetprofError('BAD_VIDEO', `${dir}: a folder without images (${IMAGE_EXTENSIONS.join(', ')})`, {
       suggestion: 'pass a folder of images, or a video',
     });
+  }
+  // every entry a regular file, checked before the first frame: a FIFO would block the read (and the signals with
+  // it), a folder named x.jpg would fail the run after the earlier images were processed
+  for (const name of names) {
+    const what = kindOfEntry(join(dir, name));
+    if (what !== 'file')
+      throw new JetprofError('BAD_VIDEO', `${join(dir, name)}: ${what}, not an image file`, {
+        suggestion: 'remove it from the folder (or rename it without an image extension)',
+      });
   }
   const read = (i: number): Mat => {
     const file = join(dir, names[i]);
