@@ -733,3 +733,57 @@ test.serial(
     t.is(errorLines(outDir.stderr).length, 1, outDir.stderr);
   },
 );
+
+test('small ones of part three: a hand-edited run or capacity file with impossible figures is refused on load; a legal 250-byte output name is written; --realtime on an image folder asks for its rate', (t) => {
+  const dir = join(scratchDir(), 'part3-small');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('part3.mp4', 4, 160, 120);
+  const json = join(dir, 'run.json');
+  t.is(
+    runCli('infer', [video, '--model', model.onnxPath, '--warmup', '1', '--no-write', '--json', json, '-q']).code,
+    0,
+  );
+  const run = readFileSync(json, 'utf8');
+  for (const [field, value] of [
+    ['endToEndFps', '1e999'],
+    ['inferenceFps', '-5'],
+  ]) {
+    const forged = join(dir, `forged-${field}.json`);
+    writeFileSync(forged, run.replace(new RegExp(`"${field}": [^,]+,`), `"${field}": ${value},`));
+    const r = runCli('jetprof', ['report', '--run', forged]);
+    t.is(r.code, 2, `${field}: ${r.stderr}`);
+    t.regex(r.stderr, new RegExp(`${field} (Infinity|-5): not a figure a run can measure`));
+    t.notRegex(r.stdout, /Infinity|-5\.00/);
+  }
+  const capacity = join(dir, 'forged-capacity.json');
+  writeFileSync(
+    capacity,
+    JSON.stringify({
+      schema: 'jetprof.capacity/1',
+      source: 'vtest.avi',
+      sourceFps: 10,
+      p99LimitMs: 400,
+      maxStreams: 9999,
+      points: [{ streams: 1, minStreamFps: 10, meanStreamFps: 10, p99Ms: 80, dropped: 0, held: true }],
+      seconds: 10,
+    }),
+  );
+  const cap = runCli('jetprof', ['report', '--capacity', capacity]);
+  t.is(cap.code, 2, cap.stderr);
+  t.regex(cap.stderr, /an answer of 9999 streams that none of its counts held/);
+  t.notRegex(cap.stdout, /9999/);
+  // 250 bytes: legal; its temporary name, with `.partial-PID` added, would not be
+  const long = join(dir, `${'n'.repeat(246)}.mp4`);
+  const r = runCli('infer', [video, '--model', model.onnxPath, '--warmup', '1', '--output', long, '-q']);
+  t.is(r.code, 0, r.stderr);
+  t.true(readFileSync(long).length > 0);
+  const images = join(dir, 'frames');
+  mkdirSync(images, { recursive: true });
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', video, join(images, 'f-%02d.jpg')]);
+  const paced = runCli('infer', [images, '--model', model.onnxPath, '--realtime', '--no-write']);
+  t.is(paced.code, 2);
+  t.regex(
+    paced.stderr,
+    /frames: a folder of images has no frame rate for --realtime \(fix: give the rate its camera delivered, e\.g\. --source-fps 10\)/,
+  );
+});

@@ -587,6 +587,13 @@ function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
       suggestion: 'add --realtime',
     });
   }
+  // a folder of images has no frame rate of its own: it would be paced at 1 FPS without a word
+  const folder = specs.find((s) => s.arg.kind === 'images');
+  if (o.realtime && o.sourceFps === undefined && folder) {
+    throw new JetprofError('BAD_OPTION', `${folder.source}: a folder of images has no frame rate for --realtime`, {
+      suggestion: 'give the rate its camera delivered, e.g. --source-fps 10',
+    });
+  }
 }
 
 /** No output may be an input of the run, nor another output, and every output's folder must be writable: checked before anything runs. */

@@ -13,6 +13,7 @@
  * Test hook: JETPROF_FAULT_ENOSPC=<text> makes writes to paths containing <text> fail with ENOSPC, as a full disk
  * does (a real full disk is tested where a small tmpfs can be mounted).
  */
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -135,7 +136,11 @@ export function claimOutputs(
  */
 export function partialPath(path: string): string {
   const ext = extname(path);
-  return join(dirname(path), `.${basename(path, ext)}.partial-${process.pid}${ext}`);
+  const name = `.${basename(path, ext)}.partial-${process.pid}${ext}`;
+  // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
+  if (Buffer.byteLength(name) <= 255) return join(dirname(path), name);
+  const hash = createHash('sha256').update(basename(path)).digest('hex').slice(0, 16);
+  return join(dirname(path), `.${hash}.partial-${process.pid}${ext}`);
 }
 
 /** Free bytes for an unprivileged writer in `dir`, or undefined where the file system does not say. */

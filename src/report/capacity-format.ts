@@ -110,7 +110,7 @@ export function capacityRows(r: CapacityResult): string[][] {
       String(p.batch ?? 1),
       p.minStreamFps.toFixed(2),
       p.meanStreamFps.toFixed(2),
-      p.p99Ms.toFixed(0),
+      typeof p.p99Ms === 'number' && Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '-',
       String(p.dropped),
       p.runs ? `${p.heldRuns ?? 0} of ${p.runs}` : '',
       `${p.held ? 'held' : `no: ${p.why}`}${p.borderline ? ' (borderline)' : ''}`,
@@ -138,5 +138,20 @@ export function readCapacityFile(path: string): CapacityResult {
       suggestion: fix,
     });
   }
+  // hand-edited figures: finite, not negative, and an answer that one of its counts measured
+  const figure = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
+  const implausible =
+    !(figure(v.sourceFps) && v.sourceFps! > 0) ||
+    !figure(v.p99LimitMs) ||
+    v.points.some(
+      (p) => !figure(p.streams) || !figure(p.minStreamFps) || !figure(p.meanStreamFps) || !figure(p.dropped),
+    ) ||
+    (v.maxStreams !== 0 && !v.points.some((p) => p.held && p.streams === v.maxStreams));
+  if (implausible)
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: figures no capacity search gives (infinite or negative, or an answer of ${v.maxStreams} streams that none of its counts held)`,
+      { suggestion: fix },
+    );
   return v as CapacityResult;
 }

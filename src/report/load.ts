@@ -70,7 +70,27 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
     );
   }
   validateRunFile(v, path);
+  requirePlausibleFigures(v as Record<string, unknown>, path);
   return schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
+}
+
+/**
+ * A run file comes from other people and may be hand-edited: the figures a report divides and prints must be finite
+ * and not negative (1e999 parses as Infinity), and the inference FPS at least the end-to-end one.
+ */
+function requirePlausibleFigures(v: Record<string, unknown>, path: string): void {
+  const bad = ['inferenceFps', 'endToEndFps', 'wallMs', 'frames'].filter((k) => {
+    const x = v[k];
+    return typeof x === 'number' && !(Number.isFinite(x) && x >= 0);
+  });
+  if (bad.length)
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: ${bad.map((k) => `${k} ${String(v[k])}`).join(', ')}: not a figure a run can measure`,
+      {
+        suggestion: 'pass the file infer --json wrote, unedited',
+      },
+    );
 }
 
 /** A run file's parsed content: a run, or the run a `jetprof profile` result carries. */

@@ -199,7 +199,7 @@ export function reportCsv(r: LabReport): Record<string, string> {
             p.streams,
             f2(p.minStreamFps),
             f2(p.meanStreamFps),
-            p.p99Ms.toFixed(0),
+            Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '',
             p.dropped,
             p.runs ?? '',
             p.heldRuns ?? '',
