@@ -73,93 +73,93 @@ export function capacityCommand(): Command {
         },
       ]),
     )
-    .action(
-      async (
-        source: string,
-        inferArgs: string[],
-        o: {
-          sourceFps: number;
-          p99Ms: number;
-          backend: string;
-          budget: number;
-          pointSeconds: number;
-          repeat: number;
-          json?: string;
-        },
-      ) => {
-        const signals = forwardSignalsToChild();
-        try {
-          const backend = backendByAlias(o.backend) as BackendName | undefined;
-          if (!backend)
-            throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${o.backend}'`);
-          if (inferArgs.some((a) => ['--streams', '--realtime', '--source-fps', '--duration'].includes(a))) {
-            throw new JetprofError(
-              'BAD_OPTION',
-              'capacity sets --streams, --realtime, --source-fps and --duration itself',
-              {
-                suggestion: 'remove them from the arguments after --',
-              },
-            );
-          }
-          // each count needs its point and infer's start-up: a budget that cannot hold one answers nothing
-          const smallest = o.pointSeconds + POINT_STARTUP_S;
-          if (o.budget < smallest)
-            throw new JetprofError(
-              'BAD_OPTION',
-              `--budget ${o.budget} cannot hold one count: each runs --point-seconds ${o.pointSeconds} plus about ${POINT_STARTUP_S} s of start-up`,
-              { suggestion: `give --budget ${smallest} or more (or a smaller --point-seconds)` },
-            );
-          // the result may not replace an input, and its folder must take it: checked before minutes of search
-          if (o.json) {
-            requireWritableDir(o.json, '--json');
-            const arg = (name: string) => argValue(inferArgs, name);
-            claimOutputs(
-              {
-                source,
-                model: arg('--model'),
-                cfg: arg('--cfg'),
-                weights: arg('--weights'),
-                labels: arg('--labels'),
-                engine: arg('--engine'),
-              },
-              { 'capacity JSON': o.json },
-            );
-          }
-          const { runCapacity } = await import('../jobs/capacity.ts');
-          const r = await runCapacity({
-            source,
-            backend,
-            sourceFps: o.sourceFps,
-            p99Ms: o.p99Ms,
-            budgetS: o.budget,
-            pointS: o.pointSeconds,
-            repeat: o.repeat,
-            inferArgs,
-            onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
-            shouldStop: signals.stopped,
-            onChild: signals.onChild,
-          });
-          if (r.points.length === 0) {
-            // nothing measured: no answer, and the previous --json stays as it was
-            const why = signals.stopped()
-              ? 'interrupted before the first count finished'
-              : `the ${o.budget} s budget ran out before the first count finished`;
-            process.stderr.write(
-              `jetprof capacity: nothing measured (${why})${o.json ? `; ${o.json} left as it was` : ''}\n`,
-            );
-            process.exitCode = signals.stopped() ? 130 : 1;
-            return;
-          }
-          process.stdout.write(
-            `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
-          );
-          if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
-          process.exitCode = signals.stopped() ? 130 : 0;
-        } catch (e) {
-          process.exitCode = handleError(e);
-        } finally {
-          signals.dispose();
-        }
-      },
+    .action(capacityAction);
+}
+
+interface CapacityCliOptions {
+  sourceFps: number;
+  p99Ms: number;
+  backend: string;
+  budget: number;
+  pointSeconds: number;
+  repeat: number;
+  json?: string;
+}
+
+/** Everything that would make the search answer nothing or lose a file, said before it starts. */
+function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOptions): BackendName {
+  const backend = backendByAlias(o.backend) as BackendName | undefined;
+  if (!backend) throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${o.backend}'`);
+  if (inferArgs.some((a) => ['--streams', '--realtime', '--source-fps', '--duration'].includes(a))) {
+    throw new JetprofError('BAD_OPTION', 'capacity sets --streams, --realtime, --source-fps and --duration itself', {
+      suggestion: 'remove them from the arguments after --',
+    });
+  }
+  // each count needs its point and infer's start-up: a budget that cannot hold one answers nothing
+  const smallest = o.pointSeconds + POINT_STARTUP_S;
+  if (o.budget < smallest)
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--budget ${o.budget} cannot hold one count: each runs --point-seconds ${o.pointSeconds} plus about ${POINT_STARTUP_S} s of start-up`,
+      { suggestion: `give --budget ${smallest} or more (or a smaller --point-seconds)` },
     );
+  // the result may not replace an input, and its folder must take it: checked before minutes of search
+  if (o.json) {
+    requireWritableDir(o.json, '--json');
+    const arg = (name: string) => argValue(inferArgs, name);
+    claimOutputs(
+      {
+        source,
+        model: arg('--model'),
+        cfg: arg('--cfg'),
+        weights: arg('--weights'),
+        labels: arg('--labels'),
+        engine: arg('--engine'),
+      },
+      { 'capacity JSON': o.json },
+    );
+  }
+  return backend;
+}
+
+/** The command: check, search, then the table and the answer (or why there is none). */
+async function capacityAction(source: string, inferArgs: string[], o: CapacityCliOptions): Promise<void> {
+  const signals = forwardSignalsToChild();
+  try {
+    const backend = refuseBadCapacity(source, inferArgs, o);
+    const { runCapacity } = await import('../jobs/capacity.ts');
+    const r = await runCapacity({
+      source,
+      backend,
+      sourceFps: o.sourceFps,
+      p99Ms: o.p99Ms,
+      budgetS: o.budget,
+      pointS: o.pointSeconds,
+      repeat: o.repeat,
+      inferArgs,
+      onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
+      shouldStop: signals.stopped,
+      onChild: signals.onChild,
+    });
+    if (r.points.length === 0) {
+      // nothing measured: no answer, and the previous --json stays as it was
+      const why = signals.stopped()
+        ? 'interrupted before the first count finished'
+        : `the ${o.budget} s budget ran out before the first count finished`;
+      process.stderr.write(
+        `jetprof capacity: nothing measured (${why})${o.json ? `; ${o.json} left as it was` : ''}\n`,
+      );
+      process.exitCode = signals.stopped() ? 130 : 1;
+      return;
+    }
+    process.stdout.write(
+      `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
+    );
+    if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
+    process.exitCode = signals.stopped() ? 130 : 0;
+  } catch (e) {
+    process.exitCode = handleError(e);
+  } finally {
+    signals.dispose();
+  }
 }

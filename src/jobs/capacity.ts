@@ -127,38 +127,52 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
   };
 }
 
-export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
-  const t0 = Date.now();
-  const dir = mkdtempSync(join(tmpdir(), 'jetprof-capacity-'));
-  const result: CapacityResult = {
-    schema: 'jetprof.capacity/1',
-    source: o.source,
-    sourceFps: o.sourceFps,
-    p99LimitMs: o.p99Ms,
-    maxStreams: 0,
-    points: [],
-    seconds: 0,
-  };
-  const elapsed = () => (Date.now() - t0) / 1000;
-  let lastPointS = o.pointS + 5;
-  const runOnce = async (streams: number, k: number): Promise<CapacityPoint | undefined> => {
-    if (o.shouldStop?.()) return undefined;
-    if (elapsed() + lastPointS > o.budgetS) return undefined;
-    const json = join(dir, `point-${streams}-${k}.json`);
-    const [cmd, ...pre] = entryCommand(o.backend);
+/** One search: its scratch folder, its clock, its result so far; a count is measured by runs of infer. */
+class CapacitySearch {
+  readonly t0 = Date.now();
+  readonly result: CapacityResult;
+  /** How long the last run of a count took (the next is started only when one that long fits the budget). */
+  private lastPointS: number;
+
+  constructor(
+    private readonly o: CapacityOptions,
+    private readonly dir: string,
+  ) {
+    this.result = {
+      schema: 'jetprof.capacity/1',
+      source: o.source,
+      sourceFps: o.sourceFps,
+      p99LimitMs: o.p99Ms,
+      maxStreams: 0,
+      points: [],
+      seconds: 0,
+    };
+    this.lastPointS = o.pointS + 5;
+  }
+
+  elapsed(): number {
+    return (Date.now() - this.t0) / 1000;
+  }
+
+  /** One run of infer with `streams` streams, judged; undefined when stopped or out of budget. */
+  async runOnce(streams: number, k: number): Promise<CapacityPoint | undefined> {
+    if (this.o.shouldStop?.()) return undefined;
+    if (this.elapsed() + this.lastPointS > this.o.budgetS) return undefined;
+    const json = join(this.dir, `point-${streams}-${k}.json`);
+    const [cmd, ...pre] = entryCommand(this.o.backend);
     const started = Date.now();
-    const warmup = String(Math.max(2, Math.round(o.sourceFps / 2)));
+    const warmup = String(Math.max(2, Math.round(this.o.sourceFps / 2)));
     const args = [
       ...pre,
-      o.source,
-      ...batchAt(o.inferArgs, streams),
+      this.o.source,
+      ...batchAt(this.o.inferArgs, streams),
       '--streams',
       String(streams),
       '--realtime',
       '--source-fps',
-      String(o.sourceFps),
+      String(this.o.sourceFps),
       '--duration',
-      String(o.pointS),
+      String(this.o.pointS),
       '--warmup',
       warmup,
       '--no-write',
@@ -170,7 +184,7 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
     let overBudget = false;
     const r = await runCommand(cmd, args, {
       onSpawn: (pid) => {
-        const release = o.onChild?.(pid);
+        const release = this.o.onChild?.(pid);
         const timer = setTimeout(
           () => {
             overBudget = true;
@@ -180,7 +194,7 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
               /* ended */
             }
           },
-          Math.max(0, o.budgetS * 1000 - (Date.now() - t0)),
+          Math.max(0, this.o.budgetS * 1000 - (Date.now() - this.t0)),
         );
         return () => {
           clearTimeout(timer);
@@ -188,47 +202,60 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
         };
       },
     });
-    lastPointS = (Date.now() - started) / 1000;
+    this.lastPointS = (Date.now() - started) / 1000;
     if (overBudget) return undefined;
     if (r.code !== 0) {
-      if (o.shouldStop?.()) return undefined;
+      if (this.o.shouldStop?.()) return undefined;
       throw new JetprofError(
         'TOOL_FAILED',
         `infer with ${streams} stream(s) failed (exit ${r.code}): ${r.output.toString().trim().split('\n').pop()}`,
         {
-          suggestion: 'run that infer command by hand to see why: ' + [o.source, ...o.inferArgs].join(' '),
+          suggestion: 'run that infer command by hand to see why: ' + [this.o.source, ...this.o.inferArgs].join(' '),
         },
       );
     }
     const run = JSON.parse(readFileSync(json, 'utf8')) as RunResult;
-    result.setup ??= capacitySetup(run, o);
-    return judgePoint(run, streams, o.sourceFps, o.p99Ms);
-  };
-  const measure = async (streams: number): Promise<CapacityPoint | undefined> => {
+    // a run that Ctrl-C cut short measured less than the point asks for: it is no measurement of the count
+    if (run.interrupted || this.o.shouldStop?.()) return undefined;
+    this.result.setup ??= capacitySetup(run, this.o);
+    return judgePoint(run, streams, this.o.sourceFps, this.o.p99Ms);
+  }
+
+  /** A count of streams: its runs, as one point (repeated when borderline); undefined when none ran. */
+  async measure(streams: number): Promise<CapacityPoint | undefined> {
     const runs: CapacityPoint[] = [];
     // --repeat runs; one run clearly past the line settles it; a borderline point gets as many runs again
-    for (let k = 0; k < o.repeat; k++) {
-      const p = await runOnce(streams, k);
+    for (let k = 0; k < this.o.repeat; k++) {
+      const p = await this.runOnce(streams, k);
       if (!p) break;
       runs.push(p);
       if (clearlyFailed(p)) break;
     }
     if (runs.length > 0 && combineRuns(runs).borderline) {
-      o.onStep(`${streams} stream(s): borderline after ${runs.length} run(s); running it ${o.repeat} more time(s)`);
-      for (let k = 0; k < o.repeat; k++) {
-        const p = await runOnce(streams, o.repeat + k);
+      this.o.onStep(
+        `${streams} stream(s): borderline after ${runs.length} run(s); running it ${this.o.repeat} more time(s)`,
+      );
+      for (let k = 0; k < this.o.repeat; k++) {
+        const p = await this.runOnce(streams, this.o.repeat + k);
         if (!p) break;
         runs.push(p);
       }
     }
     if (runs.length === 0) return undefined;
     const point = combineRuns(runs);
-    result.points.push(point);
-    o.onStep(
+    this.result.points.push(point);
+    this.o.onStep(
       `${point.streams} stream(s), batch ${point.batch ?? 1}: min ${point.minStreamFps.toFixed(2)} FPS, p99 ${point.p99Ms.toFixed(0)} ms, dropped ${point.dropped}, held in ${point.heldRuns} of ${point.runs} runs: ${point.held ? 'held' : `not held (${point.why})`}${point.borderline ? ' (borderline)' : ''}`,
     );
     return point;
-  };
+  }
+}
+
+export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'jetprof-capacity-'));
+  const run = new CapacitySearch(o, dir);
+  const { result } = run;
+  const measure = (n: number) => run.measure(n);
   try {
     let lastHeld = 0;
     let firstFailed: number | undefined;
@@ -258,6 +285,6 @@ export async function runCapacity(o: CapacityOptions): Promise<CapacityResult> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  result.seconds = elapsed();
+  result.seconds = run.elapsed();
   return result;
 }

@@ -138,7 +138,7 @@ export function partialPath(path: string): string {
   const ext = extname(path);
   const name = `.${basename(path, ext)}.partial-${process.pid}${ext}`;
   // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
-  if (Buffer.byteLength(name) <= 255) return join(dirname(path), name);
+  if (Buffer.byteLength(name) <= 255 || Buffer.byteLength(basename(path)) > 255) return join(dirname(path), name);
   const hash = createHash('sha256').update(basename(path)).digest('hex').slice(0, 16);
   return join(dirname(path), `.${hash}.partial-${process.pid}${ext}`);
 }

@@ -167,50 +167,54 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
+/** capacity.csv: one row per count tried of every capacity result, with its setup. */
+function capacityCsv(results: LabReport['capacity']): string {
+  return csvTable(
+    [
+      'source',
+      'source_fps',
+      'p99_limit_ms',
+      'streams',
+      'min_stream_fps',
+      'mean_stream_fps',
+      'p99_ms',
+      'dropped',
+      'runs',
+      'held_runs',
+      'kept_share',
+      'held',
+      'borderline',
+      'why',
+      'setup',
+    ],
+    results.flatMap((c) =>
+      [...c.points]
+        .sort((a, b) => a.streams - b.streams)
+        .map((p) => [
+          c.source,
+          c.sourceFps,
+          c.p99LimitMs,
+          p.streams,
+          f2(p.minStreamFps),
+          f2(p.meanStreamFps),
+          Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '',
+          p.dropped,
+          p.runs ?? '',
+          p.heldRuns ?? '',
+          p.keptShare === undefined ? '' : p.keptShare.toFixed(4),
+          p.held ? 'yes' : 'no',
+          p.borderline ? 'yes' : 'no',
+          p.why ?? '',
+          c.setup ? setupLine(c.setup) : '',
+        ]),
+    ),
+  );
+}
+
 /** CSV files by name: fps.csv, stages.csv, and per profile critical_path / kernels / api_calls / nvtx. */
 export function reportCsv(r: LabReport): Record<string, string> {
   const files: Record<string, string> = {};
-  if (r.capacity.length)
-    files['capacity.csv'] = csvTable(
-      [
-        'source',
-        'source_fps',
-        'p99_limit_ms',
-        'streams',
-        'min_stream_fps',
-        'mean_stream_fps',
-        'p99_ms',
-        'dropped',
-        'runs',
-        'held_runs',
-        'kept_share',
-        'held',
-        'borderline',
-        'why',
-        'setup',
-      ],
-      r.capacity.flatMap((c) =>
-        [...c.points]
-          .sort((a, b) => a.streams - b.streams)
-          .map((p) => [
-            c.source,
-            c.sourceFps,
-            c.p99LimitMs,
-            p.streams,
-            f2(p.minStreamFps),
-            f2(p.meanStreamFps),
-            Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '',
-            p.dropped,
-            p.runs ?? '',
-            p.heldRuns ?? '',
-            p.keptShare === undefined ? '' : p.keptShare.toFixed(4),
-            p.held ? 'yes' : 'no',
-            p.borderline ? 'yes' : 'no',
-            p.why ?? '',
-            c.setup ? setupLine(c.setup) : '',
-          ]),
-      ),
-    );
+  if (r.capacity.length) files['capacity.csv'] = capacityCsv(r.capacity);
   files['fps.csv'] = csvTable(
     [
       'label',

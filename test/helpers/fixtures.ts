@@ -186,7 +186,8 @@ export function startCli(
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.on('data', () => undefined);
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  // 'close', not 'exit': the exit can come before the last of its stderr has been read (seen on a loaded machine)
+  const exit = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   let ended = false;
   void exit.then(() => (ended = true));
   const waitFor = async (what: RegExp | ((stderr: string) => boolean), limitMs = 240_000): Promise<void> => {
