@@ -162,3 +162,38 @@ test('--pipeline auto: sequential when the model runs on the CPU and takes its c
     pipelined: false,
   });
 });
+
+test('one latency clock for every stream kind: a live or paced frame counts from its arrival, a file frame from its read, in one aligned column; no latency is negative or missing', async (t) => {
+  const { LoopTally } = await import('../src/pipeline/loop-tally.ts');
+  const { streamFigures } = await import('../src/pipeline/frame-tail.ts');
+  const tally = new LoopTally(0, []);
+  const ms = (v: number) => BigInt(Math.round(v * 1e6));
+  const clock = (index: number, start: number, capture?: number) => ({
+    index,
+    t0: ms(start),
+    tInference: ms(start + 5),
+    tPostprocess: ms(start + 25),
+    tEnd: ms(start + 30),
+    ...(capture !== undefined ? { tCapture: ms(capture) } : {}),
+    readMs: 5,
+    preprocessMs: 0,
+    inferenceMs: 20,
+    postprocessMs: 2,
+    drawMs: 0,
+    writeMs: 3,
+  });
+  const post = { detections: [], candidates: 0 } as never;
+  const result = { outputs: [] } as never;
+  // stream 0 a file (read at 0, 40, 80), stream 1 live (arrived 10 ms before its read), taking turns
+  tally.record(clock(0, 0), result, post, 0);
+  tally.record(clock(0, 40, 30), result, post, 1);
+  tally.record(clock(1, 80), result, post, 0);
+  tally.record(clock(1, 120, 110), result, post, 1);
+  const p = tally.measured;
+  t.is(p.captureMs?.length, p.startMs.length, 'the column has one entry per frame');
+  const file = streamFigures(p, 0);
+  const live = streamFigures(p, 1);
+  t.is(file.latencyMs.p50, 27, 'a file frame: from its read to its boxes');
+  t.is(live.latencyMs.p50, 37, 'a live frame: from its arrival (10 ms before the read) to its boxes');
+  for (const f of [file, live]) t.true(f.latencyMs.p99 >= 0 && Number.isFinite(f.latencyMs.p99));
+});

@@ -154,6 +154,9 @@ export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frame
   // from the frame's arrival (--realtime, a live source) or its read to its boxes
   const from = p.captureMs ?? p.startMs;
   const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
+  // a frame's boxes come after its arrival: a negative latency is a clock mixed up, never a figure to print
+  if (latency[0] < -0.01 || latency.some((x) => !Number.isFinite(x)))
+    throw new Error(`stream ${i}: a latency of ${latency[0]} ms (the latency clock is mixed up)`);
   return {
     frames: rows.length,
     endToEndFps: wall > 0 ? (rows.length / wall) * 1000 : 0,

@@ -82,7 +82,10 @@ export class LoopTally {
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
     p.index.push(clock.index);
     if (stream !== undefined) (p.stream ??= []).push(stream);
-    if (clock.tCapture !== undefined) (p.captureMs ??= []).push(at(clock.tCapture));
+    // one clock for every stream kind: a live or paced frame counts from its arrival, a file's from its read, and
+    // the column stays aligned with the others when the two kinds share a run (earlier frames are filled in)
+    if (clock.tCapture !== undefined) p.captureMs ??= [...p.startMs];
+    if (p.captureMs) p.captureMs.push(at(clock.tCapture ?? clock.t0));
     if (clock.inferred !== undefined) (p.inferred ??= []).push(clock.inferred ? 1 : 0);
     p.startMs.push(at(clock.t0));
     p.readMs.push(roundMs(clock.readMs));
