@@ -787,3 +787,24 @@ test('small ones of part three: a hand-edited run or capacity file with impossib
     /frames: a folder of images has no frame rate for --realtime \(fix: give the rate its camera delivered, e\.g\. --source-fps 10\)/,
   );
 });
+
+test('too few file descriptors for many streams (ulimit -n): the real cause, EMFILE, and its fix, in one line; no partial file left', (t) => {
+  const dir = join(scratchDir(), 'emfile');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('emfile.mp4', 4, 160, 120);
+  const r = spawnSync(
+    'bash',
+    [
+      '-c',
+      `ulimit -n 50; exec "${process.execPath}" ${TSX_IMPORT} "${join(ROOT, 'src/cli/infer.ts')}" "${video}" --streams 32 --model "${model.onnxPath}" --output-dir "${dir}" -q`,
+    ],
+    { encoding: 'utf8', timeout: 240_000 },
+  );
+  t.is(r.status, 2, r.stderr);
+  t.regex(
+    r.stderr,
+    /EMFILE: too many open files, ulimit -n\) \(fix: raise the limit \(e\.g\. ulimit -n 4096\) or run fewer streams\)/,
+  );
+  t.notRegex(r.stderr, /not a video OpenCV can open|use a \.mp4/);
+  t.deepEqual(readdirSync(dir), [], 'nothing written, no partial file');
+});

@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'BAD_ENGINE'
   | 'BAD_INPUT'
   | 'NOTHING_TO_COMPARE'
-  | 'INTERRUPTED';
+  | 'INTERRUPTED'
+  | 'RESOURCE';
 
 export class JetprofError extends Error {
   readonly code: ErrorCode;

@@ -4,6 +4,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import {
   freeBytes,
@@ -53,6 +54,9 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   try {
     cap = new cv.VideoCapture(path);
   } catch (e) {
+    // out of file descriptors or memory, the open fails the same way: the real cause first
+    const short = resourceShortage(path);
+    if (short) throw short;
     throw new JetprofError('BAD_VIDEO', `${path}: not a video OpenCV can open (${messageOf(e)})`, {
       suggestion: VIDEO_FIX,
     });
@@ -182,6 +186,10 @@ function openWriter(cv: Cv, path: string, tmp: string, fps: number, width: numbe
     } catch {
       removeQuietly(tmp);
     }
+  }
+  if (!writer) {
+    const short = resourceShortage(path);
+    if (short) throw short;
   }
   if (!writer && basename(path).length > 255) {
     throw new JetprofError(

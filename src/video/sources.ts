@@ -7,6 +7,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { kindOfEntry } from '../util/files.ts';
 import { basename, extname, join } from 'node:path';
+import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
 import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io.ts';
@@ -92,6 +93,8 @@ function openCapture(
   try {
     return new cv.VideoCapture(target, api);
   } catch (e) {
+    const short = resourceShortage(path);
+    if (short) throw short;
     const { message, suggestion } = why(messageOf(e));
     throw new JetprofError('BAD_VIDEO', `${path}: ${message}`, { suggestion });
   }
