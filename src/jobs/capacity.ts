@@ -182,9 +182,14 @@ class CapacitySearch {
     ];
     // the budget is an upper bound on wall time: a point still running at its end is stopped (infer finalizes)
     let overBudget = false;
+    this.o.onStep(
+      `${streams} stream(s): run ${k + 1}${k < this.o.repeat ? ` of ${this.o.repeat}` : ' (borderline, again)'}, ${this.o.pointS} s of frames ...`,
+    );
     const r = await runCommand(cmd, args, {
       onSpawn: (pid) => {
         const release = this.o.onChild?.(pid);
+        // a Ctrl-C that came while this run was being started reaches it too
+        if (this.o.shouldStop?.()) process.kill(pid, 'SIGINT');
         const timer = setTimeout(
           () => {
             overBudget = true;
