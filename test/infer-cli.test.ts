@@ -447,3 +447,42 @@ test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node ca
     /^ONNX Runtime execution provider 'cuda' is not available here \(Failed to load shared library\); using 'cpu'$/,
   );
 });
+
+test('every run also times the model alone (back-to-back runs on one frame, after the loop, outside its figures), in the run JSON, on the console and in the report; --model-alone 0 skips it', (t) => {
+  const dir = join(scratchDir(), 'model-alone');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('model-alone.mp4', 6, 160, 120);
+  const json = join(dir, 'run.json');
+  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '1', '--no-write', '--json', json]);
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 10, JSON.stringify(run.modelAlone));
+  t.is(run.modelAlone.batch, 1);
+  t.true(run.modelAlone.perFrameMs > 0 && run.modelAlone.p99Ms >= run.modelAlone.p50Ms);
+  t.is(run.frames, 5, 'the timed runs are not frames of the loop');
+  const said = r.stdout.replace(/\s+/g, ' ');
+  t.regex(
+    said,
+    /Model alone [\d.]+ ms a frame \(\d+ back-to-back runs on one frame, p99 [\d.]+ ms a run\); in the loop [\d.]+ ms, (the same|\d+% (slower|faster))/,
+  );
+  const rep = runCli('jetprof', ['report', '--run', json]);
+  t.regex(rep.stdout.replace(/\s+/g, ' '), /- ONNX Runtime \(CPU, FP32\): Model alone [\d.]+ ms a frame/);
+  const skipped = join(dir, 'skipped.json');
+  t.is(
+    runCli('infer', [
+      video,
+      '--model',
+      labModel.onnxPath,
+      '--warmup',
+      '1',
+      '--no-write',
+      '--json',
+      skipped,
+      '--model-alone',
+      '0',
+      '-q',
+    ]).code,
+    0,
+  );
+  t.is(JSON.parse(readFileSync(skipped, 'utf8')).modelAlone, undefined);
+});

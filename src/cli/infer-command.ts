@@ -31,6 +31,7 @@ import { createProgress } from './progress.ts';
 
 interface InferCliOptions {
   backend: BackendName;
+  modelAlone: number;
   model?: string;
   cfg?: string;
   weights?: string;
@@ -264,6 +265,12 @@ function addRunOptions(cmd: Command): void {
       200,
     )
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
+    .option(
+      '--model-alone <n>',
+      "after the loop, time the model by itself: n back-to-back runs on one frame (at most about 1 s), reported beside the loop's inference stage as trtexec reports a bare engine; 0 skips it",
+      parseIntInRange('--model-alone', 0, 1000),
+      10,
+    )
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false);
 }
 
@@ -458,6 +465,7 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
     frameSize: o.frameSize,
     maxFrames: o.maxFrames,
     durationS: o.duration,
+    modelAloneRuns: o.modelAlone,
     warmupFrames: o.warmup,
     threads: o.threads,
     executionProvider: o.ep,

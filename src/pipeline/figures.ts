@@ -137,3 +137,31 @@ export function roundedPercents(shares: readonly number[], decimals = 1): number
   }
   return floors.map((v) => v / scale);
 }
+
+/** The model by itself after the loop (src/pipeline/model-alone.ts times it). */
+export interface ModelAlone {
+  /** Timed runs (after one untimed run), each of `batch` images. */
+  runs: number;
+  batch: number;
+  /** Per run. */
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** meanMs / batch: what the loop's inference stage holds per frame. */
+  perFrameMs: number;
+}
+
+/**
+ * "model alone 21.60 ms; in the loop 22.10 ms a frame, 2% slower": the loop's inference stage held against the model
+ * by itself, and why they differ when they do by more than 10%.
+ */
+export function modelAloneLine(alone: ModelAlone, loopInferenceMs: number): string {
+  const diff = loopInferenceMs / alone.perFrameMs - 1;
+  const rel =
+    Math.abs(diff) < 0.005 ? 'the same' : `${Math.abs(diff * 100).toFixed(0)}% ${diff > 0 ? 'slower' : 'faster'}`;
+  const why =
+    diff > 0.1
+      ? ': other stages competing for the cores and memory, or a video encoder still working during the next inference'
+      : '';
+  return `Model alone ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, p99 ${alone.p99Ms.toFixed(2)} ms a run); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
+}

@@ -19,6 +19,7 @@ import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
+import { timeModelAlone } from './model-alone.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { LoopOptions } from './loop-io.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
@@ -77,6 +78,13 @@ export interface InferOptions extends Omit<
   /** Notes (which model file is used); hidden by --quiet. */
   onInfo?: (message: string) => void;
   onFrame?: LoopOptions['onFrame'];
+  /** --model-alone N: back-to-back runs of the model on one frame after the loop (default 10; 0: none). */
+  modelAloneRuns?: number;
+}
+
+/** Frames per run of the model in this run's loop: --batch, else one from every stream. */
+function batchOf(o: Pick<InferOptions, 'batch' | 'streams'>): number {
+  return o.batch ?? o.streams.length;
 }
 
 /**
@@ -442,7 +450,12 @@ function assembleRun(
   m: ResolvedModel,
   session: DetectorSession,
   loop: LoopResult,
-  extra: { startedAt: string; modelLoadMs: number; tegrastats: RunFacts['tegrastats'] },
+  extra: {
+    startedAt: string;
+    modelLoadMs: number;
+    tegrastats: RunFacts['tegrastats'];
+    modelAlone: RunFacts['modelAlone'];
+  },
 ): RunResult {
   const env = runEnv(o, session);
   const { tally } = loop;
@@ -477,6 +490,7 @@ function assembleRun(
     frameSize: first.frameSize,
     letterbox: o.letterbox,
     modelLoadMs: extra.modelLoadMs,
+    ...(extra.modelAlone ? { modelAlone: extra.modelAlone } : {}),
     firstFrameMs: tally.firstFrameMs,
     postprocess: {
       conf: o.postprocess.confThreshold,
@@ -556,7 +570,17 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     requireComplete(o, loop);
     warnAboutStreams(o, loop);
     const tegrastats = await tegrastatsRecord(o, runner, loop);
-    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats });
+    // the model by itself, after the loop and outside its figures (an interrupted run skips it)
+    const modelAlone = loop.interrupted
+      ? undefined
+      : await timeModelAlone(
+          session,
+          loadOpenCv(),
+          { width: m.model.inputWidth, height: m.model.inputHeight },
+          batchOf(o),
+          o.modelAloneRuns ?? 10,
+        );
+    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
     return result;
   } finally {

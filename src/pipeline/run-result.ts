@@ -11,6 +11,8 @@ import {
   endToEndFps,
   inferenceFps,
   intervalFrames,
+  type ModelAlone,
+  modelAloneLine,
   type IntervalFrames,
   type LoopKind,
   notInferenceShare,
@@ -93,6 +95,8 @@ export interface RunResult {
   endToEndFps: number;
   wallMs: number;
   modelLoadMs: number;
+  /** The model by itself after the loop (back-to-back runs on one frame), as trtexec times a bare engine. */
+  modelAlone?: ModelAlone;
   firstFrameMs: number;
   stages: Record<Stage, StageSummary>;
   /** TensorRT's CUDA-event timings. */
@@ -149,6 +153,7 @@ export interface RunFacts {
   frameSize: [number, number];
   letterbox: boolean;
   modelLoadMs: number;
+  modelAlone?: ModelAlone;
   firstFrameMs: number;
   postprocess: Omit<PostprocessSummary, 'draw'>;
   detections: RunResult['detections'];
@@ -328,6 +333,7 @@ export function formatSummary(r: RunResult): string {
   }
   const line = intervalLine(r);
   if (line) lines.push('', line);
+  if (r.modelAlone) lines.push('', modelAloneLine(r.modelAlone, loopInferenceMs(r)));
   const pp = r.postprocess;
   if (pp)
     lines.push(
@@ -352,6 +358,12 @@ export function intervalLine(r: Pick<RunResult, 'interval' | 'intervalFrames' | 
 
 const ordinal = (n: number) =>
   `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
+
+/** The loop's inference stage per frame the model ran on (--interval: the inferred frames only). */
+export function loopInferenceMs(r: Pick<RunResult, 'stages' | 'frames' | 'intervalFrames'>): number {
+  const n = r.intervalFrames?.inferred ?? r.frames;
+  return n > 0 ? r.stages.inference.totalMs / n : 0;
+}
 
 /** A figure that may be missing (a stream that processed no frame has no latency; JSON keeps NaN as null). */
 const fixed = (v: number | null | undefined, digits: number) =>

@@ -431,6 +431,7 @@ function speedSection(r: LabReport): string[] {
       ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
       ...r.intervalTrades.map((t) => `<li>${escapeHtml(intervalTradeLine(t))}</li>`),
       ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
+      ...r.fps.flatMap((x) => (x.modelAlone ? [`<li>${escapeHtml(`${x.modelType}: ${x.modelAlone}`)}</li>`] : [])),
     ];
     if (items.length) body.push(`<ul>${items.join('')}</ul>`);
     // the pairs not compared, folded into one quiet paragraph (a report of many rows has dozens)

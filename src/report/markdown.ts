@@ -119,6 +119,7 @@ export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
     for (const t of r.intervalTrades) out.push(`- ${mdInline(intervalTradeLine(t))}`);
     for (const n of r.notCompared) out.push(`- ${mdInline(notComparedLine(n))}`);
     for (const x of r.fps) out.push(`- ${mdInline(gapSentence(x))}`);
+    for (const x of r.fps) if (x.modelAlone) out.push(`- ${mdInline(`${x.modelType}: ${x.modelAlone}`)}`);
     out.push('');
     if (r.fps.length) {
       out.push('**What each row measured**', '');

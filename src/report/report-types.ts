@@ -43,6 +43,8 @@ export interface FpsRow {
   label: string;
   /** The machine the row was measured on (the board, else the CPU); for a typed-in row, what --fps said. */
   machine: string;
+  /** The model by itself beside the loop's inference stage (runs that timed it), in one sentence. */
+  modelAlone?: string;
   /** The lab table's first column, unique among the rows. */
   modelType: string;
   backendDetail: string;

@@ -4,8 +4,8 @@
  * Pure.
  */
 import { jetpackOf } from '../platform/board.ts';
-import { notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
-import { modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
+import { modelAloneLine, notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
+import { loopInferenceMs, modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
 
@@ -215,6 +215,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
   return {
     label: r.setup.label,
     machine: r.env.jetson?.model ?? r.env.cpu,
+    ...(r.modelAlone ? { modelAlone: modelAloneLine(r.modelAlone, loopInferenceMs(r)) } : {}),
     baseModelType: baseModelType(r),
     backendDetail: r.backendDetail,
     inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
