@@ -238,6 +238,14 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.like(run, { frames: 5, warmupFrames: 1 });
   t.like(run.output, { path: out, codec: 'images' });
+  // --output-dir names where the default output folder goes
+  const elsewhere = join(dir, 'elsewhere');
+  mkdirSync(elsewhere, { recursive: true });
+  const moved = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '--output-dir', elsewhere, '-q'], {
+    cwd: dir,
+  });
+  t.is(moved.code, 0, moved.stderr);
+  t.deepEqual(readdirSync(join(elsewhere, 'images-onnx-detected')).sort(), names);
   const same = runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
   t.is(same.code, 2);
   t.regex(same.stderr, /the annotated images would overwrite the input images/);

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { classifySource, isLive, sourceStem } from '../video/sources.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
@@ -151,7 +151,7 @@ function addStreamOptions(cmd: Command): void {
     )
     .option(
       '--output-dir <dir>',
-      'with several streams: where stream i writes <stem>-<i>-<backend>-detected.mp4 (default: the current folder)',
+      "where the default outputs go: <stem>-<backend>-detected.mp4 (or an image folder's <folder>-<backend>-detected/), and with several streams <stem>-<i>-<backend>-detected.mp4 (default: the current folder)",
     )
     .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout');
 }
@@ -492,7 +492,13 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
       {
         source: sources[0],
         arg,
-        outputPath: o.write ? (o.output ?? defaultOutputPath(sources[0], o.backend, arg)) : undefined,
+        // --output-dir names the folder of the default output for one source too (a video, or an image folder's images)
+        outputPath: o.write
+          ? (o.output ??
+            (o.outputDir
+              ? join(resolve(o.outputDir), basename(defaultOutputPath(sources[0], o.backend, arg)))
+              : defaultOutputPath(sources[0], o.backend, arg)))
+          : undefined,
         detectionsPath: o.detections,
       },
     ];
