@@ -3,16 +3,9 @@
  * terminal's width (a wrapped line would print a new line at every update) and its last state is always drawn, so
  * it ends at N/N.
  */
-export interface ProgressState {
-  frame: number;
-  totalFrames: number;
-  measured: number;
-  wallMs: number;
-  inferenceMs: number;
-  /** Several streams (or --realtime): frames read per stream and frames dropped so far. */
-  streams?: number[];
-  dropped?: number;
-}
+import type { FrameProgress } from '../pipeline/loop-io.ts';
+
+export type ProgressState = FrameProgress;
 
 export interface Progress {
   update(p: ProgressState): void;

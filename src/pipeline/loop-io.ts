@@ -16,6 +16,18 @@ import type { Nvtx } from './nvtx.ts';
 import type { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 
+/** Where a run is after a frame: frames done over all streams, and the run's figures so far (the progress line). */
+export interface FrameProgress {
+  frame: number;
+  totalFrames: number;
+  measured: number;
+  wallMs: number;
+  inferenceMs: number;
+  /** Several streams (or --realtime): frames read per stream and frames dropped so far. */
+  streams?: number[];
+  dropped?: number;
+}
+
 /** One source of a run and where its results go. */
 export interface StreamSpec {
   source: string;
@@ -53,16 +65,7 @@ export interface LoopOptions {
   /** --no-draw: write the frames without boxes or overlay (default: draw). */
   draw?: boolean;
   /** After each frame: frames done over all streams, and the run's figures so far (the progress line). */
-  onFrame?: (p: {
-    frame: number;
-    totalFrames: number;
-    measured: number;
-    wallMs: number;
-    inferenceMs: number;
-    /** Several streams (or --realtime): frames read per stream and frames dropped so far. */
-    streams?: number[];
-    dropped?: number;
-  }) => void;
+  onFrame?: (p: FrameProgress) => void;
   /** The pipelined loop: frames between the start of their read and the end of their write (default 3). */
   inFlight?: number;
   /**
