@@ -309,34 +309,37 @@ test("bad call - an unknown option value exits 2 with commander's one-line messa
   t.regex(r.stderr, /--conf must be a number between 0 and 1, got '1\.5'/);
 });
 
-test('Ctrl-C finishes the frame in flight, closes a playable video and writes the JSON with interrupted: true', async (t) => {
-  const video = makeVideo('long.mp4', 600, 320, 240);
-  const dir = freshDir('sigint');
-  const out = join(dir, 'out.mp4');
-  const json = join(dir, 'run.json');
-  const run0 = startCli(
-    'infer',
-    [video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'],
-    {
-      cwd: dir,
-    },
-  );
-  // some measured frames through (the progress lines count them), then Ctrl-C
-  await run0.framesDone(10);
-  run0.child.kill('SIGINT');
-  const code = await run0.exit;
-  const stderr = run0.stderr();
-  t.is(code, 130, stderr);
-  const run = JSON.parse(readFileSync(json, 'utf8'));
-  t.true(run.interrupted);
-  t.true(run.frames > 0 && run.frames < 598, `frames measured: ${run.frames}`);
-  const probe = probeVideo(out);
-  t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written');
-  t.deepEqual(
-    readdirSync(dir).filter((f) => f.includes('partial')),
-    [],
-  );
-});
+test.serial(
+  'Ctrl-C finishes the frame in flight, closes a playable video and writes the JSON with interrupted: true',
+  async (t) => {
+    const video = makeVideo('long.mp4', 600, 320, 240);
+    const dir = freshDir('sigint');
+    const out = join(dir, 'out.mp4');
+    const json = join(dir, 'run.json');
+    const run0 = startCli(
+      'infer',
+      [video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'],
+      {
+        cwd: dir,
+      },
+    );
+    // some measured frames through (the progress lines count them), then Ctrl-C
+    await run0.framesDone(10);
+    run0.child.kill('SIGINT');
+    const code = await run0.exit;
+    const stderr = run0.stderr();
+    t.is(code, 130, stderr);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.true(run.interrupted);
+    t.true(run.frames > 0 && run.frames < 598, `frames measured: ${run.frames}`);
+    const probe = probeVideo(out);
+    t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written');
+    t.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('partial')),
+      [],
+    );
+  },
+);
 
 test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x540', (t) => {
   const vtest = join(ROOT, 'videos/vtest.avi');

@@ -72,7 +72,7 @@ test.serial(
   },
 );
 
-test('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE stack)', async (t) => {
+test.serial('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE stack)', async (t) => {
   // an API trace of nvprof's form (as the public vector-add log) with 20,000 rows: JSON far larger than a pipe buffer
   const rows = Array.from(
     { length: 20000 },
@@ -414,39 +414,42 @@ test.serial(
   },
 );
 
-test('Ctrl-C at any moment of an export leaves no partial file (signals every 50 ms until it ends)', async (t) => {
-  const dir = fresh('export-int');
-  const { YOLOV4_TINY_CFG, makeModel: make } = await import('./helpers/fixtures.ts');
-  const m = make('lost2-export', YOLOV4_TINY_CFG, 21);
-  const codes: (number | null)[] = [];
-  for (let round = 0; round < 3; round++) {
-    const child = spawn(process.execPath, [
-      TSX_IMPORT,
-      join(ROOT, 'src/cli/jetprof.ts'),
-      'export',
-      '--cfg',
-      m.cfgPath,
-      '--weights',
-      m.weightsPath,
-      '--out',
-      join(dir, 'model.onnx'),
-    ]);
-    // the first signal at 0.3, 0.6 or 0.9 s (loading, exporting, writing), then one every 50 ms until it ends
-    let timer: NodeJS.Timeout | undefined;
-    const first = setTimeout(() => (timer = setInterval(() => child.kill('SIGINT'), 50)), 300 + round * 300);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    clearTimeout(first);
-    clearInterval(timer);
-    codes.push(code);
-    // null: the signal came before jetprof had started (Node's own handling), when nothing was written yet
-    t.true(code === 0 || code === 130 || code === null, `round ${round}: exit ${code}`);
-    t.deepEqual(
-      readdirSync(dir).filter((f) => f.includes('partial') || f.includes('spill')),
-      [],
-      `round ${round}: no partial file`,
-    );
-  }
-});
+test.serial(
+  'Ctrl-C at any moment of an export leaves no partial file (signals every 50 ms until it ends)',
+  async (t) => {
+    const dir = fresh('export-int');
+    const { YOLOV4_TINY_CFG, makeModel: make } = await import('./helpers/fixtures.ts');
+    const m = make('lost2-export', YOLOV4_TINY_CFG, 21);
+    const codes: (number | null)[] = [];
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, [
+        TSX_IMPORT,
+        join(ROOT, 'src/cli/jetprof.ts'),
+        'export',
+        '--cfg',
+        m.cfgPath,
+        '--weights',
+        m.weightsPath,
+        '--out',
+        join(dir, 'model.onnx'),
+      ]);
+      // the first signal at 0.3, 0.6 or 0.9 s (loading, exporting, writing), then one every 50 ms until it ends
+      let timer: NodeJS.Timeout | undefined;
+      const first = setTimeout(() => (timer = setInterval(() => child.kill('SIGINT'), 50)), 300 + round * 300);
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      clearTimeout(first);
+      clearInterval(timer);
+      codes.push(code);
+      // null: the signal came before jetprof had started (Node's own handling), when nothing was written yet
+      t.true(code === 0 || code === 130 || code === null, `round ${round}: exit ${code}`);
+      t.deepEqual(
+        readdirSync(dir).filter((f) => f.includes('partial') || f.includes('spill')),
+        [],
+        `round ${round}: no partial file`,
+      );
+    }
+  },
+);
 
 /** A read-only folder can be made here: a tmpfs remounted read-only (root, as CI), or a folder without its write bit (a user). */
 function readOnlyFolderPossible(): boolean {
@@ -534,34 +537,40 @@ test('capacity: --json onto the source or the model, or into a missing folder, i
   for (const r of [onSource, onModel, missing, small]) t.is(errorLines(r.stderr).length, 1, r.stderr);
 });
 
-test('capacity: Ctrl-C before its first count finishes keeps the previous --json, says nothing was measured, exit 130', async (t) => {
-  const dir = join(scratchDir(), 'capacity-ctrl-c');
-  mkdirSync(dir, { recursive: true });
-  const video = makeVideo('cap-ctrl-c.mp4', 60, 160, 120);
-  const json = join(dir, 'cap.json');
-  writeFileSync(json, '{"previous": true}\n');
-  const run = startCli('jetprof', [
-    'capacity',
-    video,
-    '--source-fps',
-    '5',
-    '--p99-ms',
-    '400',
-    '--point-seconds',
-    '30',
-    '--json',
-    json,
-    '--',
-    '--model',
-    model.onnxPath,
-  ]);
-  // capacity says when a count's run starts; a Ctrl-C from then on reaches that run, wherever it is in its start-up
-  await run.waitFor(/1 stream\(s\): run 1 of 2/);
-  run.child.kill('SIGINT');
-  t.is(await run.exit, 130, run.stderr());
-  t.regex(run.stderr(), /nothing measured \(interrupted before the first count finished\); .*cap\.json left as it was/);
-  t.is(readFileSync(json, 'utf8'), '{"previous": true}\n');
-});
+test.serial(
+  'capacity: Ctrl-C before its first count finishes keeps the previous --json, says nothing was measured, exit 130',
+  async (t) => {
+    const dir = join(scratchDir(), 'capacity-ctrl-c');
+    mkdirSync(dir, { recursive: true });
+    const video = makeVideo('cap-ctrl-c.mp4', 60, 160, 120);
+    const json = join(dir, 'cap.json');
+    writeFileSync(json, '{"previous": true}\n');
+    const run = startCli('jetprof', [
+      'capacity',
+      video,
+      '--source-fps',
+      '5',
+      '--p99-ms',
+      '400',
+      '--point-seconds',
+      '30',
+      '--json',
+      json,
+      '--',
+      '--model',
+      model.onnxPath,
+    ]);
+    // capacity says when a count's run starts; a Ctrl-C from then on reaches that run, wherever it is in its start-up
+    await run.waitFor(/1 stream\(s\): run 1 of 2/);
+    run.child.kill('SIGINT');
+    t.is(await run.exit, 130, run.stderr());
+    t.regex(
+      run.stderr(),
+      /nothing measured \(interrupted before the first count finished\); .*cap\.json left as it was/,
+    );
+    t.is(readFileSync(json, 'utf8'), '{"previous": true}\n');
+  },
+);
 
 test('--realtime: a frame rate under one frame in 10 s is refused; --duration bounds the wall time even while waiting for the next frame', (t) => {
   const video = makeVideo('slow-source.mp4', 8, 160, 120);

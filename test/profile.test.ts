@@ -338,22 +338,25 @@ exec sleep 600
   },
 );
 
-test('the nsys watchdog: an application that has ended and a profiler that writes nothing for the stall time is ended', async (t) => {
-  // Stands for a stuck `nsys profile`: a parent whose only child (the "launcher") has exited and is not reaped.
-  const stuck = spawn('perl', ['-e', 'if (fork() == 0) { exit 0 } sleep 600'], { stdio: 'ignore' });
-  const base = join(scratchDir(), 'watchdog', 'profile_onnx');
-  const t0 = Date.now();
-  const stalledAfter = await new Promise<number>((resolve) => {
-    watchNsys(stuck.pid!, base, 2000, () => resolve(Date.now() - t0));
-  });
-  const exited = new Promise((resolve) => stuck.on('exit', resolve));
-  // Any nsys writing its /tmp/nsys-report-* stream meanwhile (another test's) postpones the verdict, never advances it.
-  t.true(stalledAfter >= 2000 && stalledAfter < 120_000, `stalled after ${stalledAfter} ms`);
-  stuck.kill('SIGKILL');
-  await exited;
-});
+test.serial(
+  'the nsys watchdog: an application that has ended and a profiler that writes nothing for the stall time is ended',
+  async (t) => {
+    // Stands for a stuck `nsys profile`: a parent whose only child (the "launcher") has exited and is not reaped.
+    const stuck = spawn('perl', ['-e', 'if (fork() == 0) { exit 0 } sleep 600'], { stdio: 'ignore' });
+    const base = join(scratchDir(), 'watchdog', 'profile_onnx');
+    const t0 = Date.now();
+    const stalledAfter = await new Promise<number>((resolve) => {
+      watchNsys(stuck.pid!, base, 2000, () => resolve(Date.now() - t0));
+    });
+    const exited = new Promise((resolve) => stuck.on('exit', resolve));
+    // Any nsys writing its /tmp/nsys-report-* stream meanwhile (another test's) postpones the verdict, never advances it.
+    t.true(stalledAfter >= 2000 && stalledAfter < 120_000, `stalled after ${stalledAfter} ms`);
+    stuck.kill('SIGKILL');
+    await exited;
+  },
+);
 
-test('the nsys watchdog leaves a running application alone', async (t) => {
+test.serial('the nsys watchdog leaves a running application alone', async (t) => {
   const busy = spawn('sh', ['-c', 'sleep 5 & wait'], { stdio: 'ignore' });
   let stalled = false;
   const stop = watchNsys(busy.pid!, join(scratchDir(), 'watchdog2', 'p'), 1000, () => {
