@@ -82,11 +82,6 @@ export interface InferOptions extends Omit<
   modelAloneRuns?: number;
 }
 
-/** Frames per run of the model in this run's loop: --batch, else one from every stream. */
-function batchOf(o: Pick<InferOptions, 'batch' | 'streams'>): number {
-  return o.batch ?? o.streams.length;
-}
-
 /**
  * Whether a run reports per-stream figures (the run JSON's `streams`, `batch`, `interval`): several streams, or one
  * run with a multi-stream setting (--realtime, --perf-interval, --interval). Decided here only.
@@ -573,13 +568,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     // the model by itself, after the loop and outside its figures (an interrupted run skips it)
     const modelAlone = loop.interrupted
       ? undefined
-      : await timeModelAlone(
-          session,
-          loadOpenCv(),
-          { width: m.model.inputWidth, height: m.model.inputHeight },
-          batchOf(o),
-          o.modelAloneRuns ?? 10,
-        );
+      : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 10);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
     return result;

@@ -26,7 +26,7 @@ import {
   startEndRanges,
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
-import type { LoopResult } from './sequential-loop.ts';
+import type { LastInput, LoopResult } from './sequential-loop.ts';
 import { nsToMs } from './stages.ts';
 
 /** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */
@@ -102,6 +102,8 @@ class PipelinedRun {
   private readonly slots: Slots;
   private readonly toInfer = new Channel<InFlight>();
   private readonly toWrite = new Channel<InFlight>();
+  /** The last input the model ran on: the model-alone timing runs it again. */
+  private lastInput: LastInput | undefined;
   private readonly tally: LoopTally;
   private readonly tail: TailContext;
   private readonly totalFrames: number;
@@ -198,6 +200,7 @@ class PipelinedRun {
         const r = o.nvtx.start(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
         item.result = await this.session.run(item.input, item.blob);
+        this.lastInput = { input: item.input, blob: item.blob, images: 1 };
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
         o.nvtx.end(r);
@@ -251,6 +254,15 @@ class PipelinedRun {
     const state: StreamState[] = [{ index: done, done: true, endOfStream: this.endOfStream, dropped: 0 }];
     const streams = await finishStreams(ios, tally, state, interrupted);
     const boxes = this.tail.boxes ?? [];
-    return { tally, streams, interrupted, framesRead: done, inferredFrames: done, boxes, batches: [] };
+    return {
+      tally,
+      streams,
+      interrupted,
+      framesRead: done,
+      inferredFrames: done,
+      boxes,
+      batches: [],
+      lastInput: this.lastInput,
+    };
   }
 }

@@ -42,6 +42,14 @@ export interface LoopResult {
   boxes: FrameBoxes[][];
   /** One entry per run of the model (warm-up ones marked). */
   batches: BatchRecord[];
+  /** The last input the model ran on (the model-alone timing runs it again), and how many images it holds. */
+  lastInput?: LastInput;
+}
+
+export interface LastInput {
+  input: Float32Array;
+  blob: unknown;
+  images: number;
 }
 
 /** One run of the model over a batch of frames. */
@@ -139,6 +147,7 @@ export async function runSequentialLoop(
   let framesRead = 0;
   let inferredFrames = 0;
   const batches: BatchRecord[] = [];
+  let lastInput: LastInput | undefined;
   try {
     while (!reads.allDone) {
       perf.maybePrint();
@@ -168,6 +177,7 @@ export async function runSequentialLoop(
         tInf = process.hrtime.bigint();
         const inf = ranges.open(batchName('inference'));
         result = await session.run(input, blob);
+        lastInput = { input, blob, images: inferred.length };
         ranges.close(inf);
         inferredFrames += inferred.length;
       }
@@ -215,5 +225,5 @@ export async function runSequentialLoop(
     throw e;
   }
   const streams = await finishStreams(ios, tally, reads.state, interrupted);
-  return { tally, streams, interrupted, framesRead, inferredFrames, boxes: tail.boxes ?? [], batches };
+  return { tally, streams, interrupted, framesRead, inferredFrames, boxes: tail.boxes ?? [], batches, lastInput };
 }
