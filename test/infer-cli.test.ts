@@ -451,7 +451,7 @@ test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node ca
   );
 });
 
-test('every run also times the model alone (back-to-back runs on the loop\'s last input, after the loop, outside its figures), in the run JSON, on the console and in the report; --model-alone 0 skips it', (t) => {
+test("every run also times the model alone (back-to-back runs on the loop's last input, after the loop, outside its figures), in the run JSON, on the console and in the report; --model-alone 0 skips it", (t) => {
   const dir = join(scratchDir(), 'model-alone');
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
