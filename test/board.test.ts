@@ -255,7 +255,7 @@ requires(
       '2',
       '--no-write',
     ],
-    { env: shim, timeout: 600_000 },
+    { env: shim, timeout: 900_000 },
   );
   t.is(r.code, 0, r.stderr);
   const profile = JSON.parse(readFileSync(join(out, 'profile_trt_nsys.json'), 'utf8'));

@@ -844,7 +844,7 @@ test.serial(
       ],
       {
         env: { JETPROF_TRT_SHIM: lib },
-        timeout: 600_000,
+        timeout: 1_500_000,
       },
     );
     t.is(r.code, 0, r.stderr);
