@@ -267,7 +267,7 @@ function addRunOptions(cmd: Command): void {
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
     .option(
       '--model-alone <n>',
-      "after the loop, time the model by itself: n back-to-back runs on one frame (at most about 1 s), reported beside the loop's inference stage as trtexec reports a bare engine; 0 skips it",
+      "after the loop, time the model by itself: n back-to-back runs on its last input (at most about 1 s), reported beside the loop's inference stage as trtexec reports a bare engine; 0 skips it (so does a profiled run: its call counts stay the loop's)",
       parseIntInRange('--model-alone', 0, 1000),
       10,
     )

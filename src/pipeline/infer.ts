@@ -565,10 +565,12 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     requireComplete(o, loop);
     warnAboutStreams(o, loop);
     const tegrastats = await tegrastatsRecord(o, runner, loop);
-    // the model by itself, after the loop and outside its figures (an interrupted run skips it)
-    const modelAlone = loop.interrupted
-      ? undefined
-      : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 10);
+    // the model by itself, after the loop and outside its figures; an interrupted run skips it, and so does a run
+    // under a profiler, whose call counts must be the loop's own (nvprof's enqueue calls count the frames)
+    const modelAlone =
+      loop.interrupted || (o.profiler ?? 'none') !== 'none'
+        ? undefined
+        : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 10);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
     return result;
