@@ -11,6 +11,7 @@ import { basename, join } from 'node:path';
 import { type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
+import { argValue } from './compare.ts';
 import { JetprofError } from '../util/errors.ts';
 import { runCommand } from '../util/process.ts';
 import { maxOf, minOf } from '../util/stats.ts';
@@ -109,11 +110,8 @@ export function combineRuns(runs: readonly CapacityPoint[]): CapacityPoint {
 
 /** What the search measured, from its first run: so two results with different settings are told apart. */
 function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
-  const batch = o.inferArgs.findIndex((a) => a === '--batch' || a.startsWith('--batch='));
-  const batchValue =
-    batch < 0
-      ? undefined
-      : Number(o.inferArgs[batch].includes('=') ? o.inferArgs[batch].split('=')[1] : o.inferArgs[batch + 1]);
+  const given = argValue(o.inferArgs, '--batch');
+  const batchValue = given === undefined ? undefined : Number(given);
   return {
     backend: run.backend,
     label: run.setup.label.replace(/-\d+streams/, '').replace(/-realtime[\d.]*(fps)?/, ''),
