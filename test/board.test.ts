@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { BOARDS, boardEngine, recordHeads } from './helpers/board.ts';
 import {
   buildCpuEngineLib,
+  lastLines,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -257,7 +258,7 @@ requires(
     ],
     { env: shim, timeout: 900_000 },
   );
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, lastLines(r.stderr));
   const profile = JSON.parse(readFileSync(join(out, 'profile_trt_nsys.json'), 'utf8'));
   const nvtx = profile.nsys.reports.nvtx_sum.rows as { range: string; instances: number; avgNs: number }[];
   const inference = nvtx.find((x) => /(^|:)inference$/.test(x.range));

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler } from '../src/profilers/device.ts';
@@ -13,7 +13,15 @@ import { orphanNsysAgents, watchNsys } from '../src/profilers/nsys-agents.ts';
 import { inferValueOptions, splitBackend, videoOfInferArgs } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
+import {
+  lastLines,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  runCli,
+  scratchDir,
+  startCli,
+} from './helpers/fixtures.ts';
 
 test("nvprof command line: the lab's flags, metrics, log file, then the command", (t) => {
   t.deepEqual(
@@ -140,7 +148,7 @@ test.serial('real nsys: the five stage ranges, one instance per frame, agreeing 
     ],
     { timeout: 900_000 }, // up to three nsys tries, each up to ~4 min on a loaded machine (its stall limit scales with load),
   );
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, lastLines(r.stderr));
   t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
   const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
   t.is(profile.schema, 'jetprof.profile/1');
@@ -200,7 +208,7 @@ test.serial(
       ],
       { timeout: 900_000 },
     );
-    t.is(r.code, 0, r.stderr);
+    t.is(r.code, 0, lastLines(r.stderr));
     const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
     const rows = (profile.nsys.reports.nvtx_sum?.rows ?? []) as { range?: string; name?: string; instances: number }[];
     const count = (n: string) =>
@@ -224,6 +232,91 @@ test.serial(
     );
   },
 );
+
+/** Processes whose command line mentions `text` (a test's own folder): what a run left behind. */
+function processesMentioning(text: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(text)) found.push(`${entry}: ${cmd}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/**
+ * A stand-in for nvprof where nvprof cannot run an application (no GPU here: it stops it at once): it runs the
+ * application as its child and, like nsys 2022.4, does not end it on a SIGTERM of its own.
+ */
+function nvprofStandIn(): string {
+  const path = join(scratchDir(), 'nvprof-stand-in');
+  writeFileSync(
+    path,
+    `#!/bin/bash
+trap 'echo "nvprof stand-in: SIGTERM ignored" >&2' TERM
+while [ $# -gt 0 ]; do case "$1" in --log-file) log=$2; shift 2;; --unified-memory-profiling|--metrics) shift 2;; --*) shift;; *) break;; esac; done
+"$@"
+code=$?
+echo "==1== Profiling application: $*" > "$log"
+exit $code
+`,
+    { mode: 0o755 },
+  );
+  return path;
+}
+
+for (const tool of ['nsys', 'nvprof'] as const) {
+  test.serial(
+    `SIGTERM to jetprof profile --tool ${tool} (a timeout's, which reaches jetprof alone): the profiled application finalizes its files, nothing outlives jetprof, exit 130${tool === 'nvprof' ? ' (nvprof: a stand-in that runs the application)' : ''}`,
+    async (t) => {
+      const video = makeVideo(`long-${tool}.mp4`, 3000, 160, 120);
+      const out = join(scratchDir(), `sigterm-${tool}`);
+      const env = tool === 'nvprof' ? { JETPROF_NVPROF: nvprofStandIn() } : {};
+      const run = startCli(
+        'jetprof',
+        [
+          'profile',
+          '--tool',
+          tool,
+          '--out-dir',
+          out,
+          '--',
+          video,
+          '--model',
+          model.onnxPath,
+          '--warmup',
+          '0',
+          '--no-write',
+        ],
+        { env },
+      );
+      await run.framesDone(3);
+      run.child.kill('SIGTERM');
+      t.is(await run.exit, 130, run.stderr());
+      t.regex(run.stderr(), /jetprof profile: SIGTERM: ending the profiled run/);
+      t.regex(run.stderr(), /interrupt \(SIGTERM\): finishing the current frame/, 'the application heard it');
+      const written = JSON.parse(readFileSync(join(out, `run_onnx_${tool}.json`), 'utf8'));
+      t.true(written.interrupted, 'the run JSON says it was interrupted');
+      t.true(written.frames >= 3 && written.frames < 3000, `${written.frames} frames`);
+      t.deepEqual(processesMentioning(out), [], 'no profiler or application left running');
+      t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left spinning');
+      if (tool === 'nsys' && existsSync(join(out, 'profile_onnx_nsys.json'))) {
+        // nsys wrote its report after the application ended: the frames done, no more
+        const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
+        const frames = nvtxStageRows(profile.nsys).find((r) => r.range === 'frame');
+        t.is(frames?.instances, written.frames);
+      } else if (tool === 'nsys') {
+        // nsys 2022.4 can hang once the application ended: after a signal it is ended, not tried again
+        t.regex(run.stderr(), /interrupted before nsys wrote a report/);
+        t.notRegex(run.stderr(), /try 2\/3/);
+      }
+    },
+  );
+}
 
 test.serial(
   'real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept; an earlier run JSON is never taken for this one, an nsys profile beside it is kept, the report shows its notes',
@@ -346,7 +439,12 @@ test.serial(
     const base = join(scratchDir(), 'watchdog', 'profile_onnx');
     const t0 = Date.now();
     const stalledAfter = await new Promise<number>((resolve) => {
-      watchNsys(stuck.pid!, base, 2000, () => resolve(Date.now() - t0));
+      watchNsys(
+        stuck.pid!,
+        base,
+        () => 2000,
+        () => resolve(Date.now() - t0),
+      );
     });
     const exited = new Promise((resolve) => stuck.on('exit', resolve));
     // Any nsys writing its /tmp/nsys-report-* stream meanwhile (another test's) postpones the verdict, never advances it.
@@ -359,9 +457,14 @@ test.serial(
 test.serial('the nsys watchdog leaves a running application alone', async (t) => {
   const busy = spawn('sh', ['-c', 'sleep 5 & wait'], { stdio: 'ignore' });
   let stalled = false;
-  const stop = watchNsys(busy.pid!, join(scratchDir(), 'watchdog2', 'p'), 1000, () => {
-    stalled = true;
-  });
+  const stop = watchNsys(
+    busy.pid!,
+    join(scratchDir(), 'watchdog2', 'p'),
+    () => 1000,
+    () => {
+      stalled = true;
+    },
+  );
   await new Promise((r) => setTimeout(r, 3500));
   stop();
   t.false(stalled, 'a child still running is not a stall');

@@ -5,21 +5,24 @@
  */
 export interface ChildSignals {
   stopped: () => boolean;
-  /** Pass as runCommand's onSpawn: the child to forward to, until it ends. */
-  onChild: (pid: number) => () => void;
+  /**
+   * Pass as runCommand's onSpawn: the child to forward to, until it ends. `target`, when given, names the process to
+   * signal at the moment a signal comes (a profiler's application rather than the profiler).
+   */
+  onChild: (pid: number, target?: () => number) => () => void;
   /** Removes the handlers (call when the command ends). */
   dispose: () => void;
 }
 
 export function forwardSignalsToChild(onFirst?: (signal: NodeJS.Signals) => void): ChildSignals {
   let stop = false;
-  let child: number | undefined;
+  let child: (() => number) | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stop) onFirst?.(signal);
     stop = true;
     if (child === undefined) return;
     try {
-      process.kill(child, signal);
+      process.kill(child(), signal);
     } catch {
       /* it has just ended */
     }
@@ -28,8 +31,8 @@ export function forwardSignalsToChild(onFirst?: (signal: NodeJS.Signals) => void
   for (const s of SIGNALS) process.on(s, onSignal);
   return {
     stopped: () => stop,
-    onChild: (pid) => {
-      child = pid;
+    onChild: (pid, target) => {
+      child = target ?? (() => pid);
       return () => {
         child = undefined;
       };

@@ -10,6 +10,7 @@ import { criticalPathMarkdown, nvtxStageMarkdown, profiledRunLine } from '../rep
 import { jetsonInfo } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { EXIT_NO_GPU } from '../profilers/run.ts';
+import { type ChildSignals, forwardSignalsToChild } from './child-signals.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 
@@ -112,6 +113,7 @@ export function profileCommand(): Command {
       ]),
     )
     .action(async (inferArgs: string[], o: ProfileOptions) => {
+      let signals: ChildSignals | undefined;
       try {
         if (o.queryMetrics) {
           process.exitCode = queryMetrics();
@@ -144,7 +146,14 @@ export function profileCommand(): Command {
             suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx',
           });
         const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
+        // Ctrl-C / SIGTERM / SIGHUP reach the profiler (a terminal's Ctrl-C reaches it anyway, a timeout's SIGTERM only
+        // jetprof): it ends the application, which finalizes its files; then no nsys agent is left spinning
+        signals = forwardSignalsToChild((signal) =>
+          process.stderr.write(`\njetprof profile: ${signal}: ending the profiled run (it finalizes its files)\n`),
+        );
         const result = await runProfile({
+          onChild: signals.onChild,
+          shouldStop: signals.stopped,
           tool,
           backend,
           inferArgs: rest,
@@ -167,9 +176,11 @@ export function profileCommand(): Command {
           `jetprof profile: wrote ${result.files.profile}; raw output kept in ${result.files.log}\n`,
         );
         // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
-        process.exitCode = result.noGpu ? EXIT_NO_GPU : result.exitCode;
+        process.exitCode = signals.stopped() ? 130 : result.noGpu ? EXIT_NO_GPU : result.exitCode;
       } catch (e) {
         process.exitCode = handleError(e);
+      } finally {
+        signals?.dispose();
       }
     });
 }

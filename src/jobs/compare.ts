@@ -36,8 +36,8 @@ export interface CompareOptions {
   onStep: (line: string) => void;
   /** Polled between backends: true (Ctrl-C, SIGTERM) runs no further backend. */
   shouldStop?: () => boolean;
-  /** The infer process now running (its pid), and the function that says it ended: compare forwards signals to it. */
-  onChild?: (pid: number) => () => void;
+  /** The infer process now running (its pid; under a profiler, the process a signal is for), and the function that says it ended: compare forwards signals to it. */
+  onChild?: (pid: number, target?: () => number) => () => void;
 }
 
 export interface CompareResult {
@@ -138,6 +138,8 @@ async function runBackend(
         video: o.video,
         outDir: o.outDir,
         relayProgress: true,
+        onChild: o.onChild,
+        shouldStop: o.shouldStop,
         onLog: () => undefined,
       });
       code = p.exitCode;

@@ -100,9 +100,15 @@ function outputSignature(base: string): string {
 /**
  * Watches an `nsys profile` process: once the application has exited and nsys has written nothing for `stallMs`,
  * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents of this nsys are killed,
- * which makes nsys exit; the caller then retries. Returns the function that stops watching.
+ * which makes nsys exit; the caller then retries. `stallMs` is asked each second (an interrupted run waits less).
+ * Returns the function that stops watching.
  */
-export function watchNsys(pid: number, base: string, stallMs: number, onStall: () => void): () => void {
+export function watchNsys(
+  pid: number,
+  base: string,
+  stallMs: () => number,
+  onStall: (waitedMs: number) => void,
+): () => void {
   let lastSignature = '';
   let lastChange = Date.now();
   let launched = false;
@@ -120,9 +126,10 @@ export function watchNsys(pid: number, base: string, stallMs: number, onStall: (
       lastChange = Date.now();
       return;
     }
-    if (Date.now() - lastChange >= stallMs) {
+    const limit = stallMs();
+    if (Date.now() - lastChange >= limit) {
       clearInterval(timer);
-      onStall();
+      onStall(limit);
       endAgentsOf(pid);
       setTimeout(() => {
         try {

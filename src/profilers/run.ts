@@ -24,7 +24,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import { JetprofError } from '../util/errors.ts';
 import { writeOutput } from '../output/output.ts';
-import { relayedProgressEnv, runCommand } from '../util/process.ts';
+import { commandLineOf, descendants, relayedProgressEnv, runCommand } from '../util/process.ts';
 import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
 import { detectComputeCapability } from './device.ts';
 import { endAgentsOf, sleep, watchNsys, withNsysLock } from './nsys-agents.ts';
@@ -45,6 +45,15 @@ export interface ProfileRequest {
   tries?: number;
   /** An nsys run that writes nothing for this long after the application ended is ended and retried (default 60 s). */
   stallMs?: number;
+  /**
+   * Called with the profiler's pid once it starts (nsys or nvprof) and the process a signal is for (the profiled
+   * application, once started: nsys 2022.4 lets it run on after a SIGTERM of its own); returns what to call when it
+   * ends. The CLI forwards Ctrl-C, SIGTERM and SIGHUP through this: the application finalizes its files and exits, and
+   * the profiler then writes its report of the frames done, as at the end of a video.
+   */
+  onChild?: (pid: number, target: () => number) => () => void;
+  /** True once the user asked to stop (a signal): no further nsys try starts, and a stuck agent is ended sooner. */
+  shouldStop?: () => boolean;
   onLog: (message: string) => void;
 }
 
@@ -131,7 +140,7 @@ async function runLogged(
   args: string[],
   logPath: string,
   echo: boolean,
-  watch?: (pid: number) => () => void,
+  watches: ((pid: number) => () => void)[],
   relayProgress = false,
 ): Promise<number> {
   // infer's progress reaches the user through the profiler (minutes of silence otherwise), unless infer is told -q
@@ -139,11 +148,27 @@ async function runLogged(
   const quiet = args.includes('-q') || args.includes('--quiet');
   const r = await runCommand(cmd, args, {
     onOutput: echo ? (d) => process.stderr.write(d) : undefined,
-    onSpawn: watch,
+    onSpawn: (pid) => {
+      const ends = watches.map((w) => w(pid));
+      return () => ends.forEach((end) => end());
+    },
     ...(quiet && !relayProgress ? {} : { env: relayedProgressEnv() }),
   });
   writeFileSync(logPath, r.output);
   return r.code;
+}
+
+/**
+ * The process a forwarded signal is for: the profiled application (the entry script, a child or grandchild of the
+ * profiler) once it runs, the profiler before that.
+ */
+function forwardTo(req: ProfileRequest, command: string[]): ((pid: number) => () => void)[] {
+  const onChild = req.onChild;
+  if (!onChild) return [];
+  const script = command.find((a) => /\.(ts|js)$/.test(a) && !a.startsWith('--'));
+  const application = (profiler: number) =>
+    descendants(profiler).find((pid) => script !== undefined && commandLineOf(pid).includes(script)) ?? profiler;
+  return [(pid) => onChild(pid, () => application(pid))];
 }
 
 /** The run JSON the profiled run is to write, and the version of the file there before it started (if any). */
@@ -151,6 +176,9 @@ interface RunJson {
   path: string;
   before: string | undefined;
 }
+
+/** How long a stuck nsys agent may spin after an interrupted application ended before it is ended. */
+const INTERRUPTED_STALL_MS = 10_000;
 
 /** QdstrmImporter on a stream nsys left: true when the report is there, else the importer's last words. */
 function importStream(nsys: string, qdstrm: string, rep: string): true | string {
@@ -214,7 +242,8 @@ async function profileWithNsysLocked(
   // how long nsys may write nothing after the application ended before its agent counts as stuck: 60 s on an idle
   // machine, longer on a busy one (its agent finishes slower there), at most 180 s
   const stallMs = req.stallMs ?? Math.round(60_000 * Math.min(3, Math.max(1, loadavg()[0] / availableParallelism())));
-  for (let attempt = 1; attempt <= tries && !ok; attempt++) {
+  const stopped = () => req.shouldStop?.() === true;
+  for (let attempt = 1; attempt <= tries && !ok && !stopped(); attempt++) {
     for (const f of [rep, qdstrm]) if (existsSync(f)) unlinkSync(f);
     let nsysPid = 0;
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
@@ -225,13 +254,22 @@ async function profileWithNsysLocked(
       nsysProfileArgv({ output: base, command }),
       logPath,
       true,
-      (pid) =>
-        watchNsys((nsysPid = pid), base, stallMs, () => {
-          stalled = true;
-          req.onLog(
-            `nsys wrote nothing for ${(stallMs / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
-          );
-        }),
+      [
+        (pid) =>
+          // after Ctrl-C the user waits: a stuck agent is ended after 10 s, not a minute
+          watchNsys(
+            (nsysPid = pid),
+            base,
+            () => (stopped() ? Math.min(stallMs, INTERRUPTED_STALL_MS) : stallMs),
+            (waited) => {
+              stalled = true;
+              req.onLog(
+                `nsys wrote nothing for ${(waited / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
+              );
+            },
+          ),
+        ...forwardTo(req, command),
+      ],
       req.relayProgress,
     );
     if (stalled)
@@ -259,6 +297,12 @@ async function profileWithNsysLocked(
     removeTmpStreams(tmpBefore);
     ok = existsSync(rep);
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
+  }
+  if (!ok && stopped()) {
+    throw new JetprofError('INTERRUPTED', `interrupted before nsys wrote a report; its output is in ${logPath}`, {
+      suggestion: 'run it again, with --max-frames N for a shorter run',
+      exitCode: 130,
+    });
   }
   if (!ok) {
     throw new JetprofError(
@@ -317,7 +361,7 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
     nvprofArgv({ logFile, metrics: req.metrics, command }),
     consoleLog,
     true,
-    undefined,
+    forwardTo(req, command),
     req.relayProgress,
   );
   // Without a GPU nvprof prints its verdict on the console, not in the log file: keep whichever exists.

@@ -68,7 +68,8 @@ export function profiledRunLine(run: RunResult): string {
     run.setup.loop === 'pipelined'
       ? 'pipelined loop: frame ranges overlap, so their total exceeds the wall time'
       : 'sequential loop: frame ranges follow one another';
-  return `${run.setup.label}: ${run.frames} frames measured (warm-up ranges are named warmup-*), inference ${run.inferenceFps.toFixed(2)} FPS, end-to-end ${run.endToEndFps.toFixed(2)} FPS under ${run.setup.profiler}; the model was not running ${notRunning}% of the wall time (${loop}).`;
+  const interrupted = run.interrupted ? ', interrupted (the frames done before the signal)' : '';
+  return `${run.setup.label}: ${run.frames} frames measured${interrupted} (warm-up ranges are named warmup-*), inference ${run.inferenceFps.toFixed(2)} FPS, end-to-end ${run.endToEndFps.toFixed(2)} FPS under ${run.setup.profiler}; the model was not running ${notRunning}% of the wall time (${loop}).`;
 }
 
 export function criticalPathMarkdown(log: NvprofLog, top = 10): string {

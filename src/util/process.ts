@@ -1,5 +1,6 @@
 /** Running an external command (nsys, nvprof, trtexec, an entry script) and collecting what it prints. */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
 export interface RunCommandOptions {
@@ -42,4 +43,42 @@ export function runCommand(
       resolve({ code: code ?? 128 + ((signal && constants.signals[signal]) || 0), output: Buffer.concat(chunks) });
     });
   });
+}
+
+/** The processes started by `pid`, their children and so on (Linux /proc; none where /proc is missing). */
+export function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    const parent = queue.shift()!;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue; // exited
+    }
+    for (const task of tasks) {
+      let children: string[] = [];
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      } catch {
+        /* the thread ended */
+      }
+      for (const c of children.map(Number)) {
+        if (found.includes(c)) continue;
+        found.push(c);
+        queue.push(c);
+      }
+    }
+  }
+  return found;
+}
+
+/** The command line of a process, as its arguments (empty when it has exited). */
+export function commandLineOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
 }

@@ -160,6 +160,15 @@ export function buildCpuEngineLib(): string {
  * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
  * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
  */
+/**
+ * The end of a command's stderr, progress lines left out: an assertion's message that survives a CI log cut after its
+ * first lines (a profiler run prints its command and infer's tables first, and why it failed last).
+ */
+export function lastLines(stderr: string, n = 25): string {
+  const lines = stderr.split('\n').filter((l) => l.trim() && !l.startsWith('progress: '));
+  return `(last ${Math.min(n, lines.length)} lines of stderr)\n${lines.slice(-n).join('\n')}`;
+}
+
 /** The lines of a command's stderr that report an error (a bad input must give exactly one). */
 export function errorLines(stderr: string): string[] {
   return stderr
