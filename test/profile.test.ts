@@ -48,11 +48,15 @@ test("nvprof command line: the lab's flags, metrics, log file, then the command"
   ]);
 });
 
-test('nsys command lines: profile with cuda,nvtx,osrt and stats as CSV', (t) => {
+test('nsys command lines: profile with cuda,nvtx,osrt (no CPU sampling) and stats as CSV', (t) => {
   t.deepEqual(nsysProfileArgv({ output: 'D/profile_onnx', command: ['node', 'infer-onnx.js'] }), [
     'profile',
     '-t',
     'cuda,nvtx,osrt',
+    '-s',
+    'none',
+    '--cpuctxsw',
+    'none',
     '--force-overwrite',
     'true',
     '-o',

@@ -74,7 +74,7 @@ export function profileCommand(): Command {
     .description(
       "Profiles one backend's entry script (infer-onnx, infer-trt or infer-opencv) and parses what the profiler wrote.\n" +
         '  nvprof (default on JetPack 4.x): nvprof --unified-memory-profiling off --dependency-analysis [--metrics ...] --log-file D/profiling_<onnx|trt>_log.txt node <entry script> ...; prints the top of the critical path.\n' +
-        '  nsys (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -o D/profile_<backend> ..., then nsys stats; prints the NVTX stage table (read, preprocess, inference, postprocess, write).\n' +
+        '  nsys (default elsewhere; the only choice on Orin): nsys profile -t cuda,nvtx,osrt -s none --cpuctxsw none -o D/profile_<backend> ..., then nsys stats; prints the NVTX stage table (read, preprocess, inference, postprocess, write).\n' +
         'Both write D/profile_<backend>_<tool>.json (parsed) beside the raw files, and D/run_<backend>_<tool>.json (the infer result); profiles of the two tools never overwrite each other, and a run JSON an earlier run left is never taken for this one.\n' +
         `Exit codes: the run's own (0 done, 2 bad input, 130 interrupted); ${EXIT_NO_GPU} when nvprof found no usable GPU.`,
     )
