@@ -14,6 +14,8 @@
  *   9. many streams: aggregate FPS of 1, 2, 4 streams at batch 1 and batch N; jetprof capacity on vtest.avi at 10 FPS
  *  10. boards (--only boards): the board stand-in at three boards' TensorRT figures (Nano as in the lab, Nano FP16,
  *      Xavier NX), sequential vs pipelined, alternating: inference and end-to-end FPS, and where the CPU is the limit
+ *  11. writers (--only writers): the sequential loop writing with FFmpeg, with GStreamer and not at all, rotating: the
+ *      inference stage over the model alone, the write stage against what writing costs end to end
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -31,6 +33,7 @@ import { benchDense } from './sections/dense.ts';
 import { benchParseAll } from './sections/parse-all.ts';
 import { benchStreams } from './sections/streams.ts';
 import { benchBoards } from './sections/boards.ts';
+import { benchWriters } from './sections/writers.ts';
 
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
@@ -43,6 +46,7 @@ if (ONLY.has(7)) await benchDense();
 if (ONLY.has(8)) await benchParseAll();
 if (ONLY.has(9)) benchStreams();
 if (ONLY.has(10)) benchBoards();
+if (ONLY.has(11)) benchWriters();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

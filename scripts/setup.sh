@@ -49,7 +49,10 @@ apt_update() { $SUDO apt-get update -q; }
 
 system_packages() {
   # make, g++ and python3: node-gyp builds the OpenCV binding (a minimal Debian or a fresh board root has neither)
-  local pkgs=(ffmpeg build-essential python3)
+  # GStreamer's appsrc, videoconvert (base), mp4mux (good), x264enc (ugly) and gst-inspect-1.0 (tools): the annotated
+  # video's writer, which encodes each frame inside the write stage (src/video/io.ts)
+  local pkgs=(ffmpeg build-essential python3 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
+    gstreamer1.0-tools)
   if [ $JETPACK = 1 ] && [ -d /usr/include/opencv4 ]; then
     echo "    JetPack: using the OpenCV it ships ($(ls -d /usr/include/opencv4))"
   else

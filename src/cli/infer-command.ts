@@ -3,6 +3,7 @@
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { VIDEO_IO_CHOICES, type VideoIo } from '../video/io.ts';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { classifySource, isLive, sourceStem } from '../video/sources.ts';
@@ -57,6 +58,7 @@ interface InferCliOptions {
   sourceFps?: number;
   perfInterval?: number;
   draw: boolean;
+  videoIo: VideoIo;
   interval: number;
   batch?: number;
   batchTimeout?: number;
@@ -129,6 +131,14 @@ function addStreamOptions(cmd: Command): void {
       "run the model on every (k+1)-th frame of each stream; between, an IoU tracker carries the boxes (DeepStream's interval); detections carry track_id",
       parseIntInRange('--interval', 0, 100),
       0,
+    )
+    .addOption(
+      new Option(
+        '--video-io <how>',
+        "what encodes the annotated video: gstreamer (appsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux), ffmpeg (OpenCV's FFmpeg writer, libx264 with its look-ahead), or auto (gstreamer where this OpenCV has it, the elements are installed and the frame size is even; else ffmpeg, and the run says why). Neither encodes inside OpenCV's write(): in the sequential loop each write waits until the encoder's threads are idle, so the write stage holds the encoding and the inference stage does not; the pipelined loop lets them overlap. Decoding is FFmpeg's either way",
+      )
+        .choices(VIDEO_IO_CHOICES)
+        .default('auto'),
     )
     .option(
       '--no-draw',
@@ -447,6 +457,7 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
       ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
       : {}),
     draw: o.draw,
+    videoIo: o.videoIo,
     json: run.json,
     postprocess: {
       confThreshold: o.conf,
@@ -712,10 +723,15 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       runs.push(result);
       if (json && !jsonToStdout) files.push(json);
       if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
+      if (k === 1 && result.output?.encoderNote)
+        process.stderr.write(`${program}: note: ${result.output.encoderNote}\n`);
       if (!o.quiet) {
         // the table and the summary are the result: stdout (so `infer ... > out.txt` keeps them), unless the JSON goes there
         (jsonToStdout ? process.stderr : process.stdout).write(`${fitText(formatSummary(result))}\n`);
-        if (result.output) process.stderr.write(`wrote ${result.output.path} (${result.output.codec})\n`);
+        if (result.output)
+          process.stderr.write(
+            `wrote ${result.output.path} (${result.output.codec}${result.output.encoder ? `, ${result.output.encoder}` : ''})\n`,
+          );
         if (json && !jsonToStdout) process.stderr.write(`wrote ${json}\n`);
         for (const s of settings.streams)
           if (s.detectionsPath) process.stderr.write(`wrote ${s.detectionsPath} (every box, COCO results)\n`);

@@ -126,7 +126,7 @@ export interface StreamRecord {
   endToEndFps: number;
   /** From the start of a frame's read (or its arrival) to its boxes (ms), over the measured frames. */
   latencyMs: { p50: number; p90: number; p99: number };
-  output?: { path: string; codec: string; width?: number; height?: number };
+  output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
   /** The source stopped before the run did (a file that ended while others went on, a camera that went away). */
   endedEarly?: { framesRead: number; reason: string };
   /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
@@ -219,7 +219,17 @@ export async function finishStreams(
         height: io.frameH,
         ...figures,
         droppedFrames: state[i].dropped,
-        ...(sink ? { output: { path: sink.path, codec: sink.codec, ...(sink.written ?? {}) } } : {}),
+        ...(sink
+          ? {
+              output: {
+                path: sink.path,
+                codec: sink.codec,
+                ...(sink.encoder ? { encoder: sink.encoder } : {}),
+                ...(sink.encoderNote ? { encoderNote: sink.encoderNote } : {}),
+                ...(sink.written ?? {}),
+              },
+            }
+          : {}),
         ...(early ? { endedEarly: early } : {}),
       },
       video: io.source.info,

@@ -9,7 +9,7 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { createImageFolderSink, createVideoSink, type VideoSink } from '../video/io.ts';
+import { createImageFolderSink, createVideoSink, type VideoIo, type VideoSink } from '../video/io.ts';
 import { openSource, type SourceArg } from '../video/sources.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
@@ -64,6 +64,8 @@ export interface LoopOptions {
   shouldEnd?: () => boolean;
   /** --no-draw: write the frames without boxes or overlay (default: draw). */
   draw?: boolean;
+  /** --video-io: what encodes the annotated video (auto: GStreamer's x264enc where it can, else FFmpeg). */
+  videoIo?: VideoIo;
   /** After each frame: frames done over all streams, and the run's figures so far (the progress line). */
   onFrame?: (p: FrameProgress) => void;
   /** The pipelined loop: frames between the start of their read and the end of their write (default 3). */
@@ -197,7 +199,7 @@ export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpe
       ? undefined
       : source.kind === 'images'
         ? createImageFolderSink(spec.outputPath, source.names ?? [], cv)
-        : createVideoSink(spec.outputPath, source.info.fps, frameW, frameH, cv);
+        : createVideoSink(spec.outputPath, source.info.fps, frameW, frameH, cv, o.videoIo);
   } catch (e) {
     source.close();
     throw e;

@@ -83,7 +83,7 @@ export interface RunResult {
   /** rotation: degrees of rotation metadata the file carries; its frames were read as stored. */
   video: { path: string; width: number; height: number; fps: number; frameCount: number; rotation?: number };
   /** The video written; width and height as written (H.264 writes an odd frame size one pixel smaller). */
-  output?: { path: string; codec: string; width?: number; height?: number };
+  output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
   frameSize: [number, number];
   letterbox: boolean;
   /** Frames measured (warm-up excluded). */

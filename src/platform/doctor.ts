@@ -19,6 +19,8 @@ export interface LiveProbes {
   node: string;
   ort?: { loads: boolean; error?: string; providers: string[] };
   opencv?: { loads: boolean; error?: string; videoIo: string[]; cuda: boolean };
+  /** What `--video-io auto` encodes the annotated video with here, and why not GStreamer when it is not. */
+  videoWriter?: { encoder: string; why?: string; fix?: string };
   gpu?: string;
   powerMode?: string;
   shim?: { path?: string; built: boolean };
@@ -171,6 +173,13 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
     opencvOk ? `${f.opencv ?? 'loads'}${io}` : (live?.opencv?.error ?? 'not installed'),
     opencvOk ? undefined : 'bash scripts/setup.sh (libopencv-dev; JetPack ships OpenCV)',
   );
+  if (live?.videoWriter)
+    add(
+      'Video writer',
+      live.videoWriter.why ? 'warn' : 'ok',
+      `${live.videoWriter.encoder} (--video-io auto)${live.videoWriter.why ? `: not GStreamer, ${live.videoWriter.why}` : ''}`,
+      live.videoWriter.fix,
+    );
   toolRows(f, live, cc, add);
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
   const routes =

@@ -48,9 +48,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
       : 'free-running',
     output:
       (r.setup.write ?? !!r.output)
-        ? r.setup.draw === false
-          ? 'writing undrawn frames'
-          : 'writing the drawn video'
+        ? `${r.setup.draw === false ? 'writing undrawn frames' : 'writing the drawn video'}${r.output?.encoder ? ` (${r.output.encoder})` : ''}`
         : 'not writing',
   };
 }

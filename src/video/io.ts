@@ -2,6 +2,7 @@
  * Video in and out through OpenCV. The output is written under a temporary name beside the target and renamed
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
@@ -17,7 +18,8 @@ import {
   newFileMode,
 } from '../output/output.ts';
 import { requireFile, requireWritableDir } from '../util/files.ts';
-import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
+import { EncoderThreads } from './encoder-threads.ts';
+import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
 
 export interface VideoInfo {
   path: string;
@@ -52,7 +54,7 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   requireFile(path, 'video', 'check the path (scripts/fetch-sample-video.sh puts a sample in videos/)');
   let cap: InstanceType<Cv['VideoCapture']>;
   try {
-    cap = new cv.VideoCapture(path);
+    cap = new cv.VideoCapture(path, fileCaptureApi(cv));
   } catch (e) {
     // out of file descriptors or memory, the open fails the same way: the real cause first
     const short = resourceShortage(path);
@@ -111,6 +113,10 @@ export function captureSource(cap: InstanceType<Cv['VideoCapture']>, info: Video
 export interface VideoSink {
   path: string;
   codec: string;
+  /** What encodes it, and where its time goes (GStreamer x264enc in the write stage, or FFmpeg's own threads). */
+  encoder?: string;
+  /** Why `auto` did not get GStreamer's writer, when it did not. */
+  encoderNote?: string;
   write(frame: Mat): void;
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
@@ -129,7 +135,7 @@ export interface VideoSink {
 function playableSize(cv: Cv, path: string): { width: number; height: number } | undefined {
   try {
     if (statSync(path).size === 0) return undefined;
-    const probe = new cv.VideoCapture(path);
+    const probe = new cv.VideoCapture(path, fileCaptureApi(cv));
     const ok = probe.get(cv.CAP_PROP_FRAME_COUNT) > 0 || !!probe.read()?.rows;
     const size = {
       width: Math.round(probe.get(cv.CAP_PROP_FRAME_WIDTH)),
@@ -168,11 +174,128 @@ function checkVideoPath(path: string) {
   return target;
 }
 
-/** A VideoWriter on the temporary file: H.264 (avc1) when this OpenCV/FFmpeg encodes it, else MPEG-4 part 2 (mp4v). */
-function openWriter(cv: Cv, path: string, tmp: string, fps: number, width: number, height: number) {
+/** How the annotated video is encoded: `auto` picks GStreamer where it can, else FFmpeg. */
+export type VideoIo = 'auto' | 'ffmpeg' | 'gstreamer';
+export const VIDEO_IO_CHOICES: readonly VideoIo[] = ['auto', 'ffmpeg', 'gstreamer'];
+
+/** The GStreamer elements of the writer's pipeline, and the Debian/Ubuntu package each comes from. */
+const GST_WRITER_ELEMENTS: [element: string, pkg: string][] = [
+  ['appsrc', 'gstreamer1.0-plugins-base'],
+  ['videoconvert', 'gstreamer1.0-plugins-base'],
+  ['x264enc', 'gstreamer1.0-plugins-ugly'],
+  ['mp4mux', 'gstreamer1.0-plugins-good'],
+  ['filesink', 'libgstreamer1.0-0'],
+];
+
+/**
+ * The writer's pipeline, the shape a Jetson's hardware encoder takes (nvv4l2h264enc in x264enc's place): x264 with
+ * tune=zerolatency (no look-ahead, no B-frames) encodes each frame as it arrives on appsrc's streaming thread, which a
+ * synchronous write then waits for (EncoderThreads); FFmpeg's libx264 holds a look-ahead of frames. superfast: at
+ * x264enc's fixed 2 Mbit/s the file is as large as with its default (medium), and a 960x540 frame took 5.4 ms to
+ * encode instead of 21.6 ms (2-core VM), as fast as FFmpeg's writer was when its encoding overlapped inference. The trailing
+ * `sync=false` keeps FFmpeg (tried first by OpenCV) from taking the string for a file name with a container's
+ * extension.
+ */
+export function gstWriterPipeline(file: string): string {
+  const location = `"${file.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  return `appsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location=${location} sync=false`;
+}
+
+/** The writer's elements this machine lacks (asked of gst-inspect-1.0; none when it is not installed to ask). */
+let missingCache: [string, string][] | undefined;
+function missingGstElements(): [string, string][] {
+  if (missingCache) return missingCache;
+  const probe = spawnSync('gst-inspect-1.0', ['--version'], { encoding: 'utf8' });
+  missingCache =
+    probe.status !== 0
+      ? []
+      : GST_WRITER_ELEMENTS.filter(
+          ([element]) => spawnSync('gst-inspect-1.0', ['--exists', element], { encoding: 'utf8' }).status !== 0,
+        );
+  return missingCache;
+}
+
+/** Why the GStreamer writer cannot be used here, or undefined when it can be tried. */
+function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofError | undefined {
+  if (!videoBackends(cv).gstreamer)
+    return new JetprofError(
+      'TOOL_MISSING',
+      'this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot write',
+      { suggestion: "use --video-io ffmpeg, or Debian's/JetPack's OpenCV (built with GStreamer)" },
+    );
+  if (width % 2 || height % 2)
+    return new JetprofError(
+      'BAD_OPTION',
+      `x264enc encodes even frame sizes only, and the frames are ${width}x${height}`,
+      {
+        suggestion: `pass --frame-size ${width - (width % 2)}x${height - (height % 2)}, or --video-io ffmpeg (it writes one pixel smaller)`,
+      },
+    );
+  const missing = missingGstElements();
+  if (missing.length)
+    return new JetprofError(
+      'TOOL_MISSING',
+      `GStreamer has no ${missing.map(([e]) => e).join(', ')} here: the video writer's pipeline needs ${missing.length === 1 ? 'it' : 'them'}`,
+      {
+        suggestion: `sudo apt install ${[...new Set(missing.map(([, pkg]) => pkg))].join(' ')}, or use --video-io ffmpeg`,
+      },
+    );
+  return undefined;
+}
+
+/** What `--video-io auto` writes with on this machine (at an even frame size), and why not GStreamer when it is not. */
+export function autoWriter(cv: Cv): { encoder: string; why?: string; fix?: string } {
+  const unavailable = gstWriterUnavailable(cv, 960, 540);
+  if (!unavailable) return { encoder: 'GStreamer x264enc' };
+  return { encoder: 'FFmpeg libx264', why: unavailable.message, fix: unavailable.suggestion };
+}
+
+/**
+ * A VideoWriter on the temporary file. GStreamer (x264enc, H.264 in MP4) where this OpenCV has it and the frame size
+ * is even (`auto`), else FFmpeg: H.264 (avc1) when it encodes it, else MPEG-4 part 2 (mp4v).
+ */
+function openWriter(
+  cv: Cv,
+  path: string,
+  tmp: string,
+  fps: number,
+  width: number,
+  height: number,
+  videoIo: VideoIo = 'auto',
+) {
   let writer: InstanceType<Cv['VideoWriter']> | undefined;
   let codec = '';
-  for (const fourcc of ['avc1', 'mp4v']) {
+  let encoder = '';
+  let encoderNote: string | undefined;
+  if (videoIo !== 'ffmpeg') {
+    const unavailable = gstWriterUnavailable(cv, width, height);
+    if (unavailable && videoIo === 'gstreamer') throw unavailable;
+    if (unavailable)
+      encoderNote = `the video is encoded by FFmpeg, not GStreamer (${unavailable.message}${unavailable.suggestion ? `; ${unavailable.suggestion}` : ''})`;
+    if (!unavailable) {
+      try {
+        const w = new cv.VideoWriter(gstWriterPipeline(tmp), 0, fps, new cv.Size(width, height), true);
+        // filesink creates the file when the pipeline starts: no file, no pipeline
+        if (existsSync(tmp)) {
+          writer = w;
+          codec = 'avc1';
+          encoder = 'GStreamer x264enc';
+        } else w.release();
+      } catch {
+        removeQuietly(tmp);
+      }
+      if (!writer && videoIo === 'gstreamer')
+        throw new JetprofError(
+          'BAD_OUTPUT',
+          `${path}: GStreamer could not start the writer's pipeline (${gstWriterPipeline(tmp)})`,
+          {
+            suggestion:
+              'check it with gst-launch-1.0 (videotestsrc num-buffers=30 in place of appsrc), or use --video-io ffmpeg',
+          },
+        );
+    }
+  }
+  for (const fourcc of writer ? [] : ['avc1', 'mp4v']) {
     try {
       const w = new cv.VideoWriter(tmp, cv.VideoWriter.fourcc(fourcc), fps, new cv.Size(width, height), true);
       // OpenCV may return a writer that opened nothing (it says so only on stderr): its file would not exist
@@ -182,6 +305,7 @@ function openWriter(cv: Cv, path: string, tmp: string, fps: number, width: numbe
       }
       writer = w;
       codec = fourcc;
+      encoder = `FFmpeg ${fourcc === 'avc1' ? 'libx264' : 'mpeg4'}`;
       break;
     } catch {
       removeQuietly(tmp);
@@ -210,7 +334,7 @@ function openWriter(cv: Cv, path: string, tmp: string, fps: number, width: numbe
       },
     );
   }
-  return { writer, codec };
+  return { writer, codec, encoder, encoderNote };
 }
 
 /**
@@ -224,12 +348,15 @@ export function createVideoSink(
   width: number,
   height: number,
   cv: Cv = loadOpenCv(),
+  videoIo: VideoIo = 'auto',
 ): VideoSink {
   const target = checkVideoPath(path);
   requireWritableDir(target.path);
   removeStalePartials(dirname(target.path));
   const tmp = partialPath(target.path);
-  const { writer: w, codec } = openWriter(cv, path, tmp, fps, width, height);
+  const threads = new EncoderThreads(); // before the writer opens: the threads that appear after it are its own
+  const { writer: w, codec, encoder, encoderNote } = openWriter(cv, path, tmp, fps, width, height, videoIo);
+  threads.opened();
   let closed = false;
   let frames = 0;
   const close = () => {
@@ -253,9 +380,14 @@ export function createVideoSink(
   const sink: VideoSink = {
     path,
     codec,
+    encoder,
+    ...(encoderNote ? { encoderNote } : {}),
     write(frame) {
       checkSpace();
       w.write(frame);
+      // the encoding of this frame (and of earlier ones the encoder held) belongs to this write, not to the next
+      // frame's inference
+      threads.waitIdle();
       frames++;
     },
     async writeAsync(frame) {

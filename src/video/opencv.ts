@@ -12,6 +12,20 @@ export type Mat = CvModule.Mat;
 
 let cached: Cv | undefined;
 
+/** Which of OpenCV's video back-ends this build has (cv.getBuildInformation()). */
+export function videoBackends(cv: Cv): { ffmpeg: boolean; gstreamer: boolean } {
+  const info = cv.getBuildInformation();
+  return { ffmpeg: /FFMPEG:\s+YES/.test(info), gstreamer: /GStreamer:\s+YES/.test(info) };
+}
+
+/**
+ * The back-end files are read with: FFmpeg where this OpenCV has it, so that GStreamer never retries a bad file and
+ * prints its own error (GStreamer stays available for pipelines: the annotated video's writer, `gst:` sources).
+ */
+export function fileCaptureApi(cv: Cv): number {
+  return videoBackends(cv).ffmpeg ? cv.CAP_FFMPEG : cv.CAP_ANY;
+}
+
 export function loadOpenCv(): Cv {
   if (cached) return cached;
   const require = createRequire(import.meta.url);
@@ -28,9 +42,6 @@ export function loadOpenCv(): Cv {
     process.env.OPENCV_LOG_LEVEL ??= 'ERROR';
     const mod = require('@u4/opencv4nodejs') as { cv: Cv };
     cached = mod.cv;
-    // Files go through FFmpeg. Where this OpenCV has it, keep GStreamer from retrying a bad file and printing its
-    // own error (read when the first VideoCapture opens, so setting it now is in time).
-    if (/FFMPEG:\s+YES/.test(cached.getBuildInformation())) process.env.OPENCV_VIDEOIO_PRIORITY_GSTREAMER ??= '0';
     return cached;
   } catch (e) {
     throw new JetprofError(

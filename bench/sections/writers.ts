@@ -1,0 +1,94 @@
+/** bench section writers (11): see bench/run.ts for what each section measures. */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FRAMES, log, median, onnx, results, ROOT, row, state, TSX, VIDEO, WORK } from '../common.ts';
+
+type Writer = 'no-write' | 'ffmpeg' | 'gstreamer';
+const WRITERS: Writer[] = ['no-write', 'ffmpeg', 'gstreamer'];
+
+/**
+ * Where writing the annotated video goes in the stage table: the sequential loop on the demo model at 960x540 with
+ * OpenCV's FFmpeg writer, GStreamer's x264enc writer and --no-write, in rotating order over three rounds. For each:
+ * the inference stage over the model-alone time (the encoder must not run during inference), the write stage, and
+ * end-to-end FPS; the write stage must hold what writing costs (the end-to-end time a frame gains over --no-write).
+ */
+export function benchWriters() {
+  state.section = 11;
+  const ROUNDS = 3;
+  const frames = FRAMES ?? 150;
+  log(
+    `writers. sequential loop, demo model, vtest.avi at 960x540, ${frames} frames: FFmpeg / GStreamer / no write, ${ROUNDS} rotating rounds`,
+  );
+  const runs: Record<Writer, Record<string, any>[]> = { 'no-write': [], ffmpeg: [], gstreamer: [] };
+  for (let k = 0; k < ROUNDS; k++) {
+    for (let j = 0; j < WRITERS.length; j++) {
+      const writer = WRITERS[(j + k) % WRITERS.length];
+      const json = join(WORK, `writer-${writer}.json`);
+      const out =
+        writer === 'no-write' ? ['--no-write'] : ['--video-io', writer, '-o', join(WORK, `writer-${writer}.mp4`)];
+      const r = spawnSync(
+        process.execPath,
+        [
+          TSX,
+          join(ROOT, 'src/cli/infer-onnx.ts'),
+          VIDEO,
+          '--model',
+          onnx,
+          '--frame-size',
+          '960x540',
+          '--pipeline',
+          'off',
+          '--max-frames',
+          String(frames),
+          '-q',
+          '--json',
+          json,
+          ...out,
+        ],
+        { encoding: 'utf8' },
+      );
+      if (r.status !== 0) throw new Error(`infer (${writer}) failed: ${r.stderr}`);
+      runs[writer].push(JSON.parse(readFileSync(json, 'utf8')));
+    }
+  }
+  const figures = Object.fromEntries(
+    WRITERS.map((w) => {
+      const rs = runs[w];
+      return [
+        w,
+        {
+          encoder: rs[0].output?.encoder ?? 'none',
+          inferenceMs: median(rs.map((r) => r.stages.inference.meanMs)),
+          modelAloneMs: median(rs.map((r) => r.modelAlone.perFrameMs)),
+          inferenceOverModelAlone: median(rs.map((r) => r.stages.inference.meanMs / r.modelAlone.perFrameMs)),
+          writeMs: median(rs.map((r) => r.stages.write.meanMs)),
+          endToEndFps: median(rs.map((r) => r.endToEndFps)),
+          wallMsPerFrame: median(rs.map((r) => r.wallMs / r.frames)),
+        },
+      ];
+    }),
+  ) as unknown as Record<Writer, Record<string, any>>;
+  const bare = figures['no-write'];
+  for (const w of WRITERS) {
+    const f = figures[w];
+    row(
+      `${w}: inference stage / model alone`,
+      `${f.inferenceMs.toFixed(1)} / ${f.modelAloneMs.toFixed(1)} ms = ${f.inferenceOverModelAlone.toFixed(2)}x`,
+      '<= 1.10x',
+      f.inferenceOverModelAlone <= 1.1,
+    );
+    if (w === 'no-write') {
+      row('no-write: end-to-end FPS', bare.endToEndFps.toFixed(2), '', undefined);
+      continue;
+    }
+    const cost = f.wallMsPerFrame - bare.wallMsPerFrame;
+    row(
+      `${w} (${f.encoder}): write stage / what writing costs`,
+      `${f.writeMs.toFixed(1)} / ${cost.toFixed(1)} ms a frame; end-to-end ${f.endToEndFps.toFixed(2)} FPS`,
+      'within 15%',
+      Math.abs(cost - f.writeMs) <= 0.15 * f.writeMs,
+    );
+  }
+  results.writers = { frames, rounds: ROUNDS, frameSize: '960x540', loop: 'sequential', writers: figures };
+}
