@@ -105,7 +105,7 @@ test('--video-io gstreamer without x264enc: one line naming the element and its 
 test("the writer's pipeline quotes its file name (spaces, quotes, backslashes)", (t) => {
   t.is(
     gstWriterPipeline('/tmp/a b/"x"\\y.mp4'),
-    'appsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location="/tmp/a b/\\"x\\"\\\\y.mp4" sync=false',
+    'appsrc name=opencvsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location="/tmp/a b/\\"x\\"\\\\y.mp4" sync=false',
   );
 });
 
@@ -149,4 +149,22 @@ test('a synchronous write waits for the threads the writer started, and not for 
   t.is(threads.timedOut, 0);
   await runtime.stop();
   await encoder.stop();
+});
+
+test("the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)", async (t) => {
+  const { createVideoSink } = await import('../src/video/io.ts');
+  const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
+  const cv = loadOpenCv();
+  const cap = new cv.VideoCapture(makeVideo('writer-pool.mp4', 20, 640, 480), fileCaptureApi(cv));
+  for (const k of [1, 2]) {
+    const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
+    for (let i = 0; i < 10; i++) sink.write(cap.read());
+    const w = sink.encoderWaits!();
+    await sink.finish();
+    t.is(w.waits, 10);
+    // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
+    t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 writes found the encoder at work`);
+    t.is(w.timedOut, 0);
+    t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
+  }
 });

@@ -14,6 +14,9 @@ const POLL_MS = 0.1;
 /** A write never waits longer than this for the encoder (a thread that never sleeps would stall the loop). */
 const WAIT_LIMIT_MS = 2000;
 
+/** Thread names of the GStreamer writer's pipeline (src/video/io.ts gstWriterPipeline names its appsrc opencvsrc). */
+const WRITER_THREAD = /^(opencvsrc|mp4mux\d*):/;
+
 function tasks(): string[] {
   try {
     return readdirSync('/proc/self/task');
@@ -39,6 +42,9 @@ export class EncoderThreads {
   private readonly pause = new Int32Array(new SharedArrayBuffer(4));
   /** Writes whose encoder was still running after WAIT_LIMIT_MS. */
   timedOut = 0;
+  /** Writes waited for, and those that found the encoder at work (the rest found it done already). */
+  waits = 0;
+  busyWaits = 0;
   /** False where /proc/self/task cannot be read (not Linux): writes then do not wait. */
   readonly available: boolean;
 
@@ -55,15 +61,15 @@ export class EncoderThreads {
   }
 
   /**
-   * The writer's threads: those started while it opened, and GStreamer's streaming threads started later (named
-   * `element:pad`, as appsrc0:src, and the encoder's threads they start inherit the name). Threads the model's
-   * runtime starts later (ONNX Runtime's, which spin for a while after each run) are neither.
+   * The writer's threads: those started while it opened, and the streaming threads of GStreamer's writer pipeline
+   * (named `element:pad`: `opencvsrc:src`, whose name the x264 threads it starts inherit, and `mp4muxN:src`), which
+   * GStreamer may take from a pool of threads that existed before (a second run in one process). Threads the model's
+   * runtime starts later (ONNX Runtime's, which spin for a while after each run) and a `gst:` source's are neither.
    */
   private isEncoder(tid: string): boolean {
     if (this.duringOpen.has(tid)) return true;
-    if (this.before.has(tid)) return false;
     try {
-      return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').includes(':');
+      return WRITER_THREAD.test(readFileSync(`/proc/self/task/${tid}/comm`, 'utf8'));
     } catch {
       return false;
     }
@@ -78,8 +84,15 @@ export class EncoderThreads {
   waitIdle(): void {
     if (!this.available) return;
     const start = performance.now();
+    this.waits++;
+    let sawBusy = false;
     for (let idle = 0; idle < 2;) {
-      idle = this.busy() ? 0 : idle + 1;
+      const busy = this.busy();
+      if (busy && !sawBusy) {
+        sawBusy = true;
+        this.busyWaits++;
+      }
+      idle = busy ? 0 : idle + 1;
       if (idle < 2) Atomics.wait(this.pause, 0, 0, POLL_MS);
       if (performance.now() - start > WAIT_LIMIT_MS) {
         this.timedOut++;

@@ -117,6 +117,8 @@ export interface VideoSink {
   encoder?: string;
   /** Why `auto` did not get GStreamer's writer, when it did not. */
   encoderNote?: string;
+  /** The synchronous writes' waits for the encoder (EncoderThreads): how many, and how many found it at work. */
+  encoderWaits?: () => { waits: number; busyWaits: number; timedOut: number };
   write(frame: Mat): void;
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
@@ -194,11 +196,11 @@ const GST_WRITER_ELEMENTS: [element: string, pkg: string][] = [
  * x264enc's fixed 2 Mbit/s the file is as large as with its default (medium), and a 960x540 frame took 5.4 ms to
  * encode instead of 21.6 ms (2-core VM), as fast as FFmpeg's writer was when its encoding overlapped inference. The trailing
  * `sync=false` keeps FFmpeg (tried first by OpenCV) from taking the string for a file name with a container's
- * extension.
+ * extension. OpenCV finds its appsrc by the name `opencvsrc`, and EncoderThreads the streaming threads by it.
  */
 export function gstWriterPipeline(file: string): string {
   const location = `"${file.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-  return `appsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location=${location} sync=false`;
+  return `appsrc name=opencvsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location=${location} sync=false`;
 }
 
 /** The writer's elements this machine lacks (asked of gst-inspect-1.0; none when it is not installed to ask). */
@@ -382,6 +384,7 @@ export function createVideoSink(
     codec,
     encoder,
     ...(encoderNote ? { encoderNote } : {}),
+    encoderWaits: () => ({ waits: threads.waits, busyWaits: threads.busyWaits, timedOut: threads.timedOut }),
     write(frame) {
       checkSpace();
       w.write(frame);
