@@ -3,10 +3,19 @@
  * video and figures; the run's figures over all of them; the report's per-stream table.
  */
 import test from 'ava';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
+import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
+import {
+  errorLines,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('streams', PERSON_VEHICLE_CFG, 8);
 
@@ -568,4 +577,44 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
     rep2.stdout,
     /what it costs: not known \(run both with --detections on the same frames to see what it costs\)/,
   );
+});
+
+test('memory: streams that cannot fit are refused in one line before any writer opens, with the estimate and the fixes', (t) => {
+  // per stream and pixel, as measured: 18 B reading, +51 B GStreamer's x264enc, +198 B FFmpeg's libx264
+  t.is(streamBytes(1920 * 1080, 'none'), 1920 * 1080 * 18);
+  t.is(estimateBytes(64, 1920 * 1080, 'ffmpeg'), BASE_BYTES + 64 * 1920 * 1080 * (18 + 198));
+  t.is(memoryShortage(4, 1920, 1080, 'gstreamer', 8 * 2 ** 30), undefined, '4 streams of 1080p fit in 8 GB');
+  const nano = memoryShortage(64, 1920, 1080, 'ffmpeg', 4 * 2 ** 30)!;
+  t.regex(
+    nano.message,
+    /^64 streams at 1920x1080 written by FFmpeg's libx264 need about 27\.1 GB of memory \(427 MB a stream, measured\), and this machine has 4\.0 GB available$/,
+  );
+  t.regex(
+    nano.suggestion!,
+    /--no-write \(about 2\.6 GB\), or --video-io gstreamer \(about 8\.9 GB\), or at most 8 streams at this size/,
+  );
+  // the CLI: 64 streams of 8192x8192 fit in no machine this runs on; nothing is written
+  const out = join(scratchDir(), 'too-many');
+  mkdirSync(out);
+  const r = runCli('infer', [
+    makeVideo('mem.mp4', 3, 160, 120),
+    '--streams',
+    '64',
+    '--frame-size',
+    '8192x8192',
+    '--model',
+    model.onnxPath,
+    '--output-dir',
+    out,
+    '--json',
+    join(out, 'run.json'),
+  ]);
+  t.is(r.code, 2, r.stderr);
+  t.is(errorLines(r.stderr).length, 1, r.stderr);
+  t.regex(
+    r.stderr,
+    /64 streams at 8192x8192 written by .* need about \d+\.\d GB of memory .* available \(fix: --no-write/,
+  );
+  t.false(existsSync(join(out, 'run.json')));
+  t.deepEqual(readdirSync(out), [], 'no video or partial file left');
 });

@@ -9,7 +9,9 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { createImageFolderSink, createVideoSink, type VideoIo, type VideoSink } from '../video/io.ts';
+import { autoWriter, createImageFolderSink, createVideoSink, type VideoIo, type VideoSink } from '../video/io.ts';
+import { memoryAvailableBytes } from '../util/resources.ts';
+import { memoryShortage, type WriterKind } from './memory-estimate.ts';
 import { openSource, type SourceArg } from '../video/sources.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { Nvtx } from './nvtx.ts';
@@ -184,6 +186,20 @@ export async function readNextFrame(
   return { frame, frameRange };
 }
 
+/** Refuses a run whose streams (all taken at the first one's frame size) would not fit in the memory available. */
+function checkMemory(o: LoopOptions, cv: Cv, width: number, height: number, noVideo: boolean): void {
+  const available = memoryAvailableBytes();
+  if (available === undefined) return;
+  const writer: WriterKind = noVideo
+    ? 'none'
+    : o.videoIo === 'ffmpeg' ||
+        (o.videoIo !== 'gstreamer' && !autoWriter(cv, width, height).encoder.startsWith('GStreamer'))
+      ? 'ffmpeg'
+      : 'gstreamer';
+  const short = memoryShortage(o.streams.length, width, height, writer, available);
+  if (short) throw short;
+}
+
 /** What a loop opens for each stream: OpenCV, the source, the frame geometry, the postprocessor and the output (closed on failure). */
 export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpec) {
   const cv = loadOpenCv();
@@ -195,6 +211,8 @@ export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpe
   const post = new Postprocessor(model, g, o.postprocess, o.modelName);
   let sink: VideoSink | undefined;
   try {
+    // before the first writer opens: do all the streams fit in memory (the encoders hold most of it)?
+    if (spec === o.streams[0]) checkMemory(o, cv, frameW, frameH, !spec.outputPath || source.kind === 'images');
     sink = !spec.outputPath
       ? undefined
       : source.kind === 'images'

@@ -72,3 +72,16 @@ export function resourceShortage(path: string): JetprofError | undefined {
     );
   return undefined;
 }
+
+/**
+ * The memory this process can still take: the machine's MemAvailable (/proc/meminfo) plus what the process holds now
+ * (an estimate of a whole run includes it); undefined where /proc/meminfo is missing.
+ */
+export function memoryAvailableBytes(): number | undefined {
+  try {
+    const kb = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 + process.memoryUsage().rss : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -246,8 +246,8 @@ function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofErr
 }
 
 /** What `--video-io auto` writes with on this machine (at an even frame size), and why not GStreamer when it is not. */
-export function autoWriter(cv: Cv): { encoder: string; why?: string; fix?: string } {
-  const unavailable = gstWriterUnavailable(cv, 960, 540);
+export function autoWriter(cv: Cv, width = 960, height = 540): { encoder: string; why?: string; fix?: string } {
+  const unavailable = gstWriterUnavailable(cv, width, height);
   if (!unavailable) return { encoder: 'GStreamer x264enc' };
   return { encoder: 'FFmpeg libx264', why: unavailable.message, fix: unavailable.suggestion };
 }
