@@ -14,8 +14,8 @@ export function benchPostprocessor(
   conf: number,
 ): Postprocessor {
   return new Postprocessor(info, g, {
-    confThreshold: conf,
-    nmsThreshold: 0.5,
+    conf: conf,
+    nms: 0.5,
     nmsKind: 'iou',
     classMode: 'multi',
     maxCandidates: DEFAULT_MAX_CANDIDATES,

@@ -47,8 +47,8 @@ function framesOfVtest(): Mat[] {
 }
 
 const POST = {
-  confThreshold: 0.3,
-  nmsThreshold: 0.5,
+  conf: 0.3,
+  nms: 0.5,
   nmsKind: 'iou' as const,
   classMode: 'multi' as const,
   maxCandidates: 30000,

@@ -32,7 +32,7 @@ test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back
     cls: logit(0.8),
   });
   const g = stretchGeometry(128, 96, 64, 64); // frame 128x96: x / 0.5, y / (64/96)
-  const dets = decodeHead(data, HEAD, g, { classes: 1, confThreshold: 0.3 }).toDetections();
+  const dets = decodeHead(data, HEAD, g, { classes: 1, conf: 0.3 }).toDetections();
   t.is(dets.length, 1);
   const d = dets[0];
   t.is(d.classId, 0);
@@ -45,14 +45,8 @@ test('decode: hand-computed box with scale_x_y, exp(tw) x anchor, stretched back
 
 test('decode: objectness x class must exceed conf (darknet rule)', (t) => {
   const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.9), cls: logit(0.3) }); // 0.27
-  t.is(
-    decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.3 }).toDetections().length,
-    0,
-  );
-  t.is(
-    decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, confThreshold: 0.25 }).toDetections().length,
-    1,
-  );
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, conf: 0.3 }).toDetections().length, 0);
+  t.is(decodeHead(data, HEAD, stretchGeometry(64, 64, 64, 64), { classes: 1, conf: 0.25 }).toDetections().length, 1);
 });
 
 test('decode: new_coords uses the values as given and w = tw^2 * 4 * anchor', (t) => {
@@ -61,7 +55,7 @@ test('decode: new_coords uses the values as given and w = tw^2 * 4 * anchor', (t
   const data = headWith(0, { tx: 0.5, ty: 0.5, tw: 0.5, th: 0.5, obj: 0.9, cls: 0.9 });
   const [d] = decodeHead(data, head, stretchGeometry(64, 64, 64, 64), {
     classes: 1,
-    confThreshold: 0.5,
+    conf: 0.5,
   }).toDetections();
   t.deepEqual(
     [d.x1, d.y1, d.x2, d.y2].map((v) => Math.round(v * 1e4) / 1e4),
@@ -77,7 +71,7 @@ test('letterbox: geometry centres the image and boxes map back to the frame', (t
   t.deepEqual(netToFrame(g, 0, 16), [0, 0]);
   // the decoded box of cell 0 (row 0, col 0): cx = cy = 0.5/2*64 = 16, 16x16 px -> net box (8,8)-(24,24)
   const data = headWith(0, { tx: 0, ty: 0, tw: 0, th: 0, obj: logit(0.99), cls: logit(0.99) });
-  const [d] = decodeHead(data, { ...HEAD, scaleXY: 1 }, g, { classes: 1, confThreshold: 0.5 }).toDetections();
+  const [d] = decodeHead(data, { ...HEAD, scaleXY: 1 }, g, { classes: 1, conf: 0.5 }).toDetections();
   t.true(Math.abs(d.x1 - 8 / 0.32) < 1e-4);
   t.true(Math.abs(d.x2 - 24 / 0.32) < 1e-4);
   t.is(d.y1, 0); // (8 - 16)/0.32 < 0: clipped to the frame
@@ -132,7 +126,7 @@ test('bad call - decode rejects a head of the wrong size', (t) => {
     () =>
       decodeHead(new Float32Array(10), HEAD, stretchGeometry(64, 64, 64, 64), {
         classes: 1,
-        confThreshold: 0.3,
+        conf: 0.3,
       }).toDetections(),
     {
       instanceOf: RangeError,

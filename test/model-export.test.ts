@@ -177,7 +177,7 @@ test('decoded boxes and scores equal OpenCV darknet yolo layer (scale_x_y 1.05, 
       const per = 5 + info.classes;
       const plane = h.gridW * h.gridH;
       const slice = head.subarray(a * per * plane, (a + 1) * per * plane);
-      const cands = decodeHead(slice, single, g, { classes: info.classes, confThreshold: -1 });
+      const cands = decodeHead(slice, single, g, { classes: info.classes, conf: -1 });
       // Every cell passes a threshold of -1, so cell k owns box k; candidates are found by (box, class).
       const byCellClass = new Map<number, number>();
       for (let i = 0; i < cands.count; i++) byCellClass.set(cands.box[i] * info.classes + cands.classId[i], i);

@@ -71,8 +71,8 @@ async function boxesOf(
     for (const [i, frame] of frames.entries()) {
       const g = stretchGeometry(frame.cols, frame.rows, info.inputWidth, info.inputHeight);
       const post = new Postprocessor(info, g, {
-        confThreshold: conf,
-        nmsThreshold: 0.5,
+        conf: conf,
+        nms: 0.5,
         nmsKind: 'iou',
         classMode: 'multi',
         maxCandidates: 30000,

@@ -169,7 +169,7 @@ test('IoU NMS in best-class mode keeps the same indices as OpenCV NMSBoxes on th
   const data = Float32Array.from({ length: 3 * (5 + classes) * 169 }, () => (rand() - 0.5) * 6);
   const decoded = decodeHead(data, head, stretchGeometry(416, 416, 416, 416), {
     classes,
-    confThreshold: 0.05,
+    conf: 0.05,
     classMode: 'best',
   }).toDetections();
   const boxes = decoded
@@ -208,12 +208,12 @@ test('best-class mode: one candidate per box, its highest class (the first on a 
   };
   const data = Float32Array.from([0, 0, 0, 0, 5, 2, 3, 3, -1]); // classes: 2, 3, 3, -1 (logits)
   const g = stretchGeometry(64, 64, 64, 64);
-  const multi = decodeHead(data, head, g, { classes: 4, confThreshold: 0.5 }).toDetections();
+  const multi = decodeHead(data, head, g, { classes: 4, conf: 0.5 }).toDetections();
   t.deepEqual(
     multi.map((d) => d.classId),
     [0, 1, 2],
   );
-  const best = decodeHead(data, head, g, { classes: 4, confThreshold: 0.5, classMode: 'best' }).toDetections();
+  const best = decodeHead(data, head, g, { classes: 4, conf: 0.5, classMode: 'best' }).toDetections();
   t.deepEqual(
     best.map((d) => d.classId),
     [1],
@@ -265,7 +265,7 @@ test('caps: --max-candidates keeps the top scores for NMS, --max-det the top box
   }
   const outputs = new Map([['h', data]]);
   const g = stretchGeometry(64, 64, 64, 64);
-  const base = { confThreshold: 0.3, nmsThreshold: 0.5, nmsKind: 'iou' as const, classMode: 'multi' as const };
+  const base = { conf: 0.3, nms: 0.5, nmsKind: 'iou' as const, classMode: 'multi' as const };
   const free = new Postprocessor(model, g, { ...base, maxCandidates: 1000, maxDet: 1000 }).run(outputs);
   t.like(free, { candidates: 192, candidatesCapped: false, detectionsCapped: false });
   t.is(free.detections.length, 192);

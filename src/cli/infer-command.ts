@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { VIDEO_IO_CHOICES, type VideoIo } from '../video/io.ts';
+import { postprocessOf } from '../detect/postprocess.ts';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { classifySource, isLive, sourceStem } from '../video/sources.ts';
@@ -459,14 +460,7 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
     draw: o.draw,
     videoIo: o.videoIo,
     json: run.json,
-    postprocess: {
-      confThreshold: o.conf,
-      nmsThreshold: o.nms,
-      nmsKind: o.nmsKind,
-      classMode: o.classMode,
-      maxCandidates: o.maxCandidates,
-      maxDet: o.maxDet,
-    },
+    postprocess: postprocessOf(o),
     label: o.label,
     profiler: o.profilerAttached,
     fp16: o.fp16,

@@ -21,7 +21,7 @@ const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
 
 export interface DecodeOptions {
   classes: number;
-  confThreshold: number;
+  conf: number;
   /** Default 'multi'. */
   classMode?: ClassMode;
 }
@@ -35,7 +35,7 @@ export function decodeHead(
 ): Candidates {
   const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
   const C = options.classes;
-  const conf = options.confThreshold;
+  const conf = options.conf;
   const plane = W * H;
   const per = 5 + C;
   const expected = head.anchors.length * per * plane;
@@ -130,7 +130,7 @@ function clamp(v: number, max: number): number {
 export function decodePluginDetections(
   data: Float32Array,
   geometry: Geometry,
-  confThreshold: number,
+  conf: number,
   classes: number,
   out: Candidates = new Candidates(),
 ): Candidates {
@@ -139,7 +139,7 @@ export function decodePluginDetections(
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   for (let i = 0; i < data.length; i += 7) {
     const score = data[i + 4] * data[i + 6];
-    if (!(score >= confThreshold)) continue;
+    if (!(score >= conf)) continue;
     const classId = Math.round(data[i + 5]);
     if (classId < 0 || classId >= classes) continue;
     const x = data[i] * netW;

@@ -11,15 +11,25 @@ import { type ClassMode, decodeHead, decodePluginDetections } from './decode.ts'
 import { type NmsKind, nmsCandidates } from './nms.ts';
 import type { Detection, Geometry } from './types.ts';
 
+/**
+ * The postprocess settings, under one set of names from infer's options (--conf, --nms, --nms-kind, --class-mode,
+ * --max-candidates, --max-det) through the postprocessor to the run JSON's `postprocess`.
+ */
 export interface PostprocessOptions {
-  confThreshold: number;
-  nmsThreshold: number;
+  conf: number;
+  nms: number;
   nmsKind: NmsKind;
   classMode: ClassMode;
   /** Candidates entering NMS, the highest scores first. */
   maxCandidates: number;
   /** Boxes kept per frame after NMS. */
   maxDet: number;
+}
+
+/** Just the postprocess settings of a larger options object (infer's, parsed by the CLI). */
+export function postprocessOf(o: PostprocessOptions): PostprocessOptions {
+  const { conf, nms, nmsKind, classMode, maxCandidates, maxDet } = o;
+  return { conf, nms, nmsKind, classMode, maxCandidates, maxDet };
 }
 
 /**
@@ -56,7 +66,7 @@ export class Postprocessor {
     const c = this.buffer.reset();
     const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
     if (plugin && !outputs.has(model.heads[0].output)) {
-      decodePluginDetections(plugin, g, o.confThreshold, model.classes, c);
+      decodePluginDetections(plugin, g, o.conf, model.classes, c);
     } else {
       for (const head of model.heads) {
         const data = outputs.get(head.output);
@@ -64,13 +74,7 @@ export class Postprocessor {
           throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, {
             suggestion: 'export the model again with `jetprof export`',
           });
-        decodeHead(
-          data,
-          head,
-          g,
-          { classes: model.classes, confThreshold: o.confThreshold, classMode: o.classMode },
-          c,
-        );
+        decodeHead(data, head, g, { classes: model.classes, conf: o.conf, classMode: o.classMode }, c);
       }
     }
     if (c.nonFinite > 0) {
@@ -85,7 +89,7 @@ export class Postprocessor {
     }
     const order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
-    const kept = nmsCandidates(c, order, o.nmsThreshold, o.nmsKind, o.maxDet + 1);
+    const kept = nmsCandidates(c, order, o.nms, o.nmsKind, o.maxDet + 1);
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),

@@ -488,12 +488,7 @@ function assembleRun(
     ...(extra.modelAlone ? { modelAlone: extra.modelAlone } : {}),
     firstFrameMs: tally.firstFrameMs,
     postprocess: {
-      conf: o.postprocess.confThreshold,
-      nms: o.postprocess.nmsThreshold,
-      nmsKind: o.postprocess.nmsKind,
-      classMode: o.postprocess.classMode,
-      maxCandidates: o.postprocess.maxCandidates,
-      maxDet: o.postprocess.maxDet,
+      ...o.postprocess,
       framesCandidatesCapped: tally.framesCandidatesCapped,
       framesDetectionsCapped: tally.framesDetectionsCapped,
       maxCandidatesSeen: tally.maxCandidates,

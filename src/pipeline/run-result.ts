@@ -2,8 +2,7 @@
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { StreamRecord } from './frame-tail.ts';
 import type { BatchFigures } from './sequential-loop.ts';
-import type { ClassMode } from '../detect/decode.ts';
-import type { NmsKind } from '../detect/nms.ts';
+import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';
 import { type StageStats, sumOf, summarize } from '../util/stats.ts';
@@ -48,13 +47,8 @@ export interface RunSetup {
   draw?: boolean;
 }
 
-export interface PostprocessSummary {
-  conf: number;
-  nms: number;
-  nmsKind: NmsKind;
-  classMode: ClassMode;
-  maxCandidates: number;
-  maxDet: number;
+/** The postprocess settings as the run used them (the same fields infer's options have), and what they did. */
+export interface PostprocessSummary extends PostprocessOptions {
   /** Measured frames with more candidates than maxCandidates / more boxes than maxDet after NMS. */
   framesCandidatesCapped: number;
   framesDetectionsCapped: number;
