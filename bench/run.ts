@@ -16,6 +16,8 @@
  *      Xavier NX), sequential vs pipelined, alternating: inference and end-to-end FPS, and where the CPU is the limit
  *  11. writers (--only writers): the sequential loop writing with FFmpeg, with GStreamer and not at all, rotating: the
  *      inference stage over the model alone, the write stage against what writing costs end to end
+ *  12. ortpeer (--only ortpeer): jetprof against the lab's script structure in Python on the same runtime (Python's
+ *      onnxruntime on jetprof's .onnx, bench/peer_ort.py), sequential, demo and dense model, alternating
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -34,6 +36,7 @@ import { benchParseAll } from './sections/parse-all.ts';
 import { benchStreams } from './sections/streams.ts';
 import { benchBoards } from './sections/boards.ts';
 import { benchWriters } from './sections/writers.ts';
+import { benchOrtPeer } from './sections/ort-peer.ts';
 
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
@@ -47,6 +50,7 @@ if (ONLY.has(8)) await benchParseAll();
 if (ONLY.has(9)) benchStreams();
 if (ONLY.has(10)) benchBoards();
 if (ONLY.has(11)) benchWriters();
+if (ONLY.has(12)) benchOrtPeer();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

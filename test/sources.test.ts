@@ -387,3 +387,49 @@ test.serial('a live RTSP stream beside a file in one run: two streams, each with
     server.kill('SIGKILL');
   }
 });
+
+test('a variable-frame-rate file: said in one warning with its highest and average rate and the ffmpeg line, recorded in the run JSON; a constant-rate file says nothing', (t) => {
+  // one second at 30 FPS, then one at 10: 40 frames over 2 s
+  const vfr = join(scratchDir(), 'vfr.mp4');
+  execFileSync('ffmpeg', [
+    ...[
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=160x120:rate=30',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=160x120:rate=10',
+    ],
+    ...[
+      '-filter_complex',
+      '[0:v]trim=duration=1[a];[1:v]trim=duration=1,setpts=PTS-STARTPTS[b];[a][b]concat=n=2:v=1[v]',
+    ],
+    ...['-map', '[v]', '-fps_mode', 'vfr', '-c:v', 'libx264', vfr],
+  ]);
+  const json = join(scratchDir(), 'vfr.json');
+  const r = runCli('infer', [vfr, '--model', model.onnxPath, '--warmup', '2', '--no-write', '--json', json, '-q']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(
+    r.stderr,
+    /vfr\.mp4: variable frame rate \(up to 30 FPS, 22\.6\d on average\): --realtime paces its frames evenly at the average .* ffmpeg -i \S+vfr\.mp4 -vf fps=23 -c:v libx264 constant\.mp4/,
+  );
+  const video = JSON.parse(readFileSync(json, 'utf8')).video;
+  t.is(video.variableFps, 30);
+  t.true(Math.abs(video.fps - 22.64) < 0.01, `fps ${video.fps}`);
+  const steady = runCli('infer', [
+    makeVideo('steady.mp4', 8, 160, 120),
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '2',
+    '--no-write',
+    '-q',
+  ]);
+  t.is(steady.code, 0, steady.stderr);
+  t.notRegex(steady.stderr, /variable frame rate/);
+});

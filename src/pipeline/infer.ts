@@ -351,6 +351,10 @@ function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
       o.onWarning(
         `${who}: carries rotation metadata (${s.video.rotation}°, a phone video?): its frames were read as stored, not turned (OpenCV 4.6 turns some the wrong way); for upright frames, re-encode with the rotation applied: ffmpeg -i ${src} -c:v libx264 upright.mp4`,
       );
+    if (s.video.variableFps !== undefined)
+      o.onWarning(
+        `${who}: variable frame rate (up to ${s.video.variableFps} FPS, ${+s.video.fps.toFixed(2)} on average): --realtime paces its frames evenly at the average and the video is written at it, so the frames' own times are not kept; for a constant rate: ffmpeg -i ${src} -vf fps=${Math.round(s.video.fps)} -c:v libx264 constant.mp4`,
+      );
     const out = s.record.output;
     const [w, h] = s.frameSize;
     if (out?.width && out.height && (out.width !== w || out.height !== h))
@@ -479,6 +483,7 @@ function assembleRun(
       fps: first.video.fps,
       frameCount: first.video.frameCount,
       ...(first.video.rotation ? { rotation: first.video.rotation } : {}),
+      ...(first.video.variableFps !== undefined ? { variableFps: first.video.variableFps } : {}),
     },
     // one stream: its output is the run's; several: each stream's is in its record
     output: multi ? undefined : first.record.output,

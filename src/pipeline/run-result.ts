@@ -75,7 +75,16 @@ export interface RunResult {
     labels?: string[];
   };
   /** rotation: degrees of rotation metadata the file carries; its frames were read as stored. */
-  video: { path: string; width: number; height: number; fps: number; frameCount: number; rotation?: number };
+  /** variableFps: a variable-frame-rate file's highest rate (its fps is then the average, as OpenCV reports it). */
+  video: {
+    path: string;
+    width: number;
+    height: number;
+    fps: number;
+    frameCount: number;
+    rotation?: number;
+    variableFps?: number;
+  };
   /** The video written; width and height as written (H.264 writes an odd frame size one pixel smaller). */
   output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
   frameSize: [number, number];

@@ -33,11 +33,48 @@ export interface VideoInfo {
    * OpenCV 4.6 turns some of them the wrong way; infer says so and how to get upright frames.
    */
   rotation?: number;
+  /**
+   * A variable-frame-rate file: the highest rate its frames come at (its stream's base rate); `fps` is then the
+   * average OpenCV reports, at which its frames are paced (--realtime) and written.
+   */
+  variableFps?: number;
 }
 
 /** OpenCV's CAP_PROP_ORIENTATION_META and CAP_PROP_ORIENTATION_AUTO (4.5+), which the Node binding does not name. */
 const CAP_PROP_ORIENTATION_META = 48;
 const CAP_PROP_ORIENTATION_AUTO = 49;
+
+/**
+ * Whether a file's frames are unevenly spaced (a phone's variable-frame-rate video): ffprobe's r_frame_rate (the
+ * stream's base rate, the fastest its frames come) and avg_frame_rate (frames over duration) differ by more than 1%.
+ * Then the highest rate, else undefined (also where ffprobe is missing).
+ */
+function variableFrameRate(path: string): number | undefined {
+  const r = spawnSync(
+    'ffprobe',
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'stream=r_frame_rate,avg_frame_rate',
+      '-of',
+      'csv=p=0',
+      path,
+    ],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
+  const [base, average] = (r.stdout ?? '')
+    .trim()
+    .split(',')
+    .map((q) => {
+      const [num, den] = q.split('/').map(Number);
+      return den ? num / den : num;
+    });
+  if (r.status !== 0 || !(base > 0) || !(average > 0)) return undefined;
+  return Math.abs(base - average) / average > 0.01 ? Math.round(base * 100) / 100 : undefined;
+}
 
 export interface VideoSource {
   info: VideoInfo;
@@ -65,13 +102,16 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   }
   const rotation = Math.round(cap.get(CAP_PROP_ORIENTATION_META) || 0) % 360;
   if (rotation !== 0) cap.set(CAP_PROP_ORIENTATION_AUTO, 0);
+  const fps = cap.get(cv.CAP_PROP_FPS);
+  const variableFps = variableFrameRate(path);
   const info: VideoInfo = {
     path,
     width: Math.round(cap.get(cv.CAP_PROP_FRAME_WIDTH)),
     height: Math.round(cap.get(cv.CAP_PROP_FRAME_HEIGHT)),
-    fps: cap.get(cv.CAP_PROP_FPS),
+    fps,
     frameCount: Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))),
     ...(rotation !== 0 ? { rotation } : {}),
+    ...(variableFps !== undefined ? { variableFps } : {}),
   };
   if (!(info.width > 0 && info.height > 0)) {
     cap.release();

@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""The same-runtime Python peer for `npm run bench`: YOLOv4-Tiny through Python's onnxruntime (the version jetprof
+pins for Node) on jetprof's own .onnx, with the lab's script structure, one frame at a time:
+cv2.VideoCapture -> resize -> cv2.dnn.blobFromImage -> session.run -> numpy decode of the raw heads -> per-class
+cv2.dnn.NMSBoxes -> draw -> cv2.VideoWriter. The heads, anchors and scale_x_y come from the model's own metadata
+(`jetprof.model`), so both sides run the same graph on the same runtime; what differs is the code around it.
+Prints one JSON line: frames, wall time and inference time (warm-up excluded).
+
+usage: peer_ort.py MODEL.onnx VIDEO OUT.mp4 --frame-size 960x540 --max-frames N --warmup 5 --conf 0.3 --nms 0.5 --threads N
+"""
+import argparse
+import json
+import time
+
+import cv2
+import numpy as np
+import onnxruntime as ort
+
+
+def decode(outputs, heads, classes, conf, net_w, net_h, frame_w, frame_h):
+    """Boxes (x, y, w, h in frame pixels), scores and classes above `conf` (objectness x class probability)."""
+    boxes, scores, class_ids = [], [], []
+    for head, out in zip(heads, outputs):
+        gw, gh, s = head["gridW"], head["gridH"], head["scaleXY"]
+        a = len(head["anchors"])
+        t = out.reshape(a, 5 + classes, gh, gw)
+        act = (lambda v: v) if head.get("newCoords") else (lambda v: 1 / (1 + np.exp(-v)))
+        obj = act(t[:, 4])
+        cols = np.arange(gw)[None, None, :]
+        rows = np.arange(gh)[None, :, None]
+        cx = (cols + act(t[:, 0]) * s - (s - 1) / 2) / gw * net_w
+        cy = (rows + act(t[:, 1]) * s - (s - 1) / 2) / gh * net_h
+        anchors = np.array(head["anchors"], dtype=np.float32)
+        if head.get("newCoords"):
+            bw = t[:, 2] ** 2 * 4 * anchors[:, 0, None, None]
+            bh = t[:, 3] ** 2 * 4 * anchors[:, 1, None, None]
+        else:
+            bw = np.exp(t[:, 2]) * anchors[:, 0, None, None]
+            bh = np.exp(t[:, 3]) * anchors[:, 1, None, None]
+        probs = obj[:, None] * act(t[:, 5:])  # [a, classes, gh, gw]
+        ai, ci, yi, xi = np.nonzero(probs > conf)
+        sx, sy = frame_w / net_w, frame_h / net_h
+        for k in range(len(ai)):
+            a_, c_, y_, x_ = ai[k], ci[k], yi[k], xi[k]
+            w_, h_ = bw[a_, y_, x_] * sx, bh[a_, y_, x_] * sy
+            boxes.append([float(cx[a_, y_, x_] * sx - w_ / 2), float(cy[a_, y_, x_] * sy - h_ / 2), float(w_), float(h_)])
+            scores.append(float(probs[a_, c_, y_, x_]))
+            class_ids.append(int(c_))
+    return boxes, scores, class_ids
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("model")
+    p.add_argument("video")
+    p.add_argument("out")
+    p.add_argument("--frame-size", default="960x540")
+    p.add_argument("--max-frames", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--conf", type=float, default=0.3)
+    p.add_argument("--nms", type=float, default=0.5)
+    p.add_argument("--threads", type=int, default=0)
+    a = p.parse_args()
+    w, h = (int(v) for v in a.frame_size.split("x"))
+    so = ort.SessionOptions()
+    if a.threads:
+        so.intra_op_num_threads = a.threads
+    sess = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])
+    info = json.loads(sess.get_modelmeta().custom_metadata_map["jetprof.model"])
+    heads, classes = info["heads"], info["classes"]
+    net_w, net_h = info["inputWidth"], info["inputHeight"]
+    input_name = sess.get_inputs()[0].name
+    output_names = [hd["output"] for hd in heads]
+    cap = cv2.VideoCapture(a.video)
+    fps = cap.get(cv2.CAP_PROP_FPS) or 30
+    writer = cv2.VideoWriter(a.out, cv2.VideoWriter_fourcc(*"avc1"), fps, (w, h))
+    frames = measured = 0
+    infer_s = 0.0
+    start = end = None
+    while True:
+        if a.max_frames and frames >= a.max_frames:
+            break
+        t0 = time.perf_counter()
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frame = cv2.resize(frame, (w, h))
+        blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, (net_w, net_h), swapRB=True, crop=False)
+        t1 = time.perf_counter()
+        outs = sess.run(output_names, {input_name: blob})
+        t2 = time.perf_counter()
+        boxes, scores, class_ids = decode(outs, heads, classes, a.conf, net_w, net_h, w, h)
+        for c in set(class_ids):
+            idx = [i for i, ci in enumerate(class_ids) if ci == c]
+            keep = cv2.dnn.NMSBoxes([boxes[i] for i in idx], [scores[i] for i in idx], a.conf, a.nms)
+            for k in np.array(keep).flatten():
+                x, y, bw, bh = (int(v) for v in boxes[idx[k]])
+                cv2.rectangle(frame, (x, y), (x + bw, y + bh), (0, 255, 0), 2)
+                cv2.putText(frame, f"{c} {scores[idx[k]]:.2f}", (x, y - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 255, 0), 1)
+        writer.write(frame)
+        t3 = time.perf_counter()
+        if frames >= a.warmup:
+            if start is None:
+                start = t0
+            end = t3
+            measured += 1
+            infer_s += t2 - t1
+        frames += 1
+    writer.release()
+    wall = (end - start) if start is not None else 0.0
+    print(json.dumps({
+        "frames": measured,
+        "wallSeconds": wall,
+        "inferenceSeconds": infer_s,
+        "endToEndFps": measured / wall if wall > 0 else 0,
+        "inferenceFps": measured / infer_s if infer_s > 0 else 0,
+        "onnxruntime": ort.__version__,
+        "opencv": cv2.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()
