@@ -391,7 +391,7 @@ test.serial(
       `#!/bin/bash
 [ "$1" = stats ] && exit 0
 shift
-while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; -t|--force-overwrite) shift 2;; *) break;; esac; done
+while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; -t|-s|--cpuctxsw|--force-overwrite) shift 2;; *) break;; esac; done
 echo run >> ${JSON.stringify(count)}
 # the launcher: runs the application, leaves the stream, and stays unreaped (a zombie) as nsys's does
 ( "$@"; echo stream > "$out.qdstrm" ) &
