@@ -808,3 +808,42 @@ test('too few file descriptors for many streams (ulimit -n): the real cause, EMF
   t.notRegex(r.stderr, /not a video OpenCV can open|use a \.mp4/);
   t.deepEqual(readdirSync(dir), [], 'nothing written, no partial file');
 });
+
+test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', (t) => {
+  const folder = join(scratchDir(), 'cap-images');
+  mkdirSync(folder, { recursive: true });
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x120:rate=10',
+    '-frames:v',
+    '5',
+    join(folder, 'f%03d.jpg'),
+  ]);
+  const json = join(scratchDir(), 'cap-images.json');
+  const r = runCli('jetprof', [
+    'capacity',
+    folder,
+    '--source-fps',
+    '10',
+    '--p99-ms',
+    '400',
+    '--json',
+    json,
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
+  t.is(r.code, 2, r.stderr);
+  t.is(errorLines(r.stderr).length, 1, r.stderr);
+  t.regex(
+    r.stderr,
+    /cap-images: a folder of images is one stream only.*ffmpeg -framerate 10 -pattern_type glob -i '\S+cap-images\/\*\.jpg'/,
+  );
+  t.notRegex(r.stderr, /stream\(s\): run/, 'no count was run');
+  t.false(readdirSync(scratchDir()).includes('cap-images.json'));
+});

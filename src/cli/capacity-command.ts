@@ -4,6 +4,7 @@ import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows, capacitySentence } from
 import { Command, InvalidArgumentError } from 'commander';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
+import { classifySource } from '../video/sources.ts';
 import { markdownTable } from '../report/tables.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
@@ -95,6 +96,15 @@ function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOp
       suggestion: 'remove them from the arguments after --',
     });
   }
+  // capacity runs the source as N streams; a folder of images is one stream only (infer refuses more)
+  if (classifySource(source).kind === 'images')
+    throw new JetprofError(
+      'BAD_OPTION',
+      `${source}: a folder of images is one stream only, and capacity runs its source as 1, 2, 4, ... streams`,
+      {
+        suggestion: `make a video of it first: ffmpeg -framerate ${o.sourceFps} -pattern_type glob -i '${source.replace(/\/$/, '')}/*.jpg' -c:v libx264 -pix_fmt yuv420p frames.mp4`,
+      },
+    );
   // each count needs its point and infer's start-up: a budget that cannot hold one answers nothing
   const smallest = o.pointSeconds + POINT_STARTUP_S;
   if (o.budget < smallest)

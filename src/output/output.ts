@@ -86,6 +86,14 @@ function identity(path: string): string | undefined {
 }
 
 /** True when the two paths name the same file (the same real path, or the same device and inode). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function sameFile(a: string, b: string): boolean {
   const ta = resolveTarget(a);
   const tb = resolveTarget(b);
@@ -110,6 +118,8 @@ export function claimOutputs(
     const target = resolveTarget(out);
     if (target.kind !== 'file') continue;
     for (const [inWhat, input] of given(inputs)) {
+      // a folder (of images) is never the same file as an output
+      if (isFolder(input)) continue;
       if (sameFile(out, input)) {
         throw new JetprofError('BAD_OUTPUT', `${out}: the ${what} would overwrite the ${inWhat} (${input})`, {
           suggestion: `choose another path for the ${what}`,
