@@ -583,8 +583,12 @@ test('memory: streams that cannot fit are refused in one line before any writer 
   // per stream and pixel, as measured: 18 B reading, +51 B GStreamer's x264enc, +198 B FFmpeg's libx264
   t.is(streamBytes(1920 * 1080, 'none'), 1920 * 1080 * 18);
   t.is(estimateBytes(64, 1920 * 1080, 'ffmpeg'), BASE_BYTES + 64 * 1920 * 1080 * (18 + 198));
-  t.is(memoryShortage(4, 1920, 1080, 'gstreamer', 8 * 2 ** 30), undefined, '4 streams of 1080p fit in 8 GB');
-  const nano = memoryShortage(64, 1920, 1080, 'ffmpeg', 4 * 2 ** 30)!;
+  t.is(
+    memoryShortage(4, 1920, 1080, 'gstreamer', { memoryBytes: 8 * 2 ** 30 }),
+    undefined,
+    '4 streams of 1080p fit in 8 GB',
+  );
+  const nano = memoryShortage(64, 1920, 1080, 'ffmpeg', { memoryBytes: 4 * 2 ** 30 })!;
   t.regex(
     nano.message,
     /^64 streams at 1920x1080 written by FFmpeg's libx264 need about 27\.1 GB of memory \(427 MB a stream, measured\), and this machine has 4\.0 GB available$/,
@@ -617,4 +621,17 @@ test('memory: streams that cannot fit are refused in one line before any writer 
   );
   t.false(existsSync(join(out, 'run.json')));
   t.deepEqual(readdirSync(out), [], 'no video or partial file left');
+});
+
+test('memory under ulimit -v: address space is what runs out (thread stacks and malloc arenas count in full), said with the limit and its fix', (t) => {
+  const e = memoryShortage(16, 1920, 1080, 'gstreamer', { memoryBytes: 64 * 2 ** 30, addressRoomBytes: 2 * 2 ** 30 })!;
+  t.regex(
+    e.message,
+    /^16 streams at 1920x1080 written by GStreamer's x264enc need about 3\.8 GB more address space \(243 MB a stream, measured\), and ulimit -v leaves this process 2\.0 GB$/,
+  );
+  t.regex(e.suggestion!, /at most 8 streams at this size.*a higher ulimit -v/);
+  t.is(
+    memoryShortage(4, 1920, 1080, 'gstreamer', { memoryBytes: 64 * 2 ** 30, addressRoomBytes: 2 * 2 ** 30 }),
+    undefined,
+  );
 });

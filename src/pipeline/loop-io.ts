@@ -10,7 +10,7 @@ import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import { autoWriter, createImageFolderSink, createVideoSink, type VideoIo, type VideoSink } from '../video/io.ts';
-import { memoryAvailableBytes } from '../util/resources.ts';
+import { memoryRoom } from '../util/resources.ts';
 import { memoryShortage, type WriterKind } from './memory-estimate.ts';
 import { openSource, type SourceArg } from '../video/sources.ts';
 import { type Cv, loadOpenCv, type Mat } from '../video/opencv.ts';
@@ -188,15 +188,15 @@ export async function readNextFrame(
 
 /** Refuses a run whose streams (all taken at the first one's frame size) would not fit in the memory available. */
 function checkMemory(o: LoopOptions, cv: Cv, width: number, height: number, noVideo: boolean): void {
-  const available = memoryAvailableBytes();
-  if (available === undefined) return;
+  const room = memoryRoom();
+  if (room === undefined) return;
   const writer: WriterKind = noVideo
     ? 'none'
     : o.videoIo === 'ffmpeg' ||
         (o.videoIo !== 'gstreamer' && !autoWriter(cv, width, height).encoder.startsWith('GStreamer'))
       ? 'ffmpeg'
       : 'gstreamer';
-  const short = memoryShortage(o.streams.length, width, height, writer, available);
+  const short = memoryShortage(o.streams.length, width, height, writer, room);
   if (short) throw short;
 }
 

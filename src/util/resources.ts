@@ -74,13 +74,19 @@ export function resourceShortage(path: string): JetprofError | undefined {
 }
 
 /**
- * The memory this process can still take: the machine's MemAvailable (/proc/meminfo) plus what the process holds now
- * (an estimate of a whole run includes it); undefined where /proc/meminfo is missing.
+ * What this process can still take: memory, counting what it holds now (the machine's MemAvailable from /proc/meminfo
+ * plus its RSS), and under `ulimit -v` the address space left (the limit less VmSize). Undefined without /proc.
  */
-export function memoryAvailableBytes(): number | undefined {
+export function memoryRoom(): { memoryBytes: number; addressRoomBytes?: number } | undefined {
   try {
     const kb = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
-    return kb ? Number(kb) * 1024 + process.memoryUsage().rss : undefined;
+    if (!kb) return undefined;
+    const asLimit = softLimit('Max address space');
+    const vm = virtualBytes();
+    return {
+      memoryBytes: Number(kb) * 1024 + process.memoryUsage().rss,
+      ...(asLimit !== undefined && vm !== undefined ? { addressRoomBytes: Math.max(0, asLimit - vm) } : {}),
+    };
   } catch {
     return undefined;
   }
