@@ -315,6 +315,30 @@ test('an odd frame size is written one pixel smaller by H.264: said, and both si
     /rot\.mp4: carries rotation metadata \(90°, a phone video\?\): its frames were read as stored, not turned .* ffmpeg -i .*rot\.mp4 -c:v libx264 upright\.mp4/,
   );
   t.like(JSON.parse(readFileSync(rj, 'utf8')).video, { width: 320, height: 240, rotation: 90 });
+  // among several streams: the rotated one is named by its index and source
+  const two = runCli('infer', [plain, rot, '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q']);
+  t.is(two.code, 0, two.stderr);
+  t.regex(two.stderr, /stream 1 \(\S*rot\.mp4\): carries rotation metadata \(90°/);
+  t.notRegex(two.stderr, /stream 0 \([^)]*\): carries rotation/);
+});
+
+test('a missing videos folder is said before anything runs, naming the option that sets it: --output-dir with several streams, --output with one', (t) => {
+  const video = makeVideo('lost2-outdir.mp4', 3, 160, 120);
+  const missing = join(scratchDir(), 'no-such-folder');
+  const several = runCli('infer', [video, '--streams', '2', '--model', model.onnxPath, '--output-dir', missing, '-q']);
+  t.is(several.code, 2, several.stderr);
+  t.is(errorLines(several.stderr).length, 1, several.stderr);
+  t.regex(
+    several.stderr,
+    /no-such-folder\/\S+-0-onnx-detected\.mp4: the directory \S+no-such-folder does not exist or is not writable \(fix: create it, or pass --output-dir with a writable path\)/,
+  );
+  t.notRegex(several.stderr, /WARNING|sequential loop/, 'said before the model loads');
+  const one = runCli('infer', [video, '--model', model.onnxPath, '--output', join(missing, 'a.mp4'), '-q']);
+  t.is(one.code, 2, one.stderr);
+  t.regex(
+    one.stderr,
+    /a\.mp4: the directory \S+no-such-folder does not exist or is not writable \(fix: create it, or pass --output with a writable path\)/,
+  );
 });
 
 test('parse --trace-rows all streams its JSON (rows through scratch files): the same JSON as holding every row, to a file and to stdout, no scratch left', (t) => {

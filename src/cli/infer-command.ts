@@ -628,6 +628,14 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
     });
   }
   const several = specs.length > 1;
+  // the videos' folder: --output-dir with several streams (or when given), --output with one
+  const videoOption = several || o.outputDir ? '--output-dir' : '--output';
+  const videos = specs.filter((s) => s.outputPath && s.arg.kind !== 'images').map((s) => s.outputPath!);
+  for (const dir of new Set(videos.map((v) => dirname(resolve(v)))))
+    requireWritableDir(
+      videos.find((v) => dirname(resolve(v)) === dir)!,
+      videoOption,
+    );
   claimOutputs(
     {
       ...Object.fromEntries(
