@@ -580,9 +580,9 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
 });
 
 test('memory: streams that cannot fit are refused in one line before any writer opens, with the estimate and the fixes', (t) => {
-  // per stream and pixel, as measured: 18 B reading, +51 B GStreamer's x264enc, +198 B FFmpeg's libx264
-  t.is(streamBytes(1920 * 1080, 'none'), 1920 * 1080 * 18);
-  t.is(estimateBytes(64, 1920 * 1080, 'ffmpeg'), BASE_BYTES + 64 * 1920 * 1080 * (18 + 198));
+  // per stream and pixel, as measured: 27 B reading, +44 B GStreamer's x264enc, +198 B FFmpeg's libx264
+  t.is(streamBytes(1920 * 1080, 'none'), 1920 * 1080 * 27);
+  t.is(estimateBytes(64, 1920 * 1080, 'ffmpeg'), BASE_BYTES + 64 * 1920 * 1080 * (27 + 198));
   t.is(
     memoryShortage(4, 1920, 1080, 'gstreamer', { memoryBytes: 8 * 2 ** 30 }),
     undefined,
@@ -591,11 +591,11 @@ test('memory: streams that cannot fit are refused in one line before any writer 
   const nano = memoryShortage(64, 1920, 1080, 'ffmpeg', { memoryBytes: 4 * 2 ** 30 })!;
   t.regex(
     nano.message,
-    /^64 streams at 1920x1080 written by FFmpeg's libx264 need about 27\.1 GB of memory \(427 MB a stream, measured\), and this machine has 4\.0 GB available$/,
+    /^64 streams at 1920x1080 written by FFmpeg's libx264 need about 28\.2 GB of memory \(445 MB a stream, measured\), and this machine has 4\.0 GB available$/,
   );
   t.regex(
     nano.suggestion!,
-    /--no-write \(about 2\.6 GB\), or --video-io gstreamer \(about 8\.9 GB\), or at most 8 streams at this size/,
+    /--no-write \(about 3\.7 GB\), or --video-io gstreamer \(about 9\.1 GB\), or at most 8 streams at this size/,
   );
   // the CLI: 64 streams of 8192x8192 fit in no machine this runs on; nothing is written
   const out = join(scratchDir(), 'too-many');

@@ -1,17 +1,18 @@
 /**
  * What N streams need in memory, from figures measured on this project's 2-core VM with `infer vtest.avi --streams N
- * --frame-size 1920x1080` (N = 1, 4, 8): peak RSS (`/usr/bin/time -v`) about 380 MB for the process and the model,
- * and per stream, per pixel of its frames, 18 bytes for decoding and the frames in flight, 51 more while GStreamer's
+ * --frame-size 1920x1080` (N = 1, 4, 8, 64): peak RSS (`/usr/bin/time -v`) about 380 MB for the process and the model,
+ * and per stream, per pixel of its frames, 27 bytes for decoding and the frames in flight, 44 more while GStreamer's
  * x264enc (zerolatency, superfast) writes it, 198 more for FFmpeg's libx264 (its look-ahead holds dozens of frames):
- * at 1080p 37, 143 and 448 MB a stream. Address space (VmPeak, which `ulimit -v` limits: thread stacks and malloc
- * arenas count in full) per stream and pixel: 26, +97 and +165 bytes (55, 256 and 397 MB at 1080p). Checked before the
- * first stream's writer opens, so a run that cannot fit is refused in one line instead of swapping, or dying halfway
- * (GLib aborts when an allocation fails) with its files unfinished.
+ * at 1080p 53, 140 and 445 MiB a stream (64 streams measured 3.7 and 9.2 GiB peak RSS, not writing and with x264enc).
+ * Address space (VmPeak, which `ulimit -v` limits: thread stacks and malloc arenas count in full) per stream and
+ * pixel: 26, +97 and +165 bytes (55, 256 and 397 MB at 1080p). Checked before the first stream's writer opens, so a
+ * run that cannot fit is refused in one line instead of swapping, or dying halfway (GLib aborts when an allocation
+ * fails) with its files unfinished.
  */
 import { JetprofError } from '../util/errors.ts';
 
 export const BASE_BYTES = 380 * 2 ** 20;
-export const BYTES_PER_PIXEL = { read: 18, gstreamer: 51, ffmpeg: 198 } as const;
+export const BYTES_PER_PIXEL = { read: 27, gstreamer: 44, ffmpeg: 198 } as const;
 export const ADDRESS_BYTES_PER_PIXEL = { read: 26, gstreamer: 97, ffmpeg: 165 } as const;
 
 export type WriterKind = 'gstreamer' | 'ffmpeg' | 'none';
