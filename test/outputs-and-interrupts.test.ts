@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  makeImages,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -834,20 +835,7 @@ test('too few file descriptors for many streams (ulimit -n): the real cause, EMF
 });
 
 test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', (t) => {
-  const folder = join(scratchDir(), 'cap-images');
-  mkdirSync(folder, { recursive: true });
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=160x120:rate=10',
-    '-frames:v',
-    '5',
-    join(folder, 'f%03d.jpg'),
-  ]);
+  const folder = makeImages('cap-images', 5);
   const json = join(scratchDir(), 'cap-images.json');
   const r = runCli('jetprof', [
     'capacity',

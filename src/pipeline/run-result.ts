@@ -5,6 +5,7 @@ import type { BatchFigures } from './sequential-loop.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';
+import type { VideoInfo } from '../video/io.ts';
 import { type StageStats, sumOf, summarize } from '../util/stats.ts';
 import {
   endToEndFps,
@@ -74,17 +75,8 @@ export interface RunResult {
     generatedWeights?: boolean;
     labels?: string[];
   };
-  /** rotation: degrees of rotation metadata the file carries; its frames were read as stored. */
-  /** variableFps: a variable-frame-rate file's highest rate (its fps is then the average, as OpenCV reports it). */
-  video: {
-    path: string;
-    width: number;
-    height: number;
-    fps: number;
-    frameCount: number;
-    rotation?: number;
-    variableFps?: number;
-  };
+  /** The source as opened (the first stream's with several): its size, rate, frame count, rotation, variable rate. */
+  video: VideoInfo;
   /** The video written; width and height as written (H.264 writes an odd frame size one pixel smaller). */
   output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
   frameSize: [number, number];

@@ -3,7 +3,7 @@
  * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import test, { type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -81,6 +81,17 @@ export function makeVideo(name: string, frames: number, width = 320, height = 24
     out,
   ]);
   return out;
+}
+
+/** A folder of `frames` JPEG images (f001.jpg, ...) from ffmpeg's testsrc2 pattern. */
+export function makeImages(name: string, frames: number, width = 160, height = 120): string {
+  const folder = join(scratchDir(), name);
+  mkdirSync(folder, { recursive: true });
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=10`],
+    ...['-frames:v', String(frames), join(folder, 'f%03d.jpg')],
+  ]);
+  return folder;
 }
 
 export interface ProbeResult {
