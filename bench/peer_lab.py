@@ -6,11 +6,12 @@ Runs on Debian's python3-opencv. Prints one JSON line: frames, wall time and inf
 usage: peer_lab.py CFG WEIGHTS VIDEO OUT.mp4 --frame-size 960x540 --max-frames N --warmup 5 --conf 0.3 --nms 0.5 --threads N
 """
 import argparse
-import json
 import time
 
 import cv2
 import numpy as np
+
+from peer_common import run_lab_loop
 
 
 def main():
@@ -39,22 +40,7 @@ def main():
             size = (int(line.split("=")[1]), size[1])
         if line.startswith("height="):
             size = (size[0], int(line.split("=")[1]))
-    cap = cv2.VideoCapture(a.video)
-    fps = cap.get(cv2.CAP_PROP_FPS) or 30
-    writer = cv2.VideoWriter(a.out, cv2.VideoWriter_fourcc(*"mp4v"), fps, (w, h))
-    frames = 0
-    measured = 0
-    infer_s = 0.0
-    start = None
-    end = None
-    while True:
-        if a.max_frames and frames >= a.max_frames:
-            break
-        t0 = time.perf_counter()
-        ok, frame = cap.read()
-        if not ok:
-            break
-        frame = cv2.resize(frame, (w, h))
+    def step(frame):
         blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, size, swapRB=True, crop=False)
         t1 = time.perf_counter()
         net.setInput(blob)
@@ -76,25 +62,9 @@ def main():
             x, y, bw, bh = boxes[i]
             cv2.rectangle(frame, (x, y), (x + bw, y + bh), (0, 255, 0), 2)
             cv2.putText(frame, f"{classes[i]} {scores[i]:.2f}", (x, y - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 255, 0), 1)
-        writer.write(frame)
-        t3 = time.perf_counter()
-        if frames >= a.warmup:
-            if start is None:
-                start = t0
-            end = t3
-            measured += 1
-            infer_s += t2 - t1
-        frames += 1
-    writer.release()
-    wall = (end - start) if start is not None else 0.0
-    print(json.dumps({
-        "frames": measured,
-        "wallSeconds": wall,
-        "inferenceSeconds": infer_s,
-        "endToEndFps": measured / wall if wall > 0 else 0,
-        "inferenceFps": measured / infer_s if infer_s > 0 else 0,
-        "opencv": cv2.__version__,
-    }))
+        return t2 - t1
+
+    run_lab_loop(a.video, a.out, (w, h), "mp4v", a.max_frames, a.warmup, step, {})
 
 
 if __name__ == "__main__":

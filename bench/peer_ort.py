@@ -17,6 +17,8 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 
+from peer_common import run_lab_loop
+
 
 def decode(outputs, heads, classes, conf, net_w, net_h, frame_w, frame_h):
     """Boxes (x, y, w, h in frame pixels), scores and classes above `conf` (objectness x class probability)."""
@@ -75,20 +77,8 @@ def main():
     net_w, net_h = info["inputWidth"], info["inputHeight"]
     input_name = sess.get_inputs()[0].name
     output_names = [hd["output"] for hd in heads]
-    cap = cv2.VideoCapture(a.video)
-    fps = cap.get(cv2.CAP_PROP_FPS) or 30
-    writer = cv2.VideoWriter(a.out, cv2.VideoWriter_fourcc(*"avc1"), fps, (w, h))
-    frames = measured = 0
-    infer_s = 0.0
-    start = end = None
-    while True:
-        if a.max_frames and frames >= a.max_frames:
-            break
-        t0 = time.perf_counter()
-        ok, frame = cap.read()
-        if not ok:
-            break
-        frame = cv2.resize(frame, (w, h))
+
+    def step(frame):
         blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, (net_w, net_h), swapRB=True, crop=False)
         t1 = time.perf_counter()
         outs = sess.run(output_names, {input_name: blob})
@@ -106,26 +96,9 @@ def main():
             x, y, bw, bh = (int(v) for v in boxes[k])
             cv2.rectangle(frame, (x, y), (x + bw, y + bh), (0, 255, 0), 2)
             cv2.putText(frame, f"{class_ids[k]} {scores[k]:.2f}", (x, y - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 255, 0), 1)
-        writer.write(frame)
-        t3 = time.perf_counter()
-        if frames >= a.warmup:
-            if start is None:
-                start = t0
-            end = t3
-            measured += 1
-            infer_s += t2 - t1
-        frames += 1
-    writer.release()
-    wall = (end - start) if start is not None else 0.0
-    print(json.dumps({
-        "frames": measured,
-        "wallSeconds": wall,
-        "inferenceSeconds": infer_s,
-        "endToEndFps": measured / wall if wall > 0 else 0,
-        "inferenceFps": measured / infer_s if infer_s > 0 else 0,
-        "onnxruntime": ort.__version__,
-        "opencv": cv2.__version__,
-    }))
+        return t2 - t1
+
+    run_lab_loop(a.video, a.out, (w, h), "avc1", a.max_frames, a.warmup, step, {"onnxruntime": ort.__version__})
 
 
 if __name__ == "__main__":
