@@ -85,7 +85,6 @@ function identity(path: string): string | undefined {
   }
 }
 
-/** True when the two paths name the same file (the same real path, or the same device and inode). */
 function isFolder(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -94,6 +93,7 @@ function isFolder(path: string): boolean {
   }
 }
 
+/** True when the two paths name the same file (the same real path, or the same device and inode). */
 export function sameFile(a: string, b: string): boolean {
   const ta = resolveTarget(a);
   const tb = resolveTarget(b);

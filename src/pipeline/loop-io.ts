@@ -192,10 +192,9 @@ function checkMemory(o: LoopOptions, cv: Cv, width: number, height: number, noVi
   if (room === undefined) return;
   const writer: WriterKind = noVideo
     ? 'none'
-    : o.videoIo === 'ffmpeg' ||
-        (o.videoIo !== 'gstreamer' && !autoWriter(cv, width, height).encoder.startsWith('GStreamer'))
-      ? 'ffmpeg'
-      : 'gstreamer';
+    : o.videoIo === 'ffmpeg' || o.videoIo === 'gstreamer'
+      ? o.videoIo
+      : autoWriter(cv, width, height).kind;
   const short = memoryShortage(o.streams.length, width, height, writer, room);
   if (short) throw short;
 }

@@ -17,15 +17,17 @@ export const ADDRESS_BYTES_PER_PIXEL = { read: 26, gstreamer: 97, ffmpeg: 165 } 
 
 export type WriterKind = 'gstreamer' | 'ffmpeg' | 'none';
 
-/** Bytes of memory (RSS) one stream of `pixels` a frame needs, writing with `writer`. */
-export function streamBytes(pixels: number, writer: WriterKind): number {
-  return pixels * (BYTES_PER_PIXEL.read + (writer === 'none' ? 0 : BYTES_PER_PIXEL[writer]));
+/** One stream of `pixels` a frame, writing with `writer`, by a table of bytes per pixel: reading, plus its encoder. */
+function perStream(table: typeof BYTES_PER_PIXEL | typeof ADDRESS_BYTES_PER_PIXEL, pixels: number, writer: WriterKind) {
+  return pixels * (table.read + (writer === 'none' ? 0 : table[writer]));
 }
 
+/** Bytes of memory (RSS) one stream of `pixels` a frame needs, writing with `writer`. */
+export const streamBytes = (pixels: number, writer: WriterKind) => perStream(BYTES_PER_PIXEL, pixels, writer);
+
 /** Bytes of address space one stream takes. */
-export function streamAddressBytes(pixels: number, writer: WriterKind): number {
-  return pixels * (ADDRESS_BYTES_PER_PIXEL.read + (writer === 'none' ? 0 : ADDRESS_BYTES_PER_PIXEL[writer]));
-}
+export const streamAddressBytes = (pixels: number, writer: WriterKind) =>
+  perStream(ADDRESS_BYTES_PER_PIXEL, pixels, writer);
 
 export function estimateBytes(streams: number, pixels: number, writer: WriterKind): number {
   return BASE_BYTES + streams * streamBytes(pixels, writer);

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
+import { childrenOf, commandLineOf } from '../util/process.ts';
 
 /**
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
@@ -16,14 +17,10 @@ export function nsysAgents(): Map<number, number | undefined> {
   const agents = new Map<number, number | undefined>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (!cmd.some((a) => /(^|\/)nsys$/.test(a)) || !cmd.includes('--start-agent')) continue;
-      const session = cmd.map((a) => /^--session-name=profile-.*-(\d+)$/.exec(a)?.[1]).find(Boolean);
-      agents.set(Number(entry), session ? Number(session) : undefined);
-    } catch {
-      /* gone */
-    }
+    const cmd = commandLineOf(Number(entry)); // empty once it has gone
+    if (!cmd.some((a) => /(^|\/)nsys$/.test(a)) || !cmd.includes('--start-agent')) continue;
+    const session = cmd.map((a) => /^--session-name=profile-.*-(\d+)$/.exec(a)?.[1]).find(Boolean);
+    agents.set(Number(entry), session ? Number(session) : undefined);
   }
   return agents;
 }
@@ -65,16 +62,7 @@ function procState(pid: number): string | undefined {
 
 /** Children of `pid` (nsys starts its launcher from one of its threads), with their states. */
 function childStates(pid: number): string[] {
-  const states: string[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-      for (const c of children) states.push(procState(Number(c)) ?? 'gone');
-    }
-  } catch {
-    /* exited */
-  }
-  return states;
+  return childrenOf(pid).map((c) => procState(c) ?? 'gone');
 }
 
 /** Sizes and times of the files nsys writes while it finishes (its stream in /tmp, the report being made). */

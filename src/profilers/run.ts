@@ -162,12 +162,12 @@ async function runLogged(
  * The process a forwarded signal is for: the profiled application (the entry script, a child or grandchild of the
  * profiler) once it runs, the profiler before that.
  */
-function forwardTo(req: ProfileRequest, command: string[]): ((pid: number) => () => void)[] {
+function forwardTo(req: ProfileRequest): ((pid: number) => () => void)[] {
   const onChild = req.onChild;
   if (!onChild) return [];
-  const script = command.find((a) => /\.(ts|js)$/.test(a) && !a.startsWith('--'));
+  const script = entryCommand(req.backend).at(-1)!; // what the profiler runs: node [--import tsx] <script>
   const application = (profiler: number) =>
-    descendants(profiler).find((pid) => script !== undefined && commandLineOf(pid).includes(script)) ?? profiler;
+    descendants(profiler).find((pid) => commandLineOf(pid).includes(script)) ?? profiler;
   return [(pid) => onChild(pid, () => application(pid))];
 }
 
@@ -268,7 +268,7 @@ async function profileWithNsysLocked(
               );
             },
           ),
-        ...forwardTo(req, command),
+        ...forwardTo(req),
       ],
       req.relayProgress,
     );
@@ -361,7 +361,7 @@ async function profileWithNvprof(req: ProfileRequest, command: string[], runJson
     nvprofArgv({ logFile, metrics: req.metrics, command }),
     consoleLog,
     true,
-    forwardTo(req, command),
+    forwardTo(req),
     req.relayProgress,
   );
   // Without a GPU nvprof prints its verdict on the console, not in the log file: keep whichever exists.

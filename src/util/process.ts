@@ -45,31 +45,33 @@ export function runCommand(
   });
 }
 
+/** The processes `pid` started (from any of its threads), as each thread's /proc children file lists them; none once it has exited. */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return children; // exited
+  }
+  for (const task of tasks) {
+    try {
+      const listed = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      children.push(...listed.map(Number));
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return children;
+}
+
 /** The processes started by `pid`, their children and so on (Linux /proc; none where /proc is missing). */
 export function descendants(pid: number): number[] {
   const found: number[] = [];
-  const queue = [pid];
-  while (queue.length) {
-    const parent = queue.shift()!;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${parent}/task`);
-    } catch {
-      continue; // exited
-    }
-    for (const task of tasks) {
-      let children: string[] = [];
-      try {
-        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-      } catch {
-        /* the thread ended */
-      }
-      for (const c of children.map(Number)) {
-        if (found.includes(c)) continue;
-        found.push(c);
-        queue.push(c);
-      }
-    }
+  for (let queue = [pid]; queue.length;) {
+    const fresh = childrenOf(queue.shift()!).filter((c) => !found.includes(c));
+    found.push(...fresh);
+    queue.push(...fresh);
   }
   return found;
 }

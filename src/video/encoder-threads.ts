@@ -75,8 +75,13 @@ export class EncoderThreads {
     }
   }
 
-  private busy(): boolean {
-    for (const tid of tasks()) if (this.isEncoder(tid) && running(tid)) return true;
+  /** `known`: which threads are the writer's, decided once per wait (a thread keeps its name for milliseconds). */
+  private busy(known: Map<string, boolean>): boolean {
+    for (const tid of tasks()) {
+      let encoder = known.get(tid);
+      if (encoder === undefined) known.set(tid, (encoder = this.isEncoder(tid)));
+      if (encoder && running(tid)) return true;
+    }
     return false;
   }
 
@@ -86,8 +91,9 @@ export class EncoderThreads {
     const start = performance.now();
     this.waits++;
     let sawBusy = false;
+    const known = new Map<string, boolean>();
     for (let idle = 0; idle < 2;) {
-      const busy = this.busy();
+      const busy = this.busy(known);
       if (busy && !sawBusy) {
         sawBusy = true;
         this.busyWaits++;

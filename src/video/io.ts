@@ -286,10 +286,14 @@ function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofErr
 }
 
 /** What `--video-io auto` writes with on this machine (at an even frame size), and why not GStreamer when it is not. */
-export function autoWriter(cv: Cv, width = 960, height = 540): { encoder: string; why?: string; fix?: string } {
+export function autoWriter(
+  cv: Cv,
+  width = 960,
+  height = 540,
+): { kind: 'gstreamer' | 'ffmpeg'; encoder: string; why?: string; fix?: string } {
   const unavailable = gstWriterUnavailable(cv, width, height);
-  if (!unavailable) return { encoder: 'GStreamer x264enc' };
-  return { encoder: 'FFmpeg libx264', why: unavailable.message, fix: unavailable.suggestion };
+  if (!unavailable) return { kind: 'gstreamer', encoder: 'GStreamer x264enc' };
+  return { kind: 'ffmpeg', encoder: 'FFmpeg libx264', why: unavailable.message, fix: unavailable.suggestion };
 }
 
 /**

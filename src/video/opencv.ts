@@ -12,10 +12,14 @@ export type Mat = CvModule.Mat;
 
 let cached: Cv | undefined;
 
-/** Which of OpenCV's video back-ends this build has (cv.getBuildInformation()). */
+let backends: { ffmpeg: boolean; gstreamer: boolean } | undefined;
+
+/** Which of OpenCV's video back-ends this build has (cv.getBuildInformation(), read once: every open asks). */
 export function videoBackends(cv: Cv): { ffmpeg: boolean; gstreamer: boolean } {
+  if (backends) return backends;
   const info = cv.getBuildInformation();
-  return { ffmpeg: /FFMPEG:\s+YES/.test(info), gstreamer: /GStreamer:\s+YES/.test(info) };
+  backends = { ffmpeg: /FFMPEG:\s+YES/.test(info), gstreamer: /GStreamer:\s+YES/.test(info) };
+  return backends;
 }
 
 /**

@@ -9,7 +9,7 @@ import { kindOfEntry } from '../util/files.ts';
 import { basename, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { type Cv, loadOpenCv, type Mat } from './opencv.ts';
+import { type Cv, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
 import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io.ts';
 
 export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
@@ -154,7 +154,6 @@ export function openSource(
   known: SourceArg = classifySource(spec),
 ): VideoSource & { kind: SourceKind; names?: string[] } {
   const { kind, target } = known;
-  const hasGst = () => /GStreamer:\s*YES/.test(cv.getBuildInformation());
   switch (kind) {
     case 'file':
       return { ...openVideo(target, cv), kind };
@@ -185,7 +184,7 @@ export function openSource(
     }
     case 'csi':
     case 'gstreamer': {
-      if (!hasGst()) {
+      if (!videoBackends(cv).gstreamer) {
         throw new JetprofError(
           'BAD_VIDEO',
           `${spec}: this OpenCV was built without GStreamer (cv.getBuildInformation())`,
