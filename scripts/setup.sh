@@ -50,9 +50,10 @@ apt_update() { $SUDO apt-get update -q; }
 system_packages() {
   # make, g++ and python3: node-gyp builds the OpenCV binding (a minimal Debian or a fresh board root has neither)
   # GStreamer's appsrc, videoconvert (base), mp4mux (good), x264enc (ugly) and gst-inspect-1.0 (tools): the annotated
-  # video's writer, which encodes each frame inside the write stage (src/video/io.ts)
+  # video's writer, which encodes each frame inside the write stage; h264parse (bad) and avdec_h264 (libav): the reader
+  # of --video-io gstreamer (src/video/gstreamer.ts). On a Jetson JetPack adds the hardware's nvv4l2 elements.
   local pkgs=(ffmpeg build-essential python3 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
-    gstreamer1.0-tools)
+    gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-tools)
   if [ $JETPACK = 1 ] && [ -d /usr/include/opencv4 ]; then
     echo "    JetPack: using the OpenCV it ships ($(ls -d /usr/include/opencv4))"
   else
@@ -95,9 +96,10 @@ profiler_packages() {
 
 stream_test_packages() {
   # The RTSP test serves a clip on 127.0.0.1 with GStreamer's RTSP server (test/helpers/rtsp_server.py) and reads
-  # a GStreamer pipeline; tegrastats' test replays lines through bash (nothing else needed).
+  # a GStreamer pipeline; tegrastats' test replays lines through bash (nothing else needed). GStreamer's headers build
+  # the board's stand-in elements (test/native/gst_board_elements.c: nvv4l2decoder, nvvidconv, nvv4l2h264enc).
   $SUDO apt-get install -y -q --no-install-recommends python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-rtsp-server-1.0 \
-    gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good libgstreamer1.0-dev pkg-config
 }
 
 browser_packages() {

@@ -178,7 +178,7 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
   const r = runCli('infer-trt', [...common, '--interval', '2', '--engine', nano, '--no-write', '--json', json], {
     env: shim,
   });
-  t.is(r.code, 0, r.stderr);
+  t.is(r.code, 0, `signal ${r.signal}\n${lastLines(r.stderr)}`);
   const j = run(json);
   t.is(j.inferredFrames, Math.ceil(FRAMES / 3));
   const inferred = j.perFrame.inferred.filter((x: number) => x === 1).length;

@@ -33,8 +33,9 @@ async function liveProbes(): Promise<LiveProbes> {
       new RegExp(`${b.replace('/', '\\/')}:\\s+YES`).test(info),
     );
     probes.opencv = { loads: true, videoIo, cuda: /NVIDIA CUDA:\s*YES/.test(info) };
-    const { autoWriter } = await import('../video/io.ts');
+    const { autoReader, autoWriter } = await import('../video/io.ts');
     probes.videoWriter = autoWriter(loadOpenCv());
+    probes.videoReader = autoReader(loadOpenCv());
   } catch (e) {
     probes.opencv = { loads: false, error: messageOf(e).split('\n')[0], videoIo: [], cuda: false };
   }

@@ -3,7 +3,7 @@
  * `jetprof infer`. Declares options, normalises them, calls the core, prints the summary.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { VIDEO_IO_CHOICES, type VideoIo } from '../video/io.ts';
+import { VIDEO_IO_CHOICES, type VideoIo } from '../video/gstreamer.ts';
 import { postprocessOf } from '../detect/postprocess.ts';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -136,7 +136,7 @@ function addStreamOptions(cmd: Command): void {
     .addOption(
       new Option(
         '--video-io <how>',
-        "what encodes the annotated video: gstreamer (appsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux), ffmpeg (OpenCV's FFmpeg writer, libx264 with its look-ahead), or auto (gstreamer where this OpenCV has it, the elements are installed and the frame size is even; else ffmpeg, and the run says why). Neither encodes inside OpenCV's write(): in the sequential loop each write waits until the encoder's threads are idle, so the write stage holds the encoding and the inference stage does not; the pipelined loop lets them overlap. Decoding is FFmpeg's either way",
+        "how video files are decoded and the annotated video encoded. gstreamer: GStreamer pipelines, on a Jetson through the board's hardware (nvv4l2decoder, nvvidconv ! nvv4l2h264enc), elsewhere software (avdec_h264, x264enc tune=zerolatency). ffmpeg: OpenCV's FFmpeg reader and writer (libx264 with its look-ahead). auto: the board's decoder for H.264/H.265 files where it exists, else FFmpeg; GStreamer's writer where this OpenCV has it and the frame size is even, else FFmpeg; the run says why not. The run JSON names the decoder and encoder, and reports keep setups that differ in them apart. In the sequential loop each write waits until the encoder's threads are idle, so the write stage holds the encoding and the inference stage does not; the pipelined loop lets them overlap",
       )
         .choices(VIDEO_IO_CHOICES)
         .default('auto'),
@@ -725,6 +725,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       runs.push(result);
       if (json && !jsonToStdout) files.push(json);
       if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
+      if (k === 1 && result.video.decoderNote) process.stderr.write(`${program}: note: ${result.video.decoderNote}\n`);
       if (k === 1 && result.output?.encoderNote)
         process.stderr.write(`${program}: note: ${result.output.encoderNote}\n`);
       if (!o.quiet) {

@@ -484,6 +484,8 @@ function assembleRun(
       frameCount: first.video.frameCount,
       ...(first.video.rotation ? { rotation: first.video.rotation } : {}),
       ...(first.video.variableFps !== undefined ? { variableFps: first.video.variableFps } : {}),
+      ...(first.video.decoder ? { decoder: first.video.decoder } : {}),
+      ...(first.video.decoderNote ? { decoderNote: first.video.decoderNote } : {}),
     },
     // one stream: its output is the run's; several: each stream's is in its record
     output: multi ? undefined : first.record.output,

@@ -9,7 +9,8 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { autoWriter, createImageFolderSink, createVideoSink, type VideoIo, type VideoSink } from '../video/io.ts';
+import { autoWriter, createImageFolderSink, createVideoSink, type VideoSink } from '../video/io.ts';
+import type { VideoIo } from '../video/gstreamer.ts';
 import { memoryRoom } from '../util/resources.ts';
 import { memoryShortage, type WriterKind } from './memory-estimate.ts';
 import { openSource, type SourceArg } from '../video/sources.ts';
@@ -202,7 +203,7 @@ function checkMemory(o: LoopOptions, cv: Cv, width: number, height: number, noVi
 /** What a loop opens for each stream: OpenCV, the source, the frame geometry, the postprocessor and the output (closed on failure). */
 export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpec) {
   const cv = loadOpenCv();
-  const source = openSource(spec.source, cv, spec.arg);
+  const source = openSource(spec.source, cv, spec.arg, o.videoIo);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
   const resize: [number, number] | undefined =
     frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;

@@ -21,6 +21,8 @@ export interface LiveProbes {
   opencv?: { loads: boolean; error?: string; videoIo: string[]; cuda: boolean };
   /** What `--video-io auto` encodes the annotated video with here, and why not GStreamer when it is not. */
   videoWriter?: { encoder: string; why?: string; fix?: string };
+  /** What `--video-io auto` decodes files with here, and why. */
+  videoReader?: { decoder: string; detail: string };
   gpu?: string;
   powerMode?: string;
   shim?: { path?: string; built: boolean };
@@ -180,6 +182,8 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
       `${live.videoWriter.encoder} (--video-io auto)${live.videoWriter.why ? `: not GStreamer, ${live.videoWriter.why}` : ''}`,
       live.videoWriter.fix,
     );
+  if (live?.videoReader)
+    add('Video reader', 'ok', `${live.videoReader.decoder} (--video-io auto): ${live.videoReader.detail}`);
   toolRows(f, live, cc, add);
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
   const routes =

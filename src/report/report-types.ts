@@ -32,6 +32,7 @@ export interface RowSetup {
   precision: string;
   device: string;
   model: string;
+  /** The video, and what decoded its frames: "vtest.avi (FFmpeg)". */
   video: string;
   frameSize: string;
   /** How frames came in and went out: free-running or --realtime; writing the drawn video, undrawn, or not writing. */
@@ -84,6 +85,8 @@ export interface ComparisonBasis {
   /** The ONNX the model's weights come from (an engine is compared by the ONNX it was built from). */
   model: string;
   video: string;
+  /** What decoded the frames (FFmpeg, GStreamer's software decoder, a Jetson's NVDEC). */
+  decoder: string;
   frameSize: string;
   /** The loop and its frames in flight. */
   loop: string;

@@ -36,6 +36,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
       ? `model ${onnx.slice(0, 12)}`
       : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
     video: r.video.path.split('/').pop() ?? r.video.path,
+    decoder: r.video.decoder ? `decoded by ${r.video.decoder}` : 'decoder not recorded',
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
     profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
@@ -54,7 +55,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
 }
 
 /**
- * Every setting that changes a run's figures, as words: the comparison basis (machine, model, video, frame size,
+ * Every setting that changes a run's figures, as words: the comparison basis (machine, model, video and its decoder, frame size,
  * loop, profiler, streams/batch/interval, pacing, output) and what ran the model (backend, precision, provider,
  * device). Runs share a report row only when all are equal; rows are compared only when the basis is.
  */
@@ -71,6 +72,7 @@ const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
   ['machine', 'different machine'],
   ['model', 'different model'],
   ['video', 'different video'],
+  ['decoder', 'different decoder'],
   ['frameSize', 'different frame size'],
   ['loop', 'different loop'],
   ['profiler', 'different profiler'],
@@ -197,7 +199,7 @@ function rowSetup(runs: RunResult[]): RowSetup {
     precision: s.precision,
     device: s.device,
     model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}${r.model.generatedWeights ? ' (random weights)' : ''}`,
-    video: r.video.path.split('/').pop() ?? r.video.path,
+    video: `${r.video.path.split('/').pop() ?? r.video.path} (${r.video.decoder ?? 'decoder not recorded'})`,
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     pacing: `${comparisonBasis(r).pacing}; ${comparisonBasis(r).output}`,
     frames: `${frames} measured + ${r.warmupFrames} warm-up`,

@@ -14,8 +14,12 @@ const POLL_MS = 0.1;
 /** A write never waits longer than this for the encoder (a thread that never sleeps would stall the loop). */
 const WAIT_LIMIT_MS = 2000;
 
-/** Thread names of the GStreamer writer's pipeline (src/video/io.ts gstWriterPipeline names its appsrc opencvsrc). */
-const WRITER_THREAD = /^(opencvsrc|mp4mux\d*):/;
+/**
+ * Thread names of the GStreamer writer's pipeline (src/video/gstreamer.ts names its appsrc opencvsrc; the muxer is
+ * mp4mux, or qtmux after a Jetson's nvv4l2h264enc). NVENC itself encodes off the CPU: on a board the write stage holds
+ * what the CPU does for the encoder (the conversion, the copy into its buffers), the encoder's own time overlaps.
+ */
+const WRITER_THREAD = /^(opencvsrc|mp4mux\d*|qtmux\d*):/;
 
 function tasks(): string[] {
   try {

@@ -20,6 +20,15 @@ import {
 import { requireFile, requireWritableDir } from '../util/files.ts';
 import { EncoderThreads } from './encoder-threads.ts';
 import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
+import {
+  boardDecodes,
+  boardDecodesFile,
+  type FileFormat,
+  missingElements,
+  readerPlan,
+  type VideoIo,
+  writerPlan,
+} from './gstreamer.ts';
 
 export interface VideoInfo {
   path: string;
@@ -38,6 +47,10 @@ export interface VideoInfo {
    * average OpenCV reports, at which its frames are paced (--realtime) and written.
    */
   variableFps?: number;
+  /** What decodes the frames: "FFmpeg", "GStreamer avdec_h264", "GStreamer nvv4l2decoder" (a board's NVDEC). */
+  decoder?: string;
+  /** Why `--video-io auto` did not decode with the board's hardware where it had it. */
+  decoderNote?: string;
 }
 
 /** OpenCV's CAP_PROP_ORIENTATION_META and CAP_PROP_ORIENTATION_AUTO (4.5+), which the Node binding does not name. */
@@ -45,11 +58,12 @@ const CAP_PROP_ORIENTATION_META = 48;
 const CAP_PROP_ORIENTATION_AUTO = 49;
 
 /**
- * Whether a file's frames are unevenly spaced (a phone's variable-frame-rate video): ffprobe's r_frame_rate (the
- * stream's base rate, the fastest its frames come) and avg_frame_rate (frames over duration) differ by more than 1%.
- * Then the highest rate, else undefined (also where ffprobe is missing).
+ * What ffprobe says of a file's first video stream: its container and codec (for a GStreamer decoder), and whether its
+ * frames are unevenly spaced (a phone's variable-frame-rate video): r_frame_rate (the stream's base rate, the fastest
+ * its frames come) and avg_frame_rate (frames over duration) differ by more than 1%; then `variableFps` is the highest
+ * rate. Empty where ffprobe is missing or cannot read the file.
  */
-function variableFrameRate(path: string): number | undefined {
+function probeFile(path: string): FileFormat & { variableFps?: number } {
   const r = spawnSync(
     'ffprobe',
     [
@@ -58,22 +72,31 @@ function variableFrameRate(path: string): number | undefined {
       '-select_streams',
       'v:0',
       '-show_entries',
-      'stream=r_frame_rate,avg_frame_rate',
+      'stream=codec_name,r_frame_rate,avg_frame_rate:format=format_name',
       '-of',
-      'csv=p=0',
+      'json',
       path,
     ],
     { encoding: 'utf8', timeout: 20_000 },
   );
-  const [base, average] = (r.stdout ?? '')
-    .trim()
-    .split(',')
-    .map((q) => {
-      const [num, den] = q.split('/').map(Number);
-      return den ? num / den : num;
-    });
-  if (r.status !== 0 || !(base > 0) || !(average > 0)) return undefined;
-  return Math.abs(base - average) / average > 0.01 ? Math.round(base * 100) / 100 : undefined;
+  let probe: { streams?: Record<string, string>[]; format?: { format_name?: string } } = {};
+  try {
+    if (r.status === 0) probe = JSON.parse(r.stdout);
+  } catch {
+    /* not JSON: nothing known */
+  }
+  const stream = probe.streams?.[0] ?? {};
+  const rate = (q = '') => {
+    const [num, den] = q.split('/').map(Number);
+    return den ? num / den : num;
+  };
+  const [base, average] = [rate(stream.r_frame_rate), rate(stream.avg_frame_rate)];
+  const variable = base > 0 && average > 0 && Math.abs(base - average) / average > 0.01;
+  return {
+    ...(probe.format?.format_name ? { container: probe.format.format_name } : {}),
+    ...(stream.codec_name ? { codec: stream.codec_name } : {}),
+    ...(variable ? { variableFps: Math.round(base * 100) / 100 } : {}),
+  };
 }
 
 export interface VideoSource {
@@ -87,7 +110,12 @@ export interface VideoSource {
 
 const VIDEO_FIX = 'pass a video OpenCV can decode (mp4/H.264, avi/MJPEG or XVID); `ffprobe FILE` shows what it is';
 
-export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
+/**
+ * Opens a video file. Its size, rate and frame count come from OpenCV's FFmpeg back-end; its frames from FFmpeg too,
+ * or from a GStreamer pipeline (readerPlan): with `gstreamer`, always; with `auto`, where the board's hardware decoder
+ * takes the file (a Jetson, H.264 or H.265), falling back to FFmpeg with a note when the pipeline does not start.
+ */
+export function openVideo(path: string, cv: Cv = loadOpenCv(), videoIo: VideoIo = 'auto'): VideoSource {
   requireFile(path, 'video', 'check the path (scripts/fetch-sample-video.sh puts a sample in videos/)');
   let cap: InstanceType<Cv['VideoCapture']>;
   try {
@@ -103,13 +131,14 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
   const rotation = Math.round(cap.get(CAP_PROP_ORIENTATION_META) || 0) % 360;
   if (rotation !== 0) cap.set(CAP_PROP_ORIENTATION_AUTO, 0);
   const fps = cap.get(cv.CAP_PROP_FPS);
-  const variableFps = variableFrameRate(path);
+  const { variableFps, ...format } = probeFile(path);
   const info: VideoInfo = {
     path,
     width: Math.round(cap.get(cv.CAP_PROP_FRAME_WIDTH)),
     height: Math.round(cap.get(cv.CAP_PROP_FRAME_HEIGHT)),
     fps,
     frameCount: Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))),
+    decoder: videoBackends(cv).ffmpeg ? 'FFmpeg' : 'OpenCV',
     ...(rotation !== 0 ? { rotation } : {}),
     ...(variableFps !== undefined ? { variableFps } : {}),
   };
@@ -119,7 +148,49 @@ export function openVideo(path: string, cv: Cv = loadOpenCv()): VideoSource {
       suggestion: VIDEO_FIX,
     });
   }
-  return captureSource(cap, info);
+  const gst = gstReader(cv, path, format, videoIo);
+  if (!gst) return captureSource(cap, info);
+  if ('note' in gst) return captureSource(cap, { ...info, decoderNote: gst.note });
+  cap.release();
+  return captureSource(gst.cap, { ...info, decoder: gst.name }, gst.first);
+}
+
+/**
+ * The GStreamer capture `videoIo` asks for, with its first frame (read to know it decodes), or a note saying why
+ * `auto` stays with FFmpeg; undefined when FFmpeg is the choice. `gstreamer` that cannot decode is one line.
+ */
+function gstReader(
+  cv: Cv,
+  path: string,
+  format: FileFormat,
+  videoIo: VideoIo,
+): { cap: InstanceType<Cv['VideoCapture']>; first: Mat; name: string } | { note: string } | undefined {
+  if (videoIo === 'ffmpeg' || (videoIo === 'auto' && !boardDecodesFile(format))) return undefined;
+  const fallback = '--video-io ffmpeg';
+  const unavailable = !videoBackends(cv).gstreamer
+    ? new JetprofError(
+        'TOOL_MISSING',
+        'this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot decode',
+        { suggestion: `use ${fallback}, or Debian's/JetPack's OpenCV (built with GStreamer)` },
+      )
+    : missingElements(readerPlan(path, format).elements, "the video reader's pipeline", fallback);
+  if (unavailable && videoIo === 'gstreamer')
+    throw new JetprofError(unavailable.code, `${path}: ${unavailable.message}`, { suggestion: unavailable.suggestion });
+  if (unavailable) return { note: `decoded by FFmpeg, not the board's decoder (${unavailable.message})` };
+  const plan = readerPlan(path, format);
+  let cap: InstanceType<Cv['VideoCapture']> | undefined;
+  try {
+    cap = new cv.VideoCapture(plan.pipeline, cv.CAP_GSTREAMER);
+    const first = cap.read();
+    if (!first.empty) return { cap, first, name: plan.name };
+  } catch {
+    /* did not start: said below */
+  }
+  cap?.release();
+  if (videoIo === 'auto') return { note: `decoded by FFmpeg: GStreamer's pipeline did not start (${plan.pipeline})` };
+  throw new JetprofError('BAD_VIDEO', `${path}: GStreamer could not decode it (${plan.pipeline})`, {
+    suggestion: `check the pipeline with gst-launch-1.0 (fakesink in place of appsink), or use ${fallback}`,
+  });
 }
 
 /**
@@ -216,47 +287,6 @@ function checkVideoPath(path: string) {
   return target;
 }
 
-/** How the annotated video is encoded: `auto` picks GStreamer where it can, else FFmpeg. */
-export type VideoIo = 'auto' | 'ffmpeg' | 'gstreamer';
-export const VIDEO_IO_CHOICES: readonly VideoIo[] = ['auto', 'ffmpeg', 'gstreamer'];
-
-/** The GStreamer elements of the writer's pipeline, and the Debian/Ubuntu package each comes from. */
-const GST_WRITER_ELEMENTS: [element: string, pkg: string][] = [
-  ['appsrc', 'gstreamer1.0-plugins-base'],
-  ['videoconvert', 'gstreamer1.0-plugins-base'],
-  ['x264enc', 'gstreamer1.0-plugins-ugly'],
-  ['mp4mux', 'gstreamer1.0-plugins-good'],
-  ['filesink', 'libgstreamer1.0-0'],
-];
-
-/**
- * The writer's pipeline, the shape a Jetson's hardware encoder takes (nvv4l2h264enc in x264enc's place): x264 with
- * tune=zerolatency (no look-ahead, no B-frames) encodes each frame as it arrives on appsrc's streaming thread, which a
- * synchronous write then waits for (EncoderThreads); FFmpeg's libx264 holds a look-ahead of frames. superfast: at
- * x264enc's fixed 2 Mbit/s the file is as large as with its default (medium), and a 960x540 frame took 5.4 ms to
- * encode instead of 21.6 ms (2-core VM), as fast as FFmpeg's writer was when its encoding overlapped inference. The trailing
- * `sync=false` keeps FFmpeg (tried first by OpenCV) from taking the string for a file name with a container's
- * extension. OpenCV finds its appsrc by the name `opencvsrc`, and EncoderThreads the streaming threads by it.
- */
-export function gstWriterPipeline(file: string): string {
-  const location = `"${file.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-  return `appsrc name=opencvsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location=${location} sync=false`;
-}
-
-/** The writer's elements this machine lacks (asked of gst-inspect-1.0; none when it is not installed to ask). */
-let missingCache: [string, string][] | undefined;
-function missingGstElements(): [string, string][] {
-  if (missingCache) return missingCache;
-  const probe = spawnSync('gst-inspect-1.0', ['--version'], { encoding: 'utf8' });
-  missingCache =
-    probe.status !== 0
-      ? []
-      : GST_WRITER_ELEMENTS.filter(
-          ([element]) => spawnSync('gst-inspect-1.0', ['--exists', element], { encoding: 'utf8' }).status !== 0,
-        );
-  return missingCache;
-}
-
 /** Why the GStreamer writer cannot be used here, or undefined when it can be tried. */
 function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofError | undefined {
   if (!videoBackends(cv).gstreamer)
@@ -273,15 +303,7 @@ function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofErr
         suggestion: `pass --frame-size ${width - (width % 2)}x${height - (height % 2)}, or --video-io ffmpeg (it writes one pixel smaller)`,
       },
     );
-  const missing = missingGstElements();
-  if (missing.length)
-    return new JetprofError(
-      'TOOL_MISSING',
-      `GStreamer has no ${missing.map(([e]) => e).join(', ')} here: the video writer's pipeline needs ${missing.length === 1 ? 'it' : 'them'}`,
-      {
-        suggestion: `sudo apt install ${[...new Set(missing.map(([, pkg]) => pkg))].join(' ')}, or use --video-io ffmpeg`,
-      },
-    );
+  return missingElements(writerPlan('out.mp4').elements, "the video writer's pipeline", '--video-io ffmpeg');
   return undefined;
 }
 
@@ -292,8 +314,23 @@ export function autoWriter(
   height = 540,
 ): { kind: 'gstreamer' | 'ffmpeg'; encoder: string; why?: string; fix?: string } {
   const unavailable = gstWriterUnavailable(cv, width, height);
-  if (!unavailable) return { kind: 'gstreamer', encoder: 'GStreamer x264enc' };
+  if (!unavailable) return { kind: 'gstreamer', encoder: writerPlan('out.mp4').name };
   return { kind: 'ffmpeg', encoder: 'FFmpeg libx264', why: unavailable.message, fix: unavailable.suggestion };
+}
+
+/** What `--video-io auto` decodes files with on this machine, in the words doctor prints. */
+export function autoReader(cv: Cv): { decoder: string; detail: string } {
+  if (videoBackends(cv).gstreamer && boardDecodes())
+    return {
+      decoder: 'GStreamer nvv4l2decoder',
+      detail: "the board's NVDEC for H.264 and H.265 files (MP4, MKV, AVI); FFmpeg for other codecs",
+    };
+  return {
+    decoder: 'FFmpeg',
+    detail: videoBackends(cv).gstreamer
+      ? "no nvv4l2decoder here (a Jetson's, from JetPack); --video-io gstreamer decodes with GStreamer's software decoders"
+      : 'this OpenCV has no GStreamer',
+  };
 }
 
 /**
@@ -319,21 +356,24 @@ function openWriter(
     if (unavailable)
       encoderNote = `the video is encoded by FFmpeg, not GStreamer (${unavailable.message}${unavailable.suggestion ? `; ${unavailable.suggestion}` : ''})`;
     if (!unavailable) {
+      const plan = writerPlan(tmp);
       try {
-        const w = new cv.VideoWriter(gstWriterPipeline(tmp), 0, fps, new cv.Size(width, height), true);
+        const w = new cv.VideoWriter(plan.pipeline, 0, fps, new cv.Size(width, height), true);
         // filesink creates the file when the pipeline starts: no file, no pipeline
         if (existsSync(tmp)) {
           writer = w;
           codec = 'avc1';
-          encoder = 'GStreamer x264enc';
+          encoder = plan.name;
         } else w.release();
       } catch {
         removeQuietly(tmp);
       }
+      if (!writer && videoIo !== 'gstreamer')
+        encoderNote = `the video is encoded by FFmpeg, not GStreamer (its pipeline did not start: ${plan.pipeline}; try it with gst-launch-1.0)`;
       if (!writer && videoIo === 'gstreamer')
         throw new JetprofError(
           'BAD_OUTPUT',
-          `${path}: GStreamer could not start the writer's pipeline (${gstWriterPipeline(tmp)})`,
+          `${path}: GStreamer could not start the writer's pipeline (${plan.pipeline})`,
           {
             suggestion:
               'check it with gst-launch-1.0 (videotestsrc num-buffers=30 in place of appsrc), or use --video-io ffmpeg',

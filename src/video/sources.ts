@@ -11,6 +11,7 @@ import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { type Cv, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
 import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io.ts';
+import type { VideoIo } from './gstreamer.ts';
 
 export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
 
@@ -65,7 +66,13 @@ export function sourceStem(spec: string, known: SourceArg = classifySource(spec)
   return basename(target, extname(target));
 }
 
-function fromCapture(cv: Cv, cap: InstanceType<Cv['VideoCapture']>, path: string, live: boolean): VideoSource {
+function fromCapture(
+  cv: Cv,
+  cap: InstanceType<Cv['VideoCapture']>,
+  path: string,
+  live: boolean,
+  decoder: string,
+): VideoSource {
   const first = cap.read();
   if (first.empty) {
     cap.release();
@@ -79,6 +86,7 @@ function fromCapture(cv: Cv, cap: InstanceType<Cv['VideoCapture']>, path: string
     height: first.rows,
     fps: cap.get(cv.CAP_PROP_FPS),
     frameCount: live ? 0 : Math.max(0, Math.round(cap.get(cv.CAP_PROP_FRAME_COUNT))),
+    decoder,
   };
   return captureSource(cap, info, first); // the frame read to learn the size is the first one handed out
 }
@@ -140,7 +148,14 @@ export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: str
   const nextFrame = () => (next < names.length ? (next === 0 ? (next++, first) : read(next++)) : null);
   return {
     names,
-    info: { path: dir, width: first.cols, height: first.rows, fps: 1, frameCount: names.length },
+    info: {
+      path: dir,
+      width: first.cols,
+      height: first.rows,
+      fps: 1,
+      frameCount: names.length,
+      decoder: 'OpenCV imread',
+    },
     read: nextFrame,
     readAsync: async () => nextFrame(),
     close() {},
@@ -152,11 +167,12 @@ export function openSource(
   spec: string,
   cv: Cv = loadOpenCv(),
   known: SourceArg = classifySource(spec),
+  videoIo: VideoIo = 'auto',
 ): VideoSource & { kind: SourceKind; names?: string[] } {
   const { kind, target } = known;
   switch (kind) {
     case 'file':
-      return { ...openVideo(target, cv), kind };
+      return { ...openVideo(target, cv, videoIo), kind };
     case 'images':
       return { ...openImageFolder(target, cv), kind };
     case 'stream': {
@@ -166,7 +182,7 @@ export function openSource(
         message: `the stream could not be opened (refused, timed out or no such path: ${e.split('\n')[0]})`,
         suggestion: 'check the URL and that the server is up (ffplay URL shows it)',
       }));
-      return { ...fromCapture(cv, cap, spec, true), kind };
+      return { ...fromCapture(cv, cap, spec, true, 'FFmpeg'), kind };
     }
     case 'device': {
       try {
@@ -180,7 +196,7 @@ export function openSource(
         message: `the camera could not be opened (${e.split('\n')[0]})`,
         suggestion: 'is it in use by another program?',
       }));
-      return { ...fromCapture(cv, cap, spec, true), kind };
+      return { ...fromCapture(cv, cap, spec, true, 'V4L2'), kind };
     }
     case 'csi':
     case 'gstreamer': {
@@ -202,7 +218,16 @@ export function openSource(
             ? 'is a CSI camera connected, and nvargus-daemon running (sudo systemctl restart nvargus-daemon)?'
             : 'try the pipeline with gst-launch-1.0 first',
       }));
-      return { ...fromCapture(cv, cap, spec, true), kind };
+      return {
+        ...fromCapture(
+          cv,
+          cap,
+          spec,
+          true,
+          kind === 'csi' ? 'GStreamer nvarguscamerasrc' : 'GStreamer (the source pipeline)',
+        ),
+        kind,
+      };
     }
   }
 }

@@ -133,14 +133,24 @@ export function runCli(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {},
 ) {
+  const timeout = options.timeout ?? 240_000;
+  const started = Date.now();
   const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, ...options.env },
     encoding: 'utf8',
-    timeout: options.timeout ?? 240_000,
+    timeout,
     maxBuffer: 1 << 28,
   });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+  // a run that did not exit by itself says so at the end of its stderr, which every failed assertion shows
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const ending =
+    r.status !== null
+      ? ''
+      : (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT'
+        ? `\n[test: ${script} was still running after ${timeout / 1000} s and was ended with ${r.signal}]\n`
+        : `\n[test: ${script} died of ${r.signal} after ${seconds} s]\n`;
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr + ending, signal: r.signal };
 }
 
 /**
@@ -165,6 +175,31 @@ export function buildCpuEngineLib(): string {
     ]);
   }
   return lib;
+}
+
+/**
+ * Builds test/native/gst_board_elements.c, the Jetson's GStreamer elements stood in for by software ones, and returns
+ * the environment that adds them to GStreamer (a plugin folder and a registry of its own).
+ */
+export function gstBoardEnv(): { GST_PLUGIN_PATH_1_0: string; GST_REGISTRY_1_0: string } {
+  const dir = join(scratchDir(), 'gst-board');
+  const lib = join(dir, 'libgstjetprofboard.so');
+  if (!existsSync(lib)) {
+    mkdirSync(dir, { recursive: true });
+    const flags = execFileSync('pkg-config', ['--cflags', '--libs', 'gstreamer-1.0'], { encoding: 'utf8' });
+    execFileSync('gcc', [
+      '-shared',
+      '-fPIC',
+      '-O2',
+      '-Wall',
+      '-Werror',
+      join(ROOT, 'test/native/gst_board_elements.c'),
+      '-o',
+      lib,
+      ...flags.trim().split(/\s+/),
+    ]);
+  }
+  return { GST_PLUGIN_PATH_1_0: dir, GST_REGISTRY_1_0: join(scratchDir(), 'registry-board.bin') };
 }
 
 /**

@@ -1,0 +1,333 @@
+/**
+ * Video in and out (--video-io). The writer: GStreamer's x264enc pipeline or OpenCV's FFmpeg writer, every frame in a
+ * playable H.264 MP4, and a synchronous write that waits for the encoder's threads, so the write stage holds what
+ * writing costs and the inference stage does not. The reader: GStreamer's decoders give the frames FFmpeg gives. The
+ * board's path: the Jetson's elements (nvv4l2decoder, nvvidconv, nvv4l2h264enc) stood in for by software ones
+ * (test/native/gst_board_elements.c), so the pipelines jetprof writes for a board parse, link and run here.
+ */
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Mat } from '../src/video/opencv.ts';
+import { EncoderThreads } from '../src/video/encoder-threads.ts';
+import { gstWriterPipeline, readerPlan } from '../src/video/gstreamer.ts';
+import {
+  errorLines,
+  gstBoardEnv,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  ROOT,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
+
+const model = makeModel('writer', PERSON_VEHICLE_CFG, 3);
+
+for (const videoIo of ['gstreamer', 'ffmpeg'] as const) {
+  test(`--video-io ${videoIo}: every frame in a playable H.264 MP4, the encoder named in the run JSON and on stderr`, (t) => {
+    const video = makeVideo(`writer-${videoIo}.mp4`, 14, 320, 240);
+    const out = join(scratchDir(), `out-${videoIo}.mp4`);
+    const json = join(scratchDir(), `run-${videoIo}.json`);
+    const r = runCli('infer', [
+      video,
+      '--model',
+      model.onnxPath,
+      '--warmup',
+      '2',
+      '--pipeline',
+      'off',
+      '--video-io',
+      videoIo,
+      '--output',
+      out,
+      '--json',
+      json,
+      '-q',
+    ]);
+    t.is(r.code, 0, r.stderr);
+    const probe = probeVideo(out);
+    t.like(probe, { codec: 'h264', width: 320, height: 240, frames: 14 }, 'every frame, warm-up included');
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.is(run.output.encoder, videoIo === 'gstreamer' ? 'GStreamer x264enc' : 'FFmpeg libx264');
+    t.is(run.output.encoderNote, undefined);
+    t.is(run.video.decoder, videoIo === 'gstreamer' ? 'GStreamer avdec_h264' : 'FFmpeg');
+  });
+}
+
+test('--video-io auto on an odd frame size: FFmpeg writes it (one pixel smaller) and the run says why not GStreamer; --video-io gstreamer refuses it in one line', (t) => {
+  const video = makeVideo('writer-odd.mp4', 4, 160, 120);
+  const json = join(scratchDir(), 'run-odd.json');
+  const args = [video, '--model', model.onnxPath, '--warmup', '0', '--frame-size', '161x121', '-q'];
+  const auto = runCli('infer', [...args, '--output', join(scratchDir(), 'odd-auto.mp4'), '--json', json]);
+  t.is(auto.code, 0, auto.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.output.encoder, 'FFmpeg libx264');
+  t.regex(run.output.encoderNote, /not GStreamer \(x264enc encodes even frame sizes only, and the frames are 161x121/);
+  const strict = runCli('infer', [...args, '--output', join(scratchDir(), 'odd-gst.mp4'), '--video-io', 'gstreamer']);
+  t.is(strict.code, 2, strict.stderr);
+  t.deepEqual(errorLines(strict.stderr).length, 1, strict.stderr);
+  t.regex(strict.stderr, /x264enc encodes even frame sizes only.*--frame-size 160x120/);
+});
+
+/** GStreamer's environment with every plugin of this machine but `libs` (a plugin folder and a registry of its own). */
+function pluginsWithout(
+  ...libs: string[]
+): { GST_PLUGIN_SYSTEM_PATH_1_0: string; GST_REGISTRY_1_0: string } | undefined {
+  const system = ['/usr/lib/x86_64-linux-gnu/gstreamer-1.0', '/usr/lib/aarch64-linux-gnu/gstreamer-1.0'].find((d) => {
+    try {
+      const here = readdirSync(d);
+      return libs.every((l) => here.includes(l));
+    } catch {
+      return false;
+    }
+  });
+  if (!system) return undefined;
+  const name = libs.join('-');
+  const plugins = join(scratchDir(), `gst-plugins-no-${name}`);
+  if (!existsSync(plugins)) {
+    mkdirSync(plugins, { recursive: true });
+    for (const f of readdirSync(system)) if (!libs.includes(f)) symlinkSync(join(system, f), join(plugins, f));
+  }
+  return { GST_PLUGIN_SYSTEM_PATH_1_0: plugins, GST_REGISTRY_1_0: join(scratchDir(), `registry-no-${name}.bin`) };
+}
+
+test('--video-io gstreamer without x264enc: one line naming the element and its package; auto falls back to FFmpeg and says so', (t) => {
+  const env = pluginsWithout('libgstx264.so');
+  if (!env) return t.fail('no libgstx264.so here: bash scripts/setup.sh installs gstreamer1.0-plugins-ugly');
+  const video = makeVideo('writer-nox264.mp4', 4, 160, 120);
+  const base = [video, '--model', model.onnxPath, '--warmup', '0', '-q'];
+  const strict = runCli('infer', [...base, '--output', join(scratchDir(), 'nox264.mp4'), '--video-io', 'gstreamer'], {
+    env,
+  });
+  t.is(strict.code, 2, strict.stderr);
+  t.is(errorLines(strict.stderr).length, 1, strict.stderr);
+  t.regex(strict.stderr, /GStreamer has no x264enc here.*sudo apt install gstreamer1\.0-plugins-ugly/);
+  const json = join(scratchDir(), 'run-nox264.json');
+  const auto = runCli('infer', [...base, '--output', join(scratchDir(), 'nox264-auto.mp4'), '--json', json], { env });
+  t.is(auto.code, 0, auto.stderr);
+  t.regex(auto.stderr, /note: the video is encoded by FFmpeg, not GStreamer \(GStreamer has no x264enc here/);
+  t.is(JSON.parse(readFileSync(json, 'utf8')).output.encoder, 'FFmpeg libx264');
+  // doctor says the same, with the fix
+  const doc = runCli('jetprof', ['doctor'], { env });
+  t.regex(
+    doc.stdout,
+    /\| Video writer \| WARN \| FFmpeg libx264 \(--video-io auto\): not GStreamer, GStreamer has no x264enc here.*\| sudo apt install gstreamer1\.0-plugins-ugly/,
+  );
+  t.regex(runCli('jetprof', ['doctor']).stdout, /\| Video writer \| ok \| GStreamer x264enc \(--video-io auto\) \|/);
+});
+
+test("the writer's pipeline quotes its file name (spaces, quotes, backslashes)", (t) => {
+  t.is(
+    gstWriterPipeline('/tmp/a b/"x"\\y.mp4'),
+    'appsrc name=opencvsrc ! videoconvert ! x264enc tune=zerolatency speed-preset=superfast ! mp4mux ! filesink location="/tmp/a b/\\"x\\"\\\\y.mp4" sync=false',
+  );
+});
+
+/** A worker thread that spins (state R) until told to stop, or for `spins` rounds, then sleeps. */
+function spinner(spins: number) {
+  const flags = new Int32Array(new SharedArrayBuffer(8)); // [0]: 1 spinning, 2 done spinning; [1]: 1 stop now
+  const worker = new Worker(
+    `const { workerData: f } = require('node:worker_threads');
+     Atomics.store(f, 0, 1); Atomics.notify(f, 0);
+     let x = 0;
+     for (let i = 0; i < ${spins} && Atomics.load(f, 1) === 0; i++) x += Math.sqrt(i);
+     Atomics.store(f, 0, 2);
+     Atomics.wait(f, 1, 0);`,
+    { eval: true, workerData: flags },
+  );
+  const started = () => {
+    while (Atomics.load(flags, 0) === 0) Atomics.wait(flags, 0, 0, 50);
+  };
+  const stop = async () => {
+    Atomics.store(flags, 1, 1);
+    Atomics.notify(flags, 1);
+    await worker.terminate();
+  };
+  return { flags, started, stop };
+}
+
+test('a synchronous write waits for the threads the writer started, and not for threads started after it opened (the model runtime spinning)', async (t) => {
+  // the encoder: a thread started while the "writer" opened, busy for a while after the write
+  const threads = new EncoderThreads();
+  t.true(threads.available, '/proc/self/task is readable here');
+  const encoder = spinner(30_000_000);
+  threads.opened();
+  encoder.started();
+  threads.waitIdle();
+  t.is(Atomics.load(encoder.flags, 0), 2, 'the wait ended only once the encoder thread stopped running');
+  // a thread started later (as ONNX Runtime starts its pool at the first run) that spins without end
+  const runtime = spinner(Number.MAX_SAFE_INTEGER);
+  runtime.started();
+  threads.waitIdle();
+  t.is(Atomics.load(runtime.flags, 0), 1, 'returned while the later thread still spins');
+  t.is(threads.timedOut, 0);
+  await runtime.stop();
+  await encoder.stop();
+});
+
+test("the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)", async (t) => {
+  const { createVideoSink } = await import('../src/video/io.ts');
+  const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
+  const cv = loadOpenCv();
+  const cap = new cv.VideoCapture(makeVideo('writer-pool.mp4', 20, 640, 480), fileCaptureApi(cv));
+  for (const k of [1, 2]) {
+    const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
+    for (let i = 0; i < 10; i++) sink.write(cap.read());
+    const w = sink.encoderWaits!();
+    await sink.finish();
+    t.is(w.waits, 10);
+    // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
+    t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 writes found the encoder at work`);
+    t.is(w.timedOut, 0);
+    t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
+  }
+});
+
+/** Every frame of `path` as OpenCV reads it with `videoIo`, and the decoder it names. */
+async function decodeAll(path: string, videoIo: 'ffmpeg' | 'gstreamer', max = 1000) {
+  const { openVideo } = await import('../src/video/io.ts');
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const source = openVideo(path, loadOpenCv(), videoIo);
+  const frames = [];
+  for (let m = source.read(); m && frames.length < max; m = source.read()) frames.push(m);
+  source.close();
+  return { frames, decoder: source.info.decoder, frameCount: source.info.frameCount };
+}
+
+/** Mean absolute difference of two BGR frames, over every pixel and channel (0-255). */
+function meanDiff(a: Mat, b: Mat): number {
+  const m = a.absdiff(b).mean();
+  return (m.x + m.y + m.z) / 3;
+}
+
+const mjpegAvi = () => {
+  const out = join(scratchDir(), 'reader-mjpeg.avi');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', makeVideo('reader-src.mp4', 18, 320, 240), '-c:v', 'mjpeg', out]);
+  return out;
+};
+const VTEST = join(ROOT, 'videos', 'vtest.avi');
+
+test('--video-io gstreamer decodes the frames FFmpeg decodes: H.264 in MP4, MJPEG in AVI, and the real vtest.avi (MPEG-4 v3), every frame within codec noise', async (t) => {
+  const files: [string, string, number][] = [
+    [makeVideo('reader-h264.mp4', 24, 320, 240), 'GStreamer avdec_h264', 1000],
+    [mjpegAvi(), 'GStreamer jpegdec', 1000],
+  ];
+  if (existsSync(VTEST)) files.push([VTEST, 'GStreamer avdec_msmpeg4', 60]);
+  else t.log('videos/vtest.avi is missing (bash scripts/fetch-sample-video.sh): checked on the generated files only');
+  for (const [file, decoder, max] of files) {
+    const ffmpeg = await decodeAll(file, 'ffmpeg', max);
+    const gst = await decodeAll(file, 'gstreamer', max);
+    t.is(ffmpeg.decoder, 'FFmpeg');
+    t.is(gst.decoder, decoder, file);
+    t.is(gst.frames.length, ffmpeg.frames.length, `${file}: the same number of frames`);
+    t.true(gst.frames.length >= Math.min(max, 18));
+    t.is(gst.frameCount, ffmpeg.frameCount, 'the frame count comes from the same probe');
+    const diffs = gst.frames.map((f, i) => meanDiff(f, ffmpeg.frames[i]));
+    // the same bitstream decoded twice: only the YUV to BGR conversion differs (a frame out of order would differ by tens)
+    t.true(Math.max(...diffs) < 2, `${file}: largest mean difference ${Math.max(...diffs).toFixed(2)} of 255`);
+  }
+});
+
+test('--video-io gstreamer without avdec_h264: one line naming the element and its package; auto stays with FFmpeg without a word', (t) => {
+  const env = pluginsWithout('libgstlibav.so');
+  if (!env) return t.fail('no libgstlibav.so here: bash scripts/setup.sh installs gstreamer1.0-libav');
+  const video = makeVideo('reader-nolibav.mp4', 6, 160, 120);
+  const base = [video, '--model', model.onnxPath, '--warmup', '0', '--no-write', '-q'];
+  const strict = runCli('infer', [...base, '--video-io', 'gstreamer'], { env });
+  t.is(strict.code, 2, strict.stderr);
+  t.is(errorLines(strict.stderr).length, 1, strict.stderr);
+  t.regex(
+    strict.stderr,
+    /reader-nolibav\.mp4: GStreamer has no avdec_h264 here: the video reader's pipeline needs it.*sudo apt install gstreamer1\.0-libav, or use --video-io ffmpeg/,
+  );
+  const json = join(scratchDir(), 'run-nolibav.json');
+  const auto = runCli('infer', [...base, '--json', json], { env });
+  t.is(auto.code, 0, auto.stderr);
+  t.is(JSON.parse(readFileSync(json, 'utf8')).video.decoder, 'FFmpeg');
+  t.notRegex(auto.stderr, /note: decoded/);
+});
+
+test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2decoder and encodes with nvv4l2h264enc, every frame written; other codecs stay with FFmpeg; doctor says which and why', (t) => {
+  const env = gstBoardEnv();
+  const video = makeVideo('board-io.mp4', 12, 320, 240);
+  const out = join(scratchDir(), 'board-io-out.mp4');
+  const json = join(scratchDir(), 'run-board-io.json');
+  const args = ['--model', model.onnxPath, '--warmup', '2', '--pipeline', 'off', '-q'];
+  const r = runCli('infer', [video, ...args, '--output', out, '--json', json], { env });
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.video.decoder, 'GStreamer nvv4l2decoder');
+  t.is(run.video.decoderNote, undefined);
+  t.is(run.output.encoder, 'GStreamer nvv4l2h264enc');
+  t.like(probeVideo(out), { codec: 'h264', width: 320, height: 240, frames: 12 });
+  t.is(run.frames + run.warmupFrames, 12, 'every frame decoded');
+  // MJPEG is not what jetprof hands NVDEC: FFmpeg decodes it, as expected, so no note
+  const json2 = join(scratchDir(), 'run-board-mjpeg.json');
+  const r2 = runCli('infer', [mjpegAvi(), ...args, '--no-write', '--json', json2], { env });
+  t.is(r2.code, 0, r2.stderr);
+  t.is(JSON.parse(readFileSync(json2, 'utf8')).video.decoder, 'FFmpeg');
+  t.notRegex(r2.stderr, /note: decoded/);
+  const doc = runCli('jetprof', ['doctor'], { env });
+  t.regex(
+    doc.stdout,
+    /\| Video reader \| ok \| GStreamer nvv4l2decoder \(--video-io auto\): the board's NVDEC for H\.264 and H\.265/,
+  );
+  t.regex(doc.stdout, /\| Video writer \| ok \| GStreamer nvv4l2h264enc \(--video-io auto\) \|/);
+  t.regex(
+    runCli('jetprof', ['doctor']).stdout,
+    /\| Video reader \| ok \| FFmpeg \(--video-io auto\): no nvv4l2decoder here/,
+  );
+});
+
+test('on a Jetson whose pipelines cannot start, auto decodes and encodes with FFmpeg and the run says why', (t) => {
+  // the stand-ins hold avdec_h264 and x264enc: without them they cannot link, as with a broken JetPack install
+  const without = pluginsWithout('libgstlibav.so', 'libgstx264.so');
+  if (!without) return t.fail('no libgstlibav.so or libgstx264.so here: bash scripts/setup.sh installs them');
+  const env = {
+    ...without,
+    GST_PLUGIN_PATH_1_0: gstBoardEnv().GST_PLUGIN_PATH_1_0,
+    GST_REGISTRY_1_0: join(scratchDir(), 'registry-board-broken.bin'),
+  };
+  const json = join(scratchDir(), 'run-board-broken.json');
+  const out = join(scratchDir(), 'board-broken-out.mp4');
+  const video = makeVideo('board-broken.mp4', 6, 160, 120);
+  const r = runCli(
+    'infer',
+    [video, '--model', model.onnxPath, '--warmup', '0', '-q', '--output', out, '--json', json],
+    {
+      env,
+    },
+  );
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.video.decoder, 'FFmpeg');
+  t.regex(
+    run.video.decoderNote,
+    /^decoded by FFmpeg: GStreamer's pipeline did not start \(filesrc location=.* ! qtdemux ! h264parse ! nvv4l2decoder ! nvvidconv/,
+  );
+  t.is(run.output.encoder, 'FFmpeg libx264');
+  t.regex(
+    run.output.encoderNote,
+    /^the video is encoded by FFmpeg, not GStreamer \(its pipeline did not start: .*nvv4l2h264enc/,
+  );
+  t.regex(r.stderr, /infer: note: decoded by FFmpeg: GStreamer's pipeline did not start/);
+  t.regex(r.stderr, /infer: note: the video is encoded by FFmpeg, not GStreamer/);
+  t.is(probeVideo(out).frames, 6);
+});
+
+test('the reader names its demuxer, parser and decoder where the format is known, and decodebin where not', (t) => {
+  t.is(
+    readerPlan('/v/a b.mp4', { container: 'mov,mp4,m4a,3gp,3g2,mj2', codec: 'h264' }).pipeline,
+    'filesrc location="/v/a b.mp4" ! qtdemux ! h264parse ! avdec_h264 ! videoconvert ! video/x-raw,format=BGR ! appsink sync=false',
+  );
+  t.is(readerPlan('/v/x.mkv', { container: 'matroska,webm', codec: 'hevc' }).name, 'GStreamer avdec_h265');
+  t.is(readerPlan('/v/x.ogv', { container: 'ogg', codec: 'theora' }).name, 'GStreamer decodebin');
+  t.is(
+    gstWriterPipeline('/o.mp4', true),
+    'appsrc name=opencvsrc ! videoconvert ! video/x-raw,format=BGRx ! nvvidconv ! nvv4l2h264enc ! h264parse ! qtmux ! filesink location="/o.mp4" sync=false',
+  );
+});
