@@ -178,8 +178,11 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
   const r = runCli('infer-trt', [...common, '--interval', '2', '--engine', nano, '--no-write', '--json', json], {
     env: shim,
   });
-  t.is(r.code, 0, `signal ${r.signal}\n${lastLines(r.stderr)}`);
+  t.is(r.code, 0, lastLines(r.stderr));
+  // the console names the loop that ran (it said "pipelined" while the sequential loop ran)
+  t.regex(r.stderr, /infer: sequential loop \(--pipeline auto: --interval 2 runs in the sequential loop only/);
   const j = run(json);
+  t.is(j.setup.loop, 'sequential');
   t.is(j.inferredFrames, Math.ceil(FRAMES / 3));
   const inferred = j.perFrame.inferred.filter((x: number) => x === 1).length;
   t.true(

@@ -595,3 +595,21 @@ test('11. profile checks its input before the profiler starts: a text file named
   t.is(none.code, 2);
   t.regex(none.stderr, /no video among the infer arguments/);
 });
+
+test("a child's cleanup (a budget timer, a signal forwarder) runs as soon as it exits, before a process it left holds its output open: its process id may be reused from then on", async (t) => {
+  const { runCommand } = await import('../src/util/process.ts');
+  const events: string[] = [];
+  let grandchildAlive = false;
+  // the child exits at once; the sleep it started keeps the child's stdout open for a while
+  const r = await runCommand('sh', ['-c', 'sleep 3.217 & echo started'], {
+    onSpawn: () => () => {
+      events.push('cleanup');
+      grandchildAlive = spawnSync('pgrep', ['-f', '^sleep 3.217$']).status === 0;
+    },
+  });
+  events.push('resolved');
+  t.is(r.code, 0);
+  t.is(r.output.toString().trim(), 'started');
+  t.deepEqual(events, ['cleanup', 'resolved']);
+  t.true(grandchildAlive, 'the cleanup ran while the sleep still held the output open, not after');
+});

@@ -690,10 +690,20 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       threads: o.threads,
       cores: availableParallelism(),
       openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
+      sequentialOnly:
+        specs.length > 1
+          ? `${specs.length} streams`
+          : o.interval > 0
+            ? `--interval ${o.interval}`
+            : o.realtime
+              ? '--realtime'
+              : o.perfInterval
+                ? '--perf-interval'
+                : undefined,
     });
     if (loop.why && !o.quiet)
       process.stderr.write(
-        `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${loop.why})\n`,
+        `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (${o.pipeline === 'auto' ? '--pipeline auto: ' : `--pipeline ${o.pipeline}: `}${loop.why})\n`,
       );
     const runs: RunResult[] = [];
     const files: string[] = [];

@@ -22,7 +22,14 @@ export function chooseLoop(o: {
   threads?: number;
   cores: number;
   openCvHasCuda?: () => boolean;
+  /** What in this run only the sequential loop does (several streams, --interval, --realtime, --perf-interval). */
+  sequentialOnly?: string;
 }): LoopChoice {
+  if (o.sequentialOnly)
+    return {
+      pipelined: false,
+      why: `${o.sequentialOnly} runs in the sequential loop only, which takes the streams in turns`,
+    };
   if (o.mode !== 'auto') return { pipelined: o.mode === 'on' };
   const onGpu =
     o.backend === 'tensorrt' ||

@@ -100,6 +100,7 @@ export function watchNsys(
   let lastSignature = '';
   let lastChange = Date.now();
   let launched = false;
+  let killer: NodeJS.Timeout | undefined;
   const timer = setInterval(() => {
     const states = childStates(pid);
     const running = states.some((st) => st !== 'Z' && st !== 'gone');
@@ -119,17 +120,25 @@ export function watchNsys(
       clearInterval(timer);
       onStall(limit);
       endAgentsOf(pid);
-      setTimeout(() => {
+      // nsys still there 15 s after its agents ended: killed. Only while this watch runs (it stops when nsys exits)
+      // and only an nsys: a process id is reused, and on a busy machine soon (pid_max 32768 here, threads count too),
+      // so a late kill would hit whatever process got the number next
+      killer = setTimeout(() => {
+        if (!commandLineOf(pid).some((a) => /(^|\/)nsys$/.test(a))) return;
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
           /* exited */
         }
-      }, 15_000).unref();
+      }, 15_000);
+      killer.unref();
     }
   }, 1000);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(killer);
+  };
 }
 
 function lockError(lock: string, code: string | undefined): JetprofError {

@@ -6,7 +6,7 @@ import { constants } from 'node:os';
 export interface RunCommandOptions {
   /** Each chunk as it arrives, with the stream it came from. */
   onOutput?: (chunk: Buffer, from: 'stdout' | 'stderr') => void;
-  /** Called with the child's pid once started; may return a function called when it closes. */
+  /** Called with the child's pid once started; may return a function, called as soon as the child has exited. */
   onSpawn?: (pid: number) => (() => void) | void;
   /** The child's environment (default: this process's). */
   env?: NodeJS.ProcessEnv;
@@ -37,8 +37,10 @@ export function runCommand(
       });
     }
     child.on('error', reject);
+    // the onSpawn cleanup as soon as the child is reaped, before its process id can be reused (its output may close
+    // later, held open by a process it started): a timer or forwarder then never signals another process by that id
+    child.on('exit', () => onClose?.());
     child.on('close', (code, signal) => {
-      onClose?.();
       // killed by a signal: 128 + its number, as a shell reports it (SIGINT 130, SIGTRAP from a V8 fatal error 133)
       resolve({ code: code ?? 128 + ((signal && constants.signals[signal]) || 0), output: Buffer.concat(chunks) });
     });
