@@ -28,6 +28,7 @@ import {
   runCli,
   scratchDir,
   YOLOV4_TINY_CFG,
+  inferRun,
 } from './helpers/fixtures.ts';
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
@@ -152,16 +153,17 @@ for (const importer of ['ONNX importer', 'darknet importer'] as const) {
 }
 
 for (const backend of ['onnx', 'opencv'] as const) {
-  test(`infer --backend ${backend} with three streams: each stream's boxes at the default batch (3) equal those at --batch 1`, (t) => {
+  test(`infer --backend ${backend} with three streams: each stream's boxes at the default batch (3) equal those at --batch 1`, async (t) => {
     const dir = join(scratchDir(), `batch-cli-${backend}`);
     mkdirSync(dir, { recursive: true });
     const firing = makeModel('batch-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
     const a = makeVideo('batch-a.mp4', 5, 320, 240);
     const b = makeVideo('batch-b.mp4', 4, 160, 120, 7);
     const common = [a, b, a, '--backend', backend, '--model', firing.onnxPath, '--warmup', '1', '--max-det', '20'];
-    const runs = ['default', '1'].map((batch) => {
+    const runs = [];
+    for (const batch of ['default', '1']) {
       const json = join(dir, `run-${batch}.json`);
-      const r = runCli('infer', [
+      await inferRun([
         ...common,
         ...(batch === 'default' ? [] : ['--batch', batch]),
         '--no-write',
@@ -171,9 +173,8 @@ for (const backend of ['onnx', 'opencv'] as const) {
         '--detections',
         join(dir, `dets-b${batch}.json`),
       ]);
-      t.is(r.code, 0, r.stderr);
-      return JSON.parse(readFileSync(json, 'utf8'));
-    });
+      runs.push(JSON.parse(readFileSync(json, 'utf8')));
+    }
     t.is(runs[0].batch, 3);
     t.is(runs[1].batch, 1);
     t.is(runs[0].setup.label, `${backend}-fp32-cpu-sequential-3streams`);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { createOnnxWorkerSession } from '../src/backends/onnx-worker.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, runCli, scratchDir } from './helpers/fixtures.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, scratchDir, inferRun } from './helpers/fixtures.ts';
 
 const model = makeModel('pipeline', PERSON_VEHICLE_CFG, 11);
 
@@ -39,14 +39,14 @@ function greyFrames(path: string, w = 64, h = 24): Uint8Array[] {
 
 const meanAbsDiff = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
 
-test('pipeline on and off: the same frames in the same order, and run JSONs that agree', (t) => {
+test('pipeline on and off: the same frames in the same order, and run JSONs that agree', async (t) => {
   const video = makeVideo('pipeline.mp4', 30, 320, 240);
   const dir = scratchDir();
   const runs: Record<string, { json: Record<string, any>; out: string }> = {};
   for (const mode of ['on', 'off']) {
     const out = join(dir, `pipeline-${mode}.mp4`);
     const json = join(dir, `pipeline-${mode}.json`);
-    const r = runCli('infer', [
+    await inferRun([
       video,
       '--model',
       model.onnxPath,
@@ -60,7 +60,6 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
       '--json',
       json,
     ]);
-    t.is(r.code, 0, r.stderr);
     runs[mode] = { json: JSON.parse(readFileSync(json, 'utf8')), out };
   }
   const on = runs.on.json;

@@ -14,7 +14,8 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
 import type { YoloModelInfo } from '../src/model/metadata.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
+import { capNotes } from '../src/pipeline/run-result.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, scratchDir, inferRun } from './helpers/fixtures.ts';
 
 /**
  * Greedy NMS as the textbook states it: visit boxes by score (ties: lower index first); keep a box unless a kept
@@ -283,11 +284,11 @@ test('caps: --max-candidates keeps the top scores for NMS, --max-det the top box
   );
 });
 
-test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a frame and reports the capped frames', (t) => {
+test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a frame and reports the capped frames', async (t) => {
   const model = makeModel('dense', PERSON_VEHICLE_CFG, 21);
   const video = makeVideo('dense.mp4', 6, 320, 240);
   const json = join(scratchDir(), 'dense.json');
-  const r = runCli('infer', [
+  const { run: returned } = await inferRun([
     video,
     '--model',
     model.onnxPath,
@@ -303,7 +304,6 @@ test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a
     '--json',
     json,
   ]);
-  t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.frames, 5);
   t.true(
@@ -321,9 +321,10 @@ test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a
     framesCandidatesCapped: 5,
     framesDetectionsCapped: 5,
   });
+  const notes = capNotes(returned).join('\n'); // the notes infer prints
   t.regex(
-    r.stderr,
-    /note: 5 of 5 frames had more than --max-candidates 2000 candidates \(up to \d+\): only the top 2000 by score entered NMS/,
+    notes,
+    /5 of 5 frames had more than --max-candidates 2000 candidates \(up to \d+\): only the top 2000 by score entered NMS/,
   );
-  t.regex(r.stderr, /note: 5 of 5 frames kept more than --max-det 40 boxes after NMS/);
+  t.regex(notes, /5 of 5 frames kept more than --max-det 40 boxes after NMS/);
 });

@@ -6,9 +6,11 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
+import { formatSummary } from '../src/pipeline/run-result.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
   errorLines,
+  inferRun,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -19,15 +21,26 @@ import {
 
 const model = makeModel('streams', PERSON_VEHICLE_CFG, 8);
 
-test('two files of different sizes in one run: a record and a playable video per stream, at its own size; figures over both', (t) => {
+test('two files of different sizes in one run: a record and a playable video per stream, at its own size; figures over both', async (t) => {
   const dir = join(scratchDir(), 'streams-two');
   mkdirSync(dir, { recursive: true });
   const a = makeVideo('streams-a.mp4', 12, 320, 240);
   const b = makeVideo('streams-b.mp4', 8, 160, 120);
   const json = join(dir, 'run.json');
-  const r = runCli('infer', [a, b, '--model', model.onnxPath, '--warmup', '2', '--output-dir', dir, '--json', json]);
-  t.is(r.code, 0, r.stderr);
+  const { run: returned } = await inferRun([
+    a,
+    b,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '2',
+    '--output-dir',
+    dir,
+    '--json',
+    json,
+  ]);
   const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.deepEqual(run, JSON.parse(JSON.stringify(returned)), 'the file holds the run returned');
   t.is(run.streams.length, 2);
   t.like(run.streams[0], { index: 0, width: 320, height: 240, frames: 10, droppedFrames: 0 });
   t.like(run.streams[1], { index: 1, width: 160, height: 120, frames: 6 });
@@ -50,14 +63,15 @@ test('two files of different sizes in one run: a record and a playable video per
   }
   // by default a batch holds one frame from every stream: inference per batch and per frame are said
   t.is(run.batch, 2);
-  const said = r.stdout.replace(/\s+/g, ' '); // the console wraps at 80 columns
+  const summary = formatSummary(returned); // what the console prints, before it wraps it at 80 columns
+  const said = summary.replace(/\s+/g, ' ');
   t.regex(said, /2 streams in batches of 2 \(a frame from each of up to 2 streams per run\): aggregate [\d.]+ FPS/);
   t.regex(
     said,
     /Inference [\d.]+ ms per batch \(p50 [\d.]+, p99 [\d.]+; \d+ batches of [\d.]+ frames on average\), [\d.]+ ms per frame/,
   );
   t.regex(
-    r.stdout,
+    summary,
     /\| 1 \| .*streams-b\.mp4 \| 6 \| [\d.]+ \| [\d.]+ \| 0 \(0%\) \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| after 8 frames: /,
   );
   const rep = runCli('jetprof', ['report', '--run', json]);
@@ -499,7 +513,7 @@ test('the IoU tracker: tracks keep their ids across inferences, new objects get 
   );
 });
 
-test('--detections with several streams: stream i writes dets-i.json in its own frame numbers; each is what a one-stream run finds', (t) => {
+test('--detections with several streams: stream i writes dets-i.json in its own frame numbers; each is what a one-stream run finds', async (t) => {
   const dir = join(scratchDir(), 'streams-detections');
   mkdirSync(dir, { recursive: true });
   const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
@@ -508,8 +522,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
   const json = join(dir, 'run.json');
   const dets = join(dir, 'dets.json');
   const common = ['--model', firing.onnxPath, '--warmup', '1', '--max-det', '20', '--no-write', '-q'];
-  const r = runCli('infer', [a, b, ...common, '--json', json, '--detections', dets]);
-  t.is(r.code, 0, r.stderr);
+  await inferRun([a, b, ...common, '--json', json, '--detections', dets]);
   t.false(existsSync(dets), 'no file of all streams mixed');
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.deepEqual(
@@ -531,8 +544,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
     [b, s1],
   ].entries()) {
     const alone = join(dir, `alone-${i}.json`);
-    const one = runCli('infer', [src as string, ...common, '--detections', alone]);
-    t.is(one.code, 0, one.stderr);
+    await inferRun([src as string, ...common, '--detections', alone]);
     t.deepEqual(key(got as Box[]), key(read(alone)), `stream ${i}`);
     // and jetprof agree takes a stream's file as it takes a run's
     const ag = runCli('jetprof', ['agree', join(dir, `dets-${i}.json`), alone, '--min-match', '1']);
@@ -540,7 +552,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
   }
 });
 
-test('the report says what --interval buys (end-to-end FPS against interval 0) and what it costs (boxes matched); default labels keep the two rows apart', (t) => {
+test('the report says what --interval buys (end-to-end FPS against interval 0) and what it costs (boxes matched); default labels keep the two rows apart', async (t) => {
   const dir = join(scratchDir(), 'streams-interval-trade');
   mkdirSync(dir, { recursive: true });
   const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
@@ -548,10 +560,7 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
   const common = [v, '--model', firing.onnxPath, '--warmup', '3', '--max-det', '20', '--no-write', '-q'];
   const every = ['--pipeline', 'off', '--json', join(dir, 'every.json'), '--detections', join(dir, 'every-dets.json')];
   const third = ['--interval', '2', '--json', join(dir, 'third.json'), '--detections', join(dir, 'third-dets.json')];
-  for (const args of [every, third]) {
-    const r = runCli('infer', [...common, ...args]);
-    t.is(r.code, 0, r.stderr);
-  }
+  for (const args of [every, third]) await inferRun([...common, ...args]);
   const labels = ['every', 'third'].map((n) => JSON.parse(readFileSync(join(dir, `${n}.json`), 'utf8')).setup.label);
   t.deepEqual(labels, ['onnx-fp32-cpu-sequential', 'onnx-fp32-cpu-sequential-interval2']);
   const rep = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
@@ -571,7 +580,7 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
   );
   // a run without --detections: the cost is not known, and the report says how to learn it
   const bare = join(dir, 'bare.json');
-  t.is(runCli('infer', [...common, '--interval', '2', '--json', bare, '--label', 'bare-interval']).code, 0);
+  await inferRun([...common, '--interval', '2', '--json', bare, '--label', 'bare-interval']);
   const rep2 = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', bare]);
   t.regex(
     rep2.stdout,

@@ -666,41 +666,82 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
   );
 }
 
+/**
+ * What a run needs before its first frame, decided once for the command and for runInferArgs: the options checked,
+ * the streams (each source classified once), the files claimed, NVTX, tegrastats, and the loop.
+ */
+function prepareRun(videos: string[], o: InferCliOptions) {
+  refuseBadOptions(o);
+  const specs = streamSpecs(videos, o);
+  refuseBadStreamOptions(o, specs);
+  claimRunFiles(o, specs);
+  const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
+  const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
+  const loop = chooseLoop({
+    mode: o.pipeline,
+    backend: o.backend,
+    executionProvider: o.ep,
+    threads: o.threads,
+    cores: availableParallelism(),
+    openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
+    sequentialOnly:
+      specs.length > 1
+        ? `${specs.length} streams`
+        : o.interval > 0
+          ? `--interval ${o.interval}`
+          : o.realtime
+            ? '--realtime'
+            : o.perfInterval
+              ? '--perf-interval'
+              : undefined,
+  });
+  return { specs, nvtx, tegrastatsBin, loop };
+}
+
+/**
+ * One run of infer in this process, from the arguments the command takes (`['clip.mp4', '--model', 'm.onnx', '--json',
+ * 'r.json']`): the same checks, settings and files as the command, its RunResult returned instead of printed. One run
+ * (--repeat is the command's), no signal handling and no progress line; warnings go to `onWarning`. For Node scripts,
+ * and for tests that read only the run.
+ */
+export async function runInferArgs(
+  args: string[],
+  onWarning: (message: string) => void = (m) => process.stderr.write(`infer: ${m}\n`),
+): Promise<RunResult> {
+  const cmd = inferCommand('infer');
+  let parsed: { videos: string[]; o: InferCliOptions } | undefined;
+  cmd.exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  cmd.action((videos: string[], o: InferCliOptions) => {
+    parsed = { videos, o };
+  });
+  await cmd.parseAsync(args, { from: 'user' });
+  const { videos, o } = parsed!;
+  const { specs, nvtx, tegrastatsBin, loop } = prepareRun(videos, o);
+  const context: RunContext = {
+    json: o.json,
+    pipelined: loop.pipelined,
+    nvtx,
+    tegrastatsBin,
+    shouldStop: () => false,
+    onWarning,
+    onInfo: () => undefined,
+    onFrame: () => undefined,
+  };
+  return runInference(jobSettings(o, 1, context, specs));
+}
+
 async function inferAction(videos: string[], o: InferCliOptions): Promise<number> {
   const program = 'infer';
   const signals = trapStopSignals();
   const stopRequested = () => signals.stopRequested;
   let progress = createProgress(!o.quiet);
   try {
-    refuseBadOptions(o);
-    const specs = streamSpecs(videos, o);
-    refuseBadStreamOptions(o, specs);
-    claimRunFiles(o, specs);
+    const { specs, nvtx, tegrastatsBin, loop } = prepareRun(videos, o);
     const jsonToStdout = o.json === '-';
-    const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
-    const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
     if (tegrastatsBin && !o.quiet)
       process.stderr.write(
         `${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`,
       );
-    const loop = chooseLoop({
-      mode: o.pipeline,
-      backend: o.backend,
-      executionProvider: o.ep,
-      threads: o.threads,
-      cores: availableParallelism(),
-      openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
-      sequentialOnly:
-        specs.length > 1
-          ? `${specs.length} streams`
-          : o.interval > 0
-            ? `--interval ${o.interval}`
-            : o.realtime
-              ? '--realtime'
-              : o.perfInterval
-                ? '--perf-interval'
-                : undefined,
-    });
     if (loop.why && !o.quiet)
       process.stderr.write(
         `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (${o.pipeline === 'auto' ? '--pipeline auto: ' : `--pipeline ${o.pipeline}: `}${loop.why})\n`,

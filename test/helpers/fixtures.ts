@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { RunResult } from '../../src/pipeline/run-result.ts';
 import test, { type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -151,6 +152,17 @@ export function runCli(
         ? `\n[test: ${script} was still running after ${timeout / 1000} s and was ended with ${r.signal}]\n`
         : `\n[test: ${script} died of ${r.signal} after ${seconds} s]\n`;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr + ending, signal: r.signal };
+}
+
+/**
+ * infer in this process (src/cli/infer-command.ts runInferArgs): for a test that reads only what the run wrote (its
+ * JSON, its detections, its video), without a child process and its start-up. The run and the warnings it gave.
+ */
+export async function inferRun(args: string[]): Promise<{ run: RunResult; warnings: string[] }> {
+  const { runInferArgs } = await import('../../src/cli/infer-command.ts');
+  const warnings: string[] = [];
+  const run = await runInferArgs(args, (m) => warnings.push(m));
+  return { run, warnings };
 }
 
 /**
