@@ -215,10 +215,6 @@ export function gstBoardEnv(): { GST_PLUGIN_PATH_1_0: string; GST_REGISTRY_1_0: 
 }
 
 /**
- * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
- * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
- */
-/**
  * The end of a command's stderr, progress lines left out: an assertion's message that survives a CI log cut after its
  * first lines (a profiler run prints its command and infer's tables first, and why it failed last).
  */
@@ -272,6 +268,10 @@ export function startCli(
   return { child, stderr: () => stderr, waitFor, framesDone, exit };
 }
 
+/**
+ * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
+ * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
+ */
 export function requires(
   condition: boolean,
   reason: string,
