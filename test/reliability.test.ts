@@ -596,20 +596,16 @@ test('11. profile checks its input before the profiler starts: a text file named
   t.regex(none.stderr, /no video among the infer arguments/);
 });
 
-test("a child's cleanup (a budget timer, a signal forwarder) runs as soon as it exits, before a process it left holds its output open: its process id may be reused from then on", async (t) => {
-  const { runCommand } = await import('../src/util/process.ts');
-  const events: string[] = [];
-  let grandchildAlive = false;
-  // the child exits at once; the sleep it started keeps the child's stdout open for a while
-  const r = await runCommand('sh', ['-c', 'sleep 3.217 & echo started'], {
-    onSpawn: () => () => {
-      events.push('cleanup');
-      grandchildAlive = spawnSync('pgrep', ['-f', '^sleep 3.217$']).status === 0;
-    },
-  });
-  events.push('resolved');
-  t.is(r.code, 0);
-  t.is(r.output.toString().trim(), 'started');
-  t.deepEqual(events, ['cleanup', 'resolved']);
-  t.true(grandchildAlive, 'the cleanup ran while the sleep still held the output open, not after');
+test('a signal sent later by process id (a budget timer, a forwarded Ctrl-C, the nsys watchdog) reaches only the process it was meant for, never one that got its id after it ended', async (t) => {
+  const { processRef, signalProcess } = await import('../src/util/process.ts');
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_code, signal) => r(signal)));
+  const ref = processRef(child.pid!);
+  t.truthy(ref.start, 'its start time is read from /proc');
+  // the same id under another start time: what a reused id looks like
+  t.false(signalProcess({ pid: ref.pid, start: String(Number(ref.start) + 1) }, 'SIGTERM'), 'not sent');
+  t.is(child.exitCode, null);
+  t.true(signalProcess(ref, 'SIGTERM'));
+  t.is(await exited, 'SIGTERM');
+  t.false(signalProcess(ref, 'SIGTERM'), 'gone: nothing is sent');
 });

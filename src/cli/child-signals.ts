@@ -1,8 +1,11 @@
 /**
  * For commands that run infer as child processes (compare, capacity): Ctrl-C, SIGTERM and SIGHUP are forwarded to the
- * child running now, which finishes its frame and finalizes its files; the command itself then starts no further
- * child (`stopped()`), reports what ran, and exits 130. No child outlives it.
+ * child running now (while it is still that process: util/process.ts signalProcess), which finishes its frame and
+ * finalizes its files; the command itself then starts no further child (`stopped()`), reports what ran, and exits 130.
+ * No child outlives it.
  */
+import { type ProcessRef, processRef, signalProcess } from '../util/process.ts';
+
 export interface ChildSignals {
   stopped: () => boolean;
   /**
@@ -16,23 +19,20 @@ export interface ChildSignals {
 
 export function forwardSignalsToChild(onFirst?: (signal: NodeJS.Signals) => void): ChildSignals {
   let stop = false;
-  let child: (() => number) | undefined;
+  let child: (() => ProcessRef) | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stop) onFirst?.(signal);
     stop = true;
     if (child === undefined) return;
-    try {
-      process.kill(child(), signal);
-    } catch {
-      /* it has just ended */
-    }
+    signalProcess(child(), signal);
   };
   const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of SIGNALS) process.on(s, onSignal);
   return {
     stopped: () => stop,
     onChild: (pid, target) => {
-      child = target ?? (() => pid);
+      const started = processRef(pid);
+      child = target ? () => processRef(target()) : () => started;
       return () => {
         child = undefined;
       };

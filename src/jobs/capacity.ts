@@ -13,7 +13,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
 import { argValue } from './compare.ts';
 import { JetprofError } from '../util/errors.ts';
-import { runCommand } from '../util/process.ts';
+import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import type { CapacityPoint, CapacityResult, CapacitySetup } from '../report/capacity-format.ts';
 
@@ -186,16 +186,13 @@ class CapacitySearch {
     const r = await runCommand(cmd, args, {
       onSpawn: (pid) => {
         const release = this.o.onChild?.(pid);
+        const child = processRef(pid);
         // a Ctrl-C that came while this run was being started reaches it too
-        if (this.o.shouldStop?.()) process.kill(pid, 'SIGINT');
+        if (this.o.shouldStop?.()) signalProcess(child, 'SIGINT');
         const timer = setTimeout(
           () => {
             overBudget = true;
-            try {
-              process.kill(pid, 'SIGTERM');
-            } catch {
-              /* ended */
-            }
+            signalProcess(child, 'SIGTERM');
           },
           Math.max(0, this.o.budgetS * 1000 - (Date.now() - this.t0)),
         );

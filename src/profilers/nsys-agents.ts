@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
-import { childrenOf, commandLineOf } from '../util/process.ts';
+import { childrenOf, commandLineOf, processRef, signalProcess } from '../util/process.ts';
 
 /**
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
@@ -101,6 +101,7 @@ export function watchNsys(
   let lastChange = Date.now();
   let launched = false;
   let killer: NodeJS.Timeout | undefined;
+  const nsys = processRef(pid);
   const timer = setInterval(() => {
     const states = childStates(pid);
     const running = states.some((st) => st !== 'Z' && st !== 'gone');
@@ -120,17 +121,9 @@ export function watchNsys(
       clearInterval(timer);
       onStall(limit);
       endAgentsOf(pid);
-      // nsys still there 15 s after its agents ended: killed. Only while this watch runs (it stops when nsys exits)
-      // and only an nsys: a process id is reused, and on a busy machine soon (pid_max 32768 here, threads count too),
-      // so a late kill would hit whatever process got the number next
-      killer = setTimeout(() => {
-        if (!commandLineOf(pid).some((a) => /(^|\/)nsys$/.test(a))) return;
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          /* exited */
-        }
-      }, 15_000);
+      // nsys still there 15 s after its agents ended: killed, if it is still the process watched (its id may have been
+      // reused by then), and only while this watch runs
+      killer = setTimeout(() => signalProcess(nsys, 'SIGKILL'), 15_000);
       killer.unref();
     }
   }, 1000);

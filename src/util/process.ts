@@ -6,7 +6,10 @@ import { constants } from 'node:os';
 export interface RunCommandOptions {
   /** Each chunk as it arrives, with the stream it came from. */
   onOutput?: (chunk: Buffer, from: 'stdout' | 'stderr') => void;
-  /** Called with the child's pid once started; may return a function, called as soon as the child has exited. */
+  /**
+   * Called with the child's pid once started; may return a function called when it closes (its output may close after
+   * it exited, held open by a process it started: a signal sent by pid meanwhile goes through signalProcess).
+   */
   onSpawn?: (pid: number) => (() => void) | void;
   /** The child's environment (default: this process's). */
   env?: NodeJS.ProcessEnv;
@@ -37,10 +40,8 @@ export function runCommand(
       });
     }
     child.on('error', reject);
-    // the onSpawn cleanup as soon as the child is reaped, before its process id can be reused (its output may close
-    // later, held open by a process it started): a timer or forwarder then never signals another process by that id
-    child.on('exit', () => onClose?.());
     child.on('close', (code, signal) => {
+      onClose?.();
       // killed by a signal: 128 + its number, as a shell reports it (SIGINT 130, SIGTRAP from a V8 fatal error 133)
       resolve({ code: code ?? 128 + ((signal && constants.signals[signal]) || 0), output: Buffer.concat(chunks) });
     });
@@ -84,5 +85,40 @@ export function commandLineOf(pid: number): string[] {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   } catch {
     return [];
+  }
+}
+
+/** When process `pid` started (/proc/PID/stat field 22, in clock ticks since boot); undefined once it has gone. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A process to signal later: its id, and when it started. Process ids are reused, and soon on a busy machine
+ * (pid_max is 32768 on many, and threads take ids too): a signal sent by id alone after the process ended may hit
+ * whatever process got the number next.
+ */
+export interface ProcessRef {
+  pid: number;
+  start?: string;
+}
+
+export function processRef(pid: number): ProcessRef {
+  return { pid, start: processStart(pid) };
+}
+
+/** Sends `signal` to the process `ref` names, if it is still that process; true when sent. */
+export function signalProcess(ref: ProcessRef, signal: NodeJS.Signals): boolean {
+  if (ref.start === undefined || processStart(ref.pid) !== ref.start) return false;
+  try {
+    process.kill(ref.pid, signal);
+    return true;
+  } catch {
+    return false; // it has just ended
   }
 }
