@@ -25,8 +25,10 @@ export function benchWriters() {
     for (let j = 0; j < WRITERS.length; j++) {
       const writer = WRITERS[(j + k) % WRITERS.length];
       const json = join(WORK, `writer-${writer}.json`);
-      const out =
-        writer === 'no-write' ? ['--no-write'] : ['--video-io', writer, '-o', join(WORK, `writer-${writer}.mp4`)];
+      // GStreamer's writer through `auto`: --video-io gstreamer would decode through GStreamer too, and the
+      // comparison is of writers, every run decoding with FFmpeg (checked below)
+      const io = writer === 'gstreamer' ? 'auto' : writer;
+      const out = writer === 'no-write' ? ['--no-write'] : ['--video-io', io, '-o', join(WORK, `writer-${writer}.mp4`)];
       const r = spawnSync(
         process.execPath,
         [
@@ -49,7 +51,12 @@ export function benchWriters() {
         { encoding: 'utf8' },
       );
       if (r.status !== 0) throw new Error(`infer (${writer}) failed: ${r.stderr}`);
-      runs[writer].push(JSON.parse(readFileSync(json, 'utf8')));
+      const run = JSON.parse(readFileSync(json, 'utf8'));
+      if (run.video.decoder !== 'FFmpeg')
+        throw new Error(`infer (${writer}) decoded with ${run.video.decoder}, not FFmpeg`);
+      if (writer === 'gstreamer' && run.output?.encoder !== 'GStreamer x264enc')
+        throw new Error(`infer (--video-io auto) wrote with ${run.output?.encoder}: ${run.output?.encoderNote}`);
+      runs[writer].push(run);
     }
   }
   const figures = Object.fromEntries(

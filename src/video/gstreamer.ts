@@ -164,7 +164,8 @@ export function boardDecodesFile(format: FileFormat): boolean {
  * The reader's pipeline for a file: demuxer, parser and decoder named where the format is known (so the run says
  * which decoder worked), else decodebin. On a Jetson nvv4l2decoder decodes on NVDEC into NVMM buffers and nvvidconv
  * brings them to BGRx in system memory; videoconvert makes the BGR OpenCV takes. appsink's `sync=false`: a file is
- * read as fast as it decodes, not at its playing speed.
+ * read as fast as it decodes, not at its playing speed. The pipeline decodes on its own streaming thread, the next
+ * frame while the loop works on this one: a read takes a decoded frame, the decoding is not in the read stage.
  */
 export function readerPlan(file: string, format: FileFormat): GstPlan {
   const demux = demuxerOf(format.container);
