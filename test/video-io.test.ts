@@ -265,6 +265,14 @@ test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2dec
   t.is(run.output.encoder, 'GStreamer nvv4l2h264enc');
   t.like(probeVideo(out), { codec: 'h264', width: 320, height: 240, frames: 12 });
   t.is(run.frames + run.warmupFrames, 12, 'every frame decoded');
+  // two sources, two decoders: each stream's record names its own
+  const mixed = join(scratchDir(), 'run-board-mixed.json');
+  const r3 = runCli('infer', [video, mjpegAvi(), ...args, '--no-write', '--json', mixed], { env });
+  t.is(r3.code, 0, r3.stderr);
+  t.deepEqual(
+    JSON.parse(readFileSync(mixed, 'utf8')).streams.map((s: { decoder: string }) => s.decoder),
+    ['GStreamer nvv4l2decoder', 'FFmpeg'],
+  );
   // MJPEG is not what jetprof hands NVDEC: FFmpeg decodes it, as expected, so no note
   const json2 = join(scratchDir(), 'run-board-mjpeg.json');
   const r2 = runCli('infer', [mjpegAvi(), ...args, '--no-write', '--json', json2], { env });

@@ -118,6 +118,8 @@ export interface StreamState {
 export interface StreamRecord {
   index: number;
   source: string;
+  /** What decoded its frames (the run's `video.decoder` is the first stream's). */
+  decoder?: string;
   width: number;
   height: number;
   frames: number;
@@ -215,6 +217,7 @@ export async function finishStreams(
       record: {
         index: i,
         source: io.spec.source,
+        ...(io.source.info.decoder ? { decoder: io.source.info.decoder } : {}),
         width: io.frameW,
         height: io.frameH,
         ...figures,

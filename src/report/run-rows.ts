@@ -24,6 +24,13 @@ import type {
   FrameSeries,
 } from './report-types.ts';
 
+/** What decoded a run's frames, in words: every stream's decoder where streams were recorded. */
+function decodedBy(r: RunResult): string {
+  const decoders = [...new Set((r.streams?.length ? r.streams : [r.video]).map((s) => s.decoder))];
+  if (decoders.some((d) => d === undefined)) return 'decoder not recorded';
+  return `decoded by ${decoders.join(' and ')}`;
+}
+
 export function comparisonBasis(r: RunResult): ComparisonBasis {
   const e = r.env;
   const machine = e.host
@@ -36,7 +43,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
       ? `model ${onnx.slice(0, 12)}`
       : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
     video: r.video.path.split('/').pop() ?? r.video.path,
-    decoder: r.video.decoder ? `decoded by ${r.video.decoder}` : 'decoder not recorded',
+    decoder: decodedBy(r),
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
     profiler: r.setup.profiler === 'none' ? 'no profiler' : `under ${r.setup.profiler}`,
