@@ -7,7 +7,7 @@
  * are the ones that appeared in this process after it opened (the model's threads exist by then); a write is done when
  * none of them is running or waiting to run (state R in /proc/self/task/TID/stat) for two polls in a row.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 
 /** Polls this far apart while the encoder works (a frame takes milliseconds to encode). */
 const POLL_MS = 0.1;
@@ -29,13 +29,62 @@ function tasks(): string[] {
   }
 }
 
-function running(tid: string): boolean {
-  try {
-    // "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ") "
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(') ') + 2] === 'R';
-  } catch {
-    return false; // the thread has ended
+/**
+ * How often the writer's threads are listed again: at each of the first waits (x264 starts its threads at the first
+ * frame; GStreamer renames a pooled thread when it streams for the writer), then every RESCAN_WAITS-th. Listing reads
+ * every thread's name, and doing it at every write made V8 collect more often (a full collection every ~5 frames
+ * instead of ~15, on the demo model), its marking threads beside the next inference.
+ */
+const FIRST_RESCANS = 3;
+const RESCAN_WAITS = 25;
+
+/**
+ * Threads' names and whether they are running (state R in /proc/self/task/TID/stat), read into one small buffer: a
+ * stat file stays open and is read again at each poll. Not readFileSync: a /proc file reports size 0, so Node reads it
+ * through a fresh 64 KB buffer each time, external memory that made V8 run a full collection every few frames, its
+ * marking threads beside the next inference (the demo model's inference 1.22x its time alone, with writing; 2 cores).
+ */
+class ThreadStates {
+  private readonly fds = new Map<string, number>();
+  private readonly buf = Buffer.alloc(512);
+
+  running(tid: string): boolean {
+    let fd = this.fds.get(tid);
+    try {
+      if (fd === undefined) this.fds.set(tid, (fd = openSync(`/proc/self/task/${tid}/stat`, 'r')));
+      const n = readSync(fd, this.buf, 0, this.buf.length, 0);
+      // "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ") "
+      const close = this.buf.lastIndexOf(') ', n);
+      return close >= 0 && this.buf[close + 2] === 0x52; // 'R'
+    } catch {
+      this.forget(tid); // the thread has ended
+      return false;
+    }
+  }
+
+  /** The thread's name ('' once it has ended). */
+  name(tid: string): string {
+    let fd: number | undefined;
+    try {
+      fd = openSync(`/proc/self/task/${tid}/comm`, 'r');
+      const n = readSync(fd, this.buf, 0, this.buf.length, 0);
+      return this.buf.toString('latin1', 0, n);
+    } catch {
+      return '';
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+
+  forget(tid: string): void {
+    const fd = this.fds.get(tid);
+    if (fd === undefined) return;
+    this.fds.delete(tid);
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed */
+    }
   }
 }
 
@@ -72,20 +121,36 @@ export class EncoderThreads {
    */
   private isEncoder(tid: string): boolean {
     if (this.duringOpen.has(tid)) return true;
-    try {
-      return WRITER_THREAD.test(readFileSync(`/proc/self/task/${tid}/comm`, 'utf8'));
-    } catch {
-      return false;
-    }
+    return WRITER_THREAD.test(this.states.name(tid));
   }
 
-  /** `known`: which threads are the writer's, decided once per wait (a thread keeps its name for milliseconds). */
-  private busy(known: Map<string, boolean>): boolean {
-    for (const tid of tasks()) {
-      let encoder = known.get(tid);
-      if (encoder === undefined) known.set(tid, (encoder = this.isEncoder(tid)));
-      if (encoder && running(tid)) return true;
+  private readonly states = new ThreadStates();
+  /** The writer's threads as last listed, and the threads whose names this wait has read. */
+  private encoders: string[] = [];
+  private readonly seen = new Set<string>();
+
+  /**
+   * Lists the threads and notes which are the writer's. A name is read once per wait (`fresh`: the wait's first
+   * look, when a pooled thread may have been renamed for the writer), and once for a thread that appears later in it.
+   */
+  private rescan(fresh: boolean): void {
+    if (fresh) this.seen.clear();
+    const now = tasks();
+    const alive = new Set(now);
+    for (const tid of this.encoders) if (!alive.has(tid)) this.states.forget(tid);
+    for (const tid of this.seen) if (!alive.has(tid)) this.seen.delete(tid);
+    const encoders = fresh ? [] : this.encoders.filter((tid) => alive.has(tid));
+    for (const tid of now) {
+      if (this.seen.has(tid)) continue;
+      this.seen.add(tid);
+      if (this.isEncoder(tid)) encoders.push(tid);
+      else this.states.forget(tid);
     }
+    this.encoders = encoders;
+  }
+
+  private busy(): boolean {
+    for (const tid of this.encoders) if (this.states.running(tid)) return true;
     return false;
   }
 
@@ -95,9 +160,9 @@ export class EncoderThreads {
     const start = performance.now();
     this.waits++;
     let sawBusy = false;
-    const known = new Map<string, boolean>();
-    for (let idle = 0; idle < 2;) {
-      const busy = this.busy(known);
+    for (let idle = 0, poll = 0; idle < 2; poll++) {
+      if (poll === 0 && (this.waits <= FIRST_RESCANS || this.waits % RESCAN_WAITS === 0)) this.rescan(true);
+      const busy = this.busy();
       if (busy && !sawBusy) {
         sawBusy = true;
         this.busyWaits++;
