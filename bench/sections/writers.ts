@@ -11,11 +11,12 @@ const WRITERS: Writer[] = ['no-write', 'ffmpeg', 'gstreamer'];
  * Where writing the annotated video goes in the stage table: the sequential loop on the demo model at 960x540 with
  * OpenCV's FFmpeg writer, GStreamer's x264enc writer and --no-write, in rotating order over three rounds. For each:
  * the inference stage over the model-alone time (the encoder must not run during inference), the write stage, and
- * end-to-end FPS; the write stage must hold what writing costs (the end-to-end time a frame gains over --no-write).
+ * end-to-end FPS; the write stage (with the drawing, which only a written video has, and which the run JSON shows
+ * apart as postprocess.draw) must hold what writing costs (the end-to-end time a frame gains over --no-write).
  */
 export function benchWriters() {
   state.section = 11;
-  const ROUNDS = 3;
+  const ROUNDS = 5;
   const frames = FRAMES ?? 150;
   log(
     `writers. sequential loop, demo model, vtest.avi at 960x540, ${frames} frames: FFmpeg / GStreamer / no write, ${ROUNDS} rotating rounds`,
@@ -70,6 +71,9 @@ export function benchWriters() {
           modelAloneMs: median(rs.map((r) => r.modelAlone.perFrameMs)),
           inferenceOverModelAlone: median(rs.map((r) => r.stages.inference.meanMs / r.modelAlone.perFrameMs)),
           writeMs: median(rs.map((r) => r.stages.write.meanMs)),
+          // drawing the boxes and the overlay happens only when the video is written; the run JSON has it apart
+          // (postprocess.draw), inside the postprocess stage
+          drawMs: median(rs.map((r) => r.postprocess?.draw?.meanMs ?? 0)),
           endToEndFps: median(rs.map((r) => r.endToEndFps)),
           wallMsPerFrame: median(rs.map((r) => r.wallMs / r.frames)),
         },
@@ -90,11 +94,12 @@ export function benchWriters() {
       continue;
     }
     const cost = f.wallMsPerFrame - bare.wallMsPerFrame;
+    const held = f.writeMs + f.drawMs;
     row(
-      `${w} (${f.encoder}): write stage / what writing costs`,
-      `${f.writeMs.toFixed(1)} / ${cost.toFixed(1)} ms a frame; end-to-end ${f.endToEndFps.toFixed(2)} FPS`,
+      `${w} (${f.encoder}): write stage + draw / what writing costs`,
+      `${f.writeMs.toFixed(1)} + ${f.drawMs.toFixed(1)} / ${cost.toFixed(1)} ms a frame; end-to-end ${f.endToEndFps.toFixed(2)} FPS`,
       'within 15%',
-      Math.abs(cost - f.writeMs) <= 0.15 * f.writeMs,
+      Math.abs(cost - held) <= 0.15 * held,
     );
   }
   results.writers = { frames, rounds: ROUNDS, frameSize: '960x540', loop: 'sequential', writers: figures };
