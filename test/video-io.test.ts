@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Mat } from '../src/video/opencv.ts';
@@ -185,6 +185,15 @@ test("the sequential write waits for GStreamer's encoder in every writer of a pr
     t.is(w.timedOut, 0);
     t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
   }
+  // the wait keeps the writer's threads' stat files open while it writes, and closes them with the writer
+  const statFiles = readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return /\/task\/\d+\/stat$/.test(readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      return false;
+    }
+  });
+  t.deepEqual(statFiles, [], 'no stat file left open');
 });
 
 /** Every frame of `path` as OpenCV reads it with `videoIo`, and the decoder it names. */

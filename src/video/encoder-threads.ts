@@ -76,6 +76,11 @@ class ThreadStates {
     }
   }
 
+  /** Closes every stat file kept open. */
+  closeAll(): void {
+    for (const tid of [...this.fds.keys()]) this.forget(tid);
+  }
+
   forget(tid: string): void {
     const fd = this.fds.get(tid);
     if (fd === undefined) return;
@@ -152,6 +157,12 @@ export class EncoderThreads {
   private busy(): boolean {
     for (const tid of this.encoders) if (this.states.running(tid)) return true;
     return false;
+  }
+
+  /** Call when the writer is closed: the stat files kept open for its threads are closed. */
+  close(): void {
+    this.states.closeAll();
+    this.encoders = [];
   }
 
   /** Blocks until the encoder's threads are idle (two polls in a row), at most WAIT_LIMIT_MS. */

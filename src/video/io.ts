@@ -449,6 +449,7 @@ export function createVideoSink(
     if (!closed) {
       closed = true;
       w.release();
+      threads.close();
     }
   };
   const dir = dirname(target.path);
