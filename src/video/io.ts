@@ -167,17 +167,17 @@ function gstReader(
 ): { cap: InstanceType<Cv['VideoCapture']>; first: Mat; name: string } | { note: string } | undefined {
   if (videoIo === 'ffmpeg' || (videoIo === 'auto' && !boardDecodesFile(format))) return undefined;
   const fallback = '--video-io ffmpeg';
+  const plan = readerPlan(path, format);
   const unavailable = !videoBackends(cv).gstreamer
     ? new JetprofError(
         'TOOL_MISSING',
         'this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot decode',
         { suggestion: `use ${fallback}, or Debian's/JetPack's OpenCV (built with GStreamer)` },
       )
-    : missingElements(readerPlan(path, format).elements, "the video reader's pipeline", fallback);
+    : missingElements(plan.elements, "the video reader's pipeline", fallback);
   if (unavailable && videoIo === 'gstreamer')
     throw new JetprofError(unavailable.code, `${path}: ${unavailable.message}`, { suggestion: unavailable.suggestion });
   if (unavailable) return { note: `decoded by FFmpeg, not the board's decoder (${unavailable.message})` };
-  const plan = readerPlan(path, format);
   let cap: InstanceType<Cv['VideoCapture']> | undefined;
   try {
     cap = new cv.VideoCapture(plan.pipeline, cv.CAP_GSTREAMER);

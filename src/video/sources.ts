@@ -207,9 +207,6 @@ export function openSource(
           { suggestion: 'use the OpenCV JetPack ships, or build OpenCV with -D WITH_GSTREAMER=ON' },
         );
       }
-      // loadOpenCv turns GStreamer's priority to 0 (off) so bad files are not retried through it; a pipeline needs
-      // it on. OpenCV reads this when its first capture opens, which this is.
-      process.env.OPENCV_VIDEOIO_PRIORITY_GSTREAMER = '1000';
       const pipeline = kind === 'csi' ? csiPipeline(Number(target)) : target;
       const cap = openCapture(cv, pipeline, cv.CAP_GSTREAMER, spec, (e) => ({
         message: `the GStreamer pipeline could not start (${e.split('\n')[0]})`,
