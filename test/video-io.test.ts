@@ -150,51 +150,68 @@ function spinner(spins: number) {
   return { flags, started, stop };
 }
 
-test('a synchronous write waits for the threads the writer started, and not for threads started after it opened (the model runtime spinning)', async (t) => {
-  // the encoder: a thread started while the "writer" opened, busy for a while after the write
-  const threads = new EncoderThreads();
-  t.true(threads.available, '/proc/self/task is readable here');
-  const encoder = spinner(30_000_000);
-  threads.opened();
-  encoder.started();
-  threads.waitIdle();
-  t.is(Atomics.load(encoder.flags, 0), 2, 'the wait ended only once the encoder thread stopped running');
-  // a thread started later (as ONNX Runtime starts its pool at the first run) that spins without end
-  const runtime = spinner(Number.MAX_SAFE_INTEGER);
-  runtime.started();
-  threads.waitIdle();
-  t.is(Atomics.load(runtime.flags, 0), 1, 'returned while the later thread still spins');
-  t.is(threads.timedOut, 0);
-  await runtime.stop();
-  await encoder.stop();
-});
+test.serial(
+  'a synchronous write waits for the threads the writer started, and not for threads started after it opened (the model runtime spinning)',
+  async (t) => {
+    // the encoder: a thread started while the "writer" opened, busy for a while after the write
+    const threads = new EncoderThreads();
+    t.true(threads.available, '/proc/self/task is readable here');
+    const encoder = spinner(30_000_000);
+    threads.opened();
+    encoder.started();
+    threads.waitIdle();
+    t.is(Atomics.load(encoder.flags, 0), 2, 'the wait ended only once the encoder thread stopped running');
+    // a thread started later (as ONNX Runtime starts its pool at the first run) that spins without end
+    const runtime = spinner(Number.MAX_SAFE_INTEGER);
+    runtime.started();
+    threads.waitIdle();
+    t.is(Atomics.load(runtime.flags, 0), 1, 'returned while the later thread still spins');
+    t.is(threads.timedOut, 0);
+    threads.close();
+    await runtime.stop();
+    await encoder.stop();
+  },
+);
 
-test("the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)", async (t) => {
-  const { createVideoSink } = await import('../src/video/io.ts');
-  const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
-  const cv = loadOpenCv();
-  const cap = new cv.VideoCapture(makeVideo('writer-pool.mp4', 20, 640, 480), fileCaptureApi(cv));
-  for (const k of [1, 2]) {
-    const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
-    for (let i = 0; i < 10; i++) sink.write(cap.read());
-    const w = sink.encoderWaits!();
-    await sink.finish();
-    t.is(w.waits, 10);
-    // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
-    t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 writes found the encoder at work`);
-    t.is(w.timedOut, 0);
-    t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
-  }
-  // the wait keeps the writer's threads' stat files open while it writes, and closes them with the writer
-  const statFiles = readdirSync('/proc/self/fd').filter((fd) => {
+test.serial(
+  "the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)",
+  async (t) => {
+    const { createVideoSink } = await import('../src/video/io.ts');
+    const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
+    const cv = loadOpenCv();
+    const cap = new cv.VideoCapture(makeVideo('writer-pool.mp4', 20, 640, 480), fileCaptureApi(cv));
+    const before = statFiles();
+    for (const k of [1, 2]) {
+      const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
+      for (let i = 0; i < 10; i++) sink.write(cap.read());
+      const w = sink.encoderWaits!();
+      await sink.finish();
+      t.is(w.waits, 10);
+      // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
+      t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 writes found the encoder at work`);
+      t.is(w.timedOut, 0);
+      t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
+    }
+    // the wait keeps the writer's threads' stat files open while it writes, and closes them with the writer (another
+    // test of this file may hold some of its own meanwhile: only this one's count)
+    t.deepEqual(
+      statFiles().filter((fd) => !before.includes(fd)),
+      [],
+      'no stat file left open',
+    );
+  },
+);
+
+/** This process's open files that are a thread's /proc stat file (what EncoderThreads keeps open). */
+function statFiles(): string[] {
+  return readdirSync('/proc/self/fd').filter((fd) => {
     try {
       return /\/task\/\d+\/stat$/.test(readlinkSync(`/proc/self/fd/${fd}`));
     } catch {
       return false;
     }
   });
-  t.deepEqual(statFiles, [], 'no stat file left open');
-});
+}
 
 /** Every frame of `path` as OpenCV reads it with `videoIo`, and the decoder it names. */
 async function decodeAll(path: string, videoIo: 'ffmpeg' | 'gstreamer', max = 1000) {
