@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
-import { childrenOf, commandLineOf, processRef, signalProcess } from '../util/process.ts';
+import { childrenOf, commandLineOf, processRef, processState, signalProcess } from '../util/process.ts';
 
 /**
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
@@ -26,7 +26,7 @@ export function nsysAgents(): Map<number, number | undefined> {
 }
 
 function alive(pid: number): boolean {
-  const state = procState(pid);
+  const state = processState(pid);
   return state !== undefined && state !== 'Z';
 }
 
@@ -52,17 +52,9 @@ export function endAgentsOf(nsysPid: number): number[] {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function procState(pid: number): string | undefined {
-  try {
-    return /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
-  } catch {
-    return undefined;
-  }
-}
-
 /** Children of `pid` (nsys starts its launcher from one of its threads), with their states. */
 function childStates(pid: number): string[] {
-  return childrenOf(pid).map((c) => procState(c) ?? 'gone');
+  return childrenOf(pid).map((c) => processState(c) ?? 'gone');
 }
 
 /** Sizes and times of the files nsys writes while it finishes (its stream in /tmp, the report being made). */

@@ -88,14 +88,27 @@ export function commandLineOf(pid: number): string[] {
   }
 }
 
-/** When process `pid` started (/proc/PID/stat field 22, in clock ticks since boot); undefined once it has gone. */
-export function processStart(pid: number): string | undefined {
+/**
+ * The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses): [0] the state (R, S, Z
+ * ...), [19] the start time (field 22). Undefined once the process has gone.
+ */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** The state of process `pid` (R running, S sleeping, Z zombie ...); undefined once it has gone. */
+export function processState(pid: number): string | undefined {
+  return statFields(pid)?.[0];
+}
+
+/** When process `pid` started (/proc/PID/stat field 22, in clock ticks since boot); undefined once it has gone. */
+export function processStart(pid: number): string | undefined {
+  return statFields(pid)?.[19];
 }
 
 /**
