@@ -169,11 +169,7 @@ function gstReader(
   const fallback = '--video-io ffmpeg';
   const plan = readerPlan(path, format);
   const unavailable = !videoBackends(cv).gstreamer
-    ? new JetprofError(
-        'TOOL_MISSING',
-        'this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot decode',
-        { suggestion: `use ${fallback}, or Debian's/JetPack's OpenCV (built with GStreamer)` },
-      )
+    ? openCvWithoutGstreamer('decode')
     : missingElements(plan.elements, "the video reader's pipeline", fallback);
   if (unavailable && videoIo === 'gstreamer')
     throw new JetprofError(unavailable.code, `${path}: ${unavailable.message}`, { suggestion: unavailable.suggestion });
@@ -287,14 +283,18 @@ function checkVideoPath(path: string) {
   return target;
 }
 
+/** This OpenCV has no GStreamer back-end, so --video-io gstreamer cannot `what` (decode, write). */
+function openCvWithoutGstreamer(what: 'decode' | 'write'): JetprofError {
+  return new JetprofError(
+    'TOOL_MISSING',
+    `this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot ${what}`,
+    { suggestion: "use --video-io ffmpeg, or Debian's/JetPack's OpenCV (built with GStreamer)" },
+  );
+}
+
 /** Why the GStreamer writer cannot be used here, or undefined when it can be tried. */
 function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofError | undefined {
-  if (!videoBackends(cv).gstreamer)
-    return new JetprofError(
-      'TOOL_MISSING',
-      'this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot write',
-      { suggestion: "use --video-io ffmpeg, or Debian's/JetPack's OpenCV (built with GStreamer)" },
-    );
+  if (!videoBackends(cv).gstreamer) return openCvWithoutGstreamer('write');
   if (width % 2 || height % 2)
     return new JetprofError(
       'BAD_OPTION',
@@ -304,7 +304,6 @@ function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofErr
       },
     );
   return missingElements(writerPlan('out.mp4').elements, "the video writer's pipeline", '--video-io ffmpeg');
-  return undefined;
 }
 
 /** What `--video-io auto` writes with on this machine (at an even frame size), and why not GStreamer when it is not. */
