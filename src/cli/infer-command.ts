@@ -21,7 +21,7 @@ import { findTegrastats } from '../platform/tegrastats-runner.ts';
 import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
-import { defaultOutputPath, type InferOptions, runInference } from '../pipeline/infer.ts';
+import { defaultOutputPath, type InferOptions, multiStreamSetting, runInference } from '../pipeline/infer.ts';
 import type { StreamSpec } from '../pipeline/loop-io.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
@@ -684,16 +684,12 @@ function prepareRun(videos: string[], o: InferCliOptions) {
     threads: o.threads,
     cores: availableParallelism(),
     openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
-    sequentialOnly:
-      specs.length > 1
-        ? `${specs.length} streams`
-        : o.interval > 0
-          ? `--interval ${o.interval}`
-          : o.realtime
-            ? '--realtime'
-            : o.perfInterval
-              ? '--perf-interval'
-              : undefined,
+    sequentialOnly: multiStreamSetting({
+      streams: specs,
+      realtime: o.realtime,
+      perf: o.perfInterval,
+      interval: o.interval,
+    }),
   });
   return { specs, nvtx, tegrastatsBin, loop };
 }

@@ -83,11 +83,26 @@ export interface InferOptions extends Omit<
 }
 
 /**
- * Whether a run reports per-stream figures (the run JSON's `streams`, `batch`, `interval`): several streams, or one
- * run with a multi-stream setting (--realtime, --perf-interval, --interval). Decided here only.
+ * What makes a run a multi-stream one, in the words the console uses ("2 streams", "--interval 2"), or undefined:
+ * several streams, or one with a multi-stream setting (--realtime, --perf-interval, --interval). Such a run reports
+ * per-stream figures and runs in the sequential loop, which takes the streams in turns. Decided here only.
  */
+export function multiStreamSetting(o: {
+  streams: readonly unknown[];
+  realtime?: unknown;
+  perf?: unknown;
+  interval?: number;
+}): string | undefined {
+  if (o.streams.length > 1) return `${o.streams.length} streams`;
+  if (o.interval) return `--interval ${o.interval}`;
+  if (o.realtime) return '--realtime';
+  if (o.perf) return '--perf-interval';
+  return undefined;
+}
+
+/** Whether a run reports per-stream figures (the run JSON's `streams`, `batch`, `interval`): multiStreamSetting. */
 export function reportsStreams(o: Pick<InferOptions, 'streams' | 'realtime' | 'perf' | 'interval'>): boolean {
-  return o.streams.length > 1 || !!o.realtime || !!o.perf || !!o.interval;
+  return multiStreamSetting(o) !== undefined;
 }
 
 /**
