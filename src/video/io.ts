@@ -64,6 +64,17 @@ const CAP_PROP_ORIENTATION_AUTO = 49;
  * rate. Empty where ffprobe is missing or cannot read the file.
  */
 function probeFile(path: string): FileFormat & { variableFps?: number } {
+  // `--streams 64` opens one file 64 times: it is asked once (again if the file changed)
+  const st = statSync(path);
+  const key = `${path}\0${st.size}\0${st.mtimeMs}`;
+  let known = probed.get(key);
+  if (!known) probed.set(key, (known = ffprobeFile(path)));
+  return known;
+}
+
+const probed = new Map<string, FileFormat & { variableFps?: number }>();
+
+function ffprobeFile(path: string): FileFormat & { variableFps?: number } {
   const r = spawnSync(
     'ffprobe',
     [
