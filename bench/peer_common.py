@@ -7,6 +7,18 @@ import time
 import cv2
 
 
+def add_lab_arguments(p):
+    """The arguments every peer takes after its model: the video, the output, and the lab's settings."""
+    p.add_argument("video")
+    p.add_argument("out")
+    p.add_argument("--frame-size", default="960x540")
+    p.add_argument("--max-frames", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--conf", type=float, default=0.3)
+    p.add_argument("--nms", type=float, default=0.5)
+    p.add_argument("--threads", type=int, default=0)
+
+
 def run_lab_loop(video, out, frame_size, fourcc, max_frames, warmup, step, extra):
     """Reads `video`, resizes each frame to `frame_size` (w, h), runs `step`, writes it; prints the JSON line."""
     w, h = frame_size

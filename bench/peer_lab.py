@@ -11,21 +11,14 @@ import time
 import cv2
 import numpy as np
 
-from peer_common import run_lab_loop
+from peer_common import add_lab_arguments, run_lab_loop
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("cfg")
     p.add_argument("weights")
-    p.add_argument("video")
-    p.add_argument("out")
-    p.add_argument("--frame-size", default="960x540")
-    p.add_argument("--max-frames", type=int, default=0)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--conf", type=float, default=0.3)
-    p.add_argument("--nms", type=float, default=0.5)
-    p.add_argument("--threads", type=int, default=0)
+    add_lab_arguments(p)
     a = p.parse_args()
     if a.threads:
         cv2.setNumThreads(a.threads)

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 
-from peer_common import run_lab_loop
+from peer_common import add_lab_arguments, run_lab_loop
 
 
 def decode(outputs, heads, classes, conf, net_w, net_h, frame_w, frame_h):
@@ -57,14 +57,7 @@ def decode(outputs, heads, classes, conf, net_w, net_h, frame_w, frame_h):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("model")
-    p.add_argument("video")
-    p.add_argument("out")
-    p.add_argument("--frame-size", default="960x540")
-    p.add_argument("--max-frames", type=int, default=0)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--conf", type=float, default=0.3)
-    p.add_argument("--nms", type=float, default=0.5)
-    p.add_argument("--threads", type=int, default=0)
+    add_lab_arguments(p)
     p.add_argument("--max-candidates", type=int, default=30000)
     a = p.parse_args()
     w, h = (int(v) for v in a.frame_size.split("x"))
