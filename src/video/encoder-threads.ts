@@ -98,6 +98,9 @@ export class EncoderThreads {
   /** Threads started while the writer opened (FFmpeg opens libx264 there, its threads named after ours). */
   private duringOpen = new Set<string>();
   private readonly pause = new Int32Array(new SharedArrayBuffer(4));
+  private readonly states = new ThreadStates();
+  /** The writer's threads, as last listed (rescan). */
+  private encoders: string[] = [];
   /** Writes whose encoder was still running after WAIT_LIMIT_MS. */
   timedOut = 0;
   /** Writes waited for, and those that found the encoder at work (the rest found it done already). */
@@ -129,28 +132,13 @@ export class EncoderThreads {
     return WRITER_THREAD.test(this.states.name(tid));
   }
 
-  private readonly states = new ThreadStates();
-  /** The writer's threads as last listed, and the threads whose names this wait has read. */
-  private encoders: string[] = [];
-  private readonly seen = new Set<string>();
-
   /**
-   * Lists the threads and notes which are the writer's. A name is read once per wait (`fresh`: the wait's first
-   * look, when a pooled thread may have been renamed for the writer), and once for a thread that appears later in it.
+   * Lists the threads and notes which are the writer's, reading every name afresh (a pooled thread may have been
+   * renamed for the writer since); the stat files of threads no longer the writer's are closed.
    */
-  private rescan(fresh: boolean): void {
-    if (fresh) this.seen.clear();
-    const now = tasks();
-    const alive = new Set(now);
-    for (const tid of this.encoders) if (!alive.has(tid)) this.states.forget(tid);
-    for (const tid of this.seen) if (!alive.has(tid)) this.seen.delete(tid);
-    const encoders = fresh ? [] : this.encoders.filter((tid) => alive.has(tid));
-    for (const tid of now) {
-      if (this.seen.has(tid)) continue;
-      this.seen.add(tid);
-      if (this.isEncoder(tid)) encoders.push(tid);
-      else this.states.forget(tid);
-    }
+  private rescan(): void {
+    const encoders = tasks().filter((tid) => this.isEncoder(tid));
+    for (const tid of this.encoders) if (!encoders.includes(tid)) this.states.forget(tid);
     this.encoders = encoders;
   }
 
@@ -171,8 +159,8 @@ export class EncoderThreads {
     const start = performance.now();
     this.waits++;
     let sawBusy = false;
-    for (let idle = 0, poll = 0; idle < 2; poll++) {
-      if (poll === 0 && (this.waits <= FIRST_RESCANS || this.waits % RESCAN_WAITS === 0)) this.rescan(true);
+    if (this.waits <= FIRST_RESCANS || this.waits % RESCAN_WAITS === 0) this.rescan();
+    for (let idle = 0; idle < 2;) {
       const busy = this.busy();
       if (busy && !sawBusy) {
         sawBusy = true;
