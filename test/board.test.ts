@@ -231,6 +231,50 @@ test('jetprof capacity moves with the board: an engine slower than the frame int
   t.true(answers[1] >= answers[0]);
 });
 
+test('an infer that dies of a fault: capacity says which signal, shows the end of what it printed (its native stack), and names the command to run by hand', async (t) => {
+  const crashing = boardEngine(join(dir, 'crashing.trt'), model.onnxPath, { gpuMs: [1, 0], faultAtRun: 3 });
+  const json = join(dir, 'cap-crash.json');
+  const r = runCli(
+    'jetprof',
+    [
+      'capacity',
+      video,
+      '--source-fps',
+      '10',
+      '--p99-ms',
+      '2000',
+      '--point-seconds',
+      '2',
+      '--repeat',
+      '1',
+      '--budget',
+      '60',
+      '--json',
+      json,
+      '--backend',
+      'trt',
+      '--',
+      '--engine',
+      crashing,
+      '--batch',
+      '1',
+    ],
+    { env: shim },
+  );
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /infer with 1 stream\(s\) died of SIGSEGV \(exit 139\)/);
+  // the stand-in's null pointer, in the worker thread that ran the engine, with the library on the stack
+  t.regex(r.stderr, /\[crash report\] SEGV at address 0x0 in thread \d+ of process \d+; native stack:/);
+  t.regex(r.stderr, /libjetprof_cpu_engine_abi\.so\(jp_engine_infer\+0x[0-9a-f]+\)/);
+  t.regex(
+    r.stderr,
+    new RegExp(
+      `run that infer command by hand to see why: infer-trt ${video} --engine ${crashing} --batch 1 --streams 1 --realtime`,
+    ),
+  );
+  t.false(existsSync(json), 'no answer, no file');
+});
+
 const nsysThere = existsSync('/usr/bin/nsys') || existsSync('/usr/local/bin/nsys');
 requires(
   nsysThere,

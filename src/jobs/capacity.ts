@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { type BackendName } from '../backends/types.ts';
+import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
 import { argValue } from './compare.ts';
@@ -206,11 +206,15 @@ class CapacitySearch {
     if (overBudget) return undefined;
     if (r.code !== 0) {
       if (this.o.shouldStop?.()) return undefined;
+      const said = r.output.toString().trim().split('\n');
+      // a crash prints more than one line worth keeping (a native stack, an abort's message): show its end
+      if (r.signal)
+        this.o.onStep(`infer died of ${r.signal}; the end of what it printed:\n${said.slice(-40).join('\n')}`);
       throw new JetprofError(
         'TOOL_FAILED',
-        `infer with ${streams} stream(s) failed (exit ${r.code}): ${r.output.toString().trim().split('\n').pop()}`,
+        `infer with ${streams} stream(s) ${r.signal ? `died of ${r.signal}` : 'failed'} (exit ${r.code}): ${said.pop()}`,
         {
-          suggestion: 'run that infer command by hand to see why: ' + [this.o.source, ...this.o.inferArgs].join(' '),
+          suggestion: `run that infer command by hand to see why: ${BACKENDS[this.o.backend].entry} ${args.slice(pre.length, -2).join(' ')}`,
         },
       );
     }

@@ -23,12 +23,15 @@ export function relayedProgressEnv(seconds = 10): NodeJS.ProcessEnv {
   return { ...process.env, JETPROF_PROGRESS: process.env.JETPROF_PROGRESS ?? `every:${seconds}` };
 }
 
-/** Resolves with the exit code (128 + the signal's number when a signal ended it) and stdout + stderr in arrival order. */
+/**
+ * Resolves with the exit code (128 + the signal's number when a signal ended it), that signal, and stdout + stderr in
+ * arrival order.
+ */
 export function runCommand(
   cmd: string,
   args: string[],
   o: RunCommandOptions = {},
-): Promise<{ code: number; output: Buffer }> {
+): Promise<{ code: number; signal?: NodeJS.Signals; output: Buffer }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(o.env ? { env: o.env } : {}) });
     const onClose = child.pid !== undefined ? o.onSpawn?.(child.pid) : undefined;
@@ -43,7 +46,11 @@ export function runCommand(
     child.on('close', (code, signal) => {
       onClose?.();
       // killed by a signal: 128 + its number, as a shell reports it (SIGINT 130, SIGTRAP from a V8 fatal error 133)
-      resolve({ code: code ?? 128 + ((signal && constants.signals[signal]) || 0), output: Buffer.concat(chunks) });
+      resolve({
+        code: code ?? 128 + ((signal && constants.signals[signal]) || 0),
+        ...(signal ? { signal } : {}),
+        output: Buffer.concat(chunks),
+      });
     });
   });
 }

@@ -8,7 +8,7 @@ import type { RunResult } from '../../src/pipeline/run-result.ts';
 import test, { type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCfg, yoloLayers, type DarknetCfg } from '../../src/model/cfg.ts';
 import { exportOnnx } from '../../src/model/onnx-export.ts';
 import { generateWeights, serializeWeights, type DarknetWeights } from '../../src/model/weights.ts';
@@ -24,6 +24,31 @@ export function scratchDir(): string {
   scratch ??= mkdtempSync(join(tmpdir(), 'jetprof-test-'));
   return scratch;
 }
+
+/**
+ * Every Node process the tests start, and this one, prints its native stack if it dies of a fault
+ * (test/native/crash_report.c through test/helpers/crash-report.mjs, inherited in NODE_OPTIONS): a crash on a CI
+ * machine then says where it happened, where a bare "exit 139" says nothing.
+ */
+async function installCrashReport(): Promise<void> {
+  const lib = join(scratchDir(), 'libjetprof_crash_report.so');
+  execFileSync('gcc', [
+    '-shared',
+    '-fPIC',
+    '-O2',
+    '-Wall',
+    '-Wextra',
+    '-Werror',
+    join(ROOT, 'test/native/crash_report.c'),
+    '-o',
+    lib,
+  ]);
+  process.env.JETPROF_TEST_CRASH_LIB = lib;
+  const hook = pathToFileURL(join(ROOT, 'test/helpers/crash-report.mjs')).href;
+  process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, `--import=${hook}`].filter(Boolean).join(' ');
+  await import(hook);
+}
+await installCrashReport();
 
 export function loadCfgFile(path: string): DarknetCfg {
   return parseCfg(readFileSync(path, 'utf8'), path);

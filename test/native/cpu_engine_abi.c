@@ -20,6 +20,9 @@
  *                                             stand-in finds exactly the boxes ONNX Runtime found (bias and scale of
  *                                             the output lines are then unused)
  *
+ *   fault-at-run 3                            the third run of the engine dereferences a null pointer, as a crashing driver
+ *                                             would (the tests of how jetprof reports a process that dies of SIGSEGV)
+ *
  * A recording (written by test/helpers/board.ts): "JPRPLY01", u32 records, u32 floats per image (the outputs in the
  * order of the engine's output lines), then per record: u32 hash1, u32 hash2, the floats; little-endian. The hashes
  * are FNV-1a over the image's input as 32-bit words, from two offset bases (replayHash in board.ts does the same).
@@ -55,6 +58,7 @@ struct jp_engine {
   int64_t replay_floats;                 /* floats per image, over every output */
   uint32_t *replay_hash;                 /* 2 per record */
   float *replay_data;
+  int fault_at_run, runs;                /* fault-at-run: the run that faults (0: none), and the runs so far */
 };
 
 static int log_severity = 1;
@@ -179,6 +183,10 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     if (sscanf(line, "%15s%n", kind, &consumed) != 1) continue;
     if (strcmp(kind, "gpu-ms") == 0) {
       sscanf(line + consumed, "%lf %lf", &e->gpu_fixed_ms, &e->gpu_per_image_ms);
+      continue;
+    }
+    if (strcmp(kind, "fault-at-run") == 0) {
+      sscanf(line + consumed, "%d", &e->fault_at_run);
       continue;
     }
     if (strcmp(kind, "replay") == 0) {
@@ -308,6 +316,10 @@ int32_t jp_engine_set_input(jp_engine *e, int32_t index, const void *data, int64
 
 int32_t jp_engine_infer(jp_engine *e, jp_timing *timing, char *err, int32_t errLen) {
   if (!e) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
+  if (++e->runs == e->fault_at_run) {
+    volatile int *nowhere = NULL;
+    *nowhere = 1;
+  }
   double t0 = now_ms();
   const cpu_tensor *in = NULL;
   for (int i = 0; i < e->count; i++) {
