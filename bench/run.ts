@@ -38,6 +38,10 @@ import { benchBoards } from './sections/boards.ts';
 import { benchWriters } from './sections/writers.ts';
 import { benchOrtPeer } from './sections/ort-peer.ts';
 
+// every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it
+// (backends/onnx.ts disableOrtTelemetry): the peers inherit the variable
+process.env.ORT_DISABLE_TELEMETRY ??= '1';
+
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();
 if (ONLY.has(2)) pipe = benchEndToEnd();

@@ -5,11 +5,20 @@
 import test from 'ava';
 import { chooseLoop } from '../src/pipeline/loop-choice.ts';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { createOnnxWorkerSession } from '../src/backends/onnx-worker.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, probeVideo, scratchDir, inferRun } from './helpers/fixtures.ts';
+import {
+  inferRun,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  probeVideo,
+  ROOT,
+  scratchDir,
+  TSX_IMPORT,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('pipeline', PERSON_VEHICLE_CFG, 11);
 
@@ -195,4 +204,33 @@ test('one latency clock for every stream kind: a live or paced frame counts from
   t.is(file.latencyMs.p50, 27, 'a file frame: from its read to its boxes');
   t.is(live.latencyMs.p50, 37, 'a live frame: from its arrival (10 ms before the read) to its boxes');
   for (const f of [file, live]) t.true(f.latencyMs.p99 >= 0 && Number.isFinite(f.latencyMs.p99));
+});
+
+test("ONNX Runtime's telemetry client stays off (no /tmp/mat-debug-<pid>.log), in the main thread and in the worker; a user's own ORT_DISABLE_TELEMETRY is kept", async (t) => {
+  const script = join(scratchDir(), 'ort-telemetry.mts');
+  writeFileSync(
+    script,
+    [
+      `import { createOnnxSession } from ${JSON.stringify(join(ROOT, 'src/backends/onnx.ts'))};`,
+      `import { createOnnxWorkerSession } from ${JSON.stringify(join(ROOT, 'src/backends/onnx-worker.ts'))};`,
+      `const s = process.argv[3] === 'worker' ? await createOnnxWorkerSession(process.argv[2]) : await createOnnxSession(process.argv[2]);`,
+      'await s.dispose();',
+      'console.log(process.pid);',
+    ].join('\n'),
+  );
+  const { ORT_DISABLE_TELEMETRY: _, ...env } = process.env;
+  const telemetryLog = (where: string, extra: NodeJS.ProcessEnv = {}) => {
+    const pid = execFileSync(process.execPath, [TSX_IMPORT, script, model.onnxPath, where], {
+      env: { ...env, ...extra },
+      encoding: 'utf8',
+    }).trim();
+    const log = `/tmp/mat-debug-${pid}.log`;
+    const there = existsSync(log);
+    rmSync(log, { force: true });
+    return there;
+  };
+  t.false(telemetryLog('main'));
+  t.false(telemetryLog('worker'));
+  // the check can fail: with the user's ORT_DISABLE_TELEMETRY=0 the library writes its log
+  t.true(telemetryLog('main', { ORT_DISABLE_TELEMETRY: '0' }));
 });

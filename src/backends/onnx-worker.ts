@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorCode, JetprofError } from '../util/errors.ts';
-import type { OnnxSessionOptions } from './onnx.ts';
+import { disableOrtTelemetry, type OnnxSessionOptions } from './onnx.ts';
 import type { WorkerReply, WorkerRequest } from './onnx-worker-thread.ts';
 import type { DetectorSession, InferenceResult } from './types.ts';
 
@@ -25,6 +25,7 @@ export async function createOnnxWorkerSession(
   options: OnnxSessionOptions = {},
 ): Promise<DetectorSession> {
   const { onWarning, ...rest } = options;
+  disableOrtTelemetry(); // here, in the main thread: the worker's own process.env would not reach the library
   const worker = startWorker({ modelPath, options: rest });
   let exited = false;
   const exit = new Promise<void>((resolve) =>

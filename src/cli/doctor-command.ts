@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { disableOrtTelemetry } from '../backends/onnx.ts';
 import { readBoard } from '../platform/board.ts';
 import { doctor, doctorMarkdown, type LiveProbes } from '../platform/doctor.ts';
 import { messageOf } from '../util/errors.ts';
@@ -16,6 +17,7 @@ async function liveProbes(): Promise<LiveProbes> {
   const require = createRequire(import.meta.url);
   const probes: LiveProbes = { node: process.version };
   try {
+    disableOrtTelemetry();
     const ort = require('onnxruntime-node') as { listSupportedBackends?: () => { name: string; bundled: boolean }[] };
     probes.ort = {
       loads: true,
