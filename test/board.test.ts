@@ -191,50 +191,9 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
   );
 });
 
-test('jetprof capacity moves with the board: an engine slower than the frame interval holds no stream; a fast one holds at least as many', async (t) => {
-  const slow = await engine('slow.trt', [250, 0]);
-  const fast = await engine('fast.trt', [BOARDS['xavier-nx'].gpuMs, 0]);
-  const answers: number[] = [];
-  for (const eng of [slow, fast]) {
-    const json = join(dir, `cap-${answers.length}.json`);
-    const r = runCli(
-      'jetprof',
-      [
-        'capacity',
-        video,
-        '--source-fps',
-        '10',
-        '--p99-ms',
-        '2000',
-        '--point-seconds',
-        '2',
-        '--repeat',
-        '1',
-        '--budget',
-        '60',
-        '--json',
-        json,
-        '--backend',
-        'trt',
-        '--',
-        '--engine',
-        eng,
-        '--batch',
-        '1',
-      ],
-      { env: shim },
-    );
-    t.is(r.code, 0, r.stderr);
-    answers.push(run(json).maxStreams);
-  }
-  t.is(answers[0], 0, '250 ms a frame cannot keep 10 FPS');
-  t.true(answers[1] >= answers[0]);
-});
-
-test('an infer that dies of a fault: capacity says which signal, shows the end of what it printed (its native stack), and names the command to run by hand', async (t) => {
-  const crashing = boardEngine(join(dir, 'crashing.trt'), model.onnxPath, { gpuMs: [1, 0], faultAtRun: 3 });
-  const json = join(dir, 'cap-crash.json');
-  const r = runCli(
+/** jetprof capacity at 10 FPS, a p99 of 2 s and one 2 s run per count, on a stand-in engine of batch 1. */
+const capacity = (eng: string, json: string) =>
+  runCli(
     'jetprof',
     [
       'capacity',
@@ -255,12 +214,31 @@ test('an infer that dies of a fault: capacity says which signal, shows the end o
       'trt',
       '--',
       '--engine',
-      crashing,
+      eng,
       '--batch',
       '1',
     ],
     { env: shim },
   );
+
+test('jetprof capacity moves with the board: an engine slower than the frame interval holds no stream; a fast one holds at least as many', async (t) => {
+  const slow = await engine('slow.trt', [250, 0]);
+  const fast = await engine('fast.trt', [BOARDS['xavier-nx'].gpuMs, 0]);
+  const answers: number[] = [];
+  for (const eng of [slow, fast]) {
+    const json = join(dir, `cap-${answers.length}.json`);
+    const r = capacity(eng, json);
+    t.is(r.code, 0, r.stderr);
+    answers.push(run(json).maxStreams);
+  }
+  t.is(answers[0], 0, '250 ms a frame cannot keep 10 FPS');
+  t.true(answers[1] >= answers[0]);
+});
+
+test('an infer that dies of a fault: capacity says which signal, shows the end of what it printed (its native stack), and names the command to run by hand', async (t) => {
+  const crashing = boardEngine(join(dir, 'crashing.trt'), model.onnxPath, { gpuMs: [1, 0], faultAtRun: 3 });
+  const json = join(dir, 'cap-crash.json');
+  const r = capacity(crashing, json);
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /infer with 1 stream\(s\) died of SIGSEGV \(exit 139\)/);
   // the stand-in's null pointer, in the worker thread that ran the engine, with the library on the stack

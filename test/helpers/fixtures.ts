@@ -31,18 +31,7 @@ export function scratchDir(): string {
  * machine then says where it happened, where a bare "exit 139" says nothing.
  */
 async function installCrashReport(): Promise<void> {
-  const lib = join(scratchDir(), 'libjetprof_crash_report.so');
-  execFileSync('gcc', [
-    '-shared',
-    '-fPIC',
-    '-O2',
-    '-Wall',
-    '-Wextra',
-    '-Werror',
-    join(ROOT, 'test/native/crash_report.c'),
-    '-o',
-    lib,
-  ]);
+  const lib = buildTestLib('crash_report.c', 'libjetprof_crash_report.so');
   process.env.JETPROF_TEST_CRASH_LIB = lib;
   const hook = pathToFileURL(join(ROOT, 'test/helpers/crash-report.mjs')).href;
   process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, `--import=${hook}`].filter(Boolean).join(' ');
@@ -195,8 +184,13 @@ export async function inferRun(args: string[]): Promise<{ run: RunResult; warnin
  * (for JETPROF_TRT_SHIM). Its engines are small text files: see the comment at the top of the C file.
  */
 export function buildCpuEngineLib(): string {
-  const lib = join(scratchDir(), 'libjetprof_cpu_engine_abi.so');
-  if (!existsSync(lib)) {
+  return buildTestLib('cpu_engine_abi.c', 'libjetprof_cpu_engine_abi.so', [`-I${join(ROOT, 'native')}`], ['-ldl']);
+}
+
+/** Builds a C file of test/native into a shared library in the scratch folder, once per test process. */
+function buildTestLib(source: string, name: string, flags: string[] = [], libs: string[] = []): string {
+  const lib = join(scratchDir(), name);
+  if (!existsSync(lib))
     execFileSync('gcc', [
       '-shared',
       '-fPIC',
@@ -204,13 +198,12 @@ export function buildCpuEngineLib(): string {
       '-Wall',
       '-Wextra',
       '-Werror',
-      `-I${join(ROOT, 'native')}`,
-      join(ROOT, 'test/native/cpu_engine_abi.c'),
+      ...flags,
+      join(ROOT, 'test/native', source),
       '-o',
       lib,
-      '-ldl',
+      ...libs,
     ]);
-  }
   return lib;
 }
 
