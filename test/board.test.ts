@@ -191,6 +191,14 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
   );
 });
 
+test("an engine whose open uses 1 MiB of stack, as CUDA's and cuDNN's initializers may on a board, opens and runs: koffi's async calls get a thread's 8 MiB (its 128 KiB default faults here)", async (t) => {
+  const deep = boardEngine(join(dir, 'deep-stack.trt'), model.onnxPath, { gpuMs: [1, 0], stackKib: 1024 });
+  const r = runCli('infer-trt', [...common, '--engine', deep, '--batch', '1', '--max-frames', '4', '--no-write'], {
+    env: shim,
+  });
+  t.is(r.code, 0, r.stderr);
+});
+
 /** jetprof capacity at 10 FPS, a p99 of 2 s and one 2 s run per count, on a stand-in engine of batch 1. */
 const capacity = (eng: string, json: string) =>
   runCli(

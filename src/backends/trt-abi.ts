@@ -4,10 +4,10 @@
  * file named by JETPROF_TRT_SHIM (the tests point it at test/native's CPU implementation of the same ABI).
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JetprofError, messageOf } from '../util/errors.ts';
+import { loadKoffi } from '../util/koffi.ts';
 
 export const ABI_VERSION = 1;
 export const ERR_LEN = 1024;
@@ -136,7 +136,7 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
       suggestion: 'run npm run build:trt',
     });
   }
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  const koffi = loadKoffi();
   let lib: ReturnType<typeof koffi.load>;
   try {
     lib = koffi.load(path);

@@ -3,7 +3,8 @@
  * JetPack ships it in /usr/local/cuda/lib64; Debian in libnvtoolsext1 (non-free). Without the library, or with
  * NVTX disabled, every call is a no-op. With no profiler attached the library's calls return at once (tens of ns).
  */
-import { createRequire } from 'node:module';
+import { messageOf } from '../util/errors.ts';
+import { loadKoffi } from '../util/koffi.ts';
 
 export interface Nvtx {
   /** True when ranges reach libnvToolsExt. */
@@ -38,9 +39,9 @@ export function loadNvtx(candidates: readonly string[] = NVTX_LIBRARY_CANDIDATES
   const paths = fromEnv ? [fromEnv] : candidates;
   let koffi: typeof import('koffi');
   try {
-    koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-  } catch {
-    return disabledNvtx('koffi is not installed');
+    koffi = loadKoffi();
+  } catch (e) {
+    return disabledNvtx(`koffi did not load (${messageOf(e).split('\n')[0]})`);
   }
   const errors: string[] = [];
   for (const path of paths) {

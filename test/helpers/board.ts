@@ -101,13 +101,20 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
 
 /**
  * A stand-in engine for a model: its input and heads at `batch` images, one run taking `gpuMs[0] + gpuMs[1] x batch`
- * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, and the sidecar `build-engine` would write (the ONNX it
+ * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, its open using `stackKib` KiB of stack, and the sidecar `build-engine` would write (the ONNX it
  * stands for, FP16), so `infer-trt --engine E.trt` finds the metadata as it does on a board.
  */
 export function boardEngine(
   path: string,
   model: string,
-  o: { gpuMs: [number, number]; replay?: string; batch?: number; tensorrt?: string; faultAtRun?: number },
+  o: {
+    gpuMs: [number, number];
+    replay?: string;
+    batch?: number;
+    tensorrt?: string;
+    faultAtRun?: number;
+    stackKib?: number;
+  },
 ): string {
   const info = readModelInfo(model);
   const b = o.batch ?? 1;
@@ -122,6 +129,7 @@ export function boardEngine(
     `gpu-ms ${o.gpuMs[0]} ${o.gpuMs[1]}`,
     ...(o.replay ? [`replay ${o.replay}`] : []),
     ...(o.faultAtRun ? [`fault-at-run ${o.faultAtRun}`] : []),
+    ...(o.stackKib ? [`stack-kib ${o.stackKib}`] : []),
   ];
   writeFileSync(path, `${lines.join('\n')}\n`);
   writeFileSync(

@@ -31,7 +31,9 @@ export function scratchDir(): string {
  * machine then says where it happened, where a bare "exit 139" says nothing.
  */
 async function installCrashReport(): Promise<void> {
-  const lib = buildTestLib('crash_report.c', 'libjetprof_crash_report.so');
+  const include = join(dirname(dirname(process.execPath)), 'include', 'node');
+  if (!existsSync(join(include, 'node_api.h'))) return; // Node's headers come with Node's packages; without them, no report
+  const lib = buildTestLib('crash_report.c', 'libjetprof_crash_report.so', [`-I${include}`]);
   process.env.JETPROF_TEST_CRASH_LIB = lib;
   const hook = pathToFileURL(join(ROOT, 'test/helpers/crash-report.mjs')).href;
   process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, `--import=${hook}`].filter(Boolean).join(' ');

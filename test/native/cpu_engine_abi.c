@@ -20,6 +20,8 @@
  *                                             stand-in finds exactly the boxes ONNX Runtime found (bias and scale of
  *                                             the output lines are then unused)
  *
+ *   stack-kib 1024                            opening the engine uses this much of the calling thread's stack, as CUDA's
+ *                                             and cuDNN's initializers do on a board (koffi's async stack: util/koffi.ts)
  *   fault-at-run 3                            the third run of the engine dereferences a null pointer, as a crashing driver
  *                                             would (the tests of how jetprof reports a process that dies of SIGSEGV)
  *
@@ -33,6 +35,7 @@
  */
 #include "jetprof_trt.h"
 
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -59,6 +62,7 @@ struct jp_engine {
   uint32_t *replay_hash;                 /* 2 per record */
   float *replay_data;
   int fault_at_run, runs;                /* fault-at-run: the run that faults (0: none), and the runs so far */
+  int stack_kib;                         /* stack-kib: stack an open uses */
 };
 
 static int log_severity = 1;
@@ -150,6 +154,15 @@ static int32_t load_replay(jp_engine *e, const char *path, char *err, int32_t er
   return JP_OK;
 }
 
+/* Touches `kib` KiB of the stack below the caller, a page at a time from the top down, so that too small a stack
+ * faults on its guard page instead of writing past it. */
+static __attribute__((noinline)) int use_stack(int kib) {
+  size_t bytes = (size_t)kib * 1024;
+  volatile char *p = alloca(bytes);
+  for (size_t k = bytes; k >= 4096; k -= 4096) p[k - 4096] = (char)k;
+  return p[0];
+}
+
 int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t errLen) {
   if (!path || !out) return fail(err, errLen, JP_ERR_ARGUMENT, "null argument");
   *out = NULL;
@@ -183,6 +196,10 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     if (sscanf(line, "%15s%n", kind, &consumed) != 1) continue;
     if (strcmp(kind, "gpu-ms") == 0) {
       sscanf(line + consumed, "%lf %lf", &e->gpu_fixed_ms, &e->gpu_per_image_ms);
+      continue;
+    }
+    if (strcmp(kind, "stack-kib") == 0) {
+      sscanf(line + consumed, "%d", &e->stack_kib);
       continue;
     }
     if (strcmp(kind, "fault-at-run") == 0) {
@@ -248,6 +265,7 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
     e->count++;
   }
   fclose(f);
+  if (e->stack_kib > 0) use_stack(e->stack_kib);
   if (replay_path[0]) {
     int32_t status = load_replay(e, replay_path, err, errLen);
     if (status != JP_OK) {

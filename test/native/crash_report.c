@@ -1,14 +1,15 @@
 /*
- * crash_report.c - installed in the Node processes the board tests start (test/helpers/crash-report.mjs, through
- * NODE_OPTIONS=--import, calls crash_report_install through koffi), so that a process that dies of a fault says
- * where: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT it writes the signal, the faulting address, the thread and the
+ * crash_report.c - a Node addon loaded into every Node process the tests start (test/helpers/crash-report.mjs, through
+ * NODE_OPTIONS=--import, loads it with process.dlopen, which never unloads it), so that a process that dies of a fault
+ * says where: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT it writes the signal, the faulting address, the thread and the
  * native stack to stderr, then dies of the same signal as it would have. Installed from inside Node, after Node has
  * reset every signal's disposition at start-up (a handler preloaded with LD_PRELOAD would not survive that). Only
  * async-signal-safe calls once the fault happened (backtrace() is primed at install time, so that its first call does
- * not load libgcc in the handler). Built by the tests: gcc -shared -fPIC -O2 crash_report.c.
+ * not load libgcc in the handler). Built by the tests: gcc -shared -fPIC -O2 -I<node's include/node> crash_report.c.
  */
 #define _GNU_SOURCE
 #include <execinfo.h>
+#include <node_api.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static void on_fault(int sig, siginfo_t *info, void *ucontext) {
   raise(sig);
 }
 
-void crash_report_install(void) {
+static void install(void) {
   void *prime[1];
   backtrace(prime, 1);
   static char alt[64 * 1024];
@@ -73,3 +74,11 @@ void crash_report_install(void) {
   int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
+
+static napi_value init(napi_env env, napi_value exports) {
+  (void)env;
+  install();
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
