@@ -6,6 +6,7 @@ import test from 'ava';
 import { chooseLoop } from '../src/pipeline/loop-choice.ts';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { createOnnxWorkerSession } from '../src/backends/onnx-worker.ts';
@@ -206,7 +207,7 @@ test('one latency clock for every stream kind: a live or paced frame counts from
   for (const f of [file, live]) t.true(f.latencyMs.p99 >= 0 && Number.isFinite(f.latencyMs.p99));
 });
 
-test("ONNX Runtime's telemetry client stays off (no /tmp/mat-debug-<pid>.log), in the main thread and in the worker; a user's own ORT_DISABLE_TELEMETRY is kept", async (t) => {
+test("ONNX Runtime's telemetry client stays off (no $TMPDIR/mat-debug-<pid>.log), in the main thread and in the worker; a user's own ORT_DISABLE_TELEMETRY is kept", async (t) => {
   const script = join(scratchDir(), 'ort-telemetry.mts');
   writeFileSync(
     script,
@@ -224,7 +225,7 @@ test("ONNX Runtime's telemetry client stays off (no /tmp/mat-debug-<pid>.log), i
       env: { ...env, ...extra },
       encoding: 'utf8',
     }).trim();
-    const log = `/tmp/mat-debug-${pid}.log`;
+    const log = join(tmpdir(), `mat-debug-${pid}.log`); // where the library writes it: $TMPDIR, else /tmp
     const there = existsSync(log);
     rmSync(log, { force: true });
     return there;
