@@ -259,6 +259,20 @@ test('an infer that dies of a fault: capacity says which signal, shows the end o
     ),
   );
   t.false(existsSync(json), 'no answer, no file');
+  // compare: the backend's row says the signal (the last line it printed is the end of a native stack)
+  const out = join(dir, 'crash-compare');
+  const c = runCli(
+    'jetprof',
+    ['compare', video, '--engine', crashing, '--backends', 'tensorrt', '--out-dir', out, '--', '--batch', '1'],
+    {
+      env: shim,
+    },
+  );
+  t.not(c.code, 0, c.stderr);
+  t.regex(
+    readFileSync(join(out, 'REPORT.md'), 'utf8'),
+    /TensorRT failed: exit code 139; its last line: died of SIGSEGV/,
+  );
 });
 
 const nsysThere = existsSync('/usr/bin/nsys') || existsSync('/usr/local/bin/nsys');

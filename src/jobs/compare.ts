@@ -157,7 +157,8 @@ async function runBackend(
   } else {
     o.onStep(`${step}: infer ...`);
     const [cmd, ...pre] = entryCommand(backend);
-    ({ code } = await runCommand(cmd, [...pre, ...args], {
+    let signal: NodeJS.Signals | undefined;
+    ({ code, signal } = await runCommand(cmd, [...pre, ...args], {
       onSpawn: o.onChild,
       env: relayedProgressEnv(),
       onOutput: (d, from) => {
@@ -166,6 +167,8 @@ async function runBackend(
         o.onStep(`    ${d.toString().trimEnd()}`);
       },
     }));
+    // a crash's last line is the end of a native stack: the signal says more
+    if (signal) lastLine = `died of ${signal}`;
   }
   return { code, lastLine, profile };
 }
