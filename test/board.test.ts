@@ -243,7 +243,7 @@ test('jetprof capacity moves with the board: an engine slower than the frame int
   t.true(answers[1] >= answers[0]);
 });
 
-test('an infer that dies of a fault: capacity says which signal, shows the end of what it printed (its native stack), and names the command to run by hand', async (t) => {
+test('an infer that dies of a fault: capacity and compare name the signal; capacity shows the end of what infer printed (its native stack) and names the command to run by hand', async (t) => {
   const crashing = boardEngine(join(dir, 'crashing.trt'), model.onnxPath, { gpuMs: [1, 0], faultAtRun: 3 });
   const json = join(dir, 'cap-crash.json');
   const r = capacity(crashing, json);
