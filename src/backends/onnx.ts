@@ -23,11 +23,11 @@ type Ort = typeof import('onnxruntime-node');
 
 /**
  * onnxruntime-node 1.30's Linux library starts a telemetry client when it loads: it reads /etc/machine-id, writes
- * /tmp/mat-debug-<pid>.log and /tmp/.ses, and costs a process about 80 ms (0.35-0.45 s against 0.28-0.37 s to load a
- * model and run it once, measured here). The library leaves it off by itself under CI (CI, GITHUB_ACTIONS and the
- * like in the environment), so a user's runs differed from CI's. A measuring tool keeps it off
- * (ORT_DISABLE_TELEMETRY=1) unless the user set the variable. Set from the main thread before the library loads in any thread: the library reads the C
- * environment, which a worker's process.env (a copy of its own) does not change.
+ * mat-debug-<pid>.log in $TMPDIR (else /tmp) and /tmp/.ses, and costs a process about 80 ms (0.35-0.45 s against
+ * 0.28-0.37 s to load a model and run it once, measured here). The library leaves it off by itself under CI (CI,
+ * GITHUB_ACTIONS and the like in the environment), so a user's runs differed from CI's. A measuring tool keeps it off
+ * (ORT_DISABLE_TELEMETRY=1) unless the user set the variable. Set from the main thread before the library loads in
+ * any thread: the library reads the C environment, which a worker's process.env (a copy of its own) does not change.
  */
 export function disableOrtTelemetry(): void {
   process.env.ORT_DISABLE_TELEMETRY ??= '1';

@@ -212,7 +212,9 @@ class CapacitySearch {
         this.o.onStep(`infer died of ${r.signal}; the end of what it printed:\n${said.slice(-40).join('\n')}`);
       throw new JetprofError(
         'TOOL_FAILED',
-        `infer with ${streams} stream(s) ${r.signal ? `died of ${r.signal}` : 'failed'} (exit ${r.code}): ${said.pop()}`,
+        r.signal
+          ? `infer with ${streams} stream(s) died of ${r.signal} (exit ${r.code})`
+          : `infer with ${streams} stream(s) failed (exit ${r.code}): ${said.pop()}`,
         {
           suggestion: `run that infer command by hand to see why: ${BACKENDS[this.o.backend].entry} ${args.slice(pre.length, -2).join(' ')}`,
         },
