@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 
 type Koffi = typeof import('koffi');
 
-export const ASYNC_STACK_BYTES = 8 * 1024 * 1024;
+const ASYNC_STACK_BYTES = 8 * 1024 * 1024;
 
 let koffi: Koffi | undefined;
 

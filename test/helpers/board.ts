@@ -101,8 +101,9 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
 
 /**
  * A stand-in engine for a model: its input and heads at `batch` images, one run taking `gpuMs[0] + gpuMs[1] x batch`
- * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, its open using `stackKib` KiB of stack, and the sidecar `build-engine` would write (the ONNX it
- * stands for, FP16), so `infer-trt --engine E.trt` finds the metadata as it does on a board.
+ * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, its open using
+ * `stackKib` KiB of stack, and the sidecar `build-engine` would write (the ONNX it stands for, FP16), so
+ * `infer-trt --engine E.trt` finds the metadata as it does on a board.
  */
 export function boardEngine(
   path: string,

@@ -32,7 +32,8 @@ export function scratchDir(): string {
  */
 async function installCrashReport(): Promise<void> {
   const include = join(dirname(dirname(process.execPath)), 'include', 'node');
-  if (!existsSync(join(include, 'node_api.h'))) return; // Node's headers come with Node's packages; without them, no report
+  // Node's headers come with Node's packages; without them, no report
+  if (!existsSync(join(include, 'node_api.h'))) return;
   const lib = buildTestLib('crash_report.c', 'libjetprof_crash_report.so', [`-I${include}`]);
   process.env.JETPROF_TEST_CRASH_LIB = lib;
   const hook = pathToFileURL(join(ROOT, 'test/helpers/crash-report.mjs')).href;

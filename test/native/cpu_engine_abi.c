@@ -20,10 +20,12 @@
  *                                             stand-in finds exactly the boxes ONNX Runtime found (bias and scale of
  *                                             the output lines are then unused)
  *
- *   stack-kib 1024                            opening the engine uses this much of the calling thread's stack, as CUDA's
- *                                             and cuDNN's initializers do on a board (koffi's async stack: util/koffi.ts)
- *   fault-at-run 3                            the third run of the engine dereferences a null pointer, as a crashing driver
- *                                             would (the tests of how jetprof reports a process that dies of SIGSEGV)
+ *   stack-kib 1024                            opening the engine uses this much of the calling thread's stack, as
+ *                                             CUDA's and cuDNN's initializers do on a board (koffi's async stack:
+ *                                             util/koffi.ts)
+ *   fault-at-run 3                            the third run of the engine dereferences a null pointer, as a crashing
+ *                                             driver would (the tests of how jetprof reports a process that dies of
+ *                                             SIGSEGV)
  *
  * A recording (written by test/helpers/board.ts): "JPRPLY01", u32 records, u32 floats per image (the outputs in the
  * order of the engine's output lines), then per record: u32 hash1, u32 hash2, the floats; little-endian. The hashes

@@ -1,13 +1,13 @@
 /*
  * crash_report.c - a Node addon loaded into every Node process the tests start (test/helpers/crash-report.mjs, through
  * NODE_OPTIONS=--import, loads it with process.dlopen, which never unloads it), so that a process that dies of a fault
- * says where: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT it writes the signal, the faulting address, the thread and the
- * native stack to stderr, then dies of the same signal as it would have. Installed from inside Node, after Node has
- * reset every signal's disposition at start-up (a handler preloaded with LD_PRELOAD would not survive that). It takes
- * the place of Node's WebAssembly trap handler in those processes: no test relies on a WebAssembly out-of-bounds trap
- * (which would then end the process instead of throwing). Only
- * async-signal-safe calls once the fault happened (backtrace() is primed at install time, so that its first call does
- * not load libgcc in the handler). Built by the tests: gcc -shared -fPIC -O2 -I<node's include/node> crash_report.c.
+ * says where: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT it writes the signal, the faulting address, the thread and
+ * the native stack to stderr, then dies of the same signal as it would have. Installed from inside Node, after Node
+ * has reset every signal's disposition at start-up (a handler preloaded with LD_PRELOAD would not survive that). It
+ * takes the place of Node's WebAssembly trap handler in those processes: no test relies on a WebAssembly out-of-bounds
+ * trap (which would then end the process instead of throwing). Only async-signal-safe calls once the fault happened
+ * (backtrace() is primed at install time, so that its first call does not load libgcc in the handler). Built by the
+ * tests: gcc -shared -fPIC -O2 -I<node's include/node> crash_report.c.
  */
 #define _GNU_SOURCE
 #include <execinfo.h>
