@@ -79,6 +79,8 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
   }
   c.ranges.close(writeRange);
   const t5 = process.hrtime.bigint();
+  // written: its pixels go back now, not at V8's next collection (see InputBuffers in loop-io.ts)
+  f.frame.release();
   f.closeFrame();
   c.tally.record(
     {

@@ -15,6 +15,7 @@ import type { Mat } from '../video/opencv.ts';
 import { finishFrame, finishStreams, type StreamState, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
+  InputBuffers,
   type LoopIo,
   type LoopOptions,
   noFrameDecoded,
@@ -100,6 +101,7 @@ class PipelinedRun {
   private readonly ios: LoopIo[];
   private readonly ranges: RangeOps;
   private readonly slots: Slots;
+  private readonly inputs: InputBuffers;
   private readonly toInfer = new Channel<InFlight>();
   private readonly toWrite = new Channel<InFlight>();
   /** The last input the model ran on: the model-alone timing runs it again. */
@@ -121,6 +123,8 @@ class PipelinedRun {
     this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
     this.ranges = startEndRanges(o.nvtx);
     this.slots = new Slots(Math.max(1, o.inFlight ?? 3));
+    // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
+    this.inputs = new InputBuffers(Math.max(1, o.inFlight ?? 3) + 1);
     this.tally = new LoopTally(o.warmupFrames, model.labels);
     this.tail = {
       ios: this.ios,
@@ -169,7 +173,7 @@ class PipelinedRun {
         const pre = o.nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const { input, blob } = preprocessFrame(cv, got.frame, g);
+        const { input, blob } = preprocessFrame(cv, got.frame, g, this.inputs);
         o.nvtx.end(pre);
         const t2 = process.hrtime.bigint();
         this.framesRead++;
@@ -200,6 +204,8 @@ class PipelinedRun {
         const r = o.nvtx.start(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
         item.result = await this.session.run(item.input, item.blob);
+        // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
+        this.lastInput?.blob.release();
         this.lastInput = { input: item.input, blob: item.blob, images: 1 };
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);

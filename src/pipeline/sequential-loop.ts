@@ -11,11 +11,13 @@ import { type DetectorSession, imageOutputs, type InferenceResult } from '../bac
 import { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
+import type { Mat } from '../video/opencv.ts';
 import { percentile, sumOf } from '../util/stats.ts';
 import { finishFrame, finishStreams, type StreamEnd, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
   batchBlob,
+  InputBuffers,
   letterboxFrame,
   type LoopOptions,
   noFrameDecoded,
@@ -48,7 +50,8 @@ export interface LoopResult {
 
 export interface LastInput {
   input: Float32Array;
-  blob: unknown;
+  /** The blob Mat (OpenCV DNN runs on it). */
+  blob: Mat;
   images: number;
 }
 
@@ -148,6 +151,8 @@ export async function runSequentialLoop(
   let inferredFrames = 0;
   const batches: BatchRecord[] = [];
   let lastInput: LastInput | undefined;
+  // one input alive at a time: the model has run on it before the next batch is preprocessed
+  const inputs = new InputBuffers(1);
   try {
     while (!reads.allDone) {
       perf.maybePrint();
@@ -172,11 +177,14 @@ export async function runSequentialLoop(
       if (inferred.length > 0) {
         const pre = ranges.open(batchName('preprocess'));
         const images = inferred.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
-        const { input, blob } = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight);
+        const { input, blob } = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight, inputs);
+        images.forEach((img, k) => img !== inferred[k].frame && img.release());
         ranges.close(pre);
         tInf = process.hrtime.bigint();
         const inf = ranges.open(batchName('inference'));
         result = await session.run(input, blob);
+        // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
+        lastInput?.blob.release();
         lastInput = { input, blob, images: inferred.length };
         ranges.close(inf);
         inferredFrames += inferred.length;

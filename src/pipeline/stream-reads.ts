@@ -227,8 +227,12 @@ export class StreamReads {
       // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
       for (; s.index < due && !s.done; s.index++) {
         if (maxFrames !== undefined && s.index >= maxFrames) break;
-        if (!io.source.read()) s.done = s.endOfStream = true;
-        else if (s.index >= warmupFrames) s.dropped++;
+        const gone = io.source.read();
+        if (!gone) s.done = s.endOfStream = true;
+        else {
+          gone.release();
+          if (s.index >= warmupFrames) s.dropped++;
+        }
       }
       if (s.done || (maxFrames !== undefined && s.index >= maxFrames)) {
         s.done = true;
