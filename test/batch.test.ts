@@ -16,7 +16,11 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
-import { batchBlob, letterboxFrame, preprocessFrame } from '../src/pipeline/loop-io.ts';
+import { batchBlob, InputBuffers, letterboxFrame, type LoopOptions, preprocessFrame } from '../src/pipeline/loop-io.ts';
+import { disabledNvtx } from '../src/pipeline/nvtx.ts';
+import { runPipelinedLoop } from '../src/pipeline/pipelined-loop.ts';
+import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
+import { classifySource } from '../src/video/sources.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {
   makeModel,
@@ -100,6 +104,85 @@ test("the batched blob is the frames' blobs one after the other (cv.blobFromImag
   for (const [k, one] of per.entries())
     t.deepEqual(Array.from(input.subarray(k * one.length, (k + 1) * one.length)), Array.from(one), `image ${k}`);
 });
+
+test('InputBuffers: the blob lands in the same arrays, used in turn; another length gets its own', (t) => {
+  const cv = loadOpenCv();
+  const frames = [0, 1, 2].map((k) => new cv.Mat(120, 160, cv.CV_8UC3, [40 * k, 90, 200 - 30 * k]));
+  const g = stretchGeometry(160, 120, 64, 48);
+  const fresh = frames.map((f) => Array.from(preprocessFrame(cv, f, g).input));
+  const two = new InputBuffers(2);
+  const a = preprocessFrame(cv, frames[0], g, two).input;
+  const b = preprocessFrame(cv, frames[1], g, two).input;
+  t.not(a, b);
+  t.deepEqual(Array.from(a), fresh[0], 'the first array keeps its values while the second is filled');
+  t.deepEqual(Array.from(b), fresh[1]);
+  const c = preprocessFrame(cv, frames[2], g, two).input;
+  t.is(c, a, 'the third fill reuses the first array');
+  t.deepEqual(Array.from(c), fresh[2]);
+  const one = new InputBuffers(1);
+  const single = preprocessFrame(cv, frames[0], g, one).input;
+  const batch = batchBlob(
+    cv,
+    frames.map((f) => letterboxFrame(cv, f, g)),
+    64,
+    48,
+    one,
+  ).input;
+  t.not(batch, single);
+  t.is(batch.length, 3 * single.length);
+  t.deepEqual(Array.from(batch), fresh.flat());
+});
+
+/**
+ * OpenCV's Mats alive (allocations less deallocations, counted by @u4/opencv4nodejs's allocator) once a loop of
+ * `frames` frames has returned: each frame's Mats are released when it is done, so they do not pile up until V8's
+ * next collection. A run keeps the blob of its last input (for the model-alone runs) and the input buffers' Mats.
+ */
+async function matsLeftBy(loop: 'sequential' | 'pipelined', video: string, onnxPath: string, frames: number) {
+  const cv = loadOpenCv();
+  const session = await createOnnxSession(onnxPath, { threads: 2 });
+  const alive = () => {
+    const m = cv.getMemMetrics();
+    return m.NumAllocations - m.NumDeAllocations;
+  };
+  try {
+    const o = {
+      streams: [{ source: video, arg: classifySource(video), outputPath: join(scratchDir(), `mats-${loop}.mp4`) }],
+      frameSize: [480, 360],
+      letterbox: true,
+      postprocess: POST,
+      maxFrames: frames,
+      warmupFrames: 2,
+      nvtx: disabledNvtx('test'),
+      shouldStop: () => false,
+      videoIo: 'ffmpeg',
+    } as LoopOptions;
+    const before = alive();
+    const r = await (loop === 'sequential' ? runSequentialLoop : runPipelinedLoop)(session, readModelInfo(onnxPath), o);
+    return { frames: r.framesRead, left: alive() - before };
+  } finally {
+    await session.dispose();
+  }
+}
+
+for (const loop of ['sequential', 'pipelined'] as const) {
+  test.serial(
+    `the ${loop} loop releases each frame's Mats when the frame is done: a few are left after 40 frames, not 4 a frame`,
+    async (t) => {
+      const m = makeModel(`mats-${loop}`, PERSON_VEHICLE_CFG, 5);
+      const video = makeVideo(`mats-${loop}.mp4`, 40, 320, 240);
+      const { frames, left } = await matsLeftBy(loop, video, m.onnxPath, 40);
+      t.is(frames, 40);
+      const counted = loadOpenCv().getMemMetrics().NumAllocations;
+      t.true(
+        counted >= 4 * 40,
+        `this opencv4nodejs counts its Mats (${counted} allocations): external memory tracking on`,
+      );
+      // the last blob, the input buffers' wrapping Mats (one, or in flight + 1), a frame the capture holds
+      t.true(left <= 8, `${left} Mats left alive after ${frames} frames`);
+    },
+  );
+}
 
 test("jetprof's export has a symbolic batch dimension on its input and outputs; withFixedBatch fixes it", (t) => {
   const m = makeModel('batch-sig', PERSON_VEHICLE_CFG, 3);
