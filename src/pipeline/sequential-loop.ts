@@ -19,6 +19,7 @@ import {
   batchBlob,
   InputBuffers,
   letterboxFrame,
+  type LoopIo,
   type LoopOptions,
   noFrameDecoded,
   openStreams,
@@ -28,7 +29,7 @@ import {
 } from './loop-io.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
-import { StreamReads } from './stream-reads.ts';
+import { type StreamFrame, StreamReads } from './stream-reads.ts';
 
 /** What a frame loop returns, whichever ran: one shape for one stream or many. */
 export interface LoopResult {
@@ -114,6 +115,14 @@ function perfPrinter(o: LoopOptions, streams: number) {
   };
 }
 
+/** A batch's frames, each letterboxed for its stream's geometry, as one blob (the letterboxed copies released). */
+function batchInput(ios: LoopIo[], frames: StreamFrame[], model: YoloModelInfo, into: InputBuffers) {
+  const images = frames.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
+  const made = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight, into);
+  images.forEach((img, k) => img !== frames[k].frame && img.release());
+  return made;
+}
+
 export async function runSequentialLoop(
   session: DetectorSession,
   model: YoloModelInfo,
@@ -176,9 +185,7 @@ export async function runSequentialLoop(
       let result: InferenceResult = { outputs: new Map() };
       if (inferred.length > 0) {
         const pre = ranges.open(batchName('preprocess'));
-        const images = inferred.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
-        const { input, blob } = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight, inputs);
-        images.forEach((img, k) => img !== inferred[k].frame && img.release());
+        const { input, blob } = batchInput(ios, inferred, model, inputs);
         ranges.close(pre);
         tInf = process.hrtime.bigint();
         const inf = ranges.open(batchName('inference'));
