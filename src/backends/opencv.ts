@@ -112,8 +112,12 @@ export function createOpenCvSession(
       const outputs = new Map<string, Float32Array>();
       mats.forEach((m: Mat, i: number) => {
         const n = m.sizes.reduce((a: number, b: number) => a * b, 1);
-        const d = m.flattenFloat(1, n).getData();
+        const flat = m.flattenFloat(1, n);
+        const d = flat.getData();
         outputs.set(o.outputNames[i], new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4));
+        // copied out: the Mats go back now, not at V8's next collection (as the loops' frames, loop-io.ts)
+        flat.release();
+        m.release();
       });
       return { outputs };
     },
