@@ -1,9 +1,13 @@
 /**
- * `--pipeline auto` (the default): which frame loop suits the machine it runs on. Measured on a 2-core x86 VM (README,
- * bench section 1): when the model runs on the CPU, ONNX Runtime (and OpenCV DNN) already use every core, and
- * overlapping read, inference and write only makes the stages take cores from each other (demo model, 960x540:
- * pipelined 35.0 / 33.7 FPS against sequential 44.6 / 36.3). When the model runs on a GPU the CPU is free while it
- * waits, and the overlap hides read, preprocess and write behind inference. Pure.
+ * `--pipeline auto` (the default): which frame loop suits the machine it runs on. When the model runs on a GPU the CPU
+ * is free while it waits, and the overlap hides read, preprocess and write behind inference. When it runs on the CPU,
+ * ONNX Runtime (and OpenCV DNN) already use every core and overlapped stages take cores from the model. Measured on a
+ * 2-core x86 VM (demo model, 960x540, GStreamer writer, alternating runs): the pipelined loop ran 38.6-40.2 FPS end to
+ * end against 35.8-37.2 sequential, but its inference stage was 1.20-1.37x the model alone against 0.90-1.06x. The
+ * lab's inference FPS is the inference stage, so on the CPU `auto` keeps the sequential loop, whose stages each hold
+ * their own work and add up to the wall time; `--pipeline on` trades that for throughput. (Before the writer ran x264
+ * on one thread and the loops stopped making V8 collect every ~10 frames, the sequential loop was the faster one as
+ * well: 44.6 / 36.3 FPS against 35.0 / 33.7.) Pure.
  */
 import type { BackendName } from '../backends/types.ts';
 
@@ -49,6 +53,6 @@ export function chooseLoop(o: {
   }
   return {
     pipelined: false,
-    why: `the model runs on the CPU and uses ${o.threads ? `${o.threads} of ` : 'all '}${o.cores} cores, so overlapping stages would only take cores from it (--pipeline on to overlap anyway)`,
+    why: `the model runs on the CPU and uses ${o.threads ? `${o.threads} of ` : 'all '}${o.cores} cores, so stages run one after the other and the inference stage is the model's alone (--pipeline on overlaps them: more frames a second end to end, but each stage then takes cores from the others)`,
   };
 }
