@@ -98,7 +98,7 @@ export function benchEndToEnd() {
     n / b <= 1.1,
   );
   row(
-    "sequential loop, writing H.264: inference stage / bare runtime (the encoder's threads run during inference)",
+    'sequential loop, writing H.264: inference stage / bare runtime',
     `${w.toFixed(2)} / ${b.toFixed(2)} = ${(w / b).toFixed(3)}`,
     '<= 1.10',
     w / b <= 1.1,
