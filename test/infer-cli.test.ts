@@ -459,7 +459,7 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   const r = runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '1', '--no-write', '--json', json]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
-  t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 10, JSON.stringify(run.modelAlone));
+  t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 30, JSON.stringify(run.modelAlone));
   t.is(run.modelAlone.batch, 1);
   t.true(run.modelAlone.perFrameMs > 0 && run.modelAlone.p99Ms >= run.modelAlone.p50Ms);
   t.is(run.frames, 5, 'the timed runs are not frames of the loop');

@@ -587,7 +587,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const modelAlone =
       loop.interrupted || (o.profiler ?? 'none') !== 'none'
         ? undefined
-        : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 10);
+        : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 30);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
     return result;
