@@ -174,6 +174,9 @@ class CapacitySearch {
       '--warmup',
       warmup,
       '--no-write',
+      // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
+      '--model-alone',
+      '0',
       '-q',
       '--json',
       json,
