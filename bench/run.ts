@@ -24,6 +24,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { disableOrtTelemetry } from '../src/backends/onnx.ts';
 import { ROOT, opt, ONLY, results, table } from './common.ts';
 import { benchInference } from './sections/inference.ts';
 import { benchEndToEnd } from './sections/end-to-end.ts';
@@ -38,9 +39,9 @@ import { benchBoards } from './sections/boards.ts';
 import { benchWriters } from './sections/writers.ts';
 import { benchOrtPeer } from './sections/ort-peer.ts';
 
-// every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it
-// (backends/onnx.ts disableOrtTelemetry): the peers inherit the variable
-process.env.ORT_DISABLE_TELEMETRY ??= '1';
+// every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it:
+// the peers inherit the variable
+disableOrtTelemetry();
 
 let pipe: Record<string, any> | undefined;
 if (ONLY.has(1)) await benchInference();

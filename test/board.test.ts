@@ -15,6 +15,7 @@ import {
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
+  quickCapacityArgs,
   requires,
   runCli,
   scratchDir,
@@ -202,33 +203,9 @@ test("an engine whose open uses 1 MiB of stack, as CUDA's and cuDNN's initialize
 
 /** jetprof capacity at 10 FPS, a p99 of 2 s and one 2 s run per count, on a stand-in engine of batch 1. */
 const capacity = (eng: string, json: string) =>
-  runCli(
-    'jetprof',
-    [
-      'capacity',
-      video,
-      '--source-fps',
-      '10',
-      '--p99-ms',
-      '2000',
-      '--point-seconds',
-      '2',
-      '--repeat',
-      '1',
-      '--budget',
-      '60',
-      '--json',
-      json,
-      '--backend',
-      'trt',
-      '--',
-      '--engine',
-      eng,
-      '--batch',
-      '1',
-    ],
-    { env: shim },
-  );
+  runCli('jetprof', quickCapacityArgs(video, 10, json, ['--backend', 'trt'], ['--engine', eng, '--batch', '1']), {
+    env: shim,
+  });
 
 test('jetprof capacity moves with the board: an engine slower than the frame interval holds no stream; a fast one holds at least as many', async (t) => {
   const slow = await engine('slow.trt', [250, 0]);

@@ -15,6 +15,7 @@ import {
   makeVideo,
   PERSON_VEHICLE_CFG,
   probeVideo,
+  quickCapacityArgs,
   runCli,
   scratchDir,
 } from './helpers/fixtures.ts';
@@ -230,25 +231,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.like(judgePoint(run([10], 0, 500), 1, 10, 400), { held: false, why: 'p99 500 ms' });
   const v = makeVideo('streams-cap.mp4', 90, 160, 120, 30);
   const json = join(scratchDir(), 'capacity.json');
-  const r = runCli('jetprof', [
-    'capacity',
-    v,
-    '--source-fps',
-    '4',
-    '--p99-ms',
-    '2000',
-    '--point-seconds',
-    '2',
-    '--repeat',
-    '1',
-    '--budget',
-    '60',
-    '--json',
-    json,
-    '--',
-    '--model',
-    model.onnxPath,
-  ]);
+  const r = runCli('jetprof', quickCapacityArgs(v, 4, json, [], ['--model', model.onnxPath]));
   t.is(r.code, 0, r.stderr);
   const cap = JSON.parse(readFileSync(json, 'utf8'));
   t.is(cap.schema, 'jetprof.capacity/1');

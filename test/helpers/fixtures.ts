@@ -145,6 +145,38 @@ export function probeVideo(path: string): ProbeResult {
 /** `--import=<tsx>` with an absolute URL, so a child started in another folder still finds tsx. */
 export const TSX_IMPORT = `--import=${import.meta.resolve('tsx')}`;
 
+/**
+ * The arguments of a whole `jetprof capacity` search as the tests run it: one 2 s run per count, a p99 of 2 s, within
+ * a 60 s budget; `options` are capacity's own, `infer` (the model or engine, infer's options) go after `--`.
+ */
+export function quickCapacityArgs(
+  source: string,
+  sourceFps: number,
+  json: string,
+  options: string[],
+  infer: string[],
+): string[] {
+  return [
+    'capacity',
+    source,
+    '--source-fps',
+    String(sourceFps),
+    '--p99-ms',
+    '2000',
+    '--point-seconds',
+    '2',
+    '--repeat',
+    '1',
+    '--budget',
+    '60',
+    '--json',
+    json,
+    ...options,
+    '--',
+    ...infer,
+  ];
+}
+
 /** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
 export function runCli(
   script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof',
