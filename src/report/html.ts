@@ -4,62 +4,15 @@
  * the per-frame records, critical path), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
 import { STAGES } from '../pipeline/stages.ts';
-import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows } from './capacity-format.ts';
-import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
-import {
-  BOARD_HEADERS,
-  boardRows,
-  ACCURACY_HEADERS,
-  accuracyCaption,
-  accuracyRows,
-  defaultTitle,
-  STREAM_HEADERS,
-  streamRows,
-  streamsCaption,
-  streamsVerdict,
-  capacityCaption,
-  CAPACITY_RULE,
-  failedSentence,
-  fpsCell,
-  gapSentence,
-  notComparedLine,
-  labHeaders,
-  mixedDevices,
-  labRows,
-  SETUP_HEADERS,
-  setupRows,
-  skippedSentence,
-  speedupLine,
-  intervalTradeLine,
-  stageCaption,
-  stageHeaders,
-  stageRows,
-  STEADY_HEADERS,
-  steadyStateCaption,
-  steadyStateRows,
-  perFrameLine,
-} from './report-text.ts';
-import {
-  type Cell,
-  CRITICAL_PATH_HEADERS,
-  criticalPathCells,
-  timedHeaders,
-  timedCells,
-  formatDependencyNs,
-} from './tables.ts';
+import { type Bar, type Block, type Chart, type ListItem, reportDocument } from './document.ts';
+import type { BoardRow, FrameSeries, LabReport } from './report-types.ts';
+import type { Cell } from './tables.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
 export function escapeHtml(s: string | number): string {
   return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-interface Bar {
-  label: string;
-  /** The whole name, shown as the label's tooltip when the label is cut short. */
-  fullLabel?: string;
-  segments: { name: string; value: number }[];
 }
 
 /**
@@ -322,73 +275,6 @@ function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): stri
   return `<div class="scroll"><table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
 }
 
-function timed(title: string, rows: TimedRow[]): string {
-  if (rows.length === 0) return '';
-  const headers = timedHeaders(rows);
-  return `<h4>${escapeHtml(title)}</h4>${table(
-    [...headers, 'Name'],
-    rows.map((r) => timedCells(r, rows)),
-    [...headers.map(() => true), false],
-  )}`;
-}
-
-function profileHtml(p: ProfileSection): string {
-  const parts = [`<section class="profile"><h3>${escapeHtml(p.label)} <small>(${p.tool})</small></h3>`];
-  if (p.criticalPath.length) {
-    const rows = [...p.criticalPath, ...p.waiting];
-    const short = (name: string) => (name.length > 24 ? `${name.slice(0, 23)}…` : name);
-    parts.push(
-      barChart(
-        `Critical path: ${p.label}`,
-        rows.slice(0, 10).map((d) => ({
-          label: short(d.name),
-          fullLabel: d.name,
-          segments: [{ name: 'critical path %', value: d.criticalPathPct }],
-        })),
-        '%',
-        false,
-      ),
-    );
-    const waiting = rows.filter((d) => d.waitingNs > 0);
-    if (waiting.length) {
-      parts.push(
-        barChart(
-          `Waiting time (ms): ${p.label}`,
-          waiting.slice(0, 10).map((d) => ({
-            label: short(d.name),
-            fullLabel: d.name,
-            segments: [{ name: 'waiting ms', value: d.waitingNs / 1e6 }],
-          })),
-          'ms',
-          false,
-        ),
-      );
-    }
-    parts.push(table(CRITICAL_PATH_HEADERS, rows.map(criticalPathCells), [true, true, true, false]));
-    parts.push(
-      `<p>${waiting.length ? `<b>Waiting time</b> (&gt; 0): ${escapeHtml(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}` : '<b>Waiting time</b>: no row waits (0 ns everywhere).'}</p>`,
-    );
-  }
-  if (p.steadyState) {
-    const line = perFrameLine(p.steadyState);
-    parts.push(
-      `<p><small>${escapeHtml(steadyStateCaption(p.steadyState))}</small></p>`,
-      table(STEADY_HEADERS, steadyStateRows(p.steadyState), [true, true, true, false]),
-      ...(line ? [`<p><small>${escapeHtml(line)}</small></p>`] : []),
-    );
-  }
-
-  parts.push(
-    timed('Top GPU kernels and copies', p.kernels),
-    timed('Top CUDA API calls', p.apiCalls),
-    timed('NVTX ranges', p.nvtx),
-    timed('OS runtime (top calls)', p.osRuntime),
-  );
-  if (p.notes.length) parts.push(`<ul class="notes">${p.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>`);
-  parts.push('</section>');
-  return parts.join('\n');
-}
-
 const CSS = `
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; overflow-wrap: break-word; }
 .scroll { max-width: 100%; overflow-x: auto; } figure.scroll { margin: 1rem 0; } code { overflow-wrap: anywhere; }
@@ -407,175 +293,68 @@ td.n { white-space: nowrap; } details.quiet { color: #666; font-size: .85rem; ma
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
 
-/** The speed table, accuracy, what was and was not compared, the FPS chart and what each row measured. */
-function speedSection(r: LabReport): string[] {
-  const body: string[] = [];
-  if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
-    body.push('<h2>Speed</h2>');
-    body.push(
-      table(
-        labHeaders(r),
-        labRows(r),
-        mixedDevices(r) ? [false, false, false, true, true] : [false, false, true, true],
-      ),
-    );
-    if (r.accuracy.length)
-      body.push(
-        `<h3>Accuracy</h3><p><small>${escapeHtml(accuracyCaption(r))}</small></p>`,
-        table(ACCURACY_HEADERS, accuracyRows(r), [false, true, true, true, true, true, true]),
-      );
-    const items = [
-      ...r.failed.map((x) => `<li class="warn"><b>${escapeHtml(failedSentence(x))}</b></li>`),
-      ...r.skipped.map((x) => `<li class="skipped">${escapeHtml(skippedSentence(x))}</li>`),
-      ...r.runNotes.map((n) => `<li class="warn">${escapeHtml(n)}</li>`),
-      ...r.speedups.map((s) => `<li class="speedup">${escapeHtml(speedupLine(s))}</li>`),
-      ...r.intervalTrades.map((t) => `<li>${escapeHtml(intervalTradeLine(t))}</li>`),
-      ...r.fps.map((x) => `<li>${escapeHtml(gapSentence(x))}</li>`),
-      ...r.fps.flatMap((x) => (x.modelAlone ? [`<li>${escapeHtml(`${x.modelType}: ${x.modelAlone}`)}</li>`] : [])),
-    ];
-    if (items.length) body.push(`<ul>${items.join('')}</ul>`);
-    // the pairs not compared, folded into one quiet paragraph (a report of many rows has dozens)
-    if (r.notCompared.length)
-      body.push(
-        `<details class="quiet"><summary>${r.notCompared.length} pair${r.notCompared.length === 1 ? '' : 's'} of rows not compared, and why</summary><p>${r.notCompared.map((n) => escapeHtml(notComparedLine(n))).join('<br>')}</p></details>`,
-      );
-    if (r.fps.length) {
-      body.push(
-        barChart(
-          'FPS per row (mean; ± std in the table where a label ran several times)',
-          r.fps.map((x) => ({
-            label: x.modelType,
-            segments: [
-              { name: 'inference FPS', value: x.inferenceFps.mean },
-              { name: 'end-to-end FPS', value: x.endToEndFps.mean },
-            ],
-          })),
-          'FPS',
-          false,
-        ),
-      );
-      body.push('<h3>What each row measured</h3>', table(SETUP_HEADERS, setupRows(r)));
-      body.push(
-        `<p><small>${r.fps.map((x) => escapeHtml(`${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`)).join('<br>')}</small></p>`,
-      );
+/** One block of the report document as HTML. */
+function blockHtml(b: Block): string {
+  switch (b.kind) {
+    case 'heading':
+      return `<h${b.level}>${escapeHtml(b.text)}${b.aside ? ` <small>(${escapeHtml(b.aside)})</small>` : ''}</h${b.level}>`;
+    case 'caption':
+      return `<h${b.level}>${escapeHtml(b.text)}</h${b.level}>${b.detail ? `<p><small>${escapeHtml(b.detail)}</small></p>` : ''}`;
+    case 'paragraph': {
+      const inner = `${b.lead ? `<b>${escapeHtml(b.lead)}</b>` : ''}${escapeHtml(b.text)}`;
+      return `<p>${b.small ? `<small>${inner}</small>` : inner}</p>`;
     }
+    case 'page-note':
+      return `<p><small>${b.lines.map(escapeHtml).join('<br>')}</small></p>`;
+    case 'list': {
+      const shown = b.items.filter((x) => x.tone !== 'quiet');
+      const folded = b.items.filter((x) => x.tone === 'quiet');
+      const li = (x: ListItem) =>
+        `<li${x.tone ? ` class="${x.tone}"` : ''}>${x.strong ? `<b>${escapeHtml(x.text)}</b>` : escapeHtml(x.text)}</li>`;
+      return [
+        shown.length ? `<ul>${shown.map(li).join('')}</ul>` : '',
+        // the quiet lines (pairs not compared: a report of many rows has dozens) folded into one paragraph
+        folded.length
+          ? `<details class="quiet"><summary>${escapeHtml(b.foldSummary ?? `${folded.length} more`)}</summary><p>${folded.map((x) => escapeHtml(x.text)).join('<br>')}</p></details>`
+          : '',
+      ]
+        .filter(Boolean)
+        .join('\n');
+    }
+    case 'table':
+      return table(
+        b.headers,
+        b.rows,
+        b.align.map((a) => a === 'r'),
+      );
+    case 'chart':
+      return chartHtml(b.chart);
+    case 'group':
+      return [`<section class="${b.cls}">`, ...b.blocks.map(blockHtml), '</section>'].join('\n');
+    case 'definitions':
+      return `<dl>${b.items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
   }
-  return body;
 }
 
-/** Each capacity search: its answer, the FPS and p99 charts per count, the table. */
-function capacitySection(r: LabReport): string[] {
-  const body: string[] = [];
-  if (r.capacity.length) {
-    body.push('<h2>Capacity</h2>');
-    for (const c of r.capacity) {
-      // one bar per count of streams tried, fewest first, in both charts
-      const points = [...c.points].sort((a, b) => a.streams - b.streams);
-      const bar = (p: (typeof points)[number], name: string, value: number) => ({
-        label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
-        fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
-        segments: [{ name, value }],
-      });
-      body.push(
-        `<h3>${escapeHtml(capacityCaption(c))}</h3>`,
-        barChart(
-          `Slowest stream's FPS per count of streams (each stream must keep ${c.sourceFps} FPS)`,
-          points.map((p) => bar(p, p.held ? 'held' : 'did not hold', p.minStreamFps)),
-          'FPS',
-          false,
-          { value: c.sourceFps, label: `the target, ${c.sourceFps} FPS` },
-        ),
-        barChart(
-          `Worst stream's p99 latency per count of streams (limit ${c.p99LimitMs} ms)`,
-          points.map((p) => bar(p, p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', p.p99Ms)),
-          'ms',
-          false,
-          { value: c.p99LimitMs, label: `the limit, ${c.p99LimitMs} ms` },
-        ),
-        table(
-          CAPACITY_HEADERS,
-          capacityRows(c),
-          CAPACITY_ALIGN.map((a) => a === 'r'),
-        ),
-      );
-    }
-    body.push(`<p><small>${escapeHtml(CAPACITY_RULE)}</small></p>`);
+function chartHtml(c: Chart): string {
+  switch (c.kind) {
+    case 'bars':
+      return barChart(c.title, c.bars, c.unit, c.stacked, c.limit);
+    case 'latency-over-time':
+      return latencyOverTime(c.series);
+    case 'stage-histograms':
+      return stageHistograms(c.series);
+    case 'pipeline-timeline':
+      return pipelineTimeline(c.series);
+    case 'board-over-time':
+      return boardOverTime(c.board);
   }
-  return body;
 }
 
-/** The stage tables, with the stacked bar (sequential) or the timeline (pipelined). */
-function stagesSection(r: LabReport): string[] {
-  const body: string[] = [];
-  if (r.stages.length) {
-    body.push('<h2>Stages</h2>');
-    const sequential = r.stages.filter((t) => !t.pipelined);
-    if (sequential.length) {
-      body.push(
-        barChart(
-          'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
-          sequential.map((t) => ({
-            label: t.modelType,
-            segments: t.rows.filter((x) => !x.partOf).map((x) => ({ name: x.stage, value: x.meanMs })),
-          })),
-          'ms',
-          true,
-        ),
-      );
-    }
-    for (const s of r.series.filter((x) => x.pipelined)) body.push(pipelineTimeline(s));
-    for (const t of r.stages) {
-      body.push(`<h3>${escapeHtml(stageCaption(t))}</h3>`);
-      const headers = stageHeaders(t);
-      body.push(
-        table(
-          headers,
-          stageRows(t),
-          headers.map((_, i) => i > 0),
-        ),
-      );
-    }
-  }
-  return body;
-}
-
-export function reportHtml(r: LabReport, title = defaultTitle(r)): string {
-  const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
-  body.push(...speedSection(r));
-  for (const m of r.multiStream) {
-    body.push(
-      `<h3>${escapeHtml(streamsCaption(m))}</h3>`,
-      ...(streamsVerdict(m) ? [`<p>${escapeHtml(streamsVerdict(m)!)}</p>`] : []),
-      ...(m.intervalLine ? [`<p>${escapeHtml(m.intervalLine)}</p>`] : []),
-      table(STREAM_HEADERS, streamRows(m), [true, false, true, true, true, true, true, false]),
-    );
-  }
-  body.push(...capacitySection(r));
-  body.push(...stagesSection(r));
-  if (r.series.length) {
-    body.push('<h2>Per frame</h2>');
-    for (const s of r.series) body.push(latencyOverTime(s), stageHistograms(s));
-  }
-  if (r.board.length) {
-    body.push(
-      '<h2>On the board (tegrastats)</h2>',
-      table(
-        BOARD_HEADERS,
-        boardRows(r),
-        BOARD_HEADERS.map((_, i) => i > 0),
-      ),
-    );
-    for (const b of r.board) body.push(boardOverTime(b));
-  }
-  if (r.profiles.length) body.push('<h2>Profiles</h2>', ...r.profiles.map(profileHtml));
-  if (r.env.length) {
-    body.push('<h2>Environment</h2>');
-    for (const e of r.env) body.push(`<h3>${escapeHtml(e.label)}</h3>`, table(['', ''], e.rows));
-  }
-  body.push(
-    '<h2>Definitions</h2>',
-    `<dl>${r.definitions.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`,
-  );
+export function reportHtml(r: LabReport, title?: string): string {
+  const doc = reportDocument(r, title);
+  const body = doc.blocks.map(blockHtml);
+  title = doc.title;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${CSS}</style></head>

@@ -1,171 +1,36 @@
 /** The lab report as Markdown and as CSV files (their shared phrasing is report-text.ts). Pure: a LabReport in, text out. */
-import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows, setupLine } from './capacity-format.ts';
-import type { LabReport, ProfileSection, TimedRow } from './report-types.ts';
-import {
-  ACCURACY_HEADERS,
-  accuracyCaption,
-  accuracyRows,
-  BOARD_HEADERS,
-  boardRows,
-  CAPACITY_RULE,
-  capacityCaption,
-  defaultTitle,
-  f2,
-  failedSentence,
-  gapSentence,
-  intervalTradeLine,
-  labHeaders,
-  labRows,
-  notComparedLine,
-  SETUP_HEADERS,
-  setupRows,
-  skippedSentence,
-  speedupLine,
-  stageCaption,
-  stageHeaders,
-  stageRows,
-  stdCell,
-  STEADY_HEADERS,
-  steadyStateCaption,
-  steadyStateRows,
-  perFrameLine,
-  STREAM_HEADERS,
-  streamRows,
-  streamsCaption,
-  streamsVerdict,
-} from './report-text.ts';
-import {
-  CRITICAL_PATH_HEADERS,
-  criticalPathCells,
-  csvTable,
-  markdownTable,
-  mdInline,
-  timedHeaders,
-  timedCells,
-  formatDependencyNs,
-} from './tables.ts';
+import { setupLine } from './capacity-format.ts';
+import { type Block, reportDocument } from './document.ts';
+import type { LabReport } from './report-types.ts';
+import { f2, stdCell } from './report-text.ts';
+import { csvTable, markdownTable, mdInline } from './tables.ts';
 
-function timedTable(title: string, rows: TimedRow[], nameHeader: string): string[] {
-  if (rows.length === 0) return [];
-  return [
-    `**${title}**`,
-    '',
-    markdownTable(
-      [...timedHeaders(rows), nameHeader],
-      rows.map((r) => timedCells(r, rows)),
-      [...timedHeaders(rows).map(() => 'r' as const), 'l'],
-    ),
-    '',
-  ];
+/** The report document as Markdown: charts and the page's notes are left out, everything else in the same order. */
+function blockMarkdown(b: Block): string[] {
+  switch (b.kind) {
+    case 'heading':
+      if (b.pageOnly) return [];
+      return [`${'#'.repeat(b.level)} ${mdInline(b.text)}${b.aside ? ` (${mdInline(b.aside)})` : ''}`, ''];
+    case 'caption':
+      return [`**${mdInline(b.text)}**${b.detail ? ` (${mdInline(b.detail)})` : ''}`, ''];
+    case 'paragraph':
+      return [`${b.lead ? `**${mdInline(b.lead)}**` : ''}${mdInline(b.text)}`, ''];
+    case 'list':
+      return [...b.items.map((x) => `- ${x.strong ? `**${mdInline(x.text)}**` : mdInline(x.text)}`), ''];
+    case 'table':
+      return [markdownTable(b.headers, b.rows, b.align), ''];
+    case 'group':
+      return b.blocks.flatMap(blockMarkdown);
+    case 'definitions':
+      return [...b.items.map(([k, v]) => `- **${mdInline(k)}**: ${mdInline(v)}`), ''];
+    case 'chart':
+    case 'page-note':
+      return [];
+  }
 }
 
-function profileMarkdown(p: ProfileSection): string[] {
-  const out = [`### ${mdInline(p.label)} (${p.tool})`, ''];
-  if (p.criticalPath.length) {
-    out.push('**Critical path** (nvprof --dependency-analysis: top rows, then every other row that waits)', '');
-    out.push(
-      markdownTable(CRITICAL_PATH_HEADERS, [...p.criticalPath, ...p.waiting].map(criticalPathCells), [
-        'r',
-        'r',
-        'r',
-        'l',
-      ]),
-      '',
-    );
-    const waiting = [...p.criticalPath, ...p.waiting].filter((d) => d.waitingNs > 0);
-    out.push(
-      waiting.length
-        ? `**Waiting time** (> 0): ${mdInline(waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; '))}`
-        : '**Waiting time**: no row waits (0 ns everywhere).',
-      '',
-    );
-  }
-  if (p.steadyState) {
-    const line = perFrameLine(p.steadyState);
-    out.push(
-      `**${mdInline(steadyStateCaption(p.steadyState))}**`,
-      '',
-      markdownTable(STEADY_HEADERS, steadyStateRows(p.steadyState), ['r', 'r', 'r', 'l']),
-      '',
-      ...(line ? [mdInline(line), ''] : []),
-    );
-  }
-  out.push(...timedTable('Top GPU kernels and copies', p.kernels, 'Name'));
-  out.push(...timedTable('Top CUDA API calls', p.apiCalls, 'Name'));
-  out.push(
-    ...timedTable(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'),
-  );
-  out.push(...timedTable('OS runtime (top calls)', p.osRuntime, 'Name'));
-  if (p.notes.length) out.push('**Notes**', '', ...p.notes.map((n) => `- ${mdInline(n)}`), '');
-  return out;
-}
-
-export function reportMarkdown(r: LabReport, title = defaultTitle(r)): string {
-  const out: string[] = [`# ${title}`, ''];
-  if (r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length) {
-    out.push('## Speed', '');
-    out.push(markdownTable(labHeaders(r), labRows(r)), '');
-    if (r.accuracy.length)
-      out.push(
-        `**Accuracy** (${accuracyCaption(r)})`,
-        '',
-        markdownTable(ACCURACY_HEADERS, accuracyRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r']),
-        '',
-      );
-    for (const x of r.failed) out.push(`- **${mdInline(failedSentence(x))}**`);
-    for (const x of r.skipped) out.push(`- ${mdInline(skippedSentence(x))}`);
-    for (const n of r.runNotes) out.push(`- ${mdInline(n)}`);
-    for (const s of r.speedups) out.push(`- ${speedupLine(s)}`);
-    for (const t of r.intervalTrades) out.push(`- ${mdInline(intervalTradeLine(t))}`);
-    for (const n of r.notCompared) out.push(`- ${mdInline(notComparedLine(n))}`);
-    for (const x of r.fps) out.push(`- ${mdInline(gapSentence(x))}`);
-    for (const x of r.fps) if (x.modelAlone) out.push(`- ${mdInline(`${x.modelType}: ${x.modelAlone}`)}`);
-    out.push('');
-    if (r.fps.length) {
-      out.push('**What each row measured**', '');
-      out.push(markdownTable(SETUP_HEADERS, setupRows(r)), '');
-    }
-  }
-  for (const m of r.multiStream) {
-    out.push(`**${mdInline(streamsCaption(m))}**`, '');
-    const verdict = streamsVerdict(m);
-    if (verdict) out.push(mdInline(verdict), '');
-    if (m.intervalLine) out.push(mdInline(m.intervalLine), '');
-    out.push(markdownTable(STREAM_HEADERS, streamRows(m), ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'l']), '');
-  }
-  if (r.capacity.length) {
-    out.push('## Capacity (jetprof capacity)', '');
-    for (const c of r.capacity) {
-      out.push(`**${mdInline(capacityCaption(c))}**`, '');
-      out.push(markdownTable(CAPACITY_HEADERS, capacityRows(c), CAPACITY_ALIGN), '');
-    }
-    out.push(CAPACITY_RULE, '');
-  }
-  if (r.board.length) {
-    out.push('## On the board (tegrastats)', '');
-    out.push(markdownTable(BOARD_HEADERS, boardRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']), '');
-    out.push(
-      'Means over the measured frames (first read to last write); energy per frame = mean input power x wall time per frame.',
-      '',
-    );
-  }
-  if (r.stages.length) {
-    out.push('## Stages (ms per frame)', '');
-    for (const t of r.stages) {
-      out.push(`**${mdInline(stageCaption(t))}**`, '');
-      out.push(markdownTable(stageHeaders(t), stageRows(t), ['l', 'r', 'r', 'r', 'r', 'r']), '');
-    }
-  }
-  if (r.profiles.length) {
-    out.push('## Profiles', '');
-    for (const p of r.profiles) out.push(...profileMarkdown(p));
-  }
-  if (r.env.length) {
-    out.push('## Environment', '');
-    for (const e of r.env) out.push(`**${mdInline(e.label)}**`, '', markdownTable(['', ''], e.rows), '');
-  }
-  out.push('## Definitions', '', ...r.definitions.map(([k, v]) => `- **${k}**: ${v}`), '');
-  return `${out.join('\n').trimEnd()}\n`;
+export function reportMarkdown(r: LabReport, title?: string): string {
+  return `${reportDocument(r, title).blocks.flatMap(blockMarkdown).join('\n').trimEnd()}\n`;
 }
 
 /** capacity.csv: one row per count tried of every capacity result, with its setup. */

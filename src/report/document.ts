@@ -1,0 +1,405 @@
+/**
+ * The lab report as one document: a sequence of blocks (headings, captions, paragraphs, lists, tables, charts) built
+ * once from a LabReport, in one order. markdown.ts and html.ts only draw it, so a section, a sentence or a column is
+ * written here once and both files show it in the same place. Pure: a LabReport in, blocks out; charts are data
+ * (html.ts draws them; Markdown, which has no pictures, leaves them out).
+ */
+import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows } from './capacity-format.ts';
+import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
+import {
+  ACCURACY_HEADERS,
+  accuracyCaption,
+  accuracyRows,
+  BOARD_HEADERS,
+  boardRows,
+  CAPACITY_RULE,
+  capacityCaption,
+  defaultTitle,
+  failedSentence,
+  fpsCell,
+  gapSentence,
+  intervalTradeLine,
+  labHeaders,
+  labRows,
+  mixedDevices,
+  notComparedLine,
+  perFrameLine,
+  SETUP_HEADERS,
+  setupRows,
+  skippedSentence,
+  speedupLine,
+  stageCaption,
+  stageHeaders,
+  stageRows,
+  STEADY_HEADERS,
+  steadyStateCaption,
+  steadyStateRows,
+  STREAM_HEADERS,
+  streamRows,
+  streamsCaption,
+  streamsVerdict,
+} from './report-text.ts';
+import {
+  type Cell,
+  CRITICAL_PATH_HEADERS,
+  criticalPathCells,
+  formatDependencyNs,
+  timedCells,
+  timedHeaders,
+} from './tables.ts';
+
+export type Align = 'l' | 'r';
+
+/** One bar of a bar chart: its label and its segments (stacked, or one bar each). */
+export interface Bar {
+  label: string;
+  /** The whole name, shown as the label's tooltip when the label is cut short. */
+  fullLabel?: string;
+  segments: { name: string; value: number }[];
+}
+
+/** A chart, as data: what html.ts draws. */
+export type Chart =
+  | {
+      kind: 'bars';
+      title: string;
+      bars: Bar[];
+      unit: string;
+      stacked: boolean;
+      limit?: { value: number; label: string };
+    }
+  | { kind: 'latency-over-time' | 'stage-histograms' | 'pipeline-timeline'; series: FrameSeries }
+  | { kind: 'board-over-time'; board: BoardRow };
+
+/** How a list item reads: a failure (warn), a backend skipped, a speed-up, or a line folded away on the page (quiet). */
+export type Tone = 'warn' | 'skipped' | 'speedup' | 'quiet';
+
+export interface ListItem {
+  text: string;
+  tone?: Tone;
+  strong?: boolean;
+}
+
+export type Block =
+  /** `pageOnly`: a section of pictures only, which Markdown leaves out with its heading. */
+  | { kind: 'heading'; level: 1 | 2 | 3; text: string; aside?: string; pageOnly?: boolean }
+  /** A table's or a chart's title: bold in Markdown, a heading of `level` (3 or 4) on the page; `detail` after it. */
+  | { kind: 'caption'; text: string; level: 3 | 4; detail?: string }
+  /** Running text; `lead` in bold first; `small` is set smaller on the page. */
+  | { kind: 'paragraph'; text: string; lead?: string; small?: boolean }
+  /** The page only: lines set small under a table (the figures again, for a phone where the table scrolls). */
+  | { kind: 'page-note'; lines: string[] }
+  /** On the page the quiet items fold away under `foldSummary`. */
+  | { kind: 'list'; items: ListItem[]; foldSummary?: string }
+  | { kind: 'table'; headers: string[]; rows: Cell[][]; align: Align[] }
+  | { kind: 'chart'; chart: Chart }
+  /** Blocks that stay together (a profile): a `<section>` on the page, nothing in Markdown. */
+  | { kind: 'group'; cls: string; blocks: Block[] }
+  | { kind: 'definitions'; items: [string, string][] };
+
+export interface ReportDocument {
+  title: string;
+  blocks: Block[];
+}
+
+const right = (n: number, leftCols: number[] = [0]): Align[] =>
+  Array.from({ length: n }, (_, i) => (leftCols.includes(i) ? 'l' : 'r'));
+
+/** The lab report, start to end: Speed, streams, Capacity, On the board, Stages, Per frame, Profiles, Environment, Definitions. */
+export function reportDocument(r: LabReport, title = defaultTitle(r)): ReportDocument {
+  return {
+    title,
+    blocks: [
+      { kind: 'heading', level: 1, text: title },
+      ...speedBlocks(r),
+      ...streamBlocks(r),
+      ...capacityBlocks(r),
+      ...boardBlocks(r),
+      ...stageBlocks(r),
+      ...perFrameBlocks(r),
+      ...profileBlocks(r),
+      ...envBlocks(r),
+      { kind: 'heading', level: 2, text: 'Definitions' },
+      { kind: 'definitions', items: r.definitions },
+    ],
+  };
+}
+
+/** The lab table, accuracy, what was and was not compared, the FPS chart and what each row measured. */
+function speedBlocks(r: LabReport): Block[] {
+  if (!(r.fps.length || r.skipped.length || r.failed.length || r.runNotes.length)) return [];
+  const headers = labHeaders(r);
+  const out: Block[] = [
+    { kind: 'heading', level: 2, text: 'Speed' },
+    { kind: 'table', headers, rows: labRows(r), align: right(headers.length, mixedDevices(r) ? [0, 1, 2] : [0, 1]) },
+  ];
+  if (r.accuracy.length)
+    out.push(
+      { kind: 'caption', level: 3, text: 'Accuracy', detail: accuracyCaption(r) },
+      { kind: 'table', headers: ACCURACY_HEADERS, rows: accuracyRows(r), align: right(ACCURACY_HEADERS.length) },
+    );
+  const items: ListItem[] = [
+    ...r.failed.map((x) => ({ text: failedSentence(x), tone: 'warn' as const, strong: true })),
+    ...r.skipped.map((x) => ({ text: skippedSentence(x), tone: 'skipped' as const })),
+    ...r.runNotes.map((n) => ({ text: n, tone: 'warn' as const })),
+    ...r.speedups.map((s) => ({ text: speedupLine(s), tone: 'speedup' as const })),
+    ...r.intervalTrades.map((t) => ({ text: intervalTradeLine(t) })),
+    // a report of many rows has dozens of these: the page folds them away
+    ...r.notCompared.map((n) => ({ text: notComparedLine(n), tone: 'quiet' as const })),
+    ...r.fps.map((x) => ({ text: gapSentence(x) })),
+    ...r.fps.flatMap((x) => (x.modelAlone ? [{ text: `${x.modelType}: ${x.modelAlone}` }] : [])),
+  ];
+  const pairs = r.notCompared.length;
+  if (items.length)
+    out.push({
+      kind: 'list',
+      items,
+      foldSummary: `${pairs} pair${pairs === 1 ? '' : 's'} of rows not compared, and why`,
+    });
+  if (r.fps.length)
+    out.push(
+      {
+        kind: 'chart',
+        chart: {
+          kind: 'bars',
+          title: 'FPS per row (mean; ± std in the table where a label ran several times)',
+          bars: r.fps.map((x) => ({
+            label: x.modelType,
+            segments: [
+              { name: 'inference FPS', value: x.inferenceFps.mean },
+              { name: 'end-to-end FPS', value: x.endToEndFps.mean },
+            ],
+          })),
+          unit: 'FPS',
+          stacked: false,
+        },
+      },
+      { kind: 'caption', level: 3, text: 'What each row measured' },
+      { kind: 'table', headers: SETUP_HEADERS, rows: setupRows(r), align: SETUP_HEADERS.map(() => 'l') },
+      {
+        kind: 'page-note',
+        lines: r.fps.map(
+          (x) => `${x.modelType}: inference ${fpsCell(x.inferenceFps)}, end-to-end ${fpsCell(x.endToEndFps)} FPS`,
+        ),
+      },
+    );
+  return out;
+}
+
+/** One table per multi-stream run: each stream's FPS, drops and latency. */
+function streamBlocks(r: LabReport): Block[] {
+  return r.multiStream.flatMap((m): Block[] => {
+    const verdict = streamsVerdict(m);
+    return [
+      { kind: 'caption', level: 3, text: streamsCaption(m) },
+      ...(verdict ? [{ kind: 'paragraph' as const, text: verdict }] : []),
+      ...(m.intervalLine ? [{ kind: 'paragraph' as const, text: m.intervalLine }] : []),
+      { kind: 'table', headers: STREAM_HEADERS, rows: streamRows(m), align: right(STREAM_HEADERS.length, [1, 7]) },
+    ];
+  });
+}
+
+/** Each capacity search: its answer, the FPS and p99 charts per count of streams, the table. */
+function capacityBlocks(r: LabReport): Block[] {
+  if (!r.capacity.length) return [];
+  const out: Block[] = [{ kind: 'heading', level: 2, text: 'Capacity (jetprof capacity)' }];
+  for (const c of r.capacity) {
+    // one bar per count of streams tried, fewest first, in both charts
+    const points = [...c.points].sort((a, b) => a.streams - b.streams);
+    const bar = (p: (typeof points)[number], name: string, value: number): Bar => ({
+      label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
+      fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
+      segments: [{ name, value }],
+    });
+    out.push(
+      { kind: 'caption', level: 3, text: capacityCaption(c) },
+      {
+        kind: 'chart',
+        chart: {
+          kind: 'bars',
+          title: `Slowest stream's FPS per count of streams (each stream must keep ${c.sourceFps} FPS)`,
+          bars: points.map((p) => bar(p, p.held ? 'held' : 'did not hold', p.minStreamFps)),
+          unit: 'FPS',
+          stacked: false,
+          limit: { value: c.sourceFps, label: `the target, ${c.sourceFps} FPS` },
+        },
+      },
+      {
+        kind: 'chart',
+        chart: {
+          kind: 'bars',
+          title: `Worst stream's p99 latency per count of streams (limit ${c.p99LimitMs} ms)`,
+          bars: points.map((p) => bar(p, p.p99Ms <= c.p99LimitMs ? 'within the limit' : 'over the limit', p.p99Ms)),
+          unit: 'ms',
+          stacked: false,
+          limit: { value: c.p99LimitMs, label: `the limit, ${c.p99LimitMs} ms` },
+        },
+      },
+      { kind: 'table', headers: CAPACITY_HEADERS, rows: capacityRows(c), align: CAPACITY_ALIGN },
+    );
+  }
+  out.push({ kind: 'paragraph', text: CAPACITY_RULE, small: true });
+  return out;
+}
+
+function boardBlocks(r: LabReport): Block[] {
+  if (!r.board.length) return [];
+  return [
+    { kind: 'heading', level: 2, text: 'On the board (tegrastats)' },
+    { kind: 'table', headers: BOARD_HEADERS, rows: boardRows(r), align: right(BOARD_HEADERS.length) },
+    {
+      kind: 'paragraph',
+      text: 'Means over the measured frames (first read to last write); energy per frame = mean input power x wall time per frame.',
+    },
+    ...r.board.map((b): Block => ({ kind: 'chart', chart: { kind: 'board-over-time', board: b } })),
+  ];
+}
+
+/** The stacked bar of the sequential runs, the timeline of the pipelined ones, then a table per run. */
+function stageBlocks(r: LabReport): Block[] {
+  if (!r.stages.length) return [];
+  const out: Block[] = [{ kind: 'heading', level: 2, text: 'Stages (ms per frame)' }];
+  const sequential = r.stages.filter((t) => !t.pipelined);
+  if (sequential.length)
+    out.push({
+      kind: 'chart',
+      chart: {
+        kind: 'bars',
+        title: 'Mean time per frame by stage, sequential loop (stages run one after another, so the bar is the frame)',
+        bars: sequential.map((t) => ({
+          label: t.modelType,
+          segments: t.rows.filter((x) => !x.partOf).map((x) => ({ name: x.stage, value: x.meanMs })),
+        })),
+        unit: 'ms',
+        stacked: true,
+      },
+    });
+  for (const s of r.series.filter((x) => x.pipelined))
+    out.push({ kind: 'chart', chart: { kind: 'pipeline-timeline', series: s } });
+  for (const t of r.stages) {
+    const headers = stageHeaders(t);
+    out.push(
+      { kind: 'caption', level: 3, text: stageCaption(t) },
+      { kind: 'table', headers, rows: stageRows(t), align: right(headers.length) },
+    );
+  }
+  return out;
+}
+
+/** Latency over time and per-stage histograms: pictures only. */
+function perFrameBlocks(r: LabReport): Block[] {
+  if (!r.series.length) return [];
+  return [
+    { kind: 'heading', level: 2, text: 'Per frame', pageOnly: true },
+    ...r.series.flatMap((s): Block[] => [
+      { kind: 'chart', chart: { kind: 'latency-over-time', series: s } },
+      { kind: 'chart', chart: { kind: 'stage-histograms', series: s } },
+    ]),
+  ];
+}
+
+function timedBlocks(title: string, rows: TimedRow[], nameHeader: string): Block[] {
+  if (rows.length === 0) return [];
+  const headers = timedHeaders(rows);
+  return [
+    { kind: 'caption', level: 4, text: title },
+    {
+      kind: 'table',
+      headers: [...headers, nameHeader],
+      rows: rows.map((x) => timedCells(x, rows)),
+      align: [...headers.map(() => 'r' as const), 'l'],
+    },
+  ];
+}
+
+/** Critical-path bars cut long names to this many characters (the whole name is the tooltip). */
+const short = (name: string) => (name.length > 24 ? `${name.slice(0, 23)}…` : name);
+
+function profileSectionBlocks(p: ProfileSection): Block[] {
+  const out: Block[] = [{ kind: 'heading', level: 3, text: p.label, aside: p.tool }];
+  if (p.criticalPath.length) {
+    const rows = [...p.criticalPath, ...p.waiting];
+    const waiting = rows.filter((d) => d.waitingNs > 0);
+    out.push(
+      {
+        kind: 'caption',
+        level: 4,
+        text: 'Critical path',
+        detail: 'nvprof --dependency-analysis: top rows, then every other row that waits',
+      },
+      {
+        kind: 'chart',
+        chart: {
+          kind: 'bars',
+          title: `Critical path: ${p.label}`,
+          bars: rows.slice(0, 10).map((d) => ({
+            label: short(d.name),
+            fullLabel: d.name,
+            segments: [{ name: 'critical path %', value: d.criticalPathPct }],
+          })),
+          unit: '%',
+          stacked: false,
+        },
+      },
+      ...(waiting.length
+        ? [
+            {
+              kind: 'chart' as const,
+              chart: {
+                kind: 'bars' as const,
+                title: `Waiting time (ms): ${p.label}`,
+                bars: waiting.slice(0, 10).map((d) => ({
+                  label: short(d.name),
+                  fullLabel: d.name,
+                  segments: [{ name: 'waiting ms', value: d.waitingNs / 1e6 }],
+                })),
+                unit: 'ms',
+                stacked: false,
+              },
+            },
+          ]
+        : []),
+      { kind: 'table', headers: CRITICAL_PATH_HEADERS, rows: rows.map(criticalPathCells), align: ['r', 'r', 'r', 'l'] },
+      waiting.length
+        ? {
+            kind: 'paragraph',
+            lead: 'Waiting time',
+            text: ` (> 0): ${waiting.map((d) => `${d.name} ${formatDependencyNs(d.waitingNs)}`).join('; ')}`,
+          }
+        : { kind: 'paragraph', lead: 'Waiting time', text: ': no row waits (0 ns everywhere).' },
+    );
+  }
+  if (p.steadyState) {
+    const line = perFrameLine(p.steadyState);
+    out.push(
+      { kind: 'caption', level: 4, text: steadyStateCaption(p.steadyState) },
+      { kind: 'table', headers: STEADY_HEADERS, rows: steadyStateRows(p.steadyState), align: ['r', 'r', 'r', 'l'] },
+      ...(line ? [{ kind: 'paragraph' as const, text: line }] : []),
+    );
+  }
+  out.push(
+    ...timedBlocks('Top GPU kernels and copies', p.kernels, 'Name'),
+    ...timedBlocks('Top CUDA API calls', p.apiCalls, 'Name'),
+    ...timedBlocks(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'),
+    ...timedBlocks('OS runtime (top calls)', p.osRuntime, 'Name'),
+  );
+  if (p.notes.length)
+    out.push({ kind: 'caption', level: 4, text: 'Notes' }, { kind: 'list', items: p.notes.map((n) => ({ text: n })) });
+  return [{ kind: 'group', cls: 'profile', blocks: out }];
+}
+
+function profileBlocks(r: LabReport): Block[] {
+  if (!r.profiles.length) return [];
+  return [{ kind: 'heading', level: 2, text: 'Profiles' }, ...r.profiles.flatMap(profileSectionBlocks)];
+}
+
+function envBlocks(r: LabReport): Block[] {
+  if (!r.env.length) return [];
+  return [
+    { kind: 'heading', level: 2, text: 'Environment' },
+    ...r.env.flatMap((e): Block[] => [
+      { kind: 'caption', level: 3, text: e.label },
+      { kind: 'table', headers: ['', ''], rows: e.rows, align: ['l', 'l'] },
+    ]),
+  ];
+}
