@@ -7,7 +7,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emptyParseReason, keptAnyTable, parseProfileFile } from '../src/parsers/parse-file.ts';
+import { keptAnyTable, parseProfileFile, requireTables } from '../src/parsers/parse-file.ts';
 import { decodeText, detectEncoding } from '../src/util/text-input.ts';
 import { requires, ROOT, scratchDir, SHARED_FIXTURES, TSX_IMPORT } from './helpers/fixtures.ts';
 
@@ -140,7 +140,7 @@ test('jetprof parse: a log with a BOM prints the same JSON as without; one that 
   t.regex(b.stderr, /blank\.txt: holds only blank lines or NUL bytes/);
 });
 
-test('keptAnyTable and emptyParseReason on nsys output whose every report was skipped', async (t) => {
+test('keptAnyTable and requireTables on nsys output whose every report was skipped', async (t) => {
   const file = join(scratchDir(), 'nsys-skipped.txt');
   writeFileSync(
     file,
@@ -148,8 +148,9 @@ test('keptAnyTable and emptyParseReason on nsys output whose every report was sk
   );
   const parsed = await parseProfileFile(file, 'nsys');
   t.false(keptAnyTable(parsed));
+  const e = t.throws(() => requireTables(file, parsed));
   t.regex(
-    emptyParseReason(parsed),
-    /nsys skipped every report \(nvtx\w* does not contain NV Tools Extension \(NVTX\) data\.\)/,
+    e.message,
+    /nsys-skipped\.txt: no table could be read from this nsys log \(nsys skipped every report \(nvtx\w* does not contain NV Tools Extension \(NVTX\) data\.\)\)/,
   );
 });

@@ -1,7 +1,7 @@
 /** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
 import { escapeControls } from '../util/text-input.ts';
 import { Command, Option } from 'commander';
-import { emptyParseReason, keptAnyTable, parseProfileFile, type ProfileKind } from '../parsers/parse-file.ts';
+import { parseProfileFile, type ProfileKind, requireTables } from '../parsers/parse-file.ts';
 import {
   NVPROF_SECTIONS,
   type NvprofSection,
@@ -122,16 +122,7 @@ async function parseAndWrite(
     kindOption: true,
     spill,
   });
-  if (!o.allowEmpty && !keptAnyTable(parsed)) {
-    throw new JetprofError(
-      'BAD_INPUT',
-      `${file}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`,
-      {
-        suggestion:
-          'check that the profiler ran to the end and printed its results into this file; --allow-empty writes the empty result anyway',
-      },
-    );
-  }
+  if (!o.allowEmpty) requireTables(file, parsed, '--allow-empty');
   let text = '';
   if (o.format === 'json' && store && parsed.kind === 'nvprof') {
     writeJsonWithSpilledRows(o.out ?? '-', parsed.result.value, store, keys);

@@ -34,12 +34,14 @@ export function detectProfileKind(head: string): ProfileKind | undefined {
   return undefined;
 }
 
-/** The first 64 KiB of a profile file, decoded, or a one-line JetprofError naming it when it is not a readable file. */
-export function readProfileHead(path: string): string {
-  return readHead(path).text;
+/** The first 64 KiB of a profile file, decoded, and how it was decoded. */
+export interface ProfileHead {
+  text: string;
+  detected: DetectedEncoding;
 }
 
-function readHead(path: string): { text: string; detected: DetectedEncoding } {
+/** The head of a profile file, or a one-line JetprofError naming it when it is not a readable file. */
+export function readProfileHead(path: string): ProfileHead {
   let isFolder = false;
   try {
     isFolder = statSync(path).isDirectory();
@@ -78,9 +80,11 @@ export async function parseProfileFile(
     kindOption?: boolean;
     /** Kept nvprof trace rows in blocks as they are read, instead of all in memory (see NvprofParser). */
     spill?: TraceSpill;
+    /** The head the caller already read (readProfileHead), so the file's head is read once. */
+    head?: ProfileHead;
   } = {},
 ): Promise<ParsedProfile> {
-  const { text: head, detected: encoding } = readHead(path);
+  const { text: head, detected: encoding } = options.head ?? readProfileHead(path);
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
     if (head.length > 0 && head.replace(/[\s\0]/g, '').length === 0) {
@@ -184,8 +188,23 @@ export function keptAnyTable(parsed: ParsedProfile): boolean {
   );
 }
 
+/**
+ * The one rule for a log that yielded no table, for `jetprof parse` and `jetprof report --profile` alike: a one-line
+ * error naming the file and what the log itself said (nvprof's Error line, nsys's skipped reports), exit 2.
+ */
+export function requireTables(path: string, parsed: ParsedProfile, allowEmptyOption?: string): void {
+  if (keptAnyTable(parsed)) return;
+  throw new JetprofError(
+    'BAD_INPUT',
+    `${path}: no table could be read from this ${parsed.kind} log (${emptyParseReason(parsed)})`,
+    {
+      suggestion: `check that the profiler ran to the end and printed its results into this file${allowEmptyOption ? `; ${allowEmptyOption} writes the empty result anyway` : ''}`,
+    },
+  );
+}
+
 /** Why a parse kept nothing, in a few words from the log itself (nvprof's Error lines, nsys's skipped reports). */
-export function emptyParseReason(parsed: ParsedProfile): string {
+function emptyParseReason(parsed: ParsedProfile): string {
   if (parsed.kind === 'nsys') {
     const skipped = Object.entries(parsed.result.value.skipped).map(([name, why]) => `${name} ${why}`);
     return skipped.length > 0

@@ -6,9 +6,10 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
-import { parseProfileFile, readProfileHead } from '../parsers/parse-file.ts';
+import { parseProfileFile, readProfileHead, requireTables } from '../parsers/parse-file.ts';
+import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { readJsonFile } from '../util/text-input.ts';
-import { BACKENDS } from '../backends/types.ts';
+import { BACKENDS, modelOnGpu } from '../backends/types.ts';
 import { defaultLabel, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -44,7 +45,7 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
     setup: {
       label: defaultLabel(r.backend, base),
       ...base,
-      device: executionProvider === 'cpu' ? `CPU: ${r.env?.cpu ?? '?'}` : `GPU: ${r.env?.gpu ?? '?'}`,
+      device: modelOnGpu(r.backend, executionProvider) ? `GPU: ${r.env?.gpu ?? '?'}` : `CPU: ${r.env?.cpu ?? '?'}`,
     },
     ...(device ? { gpuTimings: device } : {}),
   };
@@ -133,9 +134,15 @@ export function loadRuns(path: string): RunResult[] {
   return loadRunFiles(path).map((x) => x.run);
 }
 
+/**
+ * A profile for the report: a `jetprof profile` or `jetprof parse` JSON, or a raw log parsed here. The file's head is
+ * read once; a log that yields no table is refused by the rule `jetprof parse` uses (requireTables), and what the
+ * parser and the profiler said about the log (lines not understood, nvprof's warnings) stays with it as notes.
+ */
 export async function loadProfile(path: string): Promise<{ profile: LabeledProfile; run?: RunResult }> {
   // The head only: a raw log can be hundreds of megabytes, and parseProfileFile streams it.
-  if (readProfileHead(path).trimStart().startsWith('{')) {
+  const head = readProfileHead(path);
+  if (head.text.trimStart().startsWith('{')) {
     const v = readJson(path, 'profile') as {
       schema?: string;
       backend?: RunResult['backend'];
@@ -153,15 +160,42 @@ export async function loadProfile(path: string): Promise<{ profile: LabeledProfi
       const tool = v.tool === 'nvprof' || v.tool === 'nsys' ? v.tool : undefined;
       return { profile: { label, nvprof: v.nvprof, nsys: v.nsys, run, tool, notes }, run };
     }
-    if (v.schema === 'jetprof.nvprof/1')
-      return { profile: { label: basename(path), nvprof: v as unknown as NvprofLog } };
-    if (v.schema === 'jetprof.nsys/1') return { profile: { label: basename(path), nsys: v as unknown as NsysStats } };
+    if (v.schema === 'jetprof.nvprof/1') {
+      const log = v as unknown as NvprofLog;
+      requireTables(path, { kind: 'nvprof', result: { value: log, diagnostics: [] } });
+      return { profile: { label: basename(path), nvprof: log, notes: profilerNotes({ nvprof: log }, []) } };
+    }
+    if (v.schema === 'jetprof.nsys/1') {
+      const stats = v as unknown as NsysStats;
+      requireTables(path, { kind: 'nsys', result: { value: stats, diagnostics: [] } });
+      return { profile: { label: basename(path), nsys: stats } };
+    }
     throw new JetprofError('BAD_INPUT', `${path}: JSON with schema ${JSON.stringify(v.schema)}, not a profile`, {
       suggestion: 'pass a raw profiler log, `jetprof parse` JSON or `jetprof profile` JSON',
     });
   }
-  const parsed = await parseProfileFile(path);
+  const parsed = await parseProfileFile(path, undefined, { head });
+  requireTables(path, parsed);
+  const notes = profilerNotes(
+    parsed.kind === 'nvprof' ? { nvprof: parsed.result.value } : {},
+    parsed.result.diagnostics,
+  );
   return parsed.kind === 'nvprof'
-    ? { profile: { label: basename(path), nvprof: parsed.result.value } }
-    : { profile: { label: basename(path), nsys: parsed.result.value } };
+    ? { profile: { label: basename(path), nvprof: parsed.result.value, notes } }
+    : { profile: { label: basename(path), nsys: parsed.result.value, notes } };
+}
+
+/** What the profiler printed as warnings, and what the parser could not read, as the report's notes (few lines). */
+function profilerNotes(p: { nvprof?: NvprofLog }, diagnostics: Diagnostic[]): string[] {
+  const notes: string[] = [];
+  const warnings = [...new Set((p.nvprof?.processes ?? []).flatMap((x) => x.warnings))];
+  for (const w of warnings.slice(0, 3)) notes.push(`nvprof warned: ${w}`);
+  if (warnings.length > 3) notes.push(`nvprof warned ${warnings.length - 3} more time(s) (jetprof parse shows all)`);
+  const said = diagnostics.filter((d) => d.code !== 'ENCODING_ASSUMED');
+  for (const d of diagnostics.filter((x) => x.code === 'ENCODING_ASSUMED')) notes.push(`the log ${d.message}`);
+  if (said.length)
+    notes.push(
+      `${said.length} line(s) of the log were not read as table rows (first, line ${said[0].line}: ${said[0].message}); jetprof parse lists them`,
+    );
+  return notes;
 }
