@@ -544,6 +544,33 @@ test('bad input - a missing run file, a run file that is not a run, a missing pr
   t.regex(noLog.stderr, /no-such-log\.txt: profiler log not found/);
 });
 
+test("report --profile follows parse's rule: a log of a failed nvprof run (no GPU) is one line naming nvprof's error, exit 2, and no report; nvprof's warnings and lines the parser could not read become the profile's notes", (t) => {
+  const failed = join(ROOT, 'test/fixtures/profiles/nvprof-no-gpu.txt');
+  const out = join(dir, 'NOGPU.md');
+  const parse = runCli('jetprof', ['parse', failed]);
+  const report = runCli('jetprof', ['report', '--profile', failed, '--out', out]);
+  t.is(parse.code, 2);
+  t.is(report.code, 2, report.stderr);
+  for (const r of [parse, report])
+    t.regex(r.stderr, /nvprof-no-gpu\.txt: no table could be read from this nvprof log \(nvprof said: /);
+  t.is(report.stderr.trim().split('\n').length, 1, report.stderr);
+  t.false(existsSync(out), 'no report of nothing');
+  // a log with tables, a warning of nvprof's and a garbled row inside its summary table
+  const lines = readFileSync(labLog, 'utf8').split('\n');
+  lines.splice(5, 0, '                    12.5%  garbled row');
+  lines.push('==287== Warning: 3 records have invalid timestamps due to insufficient device buffer space.', '');
+  const noisy = join(dir, 'noisy_log.txt');
+  writeFileSync(noisy, lines.join('\n'));
+  const ok = runCli('jetprof', ['report', '--profile', noisy, '--out', join(dir, 'NOISY.md')]);
+  t.is(ok.code, 0, ok.stderr);
+  const md = readFileSync(join(dir, 'NOISY.md'), 'utf8');
+  t.regex(md, /- nvprof warned: 3 records have invalid timestamps/);
+  t.regex(
+    md,
+    /- 1 line\(s\) of the log were not read as table rows \(first, line 6: .*garbled row\); jetprof parse lists them/,
+  );
+});
+
 test('run files are checked against src/schemas: a missing optional field is fine, a missing or mistyped required one is one line naming the field', (t) => {
   const { tegrastats: _t, detectionsFile: _d, output: _o, gpuTimings: _g, ...withoutOptionals } = onnxRun;
   const ok = join(dir, 'schema-ok.json');
