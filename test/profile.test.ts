@@ -10,7 +10,7 @@ import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '
 import { defaultProfiler } from '../src/profilers/device.ts';
 import { jetsonComputeCapability } from '../src/platform/board.ts';
 import { orphanNsysAgents, watchNsys } from '../src/profilers/nsys-agents.ts';
-import { inferValueOptions, splitBackend, videoOfInferArgs } from '../src/cli/profile-command.ts';
+import { splitBackend } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
 import {
@@ -90,16 +90,29 @@ test('backend flag is taken out of the infer arguments; the default profiler fol
   t.is(jetsonComputeCapability('NVIDIA Jetson Nano Developer Kit'), 5.3);
 });
 
-test("the video among infer arguments: every value-taking infer option (from infer's own definition) is skipped with its value", async (t) => {
-  const takes = await inferValueOptions();
-  for (const o of ['--model', '-m', '--duration', '--tegrastats-interval', '--max-det', '--backend', '-b', '--json'])
-    t.true(takes.has(o), o);
-  for (const flag of ['--letterbox', '--no-write', '-q', '--fp16']) t.false(takes.has(flag), flag);
-  t.is(
-    videoOfInferArgs(['--duration', '5', '--model', 'm.onnx', '--letterbox', 'rtsp://cam/1', '--warmup', '2'], takes),
+test("infer arguments read by infer's own parser: the video after value-taking options, --json=F and --json F alike, a bad one refused", async (t) => {
+  const { inferArgFacts } = await import('../src/cli/infer-command.ts');
+  const f = await inferArgFacts([
+    '--duration',
+    '5',
+    '--model',
+    'm.onnx',
+    '--letterbox',
     'rtsp://cam/1',
-  );
-  t.is(videoOfInferArgs(['--tegrastats-interval', '100', '-q'], takes), undefined);
+    '--warmup',
+    '2',
+  ]);
+  t.deepEqual(f.videos, ['rtsp://cam/1']);
+  t.is(f.model, 'm.onnx');
+  t.false(f.outputGiven);
+  t.deepEqual(f.given.sort(), ['--duration', '--letterbox', '--model', '--warmup']);
+  for (const form of [['--json=r.json'], ['--json', 'r.json']])
+    t.is((await inferArgFacts(['v.mp4', ...form])).json, 'r.json', form.join(' '));
+  t.true((await inferArgFacts(['v.mp4', '--no-write'])).outputGiven);
+  t.true((await inferArgFacts(['v.mp4', '-o', 'x.mp4'])).outputGiven);
+  t.is((await inferArgFacts(['v.mp4'])).pipeline, undefined, 'a default is not "given"');
+  t.is((await inferArgFacts(['v.mp4', '--pipeline', 'on'])).pipeline, 'on');
+  await t.throwsAsync(inferArgFacts(['v.mp4', '--max-det', 'many']), { message: /^infer arguments: .*--max-det/ });
 });
 
 test('bad call - a profiler that is not installed: one line with the install hint, exit 2', (t) => {
@@ -415,6 +428,7 @@ exec sleep 600
         backend: 'onnx',
         inferArgs: [video, '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'],
         video,
+        outputGiven: true,
         outDir: out,
         stallMs: 1500,
         onLog: () => undefined,

@@ -452,12 +452,20 @@ test('capacity: a count held in some runs but not all, or missed while keeping 9
   );
 });
 
-test('capacity passes a --batch B given for infer as min(B, streams) at each count; without one infer batches every stream', (t) => {
-  t.deepEqual(batchAt(['--backend', 'trt', '--batch', '4'], 2), ['--backend', 'trt', '--batch', '2']);
-  t.deepEqual(batchAt(['--batch', '4'], 8), ['--batch', '4']);
-  t.deepEqual(batchAt(['--batch', '1', '--no-draw'], 16), ['--batch', '1', '--no-draw']);
-  t.deepEqual(batchAt(['--model', 'm.onnx'], 4), ['--model', 'm.onnx']);
-  t.deepEqual(batchAt(['--batch=4', '--batch-timeout', '50'], 2), ['--batch=2', '--batch-timeout', '50']);
+test('capacity passes a --batch B given for infer as min(B, streams) at each count (the last --batch wins); without one infer batches every stream', async (t) => {
+  const { inferArgFacts } = await import('../src/cli/infer-command.ts');
+  const at = async (args: string[], streams: number) => {
+    const facts = await inferArgFacts(['v.mp4', ...args]);
+    // what infer then reads of them
+    return (await inferArgFacts(['v.mp4', ...batchAt(args, facts.batch, streams)])).batch;
+  };
+  t.is(await at(['--backend', 'trt', '--batch', '4'], 2), 2);
+  t.is(await at(['--batch', '4'], 8), 4);
+  t.is(await at(['--batch', '1', '--no-draw'], 16), 1);
+  t.is(await at(['--model', 'm.onnx'], 4), undefined);
+  t.is(await at(['--batch=4', '--batch-timeout', '50'], 2), 2);
+  t.deepEqual(batchAt(['--model', 'm.onnx'], undefined, 4), ['--model', 'm.onnx']);
+  t.deepEqual(batchAt(['--batch', '2'], 2, 4), ['--batch', '2'], 'a batch that fits is passed on as given');
 });
 
 test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {

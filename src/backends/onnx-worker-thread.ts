@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf } from '../util/errors.ts';
 import { createOnnxSession, type OnnxSessionOptions } from './onnx.ts';
-import type { DetectorSession } from './types.ts';
+import type { DetectorSession, Precision } from './types.ts';
 
 export type WorkerRequest = { type: 'run'; id: number; input: Float32Array } | { type: 'dispose' };
 export type WorkerReply =
@@ -13,6 +13,8 @@ export type WorkerReply =
       type: 'ready';
       description: string;
       executionProvider: string;
+      precision: Precision;
+      runtime: Readonly<Record<string, string>>;
       inputName: string;
       outputNames: string[];
       batchSize: number | 'dynamic';
@@ -35,6 +37,8 @@ try {
     type: 'ready',
     description: session.description,
     executionProvider: session.executionProvider,
+    precision: session.precision,
+    runtime: session.runtime,
     inputName: session.inputName,
     outputNames: [...session.outputNames],
     batchSize: session.batchSize,

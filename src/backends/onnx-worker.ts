@@ -70,6 +70,8 @@ export async function createOnnxWorkerSession(
   return {
     backend: 'onnx',
     description: `${info.description}, in a worker thread`,
+    precision: info.precision,
+    runtime: info.runtime,
     executionProvider: info.executionProvider,
     inputName: info.inputName,
     outputNames: info.outputNames,

@@ -120,6 +120,8 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
   return {
     backend: 'onnx',
     description: `onnxruntime-node ${onnxRuntimeVersion()} (${used})`,
+    precision: 'fp32',
+    runtime: { onnxruntime: onnxRuntimeVersion() },
     executionProvider: used,
     inputName,
     outputNames,

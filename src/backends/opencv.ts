@@ -101,6 +101,8 @@ export function createOpenCvSession(
     backend: 'opencv',
     description: `OpenCV DNN ${version} (${used}${used === 'cuda' && o.fp16 ? ', fp16' : ''}), ${darknet ? 'darknet importer' : 'ONNX importer'}`,
     executionProvider: used,
+    precision: used === 'cuda' && o.fp16 ? 'fp16' : 'fp32',
+    runtime: {},
     inputName: 'blob',
     outputNames: o.outputNames,
     // both importers take a blob of several images (blobFromImages): the batch is the blob's first dimension

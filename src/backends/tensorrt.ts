@@ -202,6 +202,8 @@ export async function createTensorRtSession(
   return {
     backend: 'tensorrt',
     description: `TensorRT ${runtime}`,
+    precision: sidecar?.precision || 'unknown',
+    runtime: { tensorrt: runtime },
     executionProvider: 'tensorrt',
     inputName: input.name,
     outputNames: outputs.map((t) => t.name),

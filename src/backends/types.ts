@@ -36,6 +36,21 @@ export const BACKENDS: Record<BackendName, BackendFacts> = {
   },
 };
 
+/**
+ * Whether the model runs on a GPU, decided here only: TensorRT always; ONNX Runtime with its CUDA or TensorRT
+ * provider; OpenCV DNN with --ep cuda where its build has CUDA (`openCvHasCuda`; a session's own provider already says
+ * what it got, so the default is true). The loop choice, the run's device and its label all ask this.
+ */
+export function modelOnGpu(
+  backend: BackendName,
+  executionProvider: string,
+  openCvHasCuda: () => boolean = () => true,
+): boolean {
+  if (backend === 'tensorrt') return true;
+  if (backend === 'onnx') return executionProvider === 'cuda' || executionProvider === 'tensorrt';
+  return executionProvider === 'cuda' && openCvHasCuda();
+}
+
 /** The backend a --backend value names, or undefined. */
 export function backendByAlias(value: string | undefined): BackendName | undefined {
   return (Object.keys(BACKENDS) as BackendName[]).find(
@@ -79,8 +94,15 @@ export function unpadBatch(output: Float32Array, n: number, fixed: number): Floa
   return n >= fixed ? output : output.subarray(0, (output.length / fixed) * n);
 }
 
+/** The numbers a model runs in; `unknown` where nothing says (an engine without its sidecar). */
+export type Precision = 'fp32' | 'fp16' | 'int8' | 'unknown';
+
 export interface DetectorSession {
   readonly backend: BackendName;
+  /** What the model runs in, as this session opened it (TensorRT: the engine's sidecar; OpenCV DNN: fp16 on CUDA). */
+  readonly precision: Precision;
+  /** The runtime's version the run records, by the run JSON's env key: `{ onnxruntime: '1.30.0' }`, `{ tensorrt: '8.2.1' }`. */
+  readonly runtime: Readonly<Record<string, string>>;
   /** e.g. 'onnxruntime-node 1.30.0 (cpu)' or 'TensorRT 8.6.1'. */
   readonly description: string;
   /** The execution provider that actually runs the model ('cpu' after an ORT fallback; 'tensorrt' for TensorRT). */

@@ -11,7 +11,6 @@ import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
 import { parseIntInRange, parseSourceFps } from './options.ts';
-import { argValue } from '../jobs/compare.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 
@@ -88,10 +87,13 @@ interface CapacityCliOptions {
 }
 
 /** Everything that would make the search answer nothing or lose a file, said before it starts. */
-function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOptions): BackendName {
+async function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOptions) {
   const backend = backendByAlias(o.backend) as BackendName | undefined;
   if (!backend) throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${o.backend}'`);
-  if (inferArgs.some((a) => ['--streams', '--realtime', '--source-fps', '--duration'].includes(a))) {
+  // infer's own parser reads its arguments: a bad one is refused now, not at the first count
+  const { inferArgFacts } = await import('./infer-command.ts');
+  const infer = await inferArgFacts([source, ...inferArgs], backend);
+  if (['--streams', '--realtime', '--source-fps', '--duration'].some((a) => infer.given.includes(a))) {
     throw new JetprofError('BAD_OPTION', 'capacity sets --streams, --realtime, --source-fps and --duration itself', {
       suggestion: 'remove them from the arguments after --',
     });
@@ -116,27 +118,26 @@ function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOp
   // the result may not replace an input, and its folder must take it: checked before minutes of search
   if (o.json) {
     requireWritableDir(o.json, '--json');
-    const arg = (name: string) => argValue(inferArgs, name);
     claimOutputs(
       {
         source,
-        model: arg('--model'),
-        cfg: arg('--cfg'),
-        weights: arg('--weights'),
-        labels: arg('--labels'),
-        engine: arg('--engine'),
+        model: infer.model,
+        cfg: infer.cfg,
+        weights: infer.weights,
+        labels: infer.labels,
+        engine: infer.engine,
       },
       { 'capacity JSON': o.json },
     );
   }
-  return backend;
+  return { backend, infer };
 }
 
 /** The command: check, search, then the table and the answer (or why there is none). */
 async function capacityAction(source: string, inferArgs: string[], o: CapacityCliOptions): Promise<void> {
   const signals = forwardSignalsToChild();
   try {
-    const backend = refuseBadCapacity(source, inferArgs, o);
+    const { backend, infer } = await refuseBadCapacity(source, inferArgs, o);
     const { runCapacity } = await import('../jobs/capacity.ts');
     const r = await runCapacity({
       source,
@@ -147,6 +148,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       pointS: o.pointSeconds,
       repeat: o.repeat,
       inferArgs,
+      infer,
       onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
       shouldStop: signals.stopped,
       onChild: signals.onChild,

@@ -117,8 +117,11 @@ async function compareAction(video: string, inferArgs: string[], o: CompareCliOp
         },
       );
     }
+    // infer's own parser reads its arguments: a bad one is refused now, before any backend runs
+    const { inferArgFacts } = await import('./infer-command.ts');
+    const infer = await inferArgFacts([video, ...inferArgs]);
     for (const own of ['--repeat', '--label']) {
-      if (inferArgs.some((a) => a === own || a.startsWith(`${own}=`))) {
+      if (infer.given.includes(own)) {
         throw new JetprofError(
           'BAD_OPTION',
           `pass ${own} to compare itself, before -- (each backend gets its own row)`,
@@ -140,6 +143,7 @@ async function compareAction(video: string, inferArgs: string[], o: CompareCliOp
       outDir: resolve(o.outDir),
       profile: o.profile,
       inferArgs,
+      infer,
       engine: o.engine,
       plugins: o.plugin,
       top: o.top,

@@ -14,14 +14,16 @@ import type { ClassMode } from '../detect/decode.ts';
 import type { NmsKind } from '../detect/nms.ts';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
-import { chooseLoop, type PipelineMode } from '../pipeline/loop-choice.ts';
+import { type PipelineMode } from '../pipeline/loop-choice.ts';
 import { openCvHasCuda } from '../backends/opencv.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import { findTegrastats } from '../platform/tegrastats-runner.ts';
-import { capNotes, formatSummary, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
+import { capNotes, formatSummary, isCompleteRun, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
-import { defaultOutputPath, type InferOptions, multiStreamSetting, runInference } from '../pipeline/infer.ts';
+import { defaultOutputPath, type InferOptions, runInference } from '../pipeline/infer.ts';
+import { PLAN_DEFAULTS, planRun, type RunPlan } from '../pipeline/run-plan.ts';
+import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import type { StreamSpec } from '../pipeline/loop-io.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
@@ -264,7 +266,12 @@ function addRunOptions(cmd: Command): void {
         .choices(['auto', 'on', 'off'])
         .default('auto'),
     )
-    .option('--in-flight <n>', 'frames in flight in the pipelined loop', parseIntInRange('--in-flight', 1, 16), 3)
+    .option(
+      '--in-flight <n>',
+      'frames in flight in the pipelined loop',
+      parseIntInRange('--in-flight', 1, 16),
+      PLAN_DEFAULTS.inFlight,
+    )
     .option(
       '--no-tegrastats',
       'do not record tegrastats beside the run (default: recorded when tegrastats exists, i.e. on a Jetson)',
@@ -280,9 +287,7 @@ function addRunOptions(cmd: Command): void {
       '--model-alone <n>',
       "after the loop, time the model by itself: n back-to-back runs on its last input (at most about 1 s), reported beside the loop's inference stage as trtexec reports a bare engine; 0 skips it (so does a profiled run: its call counts stay the loop's)",
       parseIntInRange('--model-alone', 0, 1000),
-      // 30 runs of the demo model are 0.5 s here: a burst of a shared machine's load moves 10 runs (0.17 s) more (its
-      // loop over 100 frames against it, 6 alternating runs: 0.956-1.015x with 10 runs, 0.987-1.015x with 30)
-      30,
+      PLAN_DEFAULTS.modelAloneRuns,
     )
     .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false);
 }
@@ -420,7 +425,7 @@ function refuseBadOptions(o: InferCliOptions): void {
 /** What one run of the job needs besides infer's options: where its JSON goes, the loop chosen, and the console. */
 interface RunContext {
   json?: string;
-  pipelined: boolean;
+  plan: RunPlan;
   nvtx: InferOptions['nvtx'];
   tegrastatsBin?: string;
   shouldStop: () => boolean;
@@ -453,8 +458,7 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
     streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
-    // --batch: default one frame from every stream per run of the model (nvstreammux's batch-size = sources)
-    batch: o.batch ?? streams.length,
+    plan: run.plan,
     ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
     ...(o.perfInterval
       ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
@@ -472,12 +476,9 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
     frameSize: o.frameSize,
     maxFrames: o.maxFrames,
     durationS: o.duration,
-    modelAloneRuns: o.modelAlone,
     warmupFrames: o.warmup,
     threads: o.threads,
     executionProvider: o.ep,
-    pipeline: run.pipelined,
-    inFlight: o.inFlight,
     nvtx: run.nvtx,
     shouldStop: run.shouldStop,
     onWarning: run.onWarning,
@@ -679,21 +680,77 @@ function prepareRun(videos: string[], o: InferCliOptions) {
   claimRunFiles(o, specs);
   const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
   const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
-  const loop = chooseLoop({
+  const plan = planRun({
+    streams: specs.length,
+    interval: o.interval,
+    realtime: !!o.realtime,
+    perf: !!o.perfInterval,
+    // --batch: default one frame from every stream per run of the model (nvstreammux's batch-size = sources)
+    batch: o.batch,
+    inFlight: o.inFlight,
+    modelAloneRuns: o.modelAlone,
     mode: o.pipeline,
     backend: o.backend,
     executionProvider: o.ep,
     threads: o.threads,
     cores: availableParallelism(),
     openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
-    sequentialOnly: multiStreamSetting({
-      streams: specs,
-      realtime: o.realtime,
-      perf: o.perfInterval,
-      interval: o.interval,
-    }),
   });
-  return { specs, nvtx, tegrastatsBin, loop };
+  return { specs, nvtx, tegrastatsBin, plan };
+}
+
+/**
+ * Infer's arguments parsed by infer's own declaration of its options (the one parser: infer, runInferArgs, and the
+ * commands that launch infer all use it). A bad argument is the one-line error infer itself would give, before
+ * anything starts.
+ */
+export async function parseInferArgs(
+  args: string[],
+  fixedBackend?: BackendName,
+): Promise<{ videos: string[]; o: InferCliOptions; given: string[] }> {
+  const cmd = inferCommand('infer', fixedBackend);
+  let parsed: { videos: string[]; o: InferCliOptions } | undefined;
+  let said = '';
+  cmd.exitOverride().configureOutput({ writeErr: (m) => (said += m), writeOut: () => undefined });
+  cmd.action((videos: string[], o: InferCliOptions) => {
+    parsed = { videos, o };
+  });
+  try {
+    await cmd.parseAsync(args, { from: 'user' });
+  } catch (e) {
+    const line =
+      said
+        .trim()
+        .split('\n')[0]
+        ?.replace(/^error: /, '') || (e as Error).message;
+    throw new JetprofError('BAD_OPTION', `infer arguments: ${line}`, {
+      suggestion: 'infer --help lists its options',
+    });
+  }
+  const given = cmd.options
+    .filter((opt) => cmd.getOptionValueSource(opt.attributeName()) === 'cli')
+    .map((opt) => opt.long ?? opt.short ?? '');
+  return { ...parsed!, given };
+}
+
+/** The facts compare, capacity and profile need of the infer arguments they pass on (pipeline/infer-args.ts). */
+export async function inferArgFacts(args: string[], fixedBackend?: BackendName): Promise<InferArgFacts> {
+  const { videos, o, given } = await parseInferArgs(args, fixedBackend);
+  return {
+    videos,
+    model: o.model,
+    cfg: o.cfg,
+    weights: o.weights,
+    labels: o.labels,
+    engine: o.engine,
+    pipeline: given.includes('--pipeline') ? o.pipeline : undefined,
+    threads: o.threads,
+    ep: o.ep,
+    batch: o.batch,
+    json: o.json,
+    outputGiven: given.includes('--output') || !o.write,
+    given,
+  };
 }
 
 /**
@@ -706,18 +763,11 @@ export async function runInferArgs(
   args: string[],
   onWarning: (message: string) => void = (m) => process.stderr.write(`infer: ${m}\n`),
 ): Promise<RunResult> {
-  const cmd = inferCommand('infer');
-  let parsed: { videos: string[]; o: InferCliOptions } | undefined;
-  cmd.exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-  cmd.action((videos: string[], o: InferCliOptions) => {
-    parsed = { videos, o };
-  });
-  await cmd.parseAsync(args, { from: 'user' });
-  const { videos, o } = parsed!;
-  const { specs, nvtx, tegrastatsBin, loop } = prepareRun(videos, o);
+  const { videos, o } = await parseInferArgs(args);
+  const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
   const context: RunContext = {
     json: o.json,
-    pipelined: loop.pipelined,
+    plan,
     nvtx,
     tegrastatsBin,
     shouldStop: () => false,
@@ -734,7 +784,8 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
   const stopRequested = () => signals.stopRequested;
   let progress = createProgress(!o.quiet);
   try {
-    const { specs, nvtx, tegrastatsBin, loop } = prepareRun(videos, o);
+    const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
+    const { loop } = plan;
     const jsonToStdout = o.json === '-';
     if (tegrastatsBin && !o.quiet)
       process.stderr.write(
@@ -757,7 +808,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
         k,
         {
           json,
-          pipelined: loop.pipelined,
+          plan,
           nvtx,
           tegrastatsBin,
           shouldStop: stopRequested,
@@ -790,7 +841,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       }
     }
     const result = runs[runs.length - 1];
-    if (o.repeat > 1 && runs.some((r) => !r.interrupted)) {
+    if (o.repeat > 1 && runs.some(isCompleteRun)) {
       const set = buildRunSet(
         runs,
         o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined,

@@ -1,7 +1,7 @@
 /** `jetprof export` and `jetprof make-weights`. */
 import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { cachedOnnxPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
+import { defaultExportPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
 import { fetchWeights, YOLOV4_TINY_WEIGHTS_URL } from '../model/fetch-weights.ts';
 import { parseWeights } from '../model/weights.ts';
 import { claimOutputs } from '../output/output.ts';
@@ -44,7 +44,7 @@ export function exportCommand(): Command {
         strict: boolean;
       }) => {
         try {
-          const out = o.out ?? cachedOnnxPath(o.weights, o.inputSize);
+          const out = o.out ?? defaultExportPath(o.weights, o.inputSize);
           claimOutputs(
             { cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) },
             { ONNX: out },

@@ -42,32 +42,6 @@ export function splitBackend(args: string[]): { backend: BackendName; rest: stri
   return { backend, rest };
 }
 
-/**
- * Infer's options that take a value (so the video is the first argument that is neither an option nor a value), read
- * from infer's own command definition so that a new option cannot be mistaken for the video.
- */
-export async function inferValueOptions(): Promise<Set<string>> {
-  const { inferCommand } = await import('./infer-command.ts');
-  return new Set(
-    inferCommand('infer')
-      .options.filter((o) => o.required || o.optional)
-      .flatMap((o) => [o.long, o.short].filter((n): n is string => !!n)),
-  );
-}
-
-/** The video among infer's arguments, or undefined. */
-export function videoOfInferArgs(args: string[], takesValue: ReadonlySet<string>): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a.startsWith('-')) {
-      if (takesValue.has(a)) i++;
-      continue;
-    }
-    return a;
-  }
-  return undefined;
-}
-
 export function profileCommand(): Command {
   return new Command('profile')
     .summary('run infer under nvprof or Nsight Systems, with NVTX ranges for every stage')
@@ -124,11 +98,12 @@ export function profileCommand(): Command {
             suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx',
           });
         const { backend, rest } = splitBackend(inferArgs);
-        const video = videoOfInferArgs(rest, await inferValueOptions());
+        // infer's own parser reads its arguments: a bad one is refused here, before a profiler starts
+        const { inferArgFacts } = await import('./infer-command.ts');
+        const facts = await inferArgFacts(rest, backend);
+        const [video] = facts.videos;
+        const { engine } = facts;
         // a TensorRT run without its engine fails at once, before a profiler starts
-        const engineAt = rest.indexOf('--engine');
-        const engine =
-          engineAt >= 0 ? rest[engineAt + 1] : rest.find((a) => a.startsWith('--engine='))?.slice('--engine='.length);
         if (backend === 'tensorrt' && (!engine || !existsSync(engine))) {
           throw new JetprofError(
             'FILE_NOT_FOUND',
@@ -158,6 +133,8 @@ export function profileCommand(): Command {
           backend,
           inferArgs: rest,
           video,
+          json: facts.json,
+          outputGiven: facts.outputGiven,
           outDir: resolve(o.outDir),
           metrics: o.metrics?.split(',').filter(Boolean),
           tries: o.tries,

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
-import { argValue } from './compare.ts';
+import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { JetprofError } from '../util/errors.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { maxOf, minOf } from '../util/stats.ts';
@@ -28,8 +28,10 @@ export interface CapacityOptions {
   pointS: number;
   /** Runs of each point: it holds only when every run held. */
   repeat: number;
-  /** infer's own arguments (model, frame size, ...). */
+  /** infer's own arguments (model, frame size, ...), passed on as given. */
   inferArgs: string[];
+  /** What infer's parser read of them (the CLI's). */
+  infer: Pick<InferArgFacts, 'batch'>;
   onStep: (line: string) => void;
   shouldStop?: () => boolean;
   onChild?: (pid: number) => () => void;
@@ -37,14 +39,11 @@ export interface CapacityOptions {
 
 /**
  * infer's arguments for a count of streams: a `--batch B` given (a TensorRT engine's batch, or 1 for streams that
- * take turns) becomes `--batch min(B, streams)`, since a batch takes one frame from each stream; without one, infer
- * batches every stream (its default).
+ * take turns) above the count becomes `--batch streams`, since a batch takes one frame from each stream (appended:
+ * infer takes the last value given); without one, infer batches every stream (its default).
  */
-export function batchAt(inferArgs: readonly string[], streams: number): string[] {
-  const fit = (v: string) => (Number.isInteger(Number(v)) ? String(Math.min(Number(v), streams)) : v);
-  return inferArgs.map((a, k) =>
-    a.startsWith('--batch=') ? `--batch=${fit(a.slice(8))}` : inferArgs[k - 1] === '--batch' ? fit(a) : a,
-  );
+export function batchAt(inferArgs: readonly string[], batch: number | undefined, streams: number): string[] {
+  return batch === undefined || batch <= streams ? [...inferArgs] : [...inferArgs, '--batch', String(streams)];
 }
 
 /** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
@@ -110,8 +109,7 @@ export function combineRuns(runs: readonly CapacityPoint[]): CapacityPoint {
 
 /** What the search measured, from its first run: so two results with different settings are told apart. */
 function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
-  const given = argValue(o.inferArgs, '--batch');
-  const batchValue = given === undefined ? undefined : Number(given);
+  const batchValue = o.infer.batch;
   return {
     backend: run.backend,
     label: run.setup.label.replace(/-\d+streams/, '').replace(/-realtime[\d.]*(fps)?/, ''),
@@ -120,7 +118,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
     model: `${basename(run.model.path)} ${run.model.inputWidth}x${run.model.inputHeight} (${run.model.sha256.slice(0, 8)})`,
     frameSize: `${run.frameSize[0]}x${run.frameSize[1]}`,
     interval: run.interval ?? 0,
-    ...(batchValue !== undefined && Number.isFinite(batchValue) ? { batch: batchValue } : {}),
+    ...(batchValue !== undefined ? { batch: batchValue } : {}),
     inferArgs: o.inferArgs,
   };
 }
@@ -163,7 +161,7 @@ class CapacitySearch {
     const args = [
       ...pre,
       this.o.source,
-      ...batchAt(this.o.inferArgs, streams),
+      ...batchAt(this.o.inferArgs, this.o.infer.batch, streams),
       '--streams',
       String(streams),
       '--realtime',

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
-import { chooseLoop, type PipelineMode } from '../pipeline/loop-choice.ts';
+import { chooseLoop } from '../pipeline/loop-choice.ts';
+import { type InferArgFacts, onnxOfInferArgs } from '../pipeline/infer-args.ts';
 import { nvprofGpuProblem } from '../profilers/device.ts';
 import { entryCommand, EXIT_NO_GPU, runProfile } from '../profilers/run.ts';
 import type { ProfilerTool } from '../profilers/tools.ts';
@@ -22,6 +23,8 @@ export interface CompareOptions {
   profile?: ProfilerTool;
   /** Arguments for infer shared by every backend (--model/--cfg/--weights, --frame-size, --max-frames, ...). */
   inferArgs: string[];
+  /** What infer's parser read of them (the CLI's). */
+  infer: InferArgFacts;
   engine?: string;
   plugins: string[];
   top: number;
@@ -48,21 +51,6 @@ export interface CompareResult {
   html: string;
 }
 
-/** An option's value among infer's arguments (`--name value` or `--name=value`); undefined when not given. */
-export function argValue(args: string[], name: string): string | undefined {
-  const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
-  return i < 0 ? undefined : args[i].includes('=') ? args[i].slice(name.length + 1) : args[i + 1];
-}
-
-/** The ONNX the infer arguments name: --model, else the export cached beside --weights, else the usual path. */
-export function onnxOfInferArgs(args: string[]): string {
-  const value = (name: string) => argValue(args, name);
-  const model = value('--model') ?? value('-m');
-  if (model) return model;
-  const weights = value('--weights');
-  return weights ? `${weights}.onnx` : 'weights/yolov4-tiny.onnx';
-}
-
 /**
  * Why TensorRT cannot run here and the commands that would fix it, one command each, for the model the user passed,
  * or undefined when it can run.
@@ -71,10 +59,11 @@ export async function tensorRtUnavailable(
   engine?: string,
   video = 'VIDEO',
   inferArgs: string[] = [],
+  infer: Pick<InferArgFacts, 'model' | 'weights'> = {},
 ): Promise<{ reason: string; commands: string[] } | undefined> {
   const target = engine ?? 'engines/yolov4-tiny.trt';
   const rerun = `jetprof compare ${video} --engine ${target} -- ${inferArgs.join(' ') || '<the same infer arguments>'}`;
-  const build = `jetprof build-engine --onnx ${onnxOfInferArgs(inferArgs)} --out ${target} --fp16`;
+  const build = `jetprof build-engine --onnx ${onnxOfInferArgs(infer)} --out ${target} --fp16`;
   if (!engine)
     return {
       reason: 'no --engine given (TensorRT engines are built on the board that runs them)',
@@ -136,6 +125,8 @@ async function runBackend(
         backend,
         inferArgs: args,
         video: o.video,
+        json: runJson,
+        outputGiven: true,
         outDir: o.outDir,
         relayProgress: true,
         onChild: o.onChild,
@@ -179,12 +170,11 @@ async function runBackend(
  * Each backend alone (`--pipeline auto`) might have picked the other: a line says so for each such backend.
  */
 export function compareLoop(
-  inferArgs: string[],
+  infer: Pick<InferArgFacts, 'pipeline' | 'threads' | 'ep'>,
   backends: BackendName[],
   cores: number,
 ): { args: string[]; pipelined: boolean; notes: string[] } {
-  const value = (name: string) => argValue(inferArgs, name);
-  const given = value('--pipeline') as PipelineMode | undefined;
+  const given = infer.pipeline;
   if (given === 'auto')
     return {
       args: [],
@@ -196,15 +186,8 @@ export function compareLoop(
   const why = given
     ? `the loop asked for (--pipeline ${given})`
     : "the lab's loop (its scripts read, infer and write one frame at a time; -- --pipeline on compares the pipelined loop)";
-  const threads = value('--threads');
   const notes = backends.flatMap((backend) => {
-    const alone = chooseLoop({
-      mode: 'auto',
-      backend,
-      executionProvider: value('--ep') ?? 'cpu',
-      threads: threads ? Number(threads) : undefined,
-      cores,
-    });
+    const alone = chooseLoop({ mode: 'auto', backend, executionProvider: infer.ep, threads: infer.threads, cores });
     return alone.pipelined === pipelined
       ? []
       : [
@@ -232,7 +215,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     });
   }
   mkdirSync(o.outDir, { recursive: true });
-  const trtUnavailable = await tensorRtUnavailable(o.engine, o.video, o.inferArgs);
+  const trtUnavailable = await tensorRtUnavailable(o.engine, o.video, o.inferArgs, o.infer);
   const backends: BackendName[] = o.backends ?? ['onnx', 'tensorrt', 'opencv'];
   const steps = backends.length + 1;
   const result: CompareResult = {
@@ -245,7 +228,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const runs: string[] = [];
   const profiles: string[] = [];
   const stem = basename(o.video, extname(o.video));
-  const loop = compareLoop(o.inferArgs, backends, availableParallelism());
+  const loop = compareLoop(o.infer, backends, availableParallelism());
   for (const n of loop.notes) o.onStep(`note: ${n}`);
   for (const [i, backend] of backends.entries()) {
     if (o.shouldStop?.()) {

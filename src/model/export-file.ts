@@ -102,8 +102,8 @@ export function exportModelFile(req: ExportRequest): YoloModelInfo {
   return info;
 }
 
-/** The cached export path for a cfg+weights pair: `<weights dir>/<weights name>[-WxH].onnx`. */
-export function cachedOnnxPath(weightsPath: string, inputSize?: [number, number]): string {
+/** `jetprof export`'s default output for a cfg+weights pair: `<weights dir>/<weights name>[-WxH].onnx` (not a cache: cacheFileBeside is infer's). */
+export function defaultExportPath(weightsPath: string, inputSize?: [number, number]): string {
   const stem = basename(weightsPath, extname(weightsPath));
   const size = inputSize ? `-${inputSize[0]}x${inputSize[1]}` : '';
   return join(dirname(weightsPath), `${stem}${size}.onnx`);

@@ -9,9 +9,9 @@ import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
 import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
 import { cocoResultsJson } from '../accuracy/detections-file.ts';
-import { createOnnxSession, type OnnxExecutionProvider, onnxRuntimeVersion } from '../backends/onnx.ts';
+import { createOnnxSession, type OnnxExecutionProvider } from '../backends/onnx.ts';
 import { type EngineSidecar, readEngineSidecar } from '../backends/engine-sidecar.ts';
-import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
+import { BACKENDS, type BackendName, type DetectorSession, modelOnGpu } from '../backends/types.ts';
 import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { baseEnv, type EnvInfo } from '../platform/env.ts';
@@ -22,16 +22,10 @@ import { loadOpenCv } from '../video/opencv.ts';
 import { timeModelAlone } from './model-alone.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { LoopOptions } from './loop-io.ts';
+import type { RunPlan } from './run-plan.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import { batchFigures, type LoopResult, runSequentialLoop } from './sequential-loop.ts';
-import {
-  buildRunResult,
-  defaultLabel,
-  type Precision,
-  type ProfilerName,
-  type RunFacts,
-  type RunResult,
-} from './run-result.ts';
+import { buildRunResult, defaultLabel, type ProfilerName, type RunFacts, type RunResult } from './run-result.ts';
 
 /**
  * The job's settings: which model, backend and session, and the loop's settings (LoopOptions, declared there once).
@@ -39,9 +33,11 @@ import {
  */
 export interface InferOptions extends Omit<
   LoopOptions,
-  'modelName' | 'keepBoxes' | 'shouldEnd' | 'streamColumn' | 'onFrame'
+  'modelName' | 'keepBoxes' | 'shouldEnd' | 'streamColumn' | 'onFrame' | 'batch' | 'inFlight'
 > {
   backend: BackendName;
+  /** What kind of run this is (per-stream figures, loop, batch, frames in flight, model-alone runs): decided once. */
+  plan: RunPlan;
   /** .onnx (onnx backend); with cfg+weights it is exported and cached beside the weights. */
   model?: string;
   cfg?: string;
@@ -69,8 +65,6 @@ export interface InferOptions extends Omit<
   tegrastats?: { bin: string; intervalMs: number };
   /** category_id as COCO's 1..90 ids instead of the class index (--detections). */
   cocoCategoryIds?: boolean;
-  /** true: the pipelined loop (stages overlap, ORT in a worker thread), for one stream; false: the sequential loop. */
-  pipeline: boolean;
   /** End the run normally after this many seconds of frames (for endless sources). */
   durationS?: number;
   /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
@@ -78,31 +72,6 @@ export interface InferOptions extends Omit<
   /** Notes (which model file is used); hidden by --quiet. */
   onInfo?: (message: string) => void;
   onFrame?: LoopOptions['onFrame'];
-  /** --model-alone N: back-to-back runs of the model on one frame after the loop (default 10; 0: none). */
-  modelAloneRuns?: number;
-}
-
-/**
- * What makes a run a multi-stream one, in the words the console uses ("2 streams", "--interval 2"), or undefined:
- * several streams, or one with a multi-stream setting (--realtime, --perf-interval, --interval). Such a run reports
- * per-stream figures and runs in the sequential loop, which takes the streams in turns. Decided here only.
- */
-export function multiStreamSetting(o: {
-  streams: readonly unknown[];
-  realtime?: unknown;
-  perf?: unknown;
-  interval?: number;
-}): string | undefined {
-  if (o.streams.length > 1) return `${o.streams.length} streams`;
-  if (o.interval) return `--interval ${o.interval}`;
-  if (o.realtime) return '--realtime';
-  if (o.perf) return '--perf-interval';
-  return undefined;
-}
-
-/** Whether a run reports per-stream figures (the run JSON's `streams`, `batch`, `interval`): multiStreamSetting. */
-export function reportsStreams(o: Pick<InferOptions, 'streams' | 'realtime' | 'perf' | 'interval'>): boolean {
-  return multiStreamSetting(o) !== undefined;
 }
 
 /**
@@ -149,8 +118,8 @@ export function resolveModelPath(
   });
 }
 
-/** OpenCV DNN reads the cfg and weights itself (its darknet importer) when they are given without --model. */
-function darknetImporter(o: Pick<InferOptions, 'cfg' | 'weights' | 'model'>): boolean {
+/** The model is given as darknet files only (--cfg and --weights, no --model): OpenCV DNN then reads them itself (its darknet importer). */
+function darknetFilesOnly(o: Pick<InferOptions, 'cfg' | 'weights' | 'model'>): boolean {
   return !!(o.cfg && o.weights && !o.model);
 }
 
@@ -162,14 +131,14 @@ async function openSession(
 ): Promise<DetectorSession> {
   if (o.backend === 'onnx') {
     const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
-    if (!o.pipeline) return createOnnxSession(modelPath, options);
+    if (!o.plan.loop.pipelined) return createOnnxSession(modelPath, options);
     const { createOnnxWorkerSession } = await import('../backends/onnx-worker.ts');
     return createOnnxWorkerSession(modelPath, options);
   }
   if (o.backend === 'opencv') {
     const { createOpenCvSession } = await import('../backends/opencv.ts');
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
-    const darknet = darknetImporter(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };
+    const darknet = darknetFilesOnly(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };
     return createOpenCvSession(darknet, {
       executionProvider: o.executionProvider,
       fp16: o.fp16,
@@ -250,7 +219,7 @@ async function requireTensorRt(): Promise<void> {
 function resolveModel(o: InferOptions) {
   const info = o.onInfo ?? (() => undefined);
   // OpenCV's darknet importer reads the cfg and weights itself: the export is only where the metadata comes from
-  const importer = o.backend === 'opencv' && darknetImporter(o);
+  const importer = o.backend === 'opencv' && darknetFilesOnly(o);
   const onInfo = importer
     ? (m: string) =>
         info(
@@ -264,8 +233,8 @@ function resolveModel(o: InferOptions) {
   const modelPath = resolveModelPath(o, onInfo, sidecar);
   const model = readModelInfo(modelPath);
   // an ONNX with a fixed batch is refused before anything loads (an engine's batch is known once it is open)
-  if (o.backend === 'onnx' || (o.backend === 'opencv' && !darknetImporter(o)))
-    checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, o.batch ?? 1, o, modelPath);
+  if (o.backend === 'onnx' || (o.backend === 'opencv' && !darknetFilesOnly(o)))
+    checkBatchFits({ backend: o.backend, batchSize: model.inputBatch ?? 'dynamic' }, o.plan.batch, o, modelPath);
   if (model.source?.generatedWeights) {
     // A note, not a warning: --quiet hides it; the run JSON (generatedWeights) and the video overlay still say so.
     onInfo(
@@ -290,7 +259,7 @@ async function openTimedSession(o: InferOptions, m: ResolvedModel) {
   }
   const modelLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   try {
-    checkBatchFits(session, o.batch ?? 1, o, m.modelPath);
+    checkBatchFits(session, o.plan.batch, o, m.modelPath);
   } catch (e) {
     await session.dispose();
     throw e;
@@ -300,16 +269,17 @@ async function openTimedSession(o: InferOptions, m: ResolvedModel) {
 
 /** The loop: pipelined for one stream when asked (--pipeline), else the sequential loop, for one stream or many. */
 function runLoop(o: InferOptions, session: DetectorSession, m: ResolvedModel): Promise<LoopResult> {
-  const multi = reportsStreams(o);
   const loopOptions: LoopOptions = {
     ...o,
+    batch: o.plan.batch,
+    inFlight: o.plan.inFlight,
     modelName: o.engine ?? m.modelPath,
     keepBoxes: o.streams.some((s) => s.detectionsPath),
     // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
     shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
-    streamColumn: multi,
+    streamColumn: o.plan.multiStream !== undefined,
   };
-  return (o.pipeline && !multi ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions);
+  return (o.plan.loop.pipelined ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions);
 }
 
 /** A run that measured no frame is an error, whichever way it ended; its output files were left as they were. */
@@ -398,30 +368,26 @@ function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
 }
 
 /** The run's setup: what ran the model, in which precision and loop, under which profiler; its label. */
-function runSetup(o: InferOptions, session: DetectorSession, m: ResolvedModel, env: EnvInfo): RunFacts['setup'] {
-  const precision: Precision =
-    o.backend === 'tensorrt'
-      ? m.sidecar?.precision || 'unknown'
-      : o.backend === 'opencv' && o.fp16 && session.executionProvider === 'cuda'
-        ? 'fp16'
-        : 'fp32';
-  const pipelined = o.pipeline && !reportsStreams(o);
+function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo): RunFacts['setup'] {
+  const precision = session.precision;
+  const pipelined = o.plan.loop.pipelined;
   const setupBase = {
     executionProvider: session.executionProvider,
     precision,
     loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
-    ...(pipelined ? { inFlight: o.inFlight ?? 3 } : {}),
+    ...(pipelined ? { inFlight: o.plan.inFlight } : {}),
     profiler: o.profiler ?? 'none',
     ...(o.realtime ? { realtime: o.realtime.fps !== undefined ? { sourceFps: o.realtime.fps } : {} } : {}),
   };
-  const batch = o.batch ?? 1;
+  const batch = o.plan.batch;
   return {
     label: o.label ?? defaultLabel(o.backend, setupBase, { count: o.streams.length, interval: o.interval ?? 0, batch }),
     ...setupBase,
     write: o.streams.some((s) => s.outputPath !== undefined),
     draw: o.draw !== false,
-    device:
-      session.executionProvider === 'cpu' ? `CPU: ${env.cpu}` : `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`,
+    device: modelOnGpu(o.backend, session.executionProvider)
+      ? `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`
+      : `CPU: ${env.cpu}`,
   };
 }
 
@@ -429,8 +395,7 @@ function runSetup(o: InferOptions, session: DetectorSession, m: ResolvedModel, e
 function runEnv(o: InferOptions, session: DetectorSession): EnvInfo {
   const cv = loadOpenCv();
   const env: EnvInfo = { ...baseEnv(), opencv: `${cv.version.major}.${cv.version.minor}.${cv.version.revision}` };
-  if (o.backend === 'onnx') Object.assign(env, { onnxruntime: onnxRuntimeVersion() });
-  else if (o.backend === 'tensorrt') Object.assign(env, { tensorrt: session.description.replace(/^TensorRT\s*/, '') });
+  Object.assign(env, session.runtime);
   return env;
 }
 
@@ -474,13 +439,13 @@ function assembleRun(
   const env = runEnv(o, session);
   const { tally } = loop;
   const [first] = loop.streams;
-  const multi = reportsStreams(o);
+  const multi = o.plan.multiStream !== undefined;
   const batches = batchFigures(loop.batches);
   const sourceEnd = first.record.endedEarly;
   return buildRunResult(tally.measured, tally.warmup, {
     backend: o.backend,
     backendDetail: session.description,
-    setup: runSetup(o, session, m, env),
+    setup: runSetup(o, session, env),
     model: {
       path: o.engine ?? m.modelPath,
       inputWidth: m.model.inputWidth,
@@ -533,7 +498,7 @@ function assembleRun(
     ...(multi
       ? {
           streams: loop.streams.map((s) => s.record),
-          batch: o.batch ?? 1,
+          batch: o.plan.batch,
           ...(batches ? { batches } : {}),
           interval: o.interval ?? 0,
           inferredFrames: loop.inferredFrames,
@@ -587,7 +552,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const modelAlone =
       loop.interrupted || (o.profiler ?? 'none') !== 'none'
         ? undefined
-        : await timeModelAlone(session, loop.lastInput, o.modelAloneRuns ?? 30);
+        : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
     return result;

@@ -1,15 +1,13 @@
 /**
  * `--pipeline auto` (the default): which frame loop suits the machine it runs on. When the model runs on a GPU the CPU
  * is free while it waits, and the overlap hides read, preprocess and write behind inference. When it runs on the CPU,
- * ONNX Runtime (and OpenCV DNN) already use every core and overlapped stages take cores from the model. Measured on a
- * 2-core x86 VM (demo model, 960x540, GStreamer writer, alternating runs): the pipelined loop ran 38.6-40.2 FPS end to
- * end against 35.8-37.2 sequential, but its inference stage was 1.20-1.37x the model alone against 0.90-1.06x. The
- * lab's inference FPS is the inference stage, so on the CPU `auto` keeps the sequential loop, whose stages each hold
- * their own work and add up to the wall time; `--pipeline on` trades that for throughput. (Before the writer ran x264
- * on one thread and the loops stopped making V8 collect every ~10 frames, the sequential loop was the faster one as
- * well: 44.6 / 36.3 FPS against 35.0 / 33.7.) Pure.
+ * ONNX Runtime (and OpenCV DNN) already use every core and overlapped stages take cores from the model: the pipelined
+ * loop then gives more frames a second end to end, but its inference stage is no longer the model's alone (the bench's
+ * loops section measures both). The lab's inference FPS is the inference stage, so on the CPU `auto` keeps the
+ * sequential loop, whose stages each hold their own work and add up to the wall time; `--pipeline on` trades that for
+ * throughput. Pure.
  */
-import type { BackendName } from '../backends/types.ts';
+import { type BackendName, modelOnGpu } from '../backends/types.ts';
 
 export type PipelineMode = 'auto' | 'on' | 'off';
 
@@ -35,11 +33,7 @@ export function chooseLoop(o: {
       why: `${o.sequentialOnly} runs in the sequential loop only, which takes the streams in turns`,
     };
   if (o.mode !== 'auto') return { pipelined: o.mode === 'on' };
-  const onGpu =
-    o.backend === 'tensorrt' ||
-    (o.backend === 'onnx' && (o.executionProvider === 'cuda' || o.executionProvider === 'tensorrt')) ||
-    (o.backend === 'opencv' && o.executionProvider === 'cuda' && !!o.openCvHasCuda?.());
-  if (onGpu)
+  if (modelOnGpu(o.backend, o.executionProvider, o.openCvHasCuda ?? (() => false)))
     return {
       pipelined: true,
       why: 'the model runs on the GPU, so reading, preprocessing and writing the next frames overlap with it',

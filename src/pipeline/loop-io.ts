@@ -71,8 +71,8 @@ export interface LoopOptions {
   videoIo?: VideoIo;
   /** After each frame: frames done over all streams, and the run's figures so far (the progress line). */
   onFrame?: (p: FrameProgress) => void;
-  /** The pipelined loop: frames between the start of their read and the end of their write (default 3). */
-  inFlight?: number;
+  /** The pipelined loop: frames between the start of their read and the end of their write (the run plan's). */
+  inFlight: number;
   /**
    * --realtime: files read at their frame rate (or `fps`, --source-fps), as a camera delivers them: a frame that
    * arrives while the loop is busy is replaced by the next one and counted as dropped, as a live source drops it.
@@ -80,8 +80,8 @@ export interface LoopOptions {
   realtime?: { fps?: number };
   /** --interval K: the model runs on every (K+1)-th frame of a stream; an IoU tracker carries the boxes between. */
   interval?: number;
-  /** --batch B: one frame from each of up to B streams through the model in one run (default 1). */
-  batch?: number;
+  /** --batch B: one frame from each of up to B streams through the model in one run (the run plan's). */
+  batch: number;
   /** --batch-timeout MS: how long a batch not yet full waits for frames (default: one frame time of the fastest source). */
   batchTimeoutMs?: number;
   /** --perf-interval: each stream's FPS every `everyS` seconds (deepstream-app's **PERF lines). */
@@ -121,10 +121,7 @@ export function letterboxFrame(cv: Cv, frame: Mat, g: Geometry): Mat {
  * Where a loop's preprocessed inputs go: a few Float32Arrays used in turn, instead of the new 2 MB Buffer a frame
  * that Mat.getData() allocates (416x416 float32). Every Mat and ArrayBuffer counts as V8 external memory, and their
  * churn (a frame's Mats and its input, about 8 MB a frame at 960x540) made V8 run a full collection every ~10 frames,
- * its concurrent marking beside the next inference. With the inputs reused and the Mats released when done (demo
- * model, vtest.avi at 960x540, sequential loop, GStreamer writer, 5 alternating runs, medians): the inference stage
- * 1.04x the model alone instead of 1.09x, its mean 0.6 ms above its median instead of 1.3, end to end 37.2 FPS
- * instead of 34.2.
+ * its concurrent marking beside the next inference (what reusing them bought: docs/MEASUREMENTS.md).
  * `count`: how many inputs are alive at once (the sequential loop: 1, the model has run on it before the next one is
  * made; the pipelined loop: its frames in flight, plus one). Each backend is done with its input when its run's
  * promise settles (ONNX Runtime's worker gets a copy; TensorRT copies it to the device).

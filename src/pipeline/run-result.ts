@@ -1,5 +1,5 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
-import { BACKENDS, type BackendName } from '../backends/types.ts';
+import { BACKENDS, type BackendName, type Precision } from '../backends/types.ts';
 import type { StreamRecord } from './frame-tail.ts';
 import type { BatchFigures } from './sequential-loop.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
@@ -24,7 +24,7 @@ import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './sta
 
 export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'>;
 
-export type Precision = 'fp32' | 'fp16' | 'int8' | 'unknown';
+export type { Precision } from '../backends/types.ts';
 export type ProfilerName = 'none' | 'nsys' | 'nvprof';
 
 /** What was measured, under which conditions: every report row carries it. */
@@ -247,9 +247,20 @@ export function defaultLabel(
   ].join('-');
 }
 
-/** The lab's table header and one row: Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS). */
-export const LAB_TABLE_HEADER =
-  '| Model Type | Model Input Size | Inference Speed (FPS) | End-to-end speed (FPS) |\n| --- | --- | --- | --- |';
+/**
+ * A run whose figures count: it ran to its end (not cut short by a signal) and measured at least one frame. The
+ * spread of --repeat, the report's rows and infer's summary all keep only these.
+ */
+export const isCompleteRun = (r: Pick<RunResult, 'interrupted' | 'frames'>) => !r.interrupted && r.frames > 0;
+
+/** The lab's table, as the lab's handout names its columns: the one owner of these words (console and reports). */
+export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
+
+/** The lab table's "Model Input Size" cell, as the lab writes it: the frame size as (W,H,3). */
+export const labInputSize = (size: readonly [number, number]) => `(${size[0]},${size[1]},3)`;
+
+/** The lab's table header on the console. */
+export const LAB_TABLE_HEADER = `| ${LAB_HEADERS.join(' | ')} |\n|${' --- |'.repeat(LAB_HEADERS.length)}`;
 
 /** "ONNX Runtime (CPU)", "OpenCV DNN (CUDA)", "TensorRT": where ORT or OpenCV ran is part of the name. */
 /**
@@ -263,7 +274,7 @@ export function modelTypeName(r: Pick<RunResult, 'backend' | 'setup'>): string {
 }
 
 export function labTableRow(r: RunResult): string {
-  return `| ${modelTypeName(r)} | (${r.frameSize[0]},${r.frameSize[1]},3) | ${r.inferenceFps.toFixed(2)} | ${r.endToEndFps.toFixed(2)} |`;
+  return `| ${modelTypeName(r)} | ${labInputSize(r.frameSize)} | ${r.inferenceFps.toFixed(2)} | ${r.endToEndFps.toFixed(2)} |`;
 }
 
 /** A short human summary for stderr: the lab row, the per-stage table, and where the gap between the two FPS goes. */

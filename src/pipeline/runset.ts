@@ -3,7 +3,7 @@
  * of each stage's p50 (mean, standard deviation, min, max, 95% confidence interval of the mean). Pure.
  */
 import { spread, type Spread } from '../util/stats.ts';
-import type { RunResult } from './run-result.ts';
+import { isCompleteRun, type RunResult } from './run-result.ts';
 import { STAGES, type Stage } from './stages.ts';
 
 export interface RunSet {
@@ -20,7 +20,7 @@ export interface RunSet {
 }
 
 export function buildRunSet(runs: RunResult[], files?: string[]): RunSet {
-  const complete = runs.filter((r) => !r.interrupted && r.frames > 0);
+  const complete = runs.filter(isCompleteRun);
   if (complete.length === 0) throw new RangeError('no complete run to aggregate');
   const set: RunSet = {
     schema: 'jetprof.runset/1',

@@ -131,7 +131,7 @@ export async function runSequentialLoop(
   const ios = openStreams(model, o);
   const tally = new LoopTally(o.warmupFrames, model.labels);
   // --batch B: one frame from each of up to B streams goes through the model in one run
-  const batchSize = Math.max(1, Math.min(o.batch ?? 1, ios.length));
+  const batchSize = Math.max(1, Math.min(o.batch, ios.length));
   const batched = batchSize > 1;
   // one frame at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
   // together, written one after the other), so they are start/end ranges

@@ -35,8 +35,12 @@ export interface ProfileRequest {
   backend: BackendName;
   /** Arguments for the entry script (video, model, ...), without --backend. */
   inferArgs: string[];
-  /** The source among them (found by the CLI, which knows infer's options): opened before the profiler starts. */
+  /** The source among them (read by infer's own parser in the CLI): opened before the profiler starts. */
   video: string;
+  /** --json among them, as infer's parser read it (undefined or `-`: the run JSON goes to the out-dir). */
+  json?: string;
+  /** Whether --output or --no-write among them says where the video goes (else it goes to the out-dir). */
+  outputGiven: boolean;
   outDir: string;
   metrics?: string[];
   /** Relay infer's progress lines even when it runs with -q (compare). */
@@ -89,21 +93,16 @@ export function entryCommand(backend: BackendName): string[] {
  * writes nothing into the current folder.
  */
 function withRunJson(
-  args: string[],
-  outDir: string,
-  backend: BackendName,
-  tool: ProfilerTool,
-  video: string,
+  req: Pick<ProfileRequest, 'inferArgs' | 'outDir' | 'backend' | 'tool' | 'video' | 'json' | 'outputGiven'>,
 ): { args: string[]; runJson: string } {
-  const i = args.indexOf('--json');
-  const named = i >= 0 && args[i + 1] && args[i + 1] !== '-';
-  const runJson = named ? resolve(args[i + 1]) : join(outDir, profileFileName('run', backend, tool));
-  const rest = named ? args : [...args.filter((_, k) => !(i >= 0 && (k === i || k === i + 1))), '--json', runJson];
-  const outputGiven = args.some(
-    (a) => a === '-o' || a === '--output' || a.startsWith('--output=') || a === '--no-write',
-  );
-  const output = outputGiven ? [] : ['--output', join(outDir, basename(defaultOutputPath(video, backend)))];
-  return { args: [...rest, ...output], runJson };
+  const named = req.json !== undefined && req.json !== '-';
+  const runJson = named ? resolve(req.json!) : join(req.outDir, profileFileName('run', req.backend, req.tool));
+  // infer takes the last --json given: one appended here wins over a `--json -` among the arguments
+  const json = named ? [] : ['--json', runJson];
+  const output = req.outputGiven
+    ? []
+    : ['--output', join(req.outDir, basename(defaultOutputPath(req.video, req.backend)))];
+  return { args: [...req.inferArgs, ...json, ...output], runJson };
 }
 
 /**
@@ -435,7 +434,7 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
   await checkVideo(req.video);
   mkdirSync(req.outDir, { recursive: true });
-  const { args, runJson: runPath } = withRunJson(req.inferArgs, req.outDir, req.backend, req.tool, req.video);
+  const { args, runJson: runPath } = withRunJson(req);
   const runJson = { path: runPath, before: fileVersion(runPath) };
   // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
   const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];

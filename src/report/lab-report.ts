@@ -7,7 +7,7 @@
 import type { CapacityResult } from './capacity-format.ts';
 import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
-import { intervalLine, type RunResult } from '../pipeline/run-result.ts';
+import { intervalLine, isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
 
 import type {
   LabeledProfile,
@@ -73,13 +73,13 @@ export function buildLabReport(
   extras: ReportExtras = {},
 ): LabReport {
   // An interrupted run (Ctrl-C in run 2 of --repeat 3) measured less than asked: it is kept out of every figure.
-  const interrupted = allRuns.filter((r) => r.interrupted);
-  const runs = allRuns.filter((r) => !r.interrupted);
+  const interrupted = allRuns.filter((r) => !isCompleteRun(r));
+  const runs = allRuns.filter(isCompleteRun);
   const runNotes = [
     ...(extras.runNotes ?? []),
     ...interrupted.map(
       (r) =>
-        `left out: a run of ${r.setup.label} started ${r.startedAt} was interrupted after ${r.frames} measured frame(s); its figures are in its file, not in this report`,
+        `left out: a run of ${r.setup.label} started ${r.startedAt} ${r.interrupted ? `was interrupted after ${r.frames} measured frame(s)` : 'measured no frame'}; its figures are in its file, not in this report`,
     ),
   ];
   const groups = groupBySetup(runs);

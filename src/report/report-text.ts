@@ -3,7 +3,7 @@
  * print, so each figure is phrased once. Pure.
  */
 import { roundedPercents, shareLabel } from '../pipeline/figures.ts';
-import { droppedVerdict, streamTableRows } from '../pipeline/run-result.ts';
+import { droppedVerdict, LAB_HEADERS, streamTableRows } from '../pipeline/run-result.ts';
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
 import type { FpsRow, LabReport, SteadyState, StageRow, StageTable } from './report-types.ts';
@@ -21,8 +21,6 @@ export const stdCell = (s: Spread) => (s.n > 1 ? f2(s.std) : '');
 export function fpsCell(s: Spread): string {
   return s.n > 1 ? `${s.mean.toFixed(2)} ± ${s.std.toFixed(2)} (${s.n} runs)` : s.mean.toFixed(2);
 }
-
-export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (FPS)', 'End-to-end speed (FPS)'];
 
 /** Rows from more than one machine (an x86 run beside a typed-in Jetson row): the lab table says which is which. */
 export const mixedDevices = (r: LabReport) => new Set(r.fps.map((x) => x.machine)).size > 1;

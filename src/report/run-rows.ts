@@ -5,7 +5,7 @@
  */
 import { jetpackOf } from '../platform/board.ts';
 import { modelAloneLine, notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
-import { loopInferenceMs, modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
+import { labInputSize, loopInferenceMs, modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
 
@@ -126,7 +126,7 @@ export function typedFpsRow(x: TypedFps): FpsRow {
     machine: x.device ?? 'not given (typed in)',
     modelType: x.name,
     backendDetail: 'typed in',
-    inputSize: x.inputSize ? `(${x.inputSize[0]},${x.inputSize[1]},3)` : '',
+    inputSize: x.inputSize ? labInputSize(x.inputSize) : '',
     inferenceFps: one(x.inferenceFps),
     endToEndFps: one(x.endToEndFps),
     runs: 1,
@@ -225,7 +225,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     ...(r.modelAlone ? { modelAlone: modelAloneLine(r.modelAlone, loopInferenceMs(r)) } : {}),
     baseModelType: baseModelType(r),
     backendDetail: r.backendDetail,
-    inputSize: `(${r.frameSize[0]},${r.frameSize[1]},3)`,
+    inputSize: labInputSize(r.frameSize),
     inferenceFps: spread(runs.map((x) => x.inferenceFps)),
     endToEndFps: spread(runs.map((x) => x.endToEndFps)),
     runs: runs.length,

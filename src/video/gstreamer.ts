@@ -105,15 +105,12 @@ function location(file: string): string {
  * The writer's pipeline. x264 with tune=zerolatency (no look-ahead, no B-frames) encodes each frame as it arrives on
  * appsrc's streaming thread, which a synchronous write then waits for (EncoderThreads); FFmpeg's libx264 holds a
  * look-ahead of frames. superfast: at x264enc's fixed 2 Mbit/s the file is as large as with its default (medium), and
- * a 960x540 frame took 5.4 ms to encode instead of 21.6 ms (2-core VM). threads=1: x264's own threads (3 on 2 cores)
- * slowed the next inference even after the wait had seen them idle. Side by side (demo model, 960x540, sequential
- * loop, 6 alternating runs, medians): the inference stage 1.087x the model alone with one thread, 1.133x with x264's
- * threads; the write stage 7.3 ms instead of 5.7, so that it holds the encoding; end to end 2% slower. In the pipelined
- * loop one thread is faster (39.9-42.4 against 37.6-39.7 FPS): x264's threads competed with ONNX Runtime's. On a
- * Jetson nvvidconv copies each BGRx frame into the encoder's NVMM buffers and nvv4l2h264enc encodes it on NVENC
- * (h264parse and qtmux as NVIDIA's guide writes them). The trailing `sync=false` keeps FFmpeg (tried first by OpenCV)
- * from taking the string for a file name with a container's extension. OpenCV finds its appsrc by the name
- * `opencvsrc`, and EncoderThreads the streaming threads by it.
+ * a frame encodes about four times faster. threads=1: x264's own threads slowed the next inference even after the
+ * wait had seen them idle; with one, the write stage holds the encoding (figures of both choices:
+ * docs/MEASUREMENTS.md). On a Jetson nvvidconv copies each BGRx frame into the encoder's NVMM buffers and
+ * nvv4l2h264enc encodes it on NVENC (h264parse and qtmux as NVIDIA's guide writes them). The trailing `sync=false`
+ * keeps FFmpeg (tried first by OpenCV) from taking the string for a file name with a container's extension. OpenCV
+ * finds its appsrc by the name `opencvsrc`, and EncoderThreads the streaming threads by it.
  */
 export function gstWriterPipeline(file: string, hardware = false): string {
   const encode = hardware

@@ -59,6 +59,8 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
     letterbox: !!o.letterbox,
     postprocess,
     warmupFrames: 0,
+    batch: 1,
+    inFlight: 1,
     nvtx: disabledNvtx('recording'),
     shouldStop: () => false,
   } as LoopOptions;
