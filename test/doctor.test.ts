@@ -34,6 +34,34 @@ test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-n
   t.regex(report.routes.join('\n'), /the off-board route: .* jetprof report --profile LOG --fps/);
 });
 
+test("inside jetprof's JetPack 4 image: every mount it needs is named, and a missing one with the docker flag that mounts it", (t) => {
+  const whole = doctorOf('nano-jp46-container');
+  t.is(whole.r.code, 0, whole.r.stderr);
+  t.like(whole.row('glibc'), { status: 'ok', value: '2.31' });
+  t.like(whole.row('Board'), { value: 'NVIDIA Jetson Nano Developer Kit' }, 'the model from the copy run.sh passes');
+  for (const m of [
+    'Tegra libraries',
+    'CUDA 10.2',
+    'TensorRT',
+    'TensorRT headers',
+    'NVIDIA GStreamer plugins',
+    'L4T release',
+  ])
+    t.like(whole.row(`mount: ${m}`), { status: 'ok' }, m);
+  // a toolkit that mounts l4t.csv only: Tegra libraries but no CUDA or TensorRT
+  const base = doctorOf('nano-jp46-container-base');
+  for (const m of ['CUDA 10.2', 'TensorRT']) {
+    t.like(base.row(`mount: ${m}`), { status: 'warn' }, m);
+    t.regex(base.row(`mount: ${m}`).fix, /NVIDIA_REQUIRE_JETPACK=csv-mounts=all/);
+  }
+  t.regex(base.row('mount: tegrastats').fix, /-v \/usr\/bin\/tegrastats:\/usr\/bin\/tegrastats:ro/);
+  // the board itself says where the container route is
+  t.regex(
+    doctorOf('nano-jp46').report.routes.join('\n'),
+    /bash board\/jetpack4\/build\.sh, then bash board\/jetpack4\/run\.sh/,
+  );
+});
+
 test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6.1: the job runs, ORT on the CPU, nvprof not on Orin, TensorRT 10', (t) => {
   const nx = doctorOf('xaviernx-jp51');
   t.is(nx.r.code, 0, nx.r.stderr);

@@ -22,7 +22,26 @@ export interface BoardFacts {
   opencv?: string;
   tools: { nvprof?: string; nsys?: string; tegrastats?: string; nvpmodel?: string; trtexec?: string };
   freeDiskBytes?: number;
+  /**
+   * Inside jetprof's JetPack 4 image (`jetpack4`: /etc/jetprof-container, or JETPROF_CONTAINER on this machine):
+   * which of the board's paths the container runtime and run.sh were to mount are there.
+   */
+  container?: { kind: string; present: Record<ContainerPath, boolean> };
 }
+
+/** The board's paths a JetPack 4 container needs mounted (board/jetpack4/csv-mounts.txt and run.sh). */
+export const CONTAINER_PATHS = {
+  cuda: 'usr/local/cuda-10.2',
+  tensorrt: 'usr/lib/aarch64-linux-gnu/libnvinfer.so.8',
+  tensorrtHeaders: 'usr/include/aarch64-linux-gnu/NvInfer.h',
+  tegra: 'usr/lib/aarch64-linux-gnu/tegra',
+  gstreamer: 'usr/lib/aarch64-linux-gnu/gstreamer-1.0/libgstnvvideo4linux2.so',
+  l4tRelease: 'etc/nv_tegra_release',
+  model: 'tmp/nv_jetson_model',
+  tegrastats: 'usr/bin/tegrastats',
+  argus: 'tmp/argus_socket',
+} as const;
+export type ContainerPath = keyof typeof CONTAINER_PATHS;
 
 const read = (root: string, path: string): string | undefined => {
   try {
@@ -102,7 +121,18 @@ function defines(text: string | undefined, names: string[]): string | undefined 
 export function readJetsonIdentity(root = '/'): { model?: string; l4tLine?: string; l4t?: string } {
   const l4tLine = read(root, 'etc/nv_tegra_release');
   const m = l4tLine ? /R(\d+) \(release\), REVISION: ([\d.]+)/.exec(l4tLine) : null;
-  return { model: read(root, 'proc/device-tree/model'), l4tLine, l4t: m ? `${m[1]}.${m[2]}` : undefined };
+  // in a container /proc/device-tree is the host's masked one: board/jetpack4/run.sh passes a copy of the model
+  const model = read(root, 'proc/device-tree/model') || read(root, CONTAINER_PATHS.model);
+  return { model, l4tLine, l4t: m ? `${m[1]}.${m[2]}` : undefined };
+}
+
+function containerFacts(root: string): BoardFacts['container'] {
+  const kind = read(root, 'etc/jetprof-container') || (root === '/' ? process.env.JETPROF_CONTAINER : undefined);
+  if (!kind) return undefined;
+  const present = Object.fromEntries(
+    Object.entries(CONTAINER_PATHS).map(([k, p]) => [k, existsSync(join(root, p))]),
+  ) as Record<ContainerPath, boolean>;
+  return { kind, present };
 }
 
 /** A device-tree model string that names a Jetson (or another NVIDIA board). */
@@ -110,6 +140,7 @@ export const isJetsonModel = (model: string | undefined): model is string => !!m
 
 export function readBoard(root = '/'): BoardFacts {
   const { model, l4tLine, l4t } = readJetsonIdentity(root);
+  const container = containerFacts(root);
   const os = osRelease(root);
   const live = root === '/';
   const arch = live
@@ -170,6 +201,7 @@ export function readBoard(root = '/'): BoardFacts {
       trtexec: firstExisting(root, ['usr/src/tensorrt/bin/trtexec', 'usr/bin/trtexec']),
     },
     freeDiskBytes: free,
+    ...(container ? { container } : {}),
   };
 }
 

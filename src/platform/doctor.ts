@@ -2,7 +2,7 @@
  * `jetprof doctor`: what this machine can run, one row per check with the fix for each gap. Pure: the board's facts
  * (board.ts) and what could only be probed live (a library loading, OpenCV's build) in, rows out.
  */
-import { jetsonComputeCapability } from './board.ts';
+import { CONTAINER_PATHS, jetsonComputeCapability } from './board.ts';
 import type { BoardFacts } from './board.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
@@ -47,6 +47,58 @@ const versionAtLeast = (v: string | undefined, min: string) => {
 };
 
 type AddRow = (check: string, status: CheckStatus, value: string, fix?: string) => void;
+
+const RUNTIME_FIX = 'start it with --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=all (bash board/jetpack4/run.sh does)';
+const CSV_ALL_FIX =
+  'add -e NVIDIA_REQUIRE_JETPACK=csv-mounts=all: nvidia-container-toolkit 1.9 and later mounts only l4t.csv otherwise (bash board/jetpack4/run.sh adds it)';
+
+/**
+ * Inside jetprof's JetPack 4 image: each of the board's paths it needs, there or not, and for a missing one the flag
+ * of `docker run` that mounts it. No Tegra libraries at all means the NVIDIA runtime mounted nothing; Tegra
+ * libraries without CUDA or TensorRT mean a toolkit that mounts the base lists only.
+ */
+function containerRows(f: BoardFacts, add: AddRow): void {
+  const c = f.container;
+  if (!c) return;
+  const has = c.present;
+  const runtime = has.tegra ? CSV_ALL_FIX : RUNTIME_FIX;
+  const row = (check: string, ok: boolean, what: string, fix: string, status: CheckStatus = 'warn') =>
+    add(`mount: ${check}`, ok ? 'ok' : status, ok ? `/${what}` : `/${what} missing`, ok ? undefined : fix);
+  add('container', 'info', `jetprof's ${c.kind} image: the board's libraries come from the container runtime's mounts`);
+  row('Tegra libraries', has.tegra, CONTAINER_PATHS.tegra, RUNTIME_FIX);
+  row('CUDA 10.2', has.cuda, CONTAINER_PATHS.cuda, runtime);
+  row('TensorRT', has.tensorrt, CONTAINER_PATHS.tensorrt, runtime);
+  row(
+    'TensorRT headers',
+    has.tensorrtHeaders,
+    CONTAINER_PATHS.tensorrtHeaders,
+    has.tensorrt
+      ? "this board's tensorrt.csv has no headers: add -v H:H:ro for each /usr/include/aarch64-linux-gnu/Nv*.h (the shim builds against them)"
+      : runtime,
+  );
+  row('NVIDIA GStreamer plugins', has.gstreamer, CONTAINER_PATHS.gstreamer, RUNTIME_FIX);
+  row('L4T release', has.l4tRelease, CONTAINER_PATHS.l4tRelease, '-v /etc/nv_tegra_release:/etc/nv_tegra_release:ro');
+  row(
+    'board model',
+    has.model || !!f.jetsonModel,
+    CONTAINER_PATHS.model,
+    "tr -d '\\0' </proc/device-tree/model >/tmp/m on the board, then -v /tmp/m:/tmp/nv_jetson_model:ro",
+  );
+  row(
+    'tegrastats',
+    has.tegrastats,
+    CONTAINER_PATHS.tegrastats,
+    '-v /usr/bin/tegrastats:/usr/bin/tegrastats:ro',
+    'info',
+  );
+  row(
+    'Argus socket (CSI cameras)',
+    has.argus,
+    CONTAINER_PATHS.argus,
+    '-v /tmp/argus_socket:/tmp/argus_socket, with nvargus-daemon running on the board',
+    'info',
+  );
+}
 
 /** TensorRT and its shim, CUDA, the profilers, tegrastats, the power mode and the free disk. */
 function toolRows(f: BoardFacts, live: LiveProbes | undefined, cc: number | undefined, add: AddRow): void {
@@ -185,13 +237,14 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
   if (live?.videoReader)
     add('Video reader', 'ok', `${live.videoReader.decoder} (--video-io auto): ${live.videoReader.detail}`);
   toolRows(f, live, cc, add);
+  containerRows(f, add);
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
   const routes =
     glibcOk === false
       ? [
           'this board has glibc ' +
             f.glibc +
-            " (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board's TensorRT (README: Support matrix), or",
+            " (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board's TensorRT: bash board/jetpack4/build.sh, then bash board/jetpack4/run.sh (README: On a Jetson Nano), or",
           'the off-board route: run the lab\'s scripts here under nvprof, then on a PC: jetprof parse LOG and jetprof report --profile LOG --fps "TensorRT@960x540=INF/E2E"',
         ]
       : canRun

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs jetprof's JetPack 4 image on the board with what the NVIDIA container runtime needs to mount the board's CUDA,
+# TensorRT, Tegra libraries and GStreamer plugins, and what jetprof reads of the board (docs/JETPACK4.md says why
+# each flag). The current folder is /work inside (videos, weights, engines and runs stay on the board's disk).
+#   bash board/jetpack4/run.sh                               jetprof doctor
+#   bash board/jetpack4/run.sh jetprof selftest --out-dir runs/selftest
+#   bash board/jetpack4/run.sh infer-trt videos/vtest.avi --engine engines/yolov4-tiny.trt --frame-size 960x540
+#   bash board/jetpack4/run.sh --print jetprof doctor        the docker command, not run
+# Needs root or the docker group (sudo bash board/jetpack4/run.sh ...).
+set -euo pipefail
+IMAGE=${IMAGE:-jetprof:jetpack4}
+PRINT=0
+if [ "${1:-}" = --print ]; then PRINT=1; shift; fi
+[ $# -gt 0 ] || set -- jetprof doctor
+
+args=(run --rm --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=all -e NVIDIA_DRIVER_CAPABILITIES=all --network host --ipc=host)
+# nvidia-container-toolkit 1.9 and later mounts only l4t.csv, drivers.csv and devices.csv unless asked for all of them
+# (CUDA and TensorRT are in cuda.csv and tensorrt.csv); JetPack 4.6's own 1.7.0 mounts all of them anyway
+cli=$(nvidia-container-cli -V 2>/dev/null | sed -n 's/^cli-version: *//p' | head -1 || true)
+if [ -n "$cli" ] && [ "$(printf '%s\n' 1.9.0 "$cli" | sort -V | head -1)" = 1.9.0 ]; then
+  args+=(-e NVIDIA_REQUIRE_JETPACK=csv-mounts=all)
+fi
+# cameras: USB or CSI through V4L2 as devices; CSI through nvarguscamerasrc needs the host's Argus daemon's socket
+for dev in /dev/video*; do [ -e "$dev" ] && args+=(--device "$dev"); done
+[ -S /tmp/argus_socket ] && args+=(-v /tmp/argus_socket:/tmp/argus_socket)
+# what jetprof reads of the board: the L4T release, the model (/proc cannot be mounted into a container: a copy),
+# tegrastats and the power mode's tool (on no CSV list)
+[ -f /etc/nv_tegra_release ] && args+=(-v /etc/nv_tegra_release:/etc/nv_tegra_release:ro)
+if [ -r /proc/device-tree/model ]; then
+  model=${XDG_RUNTIME_DIR:-/tmp}/jetprof-nv_jetson_model
+  tr -d '\0' </proc/device-tree/model >"$model"
+  args+=(-v "$model:/tmp/nv_jetson_model:ro")
+fi
+for tool in /usr/bin/tegrastats /usr/sbin/nvpmodel /etc/nvpmodel.conf; do
+  [ -e "$tool" ] && args+=(-v "$tool:$tool:ro")
+done
+# nvprof's GPU counters on Tegra need root and, in a container, SYS_ADMIN
+args+=(--cap-add SYS_ADMIN)
+args+=(-v "$PWD:/work" -w /work -v jetprof-shim:/opt/jetprof/native/build)
+[ -t 0 ] && [ -t 1 ] && args+=(-it)
+args+=("$IMAGE" "$@")
+if [ $PRINT = 1 ]; then
+  printf 'docker'
+  printf ' %q' "${args[@]}"
+  printf '\n'
+  exit 0
+fi
+exec docker "${args[@]}"
