@@ -47,6 +47,7 @@ interface InferCliOptions {
   output?: string;
   write: boolean;
   json?: string;
+  heads?: string;
   conf: number;
   nms: number;
   nmsKind: NmsKind;
@@ -218,6 +219,12 @@ function addRunOptions(cmd: Command): void {
       new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler')
         .choices(['nsys', 'nvprof'])
         .hideHelp(),
+    )
+    .addOption(
+      new Option(
+        '--heads <file>',
+        "set by jetprof selftest: the first frames' raw head outputs (pipeline/heads-file.ts)",
+      ).hideHelp(),
     )
     .option(
       '--letterbox',
@@ -466,6 +473,7 @@ function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: Stre
     draw: o.draw,
     videoIo: o.videoIo,
     json: run.json,
+    headsFile: o.heads,
     postprocess: postprocessOf(o),
     label: o.label,
     profiler: o.profilerAttached,
@@ -660,6 +668,7 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
         ? Object.fromEntries(specs.filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]))
         : { 'output video': first.arg.kind === 'images' ? undefined : first.outputPath }),
       'run JSON': jsonToStdout ? undefined : o.json,
+      'heads file': o.heads,
       ...(several
         ? Object.fromEntries(
             specs.filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
@@ -718,6 +727,10 @@ export async function parseInferArgs(
   try {
     await cmd.parseAsync(args, { from: 'user' });
   } catch (e) {
+    if ((e as { code?: string }).code === 'commander.missingArgument')
+      throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', {
+        suggestion: 'name the video (or camera, stream, image folder) first: -- videos/vtest.avi --model M.onnx',
+      });
     const line =
       said
         .trim()
@@ -748,6 +761,7 @@ export async function inferArgFacts(args: string[], fixedBackend?: BackendName):
     ep: o.ep,
     batch: o.batch,
     json: o.json,
+    videoIo: o.videoIo,
     outputGiven: given.includes('--output') || !o.write,
     given,
   };

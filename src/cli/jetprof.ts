@@ -11,6 +11,7 @@ import { parseCommand } from './parse-command.ts';
 import { profileCommand } from './profile-command.ts';
 import { reportCommand } from './report-command.ts';
 import { runProgram } from './run-program.ts';
+import { selftestCommand } from './selftest-command.ts';
 
 const program = new Command('jetprof')
   .description(
@@ -29,6 +30,7 @@ const program = new Command('jetprof')
   .addCommand(capacityCommand())
   .addCommand(agreeCommand())
   .addCommand(mapCommand())
-  .addCommand(doctorCommand());
+  .addCommand(doctorCommand())
+  .addCommand(selftestCommand());
 
 await runProgram(program);

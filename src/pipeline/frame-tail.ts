@@ -34,6 +34,8 @@ export interface TailContext {
   streamColumn: boolean;
   /** The pipelined loop writes through OpenCV's async writer (the next frame's inference goes on meanwhile). */
   asyncWrite: boolean;
+  /** Each inferred frame's raw outputs, before postprocess (infer --heads). */
+  onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
 }
 
 /** A frame whose model outputs are in: its clock so far and its own outputs. */
@@ -64,6 +66,7 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
   const t3 = process.hrtime.bigint();
   const postRange = c.ranges.open(name('postprocess'));
   const tracker = c.trackers?.[f.stream];
+  if (f.outputs) c.onHeads?.(f.stream, f.index, f.outputs);
   const post: FramePostprocess = f.outputs
     ? io.post.run(f.outputs)
     : { detections: tracker?.carried() ?? [], candidates: 0, candidatesCapped: false, detectionsCapped: false };

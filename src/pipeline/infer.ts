@@ -23,6 +23,7 @@ import { timeModelAlone } from './model-alone.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { LoopOptions } from './loop-io.ts';
 import type { RunPlan } from './run-plan.ts';
+import { headsRecorder } from './heads-file.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import { batchFigures, type LoopResult, runSequentialLoop } from './sequential-loop.ts';
 import { buildRunResult, defaultLabel, type ProfilerName, type RunFacts, type RunResult } from './run-result.ts';
@@ -53,6 +54,8 @@ export interface InferOptions extends Omit<
   plugins?: string[];
   /** The run JSON: a path, `-` for stdout, undefined for none. */
   json?: string;
+  /** --heads F: the raw head outputs of the first frames (heads-file.ts), for jetprof selftest. */
+  headsFile?: string;
   /** Names this run in reports; default from backend, precision, provider, loop and profiler. */
   label?: string;
   /** The profiler this process runs under (set by `jetprof profile`). */
@@ -268,7 +271,12 @@ async function openTimedSession(o: InferOptions, m: ResolvedModel) {
 }
 
 /** The loop: pipelined for one stream when asked (--pipeline), else the sequential loop, for one stream or many. */
-function runLoop(o: InferOptions, session: DetectorSession, m: ResolvedModel): Promise<LoopResult> {
+function runLoop(
+  o: InferOptions,
+  session: DetectorSession,
+  m: ResolvedModel,
+  heads?: ReturnType<typeof headsRecorder>,
+): Promise<LoopResult> {
   const loopOptions: LoopOptions = {
     ...o,
     batch: o.plan.batch,
@@ -278,6 +286,7 @@ function runLoop(o: InferOptions, session: DetectorSession, m: ResolvedModel): P
     // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
     shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
     streamColumn: o.plan.multiStream !== undefined,
+    ...(heads ? { onHeads: heads.add } : {}),
   };
   return (o.plan.loop.pipelined ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions);
 }
@@ -542,7 +551,8 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const { session, modelLoadMs } = await openTimedSession(o, m);
   const runner = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
-    const loop = await runLoop(o, session, m);
+    const heads = o.headsFile ? headsRecorder() : undefined;
+    const loop = await runLoop(o, session, m, heads);
     requireMeasured(o, loop);
     requireComplete(o, loop);
     warnAboutStreams(o, loop);
@@ -555,6 +565,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
         : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
     const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
     writeRunFiles(o, result, loop.boxes);
+    if (heads && o.headsFile) writeOutput(o.headsFile, heads.bytes());
     return result;
   } finally {
     await runner?.stop();

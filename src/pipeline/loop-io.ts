@@ -88,6 +88,8 @@ export interface LoopOptions {
   perf?: { everyS: number; onPerf: (line: string) => void };
   /** Each frame records the stream it came from (the run reports per-stream figures). */
   streamColumn?: boolean;
+  /** Each inferred frame's raw outputs, before postprocess (infer --heads). */
+  onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
 }
 
 /**

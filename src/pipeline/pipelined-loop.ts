@@ -135,6 +135,7 @@ class PipelinedRun {
       ranges: this.ranges,
       boxes: o.keepBoxes ? [[]] : undefined,
       streamColumn: !!o.streamColumn,
+      onHeads: o.onHeads,
       // overlap is this loop's point: the encoder may run on while the next frame is inferred
       asyncWrite: true,
     };

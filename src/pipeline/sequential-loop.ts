@@ -146,6 +146,7 @@ export async function runSequentialLoop(
     trackers: o.interval ? ios.map(() => new IouTracker()) : undefined,
     boxes: o.keepBoxes ? ios.map(() => []) : undefined,
     streamColumn: !!o.streamColumn,
+    onHeads: o.onHeads,
     asyncWrite: false,
   };
   const reads = new StreamReads(ios, o, { batched, ranges, begin: (t) => tally.begin(t) });

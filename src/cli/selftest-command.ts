@@ -1,0 +1,113 @@
+/** `jetprof selftest`: what works on this machine, proven by running it; the table, DIR/selftest.json and SELFTEST.md. */
+import { Command } from 'commander';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { writeOutput } from '../output/output.ts';
+import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/selftest-format.ts';
+import { requireWritableDir } from '../util/files.ts';
+import { JetprofError } from '../util/errors.ts';
+import type { SelftestGroup } from '../jobs/selftest.ts';
+import { forwardSignalsToChild } from './child-signals.ts';
+import { handleError } from './handle-error.ts';
+import { helpAfter } from './help-text.ts';
+import { parseIntInRange } from './options.ts';
+
+interface SelftestCliOptions {
+  outDir: string;
+  engine?: string;
+  model?: string;
+  video?: string;
+  frames: number;
+  timeout: number;
+  only?: string;
+}
+
+export function selftestCommand(): Command {
+  return new Command('selftest')
+    .summary('what works on this machine, proven by running it (the first command on a new board)')
+    .description(
+      'Runs every component present, each as its own process, ended if it takes longer than --timeout:\n' +
+        '  backends: ONNX Runtime on the CPU (the reference), OpenCV DNN on the CPU and with CUDA, TensorRT (--engine, or an FP16 engine trtexec builds): each runs the same clip through infer; its inference and end-to-end FPS, its raw head outputs against ONNX Runtime on the same inputs (max and mean absolute difference) and its boxes matched at IoU 0.5;\n' +
+        "  video: OpenCV's FFmpeg reader and writer, GStreamer's (software, or the board's nvv4l2decoder and nvv4l2h264enc): the clip decoded and encoded again, and the written file counted frame by frame;\n" +
+        '  profilers: nsys and nvprof profile a few frames and their output is parsed;\n' +
+        '  board: a tegrastats sample (load, clocks, power) and the power mode.\n' +
+        'Writes DIR/selftest.json (jetprof.selftest/1: one entry per component, status ok | fail | absent, its figure, the fix) and DIR/SELFTEST.md; prints the table. Exit 0 when every component present works (absent is not a failure), 1 when one fails, 2 for bad input, 130 after Ctrl-C. jetprof doctor is the quick look that runs nothing.',
+    )
+    .option('--out-dir <dir>', 'where the results and every run of the test go', 'selftest')
+    .option(
+      '--engine <file.trt>',
+      'a TensorRT engine for the TensorRT row (built for --model; else trtexec builds one)',
+    )
+    .option(
+      '--model <file.onnx>',
+      'the model every backend runs (default: weights/yolov4-tiny.onnx, else seeded weights that fire on every frame)',
+    )
+    .option('--video <file>', 'the clip (default: videos/vtest.avi, else one made with ffmpeg)')
+    .option('--frames <n>', 'frames each run reads, 2 of them warm-up', parseIntInRange('--frames', 4, 10_000), 24)
+    .option(
+      '--timeout <s>',
+      'seconds a component may take before it is ended (an engine build: six times as long)',
+      parseIntInRange('--timeout', 5, 86_400),
+      600,
+    )
+    .option('--only <groups>', 'only these, comma-separated: backends, video, profilers, board')
+    .addHelpText(
+      'after',
+      helpAfter([
+        { cmd: 'jetprof selftest --out-dir runs/selftest', note: 'on any machine' },
+        {
+          cmd: 'bash board/jetpack4/run.sh jetprof selftest --engine engines/yolov4-tiny.trt --out-dir runs/selftest',
+          note: "a Jetson Nano, in jetprof's JetPack 4 container: attach runs/selftest/selftest.json to a bug report",
+        },
+      ]),
+    )
+    .action(async (o: SelftestCliOptions) => {
+      const signals = forwardSignalsToChild((signal) =>
+        process.stderr.write(`\njetprof selftest: ${signal}: stopping after the component that is running\n`),
+      );
+      try {
+        const outDir = resolve(o.outDir);
+        const { runSelftest, SELFTEST_GROUPS } = await import('../jobs/selftest.ts');
+        const only = o.only?.split(',').map((g) => g.trim());
+        const bad = only?.find((g) => !(SELFTEST_GROUPS as readonly string[]).includes(g));
+        if (bad !== undefined)
+          throw new JetprofError('BAD_OPTION', `--only ${o.only}: '${bad}' is not a group`, {
+            suggestion: `use one or more of ${SELFTEST_GROUPS.join(', ')}`,
+          });
+        for (const [flag, file] of [
+          ['--engine', o.engine],
+          ['--model', o.model],
+          ['--video', o.video],
+        ] as const)
+          if (file && !existsSync(file))
+            throw new JetprofError('FILE_NOT_FOUND', `${file}: not found (${flag})`, {
+              suggestion:
+                flag === '--engine'
+                  ? 'build one: jetprof build-engine --onnx M.onnx --out E.trt --fp16'
+                  : `pass an existing file to ${flag}`,
+            });
+        mkdirSync(outDir, { recursive: true });
+        requireWritableDir(join(outDir, 'selftest.json'), '--out-dir');
+        const r = await runSelftest({
+          outDir,
+          engine: o.engine,
+          model: o.model,
+          video: o.video,
+          frames: o.frames,
+          timeoutS: o.timeout,
+          only: only as SelftestGroup[] | undefined,
+          onStep: (line) => process.stderr.write(`jetprof selftest: ${line}\n`),
+          shouldStop: signals.stopped,
+          onChild: signals.onChild,
+        });
+        writeOutput(join(outDir, 'selftest.json'), `${JSON.stringify(r, null, 2)}\n`);
+        writeOutput(join(outDir, 'SELFTEST.md'), selftestMarkdown(r));
+        process.stdout.write(`${selftestTable(r)}\n\n${selftestVerdict(r)}\n${join(outDir, 'SELFTEST.md')}\n`);
+        process.exitCode = r.interrupted ? 130 : r.ok ? 0 : 1;
+      } catch (e) {
+        process.exitCode = handleError(e);
+      } finally {
+        signals.dispose();
+      }
+    });
+}

@@ -1,0 +1,114 @@
+/**
+ * `jetprof selftest`: what works on this machine, proven by running it. Each component runs as its own process, as a
+ * user would run it, ended when it exceeds its time: every backend present runs the same short clip through `infer`
+ * and is held against ONNX Runtime on the CPU (raw head outputs on the same inputs, boxes matched); every video path
+ * decodes the clip and encodes it again, and the written file is counted; every profiler profiles a few frames and
+ * its output is parsed; on a board, tegrastats and the power mode are sampled. Absent is not a failure.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { exportModelFile, makeWeightsFile } from '../model/export-file.ts';
+import { readBoard } from '../platform/board.ts';
+import type { SelftestResult } from '../report/selftest-format.ts';
+import { JetprofError } from '../util/errors.ts';
+import { findExecutable } from '../util/executables.ts';
+import { loadOpenCv, videoBackends } from '../video/opencv.ts';
+import { backendRows } from './selftest-backends.ts';
+import { boardRows, profilerRows, videoRows } from './selftest-parts.ts';
+import { Selftest, type SelftestGroup, type SelftestOptions } from './selftest-runner.ts';
+
+export { SELFTEST_GROUPS, type SelftestGroup, type SelftestOptions } from './selftest-runner.ts';
+export { headDifference } from './selftest-backends.ts';
+
+/** The clip: the one given, vtest.avi, or a clip made with ffmpeg's test source. */
+async function prepareClip(t: Selftest): Promise<{ path: string; made: boolean }> {
+  const given = t.o.video ?? (existsSync('videos/vtest.avi') ? 'videos/vtest.avi' : undefined);
+  if (given) return { path: resolve(given), made: false };
+  const path = join(t.o.outDir, 'clip.mp4');
+  const ffmpeg = findExecutable('ffmpeg');
+  if (!ffmpeg)
+    throw new JetprofError('TOOL_MISSING', 'no clip to test with: no videos/vtest.avi here and no ffmpeg to make one', {
+      suggestion: 'pass --video V, or bash scripts/fetch-sample-video.sh',
+    });
+  const r = await t.run(
+    [
+      ffmpeg,
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25',
+      '-frames:v',
+      String(t.o.frames + 8),
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      path,
+    ],
+    t.o.timeoutS,
+  );
+  if (r.code !== 0)
+    throw new JetprofError('TOOL_FAILED', `ffmpeg could not make a clip (${Selftest.failure(r, t.o.timeoutS)})`, {
+      suggestion: 'pass --video V',
+    });
+  return { path, made: true };
+}
+
+/** The model: the one given, weights/yolov4-tiny.onnx, or seeded weights that fire on every frame, exported here. */
+function prepareModel(t: Selftest): { path: string; made: boolean } {
+  const given = t.o.model ?? (existsSync('weights/yolov4-tiny.onnx') ? 'weights/yolov4-tiny.onnx' : undefined);
+  if (given) return { path: resolve(given), made: false };
+  const cfg = shippedCfg();
+  const weights = join(t.o.outDir, 'selftest.weights');
+  const path = join(t.o.outDir, 'selftest.onnx');
+  makeWeightsFile(cfg, 1, weights, 2);
+  exportModelFile({ cfgPath: cfg, weightsPath: weights, outPath: path });
+  return { path, made: true };
+}
+
+/** The weights/yolov4-tiny.cfg jetprof ships, from src/jobs or from dist/src/jobs. */
+function shippedCfg(): string {
+  const candidates = ['../../weights/yolov4-tiny.cfg', '../../../weights/yolov4-tiny.cfg'].map((r) =>
+    fileURLToPath(new URL(r, import.meta.url)),
+  );
+  return candidates.find((p) => existsSync(p)) ?? candidates[0];
+}
+
+export async function runSelftest(o: SelftestOptions): Promise<SelftestResult> {
+  mkdirSync(o.outDir, { recursive: true });
+  const t = new Selftest(o);
+  const startedAt = new Date().toISOString();
+  const clip = await prepareClip(t);
+  const model = prepareModel(t);
+  const has = videoBackends(loadOpenCv());
+  // every backend decodes the clip the same way, so their inputs are the same
+  const io = has.ffmpeg ? 'ffmpeg' : 'auto';
+  const want = (g: SelftestGroup) => !o.only || o.only.includes(g);
+  if (want('backends')) await backendRows(t, clip.path, model.path, io);
+  if (want('video')) await videoRows(t, clip.path, model.path);
+  if (want('profilers')) await profilerRows(t, clip.path, model.path, io);
+  if (want('board')) await boardRows(t);
+  const b = readBoard();
+  return {
+    schema: 'jetprof.selftest/1',
+    startedAt,
+    machine: {
+      board: b.jetsonModel,
+      l4t: b.l4t,
+      cpu: b.cpu,
+      os: b.os?.prettyName,
+      node: process.version,
+      arch: process.arch,
+    },
+    clip: { ...clip, frames: o.frames },
+    model,
+    entries: t.entries,
+    ok: t.entries.every((e) => e.status !== 'fail'),
+    ...(t.interrupted ? { interrupted: true } : {}),
+    seconds: (Date.now() - t.t0) / 1000,
+  };
+}

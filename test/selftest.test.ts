@@ -1,0 +1,176 @@
+/**
+ * `jetprof selftest` through the real command: on this machine (no GPU), and with the board stand-ins as a board's
+ * parts: the CPU ABI library as TensorRT (replaying ONNX Runtime's heads: ok with no difference; constant outputs:
+ * fail with the figure; a crash: fail with the signal; a run that never ends: ended and reported, nothing left
+ * running) and the GStreamer board elements as nvv4l2decoder/nvv4l2h264enc.
+ */
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseHeadsFile } from '../src/pipeline/heads-file.ts';
+import { headDifference } from '../src/jobs/selftest.ts';
+import { boardEngine, recordHeads } from './helpers/board.ts';
+import {
+  buildCpuEngineLib,
+  gstBoardEnv,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  ROOT,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
+
+const dir = join(scratchDir(), 'selftest');
+mkdirSync(dir, { recursive: true });
+// a small model that fires on every frame (objectness bias 0), so there are boxes to match
+const model = makeModel('selftest', PERSON_VEHICLE_CFG, 3, undefined, 0);
+const FRAMES = 8;
+const video = makeVideo('selftest.mp4', FRAMES + 2, 320, 240);
+const replay = recordHeads({ video, model: model.onnxPath, frames: FRAMES, out: join(dir, 'heads.bin') });
+const shim = { JETPROF_TRT_SHIM: buildCpuEngineLib() };
+
+interface Entry {
+  component: string;
+  status: 'ok' | 'fail' | 'absent';
+  figure?: string;
+  fix?: string;
+  detail?: string;
+  figures?: Record<string, number | string>;
+}
+
+function selftest(name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const out = join(dir, name);
+  const r = runCli(
+    'jetprof',
+    ['selftest', '--out-dir', out, '--model', model.onnxPath, '--video', video, '--frames', String(FRAMES), ...args],
+    { env, timeout: 600_000 },
+  );
+  const json = join(out, 'selftest.json');
+  const result = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : undefined;
+  const entry = (c: string): Entry => result?.entries.find((e: Entry) => e.component === c);
+  const maybe = (c: string): Entry | undefined => entry(c);
+  return { r, out, result, entry, maybe };
+}
+
+const validate = (() => {
+  const Ajv = createRequire(import.meta.url)('ajv') as new (o: object) => {
+    compile(s: object): ((v: unknown) => boolean) & { errors?: unknown };
+  };
+  return new Ajv({ strict: false }).compile(
+    JSON.parse(readFileSync(join(ROOT, 'src/schemas/selftest-v1.schema.json'), 'utf8')),
+  );
+})();
+
+test('jetprof selftest on this machine: every present component works (exit 0), absent ones say why and how to fix; selftest.json follows its schema', (t) => {
+  const { r, out, result, entry } = selftest('here', []);
+  t.is(r.code, 0, r.stderr);
+  t.true(validate(result), JSON.stringify(validate.errors));
+  t.like(entry('backend: ONNX Runtime (CPU)'), { status: 'ok' });
+  const cv = entry('backend: OpenCV DNN (CPU)');
+  t.is(cv.status, 'ok', JSON.stringify(cv));
+  t.true(Number(cv.figures!.maxAbsDiff) < 1e-3, `OpenCV DNN's heads against ONNX Runtime's: ${cv.figure}`);
+  t.is(cv.figures!.matchedShare, 1);
+  t.like(entry('backend: TensorRT'), { status: 'absent' });
+  t.regex(entry('backend: TensorRT').fix!, /--engine E\.trt/);
+  for (const v of ['video: FFmpeg (OpenCV)', 'video: GStreamer software (avdec_h264, x264enc)']) {
+    t.is(entry(v).status, 'ok', JSON.stringify(entry(v)));
+    t.is(entry(v).figures!.framesWritten, FRAMES, v);
+  }
+  t.like(entry('video: nvv4l2 (NVDEC/NVENC)'), { status: 'absent' });
+  t.like(entry('profiler: nvprof'), { status: 'absent' });
+  t.regex(entry('profiler: nvprof').detail!, /installed; needs a supported GPU \(none here/);
+  t.like(entry('profiler: nsys'), { status: 'ok' });
+  for (const b of ['board: tegrastats', 'board: power mode']) t.like(entry(b), { status: 'absent' });
+  for (const e of result.entries as Entry[]) if (e.status !== 'ok') t.truthy(e.fix, `${e.component} has its fix`);
+  const md = readFileSync(join(out, 'SELFTEST.md'), 'utf8');
+  t.regex(md, /\| backend: OpenCV DNN \(CPU\) \| ok \| .*heads vs ONNX Runtime: max \\\|d\\\| /);
+  t.regex(r.stdout, /component\(s\) work, 0 failed, \d+ absent \(not a failure\)/);
+});
+
+test('selftest with the board stand-ins: TensorRT (the CPU ABI library) that replays ONNX Runtime is ok with no difference; the board GStreamer elements are the nvv4l2 path', async (t) => {
+  const engine = boardEngine(join(dir, 'good.trt'), model.onnxPath, { gpuMs: [5, 0], replay: await replay });
+  const { r, entry, maybe } = selftest('board', ['--engine', engine, '--only', 'backends,video'], {
+    ...shim,
+    ...gstBoardEnv(),
+  });
+  t.is(r.code, 0, r.stderr);
+  const trt = entry('backend: TensorRT');
+  t.is(trt.status, 'ok', JSON.stringify(trt));
+  t.is(trt.figures!.maxAbsDiff, 0);
+  t.is(trt.figures!.matchedShare, 1);
+  t.is(trt.figures!.precision, 'fp16');
+  const hw = entry('video: GStreamer nvv4l2 (NVDEC/NVENC)');
+  t.is(hw.status, 'ok', JSON.stringify(hw));
+  t.regex(String(hw.figures!.encoder), /nvv4l2h264enc/);
+  t.is(maybe('video: nvv4l2 (NVDEC/NVENC)'), undefined, 'no absent row where the board elements are');
+  t.is(maybe('profiler: nsys'), undefined, '--only leaves the other groups out');
+});
+
+test('selftest fails with a clear line against a bad stand-in: heads that differ (the figure), a crash (the signal), a run that never ends (ended, nothing left running)', async (t) => {
+  const constant = boardEngine(join(dir, 'constant.trt'), model.onnxPath, { gpuMs: [1, 0] });
+  const differs = selftest('differs', ['--engine', constant, '--only', 'backends'], shim);
+  t.is(differs.r.code, 1, differs.r.stderr);
+  const d = differs.entry('backend: TensorRT');
+  t.is(d.status, 'fail');
+  t.regex(d.detail!, /its heads differ beyond fp16's tolerance/);
+  t.regex(d.figure!, /heads vs ONNX Runtime: max \|d\| [\d.e+]+, mean \|d\| [\d.e+]+/);
+  t.regex(d.fix!, /^compare its boxes: jetprof agree /);
+  t.regex(differs.r.stdout, /1 failed.*: backend: TensorRT\./);
+
+  const crashing = boardEngine(join(dir, 'crash.trt'), model.onnxPath, {
+    gpuMs: [1, 0],
+    replay: await replay,
+    faultAtRun: 2,
+  });
+  const crash = selftest('crash', ['--engine', crashing, '--only', 'backends'], shim);
+  t.is(crash.r.code, 1);
+  t.like(crash.entry('backend: TensorRT'), { status: 'fail', detail: 'died of SIGSEGV (exit 139)' });
+  t.regex(
+    crash.entry('backend: TensorRT').fix!,
+    /^run it by hand to see why: .*infer-trt\.(ts|js) .*--engine .*crash\.trt/,
+  );
+
+  const hanging = boardEngine(join(dir, 'hang.trt'), model.onnxPath, { gpuMs: [600_000, 0], replay: await replay });
+  const hang = selftest('hang', ['--engine', hanging, '--only', 'backends', '--timeout', '8'], shim);
+  t.is(hang.r.code, 1);
+  t.like(hang.entry('backend: TensorRT'), {
+    status: 'fail',
+    detail: 'did not finish within 8 s: ended (it and what it started)',
+  });
+  const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+  t.false(left.includes('hang.trt'), 'no infer left running on the hanging engine');
+});
+
+test('bad input: --only with an unknown group, a missing --engine: one line, exit 2, nothing written', (t) => {
+  for (const [args, re] of [
+    [
+      ['--only', 'gpu'],
+      /--only gpu: 'gpu' is not a group \(fix: use one or more of backends, video, profilers, board\)/,
+    ],
+    [['--engine', join(dir, 'missing.trt')], /missing\.trt: not found \(--engine\)/],
+  ] as const) {
+    const out = join(dir, `bad-${args[0].slice(2)}`);
+    const r = runCli('jetprof', ['selftest', '--out-dir', out, ...args]);
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, re);
+    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+    t.false(existsSync(out), 'no out-dir made for a refused call');
+  }
+});
+
+test('heads files: a round trip keeps every value; the difference of a file with itself is 0, and a changed value shows', (t) => {
+  const files = (offset: number) => {
+    const a = new Float32Array([1, 2, 3, 4]);
+    a[2] += offset;
+    const header = { schema: 'jetprof.heads/1', frames: [{ index: 0, heads: [{ name: 'h', length: 4 }] }] };
+    return parseHeadsFile(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), Buffer.from(a.buffer)]));
+  };
+  const base = files(0);
+  t.deepEqual([...base[0].heads.get('h')!], [1, 2, 3, 4]);
+  t.like(headDifference(base, base), { maxAbs: 0, meanAbs: 0, values: 4 });
+  t.like(headDifference(base, files(0.5)), { maxAbs: 0.5, meanAbs: 0.125 });
+  t.throws(() => parseHeadsFile(Buffer.from('{"schema":"other"}\n')), { message: /not jetprof\.heads\/1/ });
+});
