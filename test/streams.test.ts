@@ -272,7 +272,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
     );
   t.regex(rep.stdout, /held when every stream kept at least 95% of the source frame rate/);
   const html = readFileSync(`${out}.html`, 'utf8');
-  const chart = html.slice(html.indexOf('<h2>Capacity</h2>'));
+  const chart = html.slice(html.indexOf('<h2>Capacity (jetprof capacity)</h2>'));
   const figures = chart.split('</figure>').slice(0, 2);
   t.regex(figures[0], /aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/);
   t.regex(figures[1], /aria-label="Worst stream's p99 latency per count of streams \(limit 2000 ms\)"/);

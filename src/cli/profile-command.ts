@@ -116,10 +116,6 @@ export function profileCommand(): Command {
             },
           );
         }
-        if (!video)
-          throw new JetprofError('BAD_OPTION', 'no video among the infer arguments', {
-            suggestion: 'jetprof profile -- videos/vtest.avi --model M.onnx',
-          });
         const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
         // Ctrl-C / SIGTERM / SIGHUP reach the profiler (a terminal's Ctrl-C reaches it anyway, a timeout's SIGTERM only
         // jetprof): it ends the application, which finalizes its files; then no nsys agent is left spinning
@@ -134,6 +130,7 @@ export function profileCommand(): Command {
           inferArgs: rest,
           video,
           json: facts.json,
+          videoIo: facts.videoIo,
           outputGiven: facts.outputGiven,
           outDir: resolve(o.outDir),
           metrics: o.metrics?.split(',').filter(Boolean),

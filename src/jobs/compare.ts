@@ -127,6 +127,7 @@ async function runBackend(
         video: o.video,
         json: runJson,
         outputGiven: true,
+        videoIo: o.infer.videoIo,
         outDir: o.outDir,
         relayProgress: true,
         onChild: o.onChild,

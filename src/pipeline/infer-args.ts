@@ -3,6 +3,7 @@
  * them. Infer's own parser reads them (cli/infer-command.ts `inferArgFacts`, from infer's one declaration of its
  * options) and the CLI hands these facts down, so no job reads infer's argv by hand.
  */
+import type { VideoIo } from '../video/gstreamer.ts';
 import type { PipelineMode } from './loop-choice.ts';
 
 export interface InferArgFacts {
@@ -22,6 +23,8 @@ export interface InferArgFacts {
   batch?: number;
   /** --json when given (`-`: stdout). */
   json?: string;
+  /** --video-io: how infer opens a file (the profiler's check opens it the same way). */
+  videoIo: VideoIo;
   /** Whether --output (or -o) or --no-write says where the video goes. */
   outputGiven: boolean;
   /** The long names of the options the user gave (`--streams`), defaults left out. */

@@ -265,6 +265,8 @@ export function doctorMarkdown(r: DoctorReport): string {
     '',
     r.canRun ? 'The main job (infer) can run here.' : 'The main job (infer) cannot run here:',
     ...r.routes.map((x) => `- ${x}`),
+    '',
+    'doctor reads what is installed and runs nothing; `jetprof selftest` proves what works by running each part (a few minutes).',
   );
   return `${lines.join('\n')}\n`;
 }

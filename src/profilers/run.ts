@@ -2,6 +2,7 @@
  * `jetprof profile`: runs one entry script (infer-onnx / infer-trt) under nvprof or Nsight Systems, keeps the raw
  * output, parses it with src/parsers, and writes D/profile_<backend>.json beside it.
  */
+import type { VideoIo } from '../video/gstreamer.ts';
 import { spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -41,6 +42,8 @@ export interface ProfileRequest {
   json?: string;
   /** Whether --output or --no-write among them says where the video goes (else it goes to the out-dir). */
   outputGiven: boolean;
+  /** --video-io among them: the source is checked the way infer will open it. */
+  videoIo?: VideoIo;
   outDir: string;
   metrics?: string[];
   /** Relay infer's progress lines even when it runs with -q (compare). */
@@ -415,10 +418,11 @@ export const EXIT_NO_GPU = 3;
  * The video must open and give a frame before a profiler starts: a profiler run takes tens of seconds, and one that
  * could never work must not leave report files behind.
  */
-async function checkVideo(video: string): Promise<void> {
+async function checkVideo(video: string, videoIo: VideoIo = 'auto'): Promise<void> {
   // the source opened the way infer opens it: a file, a folder of images, rtsp://, /dev/videoN, csi://N, gst:
   const { openSource } = await import('../video/sources.ts');
-  const source = openSource(video);
+  const { loadOpenCv } = await import('../video/opencv.ts');
+  const source = openSource(video, loadOpenCv(), undefined, videoIo);
   try {
     if (!source.read()) {
       throw new JetprofError('BAD_VIDEO', `${video}: no frame could be decoded (empty video or unsupported codec)`, {
@@ -432,7 +436,7 @@ async function checkVideo(video: string): Promise<void> {
 
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
-  await checkVideo(req.video);
+  await checkVideo(req.video, req.videoIo);
   mkdirSync(req.outDir, { recursive: true });
   const { args, runJson: runPath } = withRunJson(req);
   const runJson = { path: runPath, before: fileVersion(runPath) };
