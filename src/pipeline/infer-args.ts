@@ -1,6 +1,6 @@
 /**
  * What the commands that launch infer (compare, capacity, profile) need to know of the infer arguments a user gave
- * them. Infer's own parser reads them (cli/infer-command.ts `inferArgFacts`, from infer's one declaration of its
+ * them. Infer's own parser reads them (cli/infer-options.ts `inferArgFacts`, from infer's one declaration of its
  * options) and the CLI hands these facts down, so no job reads infer's argv by hand.
  */
 import type { VideoIo } from '../video/gstreamer.ts';

@@ -30,7 +30,7 @@ import { buildRunResult, defaultLabel, type ProfilerName, type RunFacts, type Ru
 
 /**
  * The job's settings: which model, backend and session, and the loop's settings (LoopOptions, declared there once).
- * The command line is mapped to these in one place (cli/infer-command.ts jobSettings).
+ * The command line is mapped to these in one place (cli/infer-prepare.ts jobSettings).
  */
 export interface InferOptions extends Omit<
   LoopOptions,

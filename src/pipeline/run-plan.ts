@@ -1,5 +1,5 @@
 /**
- * The run plan: what kind of run this is, decided once where the command is prepared (cli/infer-command.ts
+ * The run plan: what kind of run this is, decided once where the command is prepared (cli/infer-prepare.ts
  * prepareRun) and trusted by everything below it: whether it reports per-stream figures and why, which loop and why,
  * how many frames go through the model at once, how many are in flight, how many model-alone runs follow the loop.
  * Pure.

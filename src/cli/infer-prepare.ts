@@ -1,0 +1,314 @@
+/**
+ * What an infer run needs before its first frame, decided once: contradictory options refused, the streams with
+ * their output names (each source classified once), the files claimed, NVTX and tegrastats, the run plan; and infer's
+ * options mapped to the job's settings in one place.
+ */
+import { postprocessOf } from '../detect/postprocess.ts';
+import { availableParallelism } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { classifySource, isLive, sourceStem } from '../video/sources.ts';
+import { BACKENDS } from '../backends/types.ts';
+import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
+import { openCvHasCuda } from '../backends/opencv.ts';
+import { loadOpenCv } from '../video/opencv.ts';
+import { findTegrastats } from '../platform/tegrastats-runner.ts';
+import { repeatPath } from '../pipeline/runset.ts';
+import { JetprofError } from '../util/errors.ts';
+import { defaultOutputPath, type InferOptions } from '../pipeline/infer.ts';
+import { planRun, type RunPlan } from '../pipeline/run-plan.ts';
+import type { StreamSpec } from '../pipeline/loop-io.ts';
+import { labelsFileOf } from '../model/export-file.ts';
+import { claimOutputs } from '../output/output.ts';
+import { requireWritableDir } from '../util/files.ts';
+
+import type { InferCliOptions } from './infer-options.ts';
+
+/** Contradictory or impossible options: refused before anything runs, one line each. */
+function refuseBadOptions(o: InferCliOptions): void {
+  if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`,
+      {
+        suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
+      },
+    );
+  }
+  if (o.model && (o.cfg || o.weights)) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--model ${o.model} and --cfg/--weights both name a model: which one to run is ambiguous`,
+      {
+        suggestion:
+          "pass --model M.onnx alone, or --cfg C.cfg --weights W.weights alone (OpenCV DNN's darknet importer takes the latter)",
+      },
+    );
+  }
+  if (o.model && o.labels) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--labels ${o.labels} would be ignored: ${o.model} carries the labels it was exported with`,
+      {
+        suggestion: `export again with them: jetprof export --cfg C.cfg --weights W.weights --labels ${o.labels} --out ${o.model}`,
+      },
+    );
+  }
+  if (o.backend === 'opencv' && o.ep === 'tensorrt') {
+    throw new JetprofError(
+      'BAD_OPTION',
+      '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda',
+      { suggestion: 'use --backend trt with an engine for TensorRT' },
+    );
+  }
+}
+
+/** What one run of the job needs besides infer's options: where its JSON goes, the loop chosen, and the console. */
+export interface RunContext {
+  json?: string;
+  plan: RunPlan;
+  nvtx: InferOptions['nvtx'];
+  tegrastatsBin?: string;
+  shouldStop: () => boolean;
+  onWarning: InferOptions['onWarning'];
+  onInfo: NonNullable<InferOptions['onInfo']>;
+  onFrame: NonNullable<InferOptions['onFrame']>;
+}
+
+/** infer's command-line options mapped to the job's settings, in one place; `k` is the run of --repeat. */
+export function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: StreamSpec[]): InferOptions {
+  // --repeat (one stream): every run writes its own video and boxes (out-1.mp4 ... out-N.mp4), as its own JSON
+  const streams =
+    o.repeat > 1
+      ? specs.map((s) => ({
+          ...s,
+          outputPath: s.outputPath && repeatPath(s.outputPath, k),
+          detectionsPath: s.detectionsPath && repeatPath(s.detectionsPath, k),
+        }))
+      : specs;
+  return {
+    backend: o.backend,
+    model: o.model,
+    cfg: o.cfg,
+    weights: o.weights,
+    labels: o.labels,
+    cacheDir: o.cacheDir,
+    strictCfg: o.strict,
+    engine: o.engine,
+    plugins: o.plugin,
+    streams,
+    ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
+    ...(o.interval > 0 ? { interval: o.interval } : {}),
+    plan: run.plan,
+    ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
+    ...(o.perfInterval
+      ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
+      : {}),
+    draw: o.draw,
+    videoIo: o.videoIo,
+    json: run.json,
+    headsFile: o.heads,
+    postprocess: postprocessOf(o),
+    label: o.label,
+    profiler: o.profilerAttached,
+    fp16: o.fp16,
+    tegrastats: run.tegrastatsBin ? { bin: run.tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
+    cocoCategoryIds: o.cocoCategoryIds,
+    letterbox: o.letterbox ?? false,
+    frameSize: o.frameSize,
+    maxFrames: o.maxFrames,
+    durationS: o.duration,
+    warmupFrames: o.warmup,
+    threads: o.threads,
+    executionProvider: o.ep,
+    nvtx: run.nvtx,
+    shouldStop: run.shouldStop,
+    onWarning: run.onWarning,
+    onInfo: run.onInfo,
+    onFrame: run.onFrame,
+  };
+}
+
+/**
+ * The run's streams, each source classified once here: one source writes --output (default
+ * `<stem>-<backend>-detected.mp4`) and --detections; several (`infer A B`, `--streams N`: each source repeated N
+ * times) write stream i's `<stem>-<i>-<backend>-detected.mp4` into --output-dir and `dets-i.json`.
+ */
+function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
+  const sources = videos.flatMap((v) => Array.from({ length: o.streams }, () => v));
+  if (sources.length === 1) {
+    const arg = classifySource(sources[0]);
+    return [
+      {
+        source: sources[0],
+        arg,
+        // --output-dir names the folder of the default output for one source too (a video, or an image folder's images)
+        outputPath: o.write
+          ? (o.output ??
+            (o.outputDir
+              ? join(resolve(o.outputDir), basename(defaultOutputPath(sources[0], o.backend, arg)))
+              : defaultOutputPath(sources[0], o.backend, arg)))
+          : undefined,
+        detectionsPath: o.detections,
+      },
+    ];
+  }
+  if (sources.length > MAX_STREAMS) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `${sources.length} streams (${videos.length} source(s) x --streams ${o.streams}): at most ${MAX_STREAMS}`,
+      {
+        suggestion: 'fewer sources or a smaller --streams',
+      },
+    );
+  }
+  for (const [flag, given] of [
+    ['--output', o.output],
+    ['--repeat', o.repeat > 1 ? o.repeat : undefined],
+  ] as const) {
+    if (given !== undefined) {
+      throw new JetprofError(
+        'BAD_OPTION',
+        `${flag} takes one stream; with ${sources.length} streams it is not available yet`,
+        {
+          suggestion:
+            flag === '--output'
+              ? 'each stream writes <stem>-<i>-<backend>-detected.mp4 into --output-dir'
+              : `run the streams one at a time for ${flag}`,
+        },
+      );
+    }
+  }
+  const args = new Map(videos.map((v) => [v, classifySource(v)]));
+  const folder = videos.find((v) => args.get(v)!.kind === 'images');
+  if (folder)
+    throw new JetprofError('BAD_OPTION', `${folder}: a folder of images is one stream only`, {
+      suggestion: 'run it on its own',
+    });
+  return sources.map((source, i) => ({
+    source,
+    arg: args.get(source)!,
+    outputPath: o.write
+      ? join(
+          resolve(o.outputDir ?? '.'),
+          `${sourceStem(source, args.get(source))}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`,
+        )
+      : undefined,
+    // --detections dets.json: stream i's boxes go to dets-i.json
+    detectionsPath: o.detections ? repeatPath(o.detections, i) : undefined,
+  }));
+}
+
+/** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
+const MAX_STREAMS = 64;
+
+/** Stream, batch and pacing options that contradict the run's sources: refused before anything runs. */
+function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
+  const streamCount = specs.length;
+  if (o.batch !== undefined && o.batch > streamCount) {
+    throw new JetprofError(
+      'BAD_OPTION',
+      `--batch ${o.batch} is more than the ${streamCount} stream${streamCount === 1 ? '' : 's'} of this run: a batch takes one frame from each stream`,
+      { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
+    );
+  }
+  const liveSource = specs.some((s) => isLive(s.arg.kind));
+  if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
+    throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
+      suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
+    });
+  }
+  if (o.sourceFps !== undefined && !o.realtime) {
+    throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
+      suggestion: 'add --realtime',
+    });
+  }
+  // a folder of images has no frame rate of its own: it would be paced at 1 FPS without a word
+  const folder = specs.find((s) => s.arg.kind === 'images');
+  if (o.realtime && o.sourceFps === undefined && folder) {
+    throw new JetprofError('BAD_OPTION', `${folder.source}: a folder of images has no frame rate for --realtime`, {
+      suggestion: 'give the rate its camera delivered, e.g. --source-fps 10',
+    });
+  }
+}
+
+/** No output may be an input of the run, nor another output, and every output's folder must be writable: checked before anything runs. */
+function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
+  const jsonToStdout = o.json === '-';
+  if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
+  if (o.detections) requireWritableDir(o.detections, '--detections');
+  // No output may be an input of the run, nor another output: checked before anything runs.
+  const [first] = specs;
+  if (first.arg.kind === 'images' && first.outputPath && resolve(first.outputPath) === resolve(first.source)) {
+    throw new JetprofError('BAD_OUTPUT', `${first.outputPath}: the annotated images would overwrite the input images`, {
+      suggestion: 'give --output another folder',
+    });
+  }
+  const several = specs.length > 1;
+  // the videos' folder: --output-dir with several streams (or when given), --output with one
+  const videoOption = several || o.outputDir ? '--output-dir' : '--output';
+  const videos = specs.filter((s) => s.outputPath && s.arg.kind !== 'images').map((s) => s.outputPath!);
+  for (const dir of new Set(videos.map((v) => dirname(resolve(v)))))
+    requireWritableDir(
+      videos.find((v) => dirname(resolve(v)) === dir)!,
+      videoOption,
+    );
+  claimOutputs(
+    {
+      ...Object.fromEntries(
+        [...new Set(specs.filter((s) => s.arg.kind === 'file').map((s) => s.source))].map((v, i) => [
+          `video ${i + 1}`,
+          v,
+        ]),
+      ),
+      // the labels a cfg export reads are an input even when not named (<cfg>.names beside the cfg)
+      model: o.model,
+      cfg: o.cfg,
+      weights: o.weights,
+      labels: o.cfg ? labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) : o.labels,
+      engine: o.engine,
+      ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
+    },
+    {
+      ...(several
+        ? Object.fromEntries(specs.filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]))
+        : { 'output video': first.arg.kind === 'images' ? undefined : first.outputPath }),
+      'run JSON': jsonToStdout ? undefined : o.json,
+      'heads file': o.heads,
+      ...(several
+        ? Object.fromEntries(
+            specs.filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
+          )
+        : { 'detections file': first.detectionsPath }),
+    },
+  );
+}
+
+/**
+ * What a run needs before its first frame, decided once for the command and for runInferArgs: the options checked,
+ * the streams (each source classified once), the files claimed, NVTX, tegrastats, and the loop.
+ */
+export function prepareRun(videos: string[], o: InferCliOptions) {
+  refuseBadOptions(o);
+  const specs = streamSpecs(videos, o);
+  refuseBadStreamOptions(o, specs);
+  claimRunFiles(o, specs);
+  const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
+  const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
+  const plan = planRun({
+    streams: specs.length,
+    interval: o.interval,
+    realtime: !!o.realtime,
+    perf: !!o.perfInterval,
+    // --batch: default one frame from every stream per run of the model (nvstreammux's batch-size = sources)
+    batch: o.batch,
+    inFlight: o.inFlight,
+    modelAloneRuns: o.modelAlone,
+    mode: o.pipeline,
+    backend: o.backend,
+    executionProvider: o.ep,
+    threads: o.threads,
+    cores: availableParallelism(),
+    openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
+  });
+  return { specs, nvtx, tegrastatsBin, plan };
+}
