@@ -153,6 +153,8 @@ async function matsLeftBy(loop: 'sequential' | 'pipelined', video: string, onnxP
       postprocess: POST,
       maxFrames: frames,
       warmupFrames: 2,
+      batch: 1,
+      inFlight: 3,
       nvtx: disabledNvtx('test'),
       shouldStop: () => false,
       videoIo: 'ffmpeg',

@@ -122,9 +122,11 @@ class PipelinedRun {
   ) {
     this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
     this.ranges = startEndRanges(o.nvtx);
-    this.slots = new Slots(Math.max(1, o.inFlight));
+    if (!Number.isInteger(o.inFlight) || o.inFlight < 1)
+      throw new RangeError(`inFlight ${o.inFlight}: the run plan gives 1 or more`);
+    this.slots = new Slots(o.inFlight);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
-    this.inputs = new InputBuffers(Math.max(1, o.inFlight) + 1);
+    this.inputs = new InputBuffers(o.inFlight + 1);
     this.tally = new LoopTally(o.warmupFrames, model.labels);
     this.tail = {
       ios: this.ios,

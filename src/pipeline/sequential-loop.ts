@@ -131,7 +131,9 @@ export async function runSequentialLoop(
   const ios = openStreams(model, o);
   const tally = new LoopTally(o.warmupFrames, model.labels);
   // --batch B: one frame from each of up to B streams goes through the model in one run
-  const batchSize = Math.max(1, Math.min(o.batch, ios.length));
+  // the run plan sets it (run-plan.ts); a caller that did not would otherwise loop forever on NaN
+  if (!Number.isInteger(o.batch) || o.batch < 1) throw new RangeError(`batch ${o.batch}: the run plan gives 1 or more`);
+  const batchSize = Math.min(o.batch, ios.length);
   const batched = batchSize > 1;
   // one frame at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
   // together, written one after the other), so they are start/end ranges
