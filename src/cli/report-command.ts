@@ -48,6 +48,10 @@ export function reportCommand(): Command {
     )
     .option('-p, --profile <file>', 'a profile; repeat for each', collect, [] as string[])
     .option(
+      '--reconcile <row>',
+      'the typed-in row (--fps NAME) an nvprof log was measured with, for the per-frame split (default: the row named TensorRT or TRT, or the only one)',
+    )
+    .option(
       '--capacity <capacity.json>',
       'a `jetprof capacity --json` result: its table, answer and chart; repeatable',
       collect,
@@ -97,11 +101,13 @@ export function reportCommand(): Command {
         ref?: string;
         gt?: string;
         minMatch: number;
+        reconcile?: string;
       }) => {
         try {
           const md = await writeReport({
             runs: o.run,
             typedFps: o.fps,
+            reconcileRow: o.reconcile,
             profiles: o.profile,
             capacity: o.capacity,
             out: o.out,

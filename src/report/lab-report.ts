@@ -44,6 +44,8 @@ export interface ReportExtras {
   runNotes?: string[];
   /** `jetprof capacity --json` results. */
   capacity?: CapacityResult[];
+  /** `report --reconcile ROW`: the typed-in row the nvprof logs are held against (default: found from the names). */
+  reconcileRow?: string;
 }
 
 function accuracyRows(fps: FpsRow[], acc: ReportAccuracy | undefined): { rows: AccuracyRow[]; reference?: string } {
@@ -139,6 +141,7 @@ export function buildLabReport(
     profiles: reconciled(
       profiles.flatMap((p) => profileSection(p, top)),
       fps.filter((x) => x.typedIn),
+      extras.reconcileRow,
     ),
     env: groups.map((g) => envBlock(g[0])),
     definitions: DEFINITIONS,
@@ -146,21 +149,44 @@ export function buildLabReport(
 }
 
 /**
- * Each nvprof profile with a steady-state view, held against the lab's typed-in figures (`--fps`): the TensorRT row,
- * or the only typed-in row. A note per match, beside the profile's own.
+ * Which typed-in row an nvprof log with a steady-state view belongs to, and why: the row `--reconcile` names; else the
+ * one row whose name says TensorRT (TensorRT, TRT, trt_inference) when the log is TensorRT's (its
+ * ExecutionContext::enqueue ranges); else the only typed-in row. Undefined, with the reason, when none fits.
  */
-function reconciled(sections: ProfileSection[], typed: FpsRow[]): ProfileSection[] {
-  if (typed.length === 0) return sections;
-  const row = typed.find((x) => /tensorrt/i.test(x.modelType)) ?? (typed.length === 1 ? typed[0] : undefined);
-  if (!row) return sections;
+export function matchTypedRow(typed: FpsRow[], asked?: string): { row?: FpsRow; why: string } {
+  const names = typed.map((x) => x.label).join(', ');
+  if (asked !== undefined) {
+    const row = typed.find((x) => x.label.toLowerCase() === asked.toLowerCase());
+    return row
+      ? { row, why: `the row --reconcile names` }
+      : { why: `--reconcile ${asked} names no typed-in row (the rows: ${names || 'none'})` };
+  }
+  const trt = typed.filter((x) => /tensorrt|\btrt/i.test(x.label));
+  if (trt.length === 1)
+    return { row: trt[0], why: "its name says TensorRT and the log has TensorRT's ExecutionContext::enqueue ranges" };
+  if (typed.length === 1) return { row: typed[0], why: 'the only typed-in row' };
+  return {
+    why: `${trt.length > 1 ? `${trt.length} rows' names say TensorRT` : `none of the ${typed.length} rows' names says TensorRT or TRT`} (${names}): pass --reconcile ROW to say which row this log was measured with`,
+  };
+}
+
+/**
+ * Each nvprof profile with a steady-state view, held against the lab's typed-in figures (`--fps`): the row matched
+ * (matchTypedRow), said with why; or why none was.
+ */
+function reconciled(sections: ProfileSection[], typed: FpsRow[], asked?: string): ProfileSection[] {
+  if (typed.length === 0 && asked === undefined) return sections;
+  const { row, why } = matchTypedRow(typed, asked);
   return sections.map((s) => {
-    const line = s.steadyState
+    if (!s.steadyState?.frames) return s;
+    const line = row
       ? reconcile(s.steadyState, {
           modelType: row.modelType,
           inferenceFps: row.inferenceFps.mean,
           endToEndFps: row.endToEndFps.mean,
         })
       : undefined;
-    return line ? { ...s, notes: [...s.notes, line] } : s;
+    const said = row ? `held against the typed-in row ${row.label}: ${why}` : `not held against a typed-in row: ${why}`;
+    return { ...s, notes: [...s.notes, line ? `${line} This log is ${said}.` : `This log is ${said}.`] };
   });
 }

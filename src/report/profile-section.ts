@@ -60,9 +60,10 @@ export function steadyState(proc: NvprofProcess, top: number): SteadyState | und
 }
 
 /**
- * The lab's typed-in figures held against the log, per frame: inference (1000 / inference FPS) = the GPU's time a frame
- * (from the log) + the host's rest; the time outside inference (1000 / end-to-end FPS - 1000 / inference FPS). Each
- * figure says where it comes from.
+ * The lab's typed-in figures held against the log, per frame, so the parts add up: inference (1000 / inference FPS) =
+ * the host's own work + the GPU's time a frame (from the log), the host's wait in the stream synchronisation being part
+ * of the GPU's time, not added to it; then the time outside inference (1000 / end-to-end FPS - 1000 / inference FPS).
+ * The typed-in FPS and the log come from two runs (one profiled, one not): the sentence says so.
  */
 export function reconcile(
   s: SteadyState,
@@ -74,7 +75,19 @@ export function reconcile(
   const e2eMs = 1000 / typed.endToEndFps;
   const gpuMs = s.gpuPerFrameNs / 1e6;
   const f1 = (x: number) => x.toFixed(1);
-  return `per frame, ${typed.modelType}: inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) = GPU ${f1(gpuMs)} ms (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ExecutionContext::enqueue ranges) + host ${f1(inferenceMs - gpuMs)} ms (the difference: launching, copying in and out, waiting); ${f1(e2eMs - inferenceMs)} ms outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write)${s.sync ? `; the host waits ${f1(s.sync.avgNs / 1e6)} ms a call in ${s.sync.name} (${s.sync.calls} calls, the log's API table)` : ''}.`;
+  const waitMs = s.sync ? (s.sync.avgNs * s.sync.calls) / s.frames / 1e6 : undefined;
+  const wait =
+    waitMs === undefined
+      ? ''
+      : waitMs <= gpuMs
+        ? `; of the GPU's ${f1(gpuMs)} ms the host spends ${f1(waitMs)} ms waiting in ${s.sync!.name} (${s.sync!.calls} calls over ${s.frames} frames) and ${f1(gpuMs - waitMs)} ms enqueueing the next work: the wait overlaps the GPU's time, it is not added to it`
+        : `; the host waits ${f1(waitMs)} ms a frame in ${s.sync!.name}, longer than the GPU's ${f1(gpuMs)} ms: in the profiled run the host also waited for work the log does not count as GPU activity`;
+  const host = inferenceMs - gpuMs;
+  const split =
+    host >= 0
+      ? `= host work ${f1(host)} ms (launching, copying in and out, the script's own work: the difference) + the GPU's ${f1(gpuMs)} ms`
+      : `is less than the GPU's ${f1(gpuMs)} ms a frame in the log: the profiled run was slower than the one whose FPS were typed in`;
+  return `per frame, ${typed.modelType}: inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) ${split} (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ExecutionContext::enqueue ranges)${wait}; ${f1(e2eMs - inferenceMs)} ms a frame outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write). The FPS were typed in from a run without the profiler and the log is another, profiled run, so the split is an estimate.`;
 }
 
 /** Notes a reader would otherwise have to work out from the tables. Each is tied to a number in them. */

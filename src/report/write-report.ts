@@ -28,6 +28,8 @@ export interface ReportFiles {
   ref?: string;
   /** Typed-in lab figures (`--fps`), for runs without a run JSON. */
   typedFps?: TypedFps[];
+  /** report --reconcile ROW. */
+  reconcileRow?: string;
   /** Backends that were asked for and failed (compare). */
   failed?: FailedBackend[];
   /** Matched share two rows' boxes need before their speeds are compared (default 0.99). */
@@ -110,6 +112,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     failed: o.failed,
     accuracy,
     typedFps: o.typedFps,
+    reconcileRow: o.reconcileRow,
     minMatch: o.minMatch,
     runNotes: [...unique.notes, ...(o.notes ?? [])],
     capacity,
