@@ -12,6 +12,7 @@ import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
+import { busyMachineSentence, type MachineLoad } from '../platform/machine-load.ts';
 import { JetprofError } from '../util/errors.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { maxOf, minOf } from '../util/stats.ts';
@@ -225,7 +226,17 @@ class CapacitySearch {
     // a run that Ctrl-C cut short measured less than the point asks for: it is no measurement of the count
     if (run.interrupted || this.o.shouldStop?.()) return undefined;
     this.result.setup ??= capacitySetup(run, this.o);
+    if (run.machineLoad) this.noteLoad(run.machineLoad);
     return judgePoint(run, streams, this.o.sourceFps, this.o.p99Ms);
+  }
+
+  /** The machine's state over the search: the busiest figures of its runs, and how many were busy. */
+  noteLoad(l: MachineLoad): void {
+    const m = (this.result.machine ??= { cores: l.cores, maxLoadAvg: 0, busyRuns: 0, runs: 0 });
+    m.runs++;
+    m.maxLoadAvg = Math.max(m.maxLoadAvg, ...l.loadAvg);
+    if (l.otherCores !== undefined) m.maxOtherCores = Math.max(m.maxOtherCores ?? 0, l.otherCores);
+    if (busyMachineSentence(l)) m.busyRuns++;
   }
 
   /** A count of streams: its runs, as one point (repeated when borderline); undefined when none ran. */

@@ -155,13 +155,22 @@ export interface ModelAlone {
  * "model alone 21.60 ms; in the loop 22.10 ms a frame, 2% slower": the loop's inference stage held against the model
  * by itself, and why they differ when they do by more than 10%.
  */
-export function modelAloneLine(alone: ModelAlone, loopInferenceMs: number): string {
+export function modelAloneLine(
+  alone: ModelAlone,
+  loopInferenceMs: number,
+  run: { wroteVideo: boolean; busyMachine: boolean; ofRuns?: number } = { wroteVideo: true, busyMachine: false },
+): string {
   const diff = loopInferenceMs / alone.perFrameMs - 1;
   const rel =
     Math.abs(diff) < 0.005 ? 'the same' : `${Math.abs(diff * 100).toFixed(0)}% ${diff > 0 ? 'slower' : 'faster'}`;
-  const why =
-    diff > 0.1
-      ? ': other stages competing for the cores and memory, or a video encoder still working during the next inference'
-      : '';
-  return `Model alone ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, p99 ${alone.p99Ms.toFixed(2)} ms a run); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
+  // what can make the loop's inference slower than the model alone, in this run: never an encoder that did not run
+  const causes = [
+    'other stages competing for the cores and memory',
+    ...(run.wroteVideo ? ['a video encoder still working during the next inference'] : []),
+    ...(run.busyMachine ? ['other processes on this busy machine'] : []),
+  ];
+  const why = diff > 0.1 ? `: ${causes.join(', or ')}` : '';
+  const few = alone.runs < 10 ? `; only ${alone.runs} runs, so a rough figure` : '';
+  const which = run.ofRuns && run.ofRuns > 1 ? ` (the first of ${run.ofRuns} runs)` : '';
+  return `Model alone${which} ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, p99 ${alone.p99Ms.toFixed(2)} ms a run${few}); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
 }

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { classifySource, type SourceArg, sourceStem } from '../video/sources.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
+import { watchMachineLoad } from '../platform/machine-load.ts';
 import { type OnnxExecutionProvider } from '../backends/onnx.ts';
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
@@ -120,7 +121,9 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const runner = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
     const heads = o.headsFile ? headsRecorder() : undefined;
+    const load = watchMachineLoad();
     const loop = await runLoop(o, session, m, heads);
+    const machineLoad = load.stop();
     requireMeasured(o, loop);
     requireComplete(o, loop);
     warnAboutStreams(o, loop);
@@ -131,7 +134,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
       loop.interrupted || (o.profiler ?? 'none') !== 'none'
         ? undefined
         : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
-    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone });
+    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone, machineLoad });
     writeRunFiles(o, result, loop.boxes);
     if (heads && o.headsFile) writeOutput(o.headsFile, heads.bytes());
     return result;

@@ -84,6 +84,7 @@ export function assembleRun(
     modelLoadMs: number;
     tegrastats: RunFacts['tegrastats'];
     modelAlone: RunFacts['modelAlone'];
+    machineLoad?: RunFacts['machineLoad'];
   },
 ): RunResult {
   const env = runEnv(o, session);
@@ -155,6 +156,7 @@ export function assembleRun(
         }
       : {}),
     ...(extra.tegrastats ? { tegrastats: extra.tegrastats } : {}),
+    ...(extra.machineLoad ? { machineLoad: extra.machineLoad } : {}),
   });
 }
 

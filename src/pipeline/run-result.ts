@@ -1,5 +1,6 @@
 /** The run JSON (schema jetprof.run/2) and the lab's table row, built from the per-frame records. Pure. */
 import { BACKENDS, type BackendName, type Precision } from '../backends/types.ts';
+import { busyMachineSentence, type MachineLoad } from '../platform/machine-load.ts';
 import type { StreamRecord } from './frame-tail.ts';
 import type { BatchFigures } from './sequential-loop.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
@@ -125,6 +126,8 @@ export interface RunResult {
   endedEarly?: { afterS: number; framesRead: number; reason: string };
   /** tegrastats beside the run (on a Jetson): the samples on the run's clock, and their summary over the measured frames. */
   tegrastats?: { command: string[]; series: TegrastatsSeries; summary: TegrastatsSummary };
+  /** How busy the machine was while the run measured (platform/machine-load.ts). */
+  machineLoad?: MachineLoad;
   /** `--detections`: the COCO results file, relative to the run JSON's folder. */
   detectionsFile?: string;
   /** The measured frames, one array per field (absent in runs upgraded from jetprof.run/1). */
@@ -164,6 +167,7 @@ export interface RunFacts {
   interval?: number;
   inferredFrames?: number;
   tegrastats?: RunResult['tegrastats'];
+  machineLoad?: MachineLoad;
 }
 
 /** Every aggregate from the per-frame columns: the same totals and percentiles anyone gets from the arrays. */
@@ -204,6 +208,7 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
       : {}),
     ...(interval ? { intervalFrames: intervalFrames(perFrame) } : {}),
     ...(tegrastats ? { tegrastats } : {}),
+    ...(facts.machineLoad ? { machineLoad: facts.machineLoad } : {}),
   };
   if (perFrame.gpuComputeMs?.length) {
     result.gpuTimings = {
@@ -339,7 +344,13 @@ export function formatSummary(r: RunResult): string {
   }
   const line = intervalLine(r);
   if (line) lines.push('', line);
-  if (r.modelAlone) lines.push('', modelAloneLine(r.modelAlone, loopInferenceMs(r)));
+  const busy = r.machineLoad && busyMachineSentence(r.machineLoad);
+  if (r.modelAlone)
+    lines.push(
+      '',
+      modelAloneLine(r.modelAlone, loopInferenceMs(r), { wroteVideo: r.setup.write !== false, busyMachine: !!busy }),
+    );
+  if (busy) lines.push('', `This run was ${busy}.`);
   const pp = r.postprocess;
   if (pp)
     lines.push(

@@ -58,6 +58,8 @@ export interface CapacityResult {
   /** The search stopped at the budget (or Ctrl-C) before it was settled. */
   cutShort?: string;
   seconds: number;
+  /** How busy the machine was over the search's runs (each run's machineLoad): the busiest figures, and how many runs were busy. */
+  machine?: { cores: number; maxLoadAvg: number; maxOtherCores?: number; busyRuns: number; runs: number };
 }
 
 /** The answer in one sentence: the count, the measured p99 behind it, the runs that held, and a borderline count. */
@@ -79,7 +81,14 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
         `${p.streams} stream${p.streams === 1 ? '' : 's'} ${p.held ? 'counted as held' : 'did not hold'} (held in ${p.heldRuns ?? 0} of ${p.runs ?? 1} runs, kept ${((p.keptShare ?? 0) * 100).toFixed(0)}% of the frames)`,
     );
   const setup = r.setup ? `; ${setupLine(r.setup)}` : '';
-  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : [])].filter(Boolean);
+  const m = r.machine;
+  const busy =
+    m && m.busyRuns > 0
+      ? `the machine was busy in ${m.busyRuns} of ${m.runs} runs (load average up to ${m.maxLoadAvg.toFixed(1)} on ${m.cores} cores${m.maxOtherCores !== undefined ? `, other processes up to ${m.maxOtherCores.toFixed(1)} cores` : ''}): on a quiet machine the answer may be higher`
+      : '';
+  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : []), busy].filter(
+    Boolean,
+  );
   return `${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`;
 }
 

@@ -8,6 +8,7 @@ import type { CapacityResult } from './capacity-format.ts';
 import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
 import { intervalLine, isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
+import { busyMachineSentence } from '../platform/machine-load.ts';
 
 import type {
   LabeledProfile,
@@ -79,6 +80,7 @@ export function buildLabReport(
   const runs = allRuns.filter(isCompleteRun);
   const runNotes = [
     ...(extras.runNotes ?? []),
+    ...busyNotes(runs),
     ...interrupted.map(
       (r) =>
         `left out: a run of ${r.setup.label} started ${r.startedAt} ${r.interrupted ? `was interrupted after ${r.frames} measured frame(s)` : 'measured no frame'}; its figures are in its file, not in this report`,
@@ -146,6 +148,21 @@ export function buildLabReport(
     env: groups.map((g) => envBlock(g[0])),
     definitions: DEFINITIONS,
   };
+}
+
+/** One note per label whose runs were measured on a busy machine (platform/machine-load.ts), with how many. */
+function busyNotes(runs: RunResult[]): string[] {
+  const byLabel = new Map<string, { busy: string[]; all: number }>();
+  for (const r of runs) {
+    const entry = byLabel.get(r.setup.label) ?? { busy: [], all: 0 };
+    entry.all++;
+    const said = r.machineLoad && busyMachineSentence(r.machineLoad);
+    if (said) entry.busy.push(said);
+    byLabel.set(r.setup.label, entry);
+  }
+  return [...byLabel]
+    .filter(([, e]) => e.busy.length > 0)
+    .map(([label, e]) => `${label}: ${e.all > 1 ? `${e.busy.length} of its ${e.all} runs were ` : ''}${e.busy[0]}`);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { jetpackOf } from '../platform/board.ts';
 import { modelAloneLine, notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
+import { busyMachineSentence } from '../platform/machine-load.ts';
 import { labInputSize, loopInferenceMs, modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
@@ -222,7 +223,15 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
   return {
     label: r.setup.label,
     machine: r.env.jetson?.model ?? r.env.cpu,
-    ...(r.modelAlone ? { modelAlone: modelAloneLine(r.modelAlone, loopInferenceMs(r)) } : {}),
+    ...(r.modelAlone
+      ? {
+          modelAlone: modelAloneLine(r.modelAlone, loopInferenceMs(r), {
+            wroteVideo: r.setup.write !== false,
+            busyMachine: !!(r.machineLoad && busyMachineSentence(r.machineLoad)),
+            ofRuns: runs.length,
+          }),
+        }
+      : {}),
     baseModelType: baseModelType(r),
     backendDetail: r.backendDetail,
     inputSize: labInputSize(r.frameSize),

@@ -1,0 +1,111 @@
+/**
+ * A busy machine says so: every run records how busy the machine was while it measured (load average, busy and stolen
+ * shares, other processes' cores, its own CPU time and peak memory), and the console, the report, the model-alone
+ * sentence and capacity's answer say when it was busier than its cores. The busy case is made by the test itself
+ * (three spinning processes on this machine's cores), so it holds however loaded the machine already is.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { modelAloneLine } from '../src/pipeline/figures.ts';
+import {
+  busyMachineSentence,
+  type MachineLoad,
+  parseProcStat,
+  watchMachineLoad,
+} from '../src/platform/machine-load.ts';
+import { capacitySentence, type CapacityResult } from '../src/report/capacity-format.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
+
+const quiet: MachineLoad = {
+  cores: 2,
+  loadAvg: [0.4, 0.6],
+  busyShare: 0.5,
+  stealShare: 0,
+  cpuMs: 900,
+  otherCores: 0.1,
+  peakRssMb: 300,
+  wallMs: 1000,
+};
+
+test('/proc/stat read by hand: busy = user + nice + system + irq + softirq; steal apart; the total counts every column', (t) => {
+  t.deepEqual(parseProcStat('cpu  100 5 50 800 10 2 3 30 0 0\ncpu0 1 2 3 4\n'), { busy: 160, total: 1000, steal: 30 });
+  t.is(parseProcStat('nothing here'), undefined);
+});
+
+test('the busy sentence: load above the cores, other processes on a core or more, or a hypervisor taking over 5%; none on a quiet machine', (t) => {
+  t.is(busyMachineSentence(quiet), undefined);
+  t.regex(busyMachineSentence({ ...quiet, loadAvg: [1.2, 3.4] })!, /load average 3\.4 on 2 cores/);
+  t.regex(busyMachineSentence({ ...quiet, otherCores: 1.3 })!, /other processes kept 1\.3 cores busy on average/);
+  t.regex(busyMachineSentence({ ...quiet, stealShare: 0.12 })!, /the hypervisor took 12% of the CPU time/);
+});
+
+test('the model-alone sentence blames no encoder in a run that wrote no video, names a busy machine, and hedges on few runs', (t) => {
+  const alone = { runs: 5, batch: 1, meanMs: 10, p50Ms: 10, p99Ms: 11, perFrameMs: 10 };
+  const written = modelAloneLine(alone, 13, { wroteVideo: true, busyMachine: false });
+  t.regex(written, /30% slower: other stages competing for the cores and memory, or a video encoder still working/);
+  const notWritten = modelAloneLine(alone, 13, { wroteVideo: false, busyMachine: true });
+  t.notRegex(notWritten, /encoder/);
+  t.regex(notWritten, /or other processes on this busy machine/);
+  t.regex(notWritten, /only 5 runs, so a rough figure/);
+  t.regex(
+    modelAloneLine({ ...alone, runs: 30 }, 10, { wroteVideo: true, busyMachine: false, ofRuns: 3 }),
+    /^Model alone \(the first of 3 runs\) 10\.00 ms .*, the same\.$/,
+  );
+});
+
+test("watching this process: its CPU time, its peak memory and this machine's cores", (t) => {
+  const w = watchMachineLoad();
+  let x = 0;
+  for (let i = 0; i < 2e7; i++) x += i % 7;
+  const l = w.stop();
+  t.true(x > 0);
+  t.is(l.cores, availableParallelism());
+  t.true(l.cpuMs > 0 && l.peakRssMb > 10 && l.wallMs > 0, JSON.stringify(l));
+  t.is(l.loadAvg.length, 2);
+});
+
+test('a run beside three spinning processes records a busy machine, and its console summary and the report say so', async (t) => {
+  const model = makeModel('busy', PERSON_VEHICLE_CFG, 2);
+  const video = makeVideo('busy.mp4', 40, 320, 240);
+  const json = join(scratchDir(), 'busy.json');
+  const spinners = Array.from({ length: 3 }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  try {
+    const r = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '2', '--json', json]);
+    t.is(r.code, 0, r.stderr);
+    const run = JSON.parse(readFileSync(json, 'utf8'));
+    t.is(run.machineLoad.cores, availableParallelism());
+    t.true(run.machineLoad.otherCores >= 1, JSON.stringify(run.machineLoad));
+    // the summary is on stdout, wrapped to the terminal's width
+    t.regex(
+      r.stdout.replace(/\s+/g, ' '),
+      /This run was measured on a busy machine \(.*other processes kept [\d.]+ cores busy/,
+    );
+  } finally {
+    for (const s of spinners) s.kill('SIGKILL');
+  }
+  const rep = runCli('jetprof', ['report', '--run', json]);
+  t.is(rep.code, 0, rep.stderr);
+  t.regex(rep.stdout, /- onnx-fp32-cpu-sequential: measured on a busy machine \(/);
+});
+
+test("capacity's answer says when the machine was busy in its runs, and how busy", (t) => {
+  const base: CapacityResult = {
+    schema: 'jetprof.capacity/1',
+    source: 'cam.mp4',
+    sourceFps: 10,
+    p99LimitMs: 400,
+    maxStreams: 1,
+    points: [
+      { streams: 1, minStreamFps: 10, meanStreamFps: 10, p99Ms: 200, dropped: 0, held: true, runs: 2, heldRuns: 2 },
+    ],
+    seconds: 30,
+  } as CapacityResult;
+  t.notRegex(capacitySentence(base), /busy/);
+  t.regex(
+    capacitySentence({ ...base, machine: { cores: 2, maxLoadAvg: 3.7, maxOtherCores: 1.6, busyRuns: 2, runs: 3 } }),
+    /the machine was busy in 2 of 3 runs \(load average up to 3\.7 on 2 cores, other processes up to 1\.6 cores\): on a quiet machine the answer may be higher/,
+  );
+});
