@@ -86,6 +86,12 @@ test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorR
   t.like(row('ONNX Runtime (Node)'), { status: 'ok' });
   t.regex(row('ONNX Runtime (Node)').value, /^loads; providers cpu/);
   t.regex(row('OpenCV').value, /^4\.\d+\.\d+; video I\/O FFMPEG/);
+  // nvprof here (scripts/setup.sh --test installs it) has no GPU to profile: installed, not ok
+  if (row('nvprof').value !== 'not installed')
+    t.like(row('nvprof'), {
+      status: 'warn',
+      value: `${row('nvprof').value.split(':')[0]}: installed; needs a supported GPU (none here)`,
+    });
   t.like(row('Board'), { value: 'not a Jetson' });
   const md = runCli('jetprof', ['doctor']);
   t.is(md.code, 0);

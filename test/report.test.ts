@@ -1031,6 +1031,7 @@ test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the r
   t.regex(r.stderr, /\[3\/4\] OpenCV DNN: done in/);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
   t.true(md.startsWith('# YOLOv4-Tiny: ONNX Runtime vs OpenCV DNN (TensorRT skipped)\n'), 'the title says what ran');
+  t.notRegex(md + r.stderr, /TensorRT alone would run/, 'a skipped backend picks no loop');
   t.regex(
     md,
     /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \([1-9]\d*\) \| /,

@@ -229,7 +229,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const runs: string[] = [];
   const profiles: string[] = [];
   const stem = basename(o.video, extname(o.video));
-  const loop = compareLoop(o.infer, backends, availableParallelism());
+  // the loop notes speak of the backends that run: a skipped TensorRT would not pick a loop
+  const running = backends.filter((b) => !(b === 'tensorrt' && trtUnavailable));
+  const loop = compareLoop(o.infer, running, availableParallelism());
   for (const n of loop.notes) o.onStep(`note: ${n}`);
   for (const [i, backend] of backends.entries()) {
     if (o.shouldStop?.()) {

@@ -122,15 +122,23 @@ function toolRows(f: BoardFacts, live: LiveProbes | undefined, cc: number | unde
   }
   add('CUDA runtime', f.cuda ? 'ok' : 'info', f.cuda ?? 'not installed');
   const nvprofWorks = f.tools.nvprof && (cc === undefined || cc < 8);
+  // live on a machine with no GPU at all (no Jetson, nvidia-smi finds none): installed, but nvprof has nothing to profile
+  const noGpu = live !== undefined && !f.jetsonModel && !live.gpu;
   add(
     'nvprof',
-    f.tools.nvprof ? (nvprofWorks ? 'ok' : 'warn') : 'info',
+    f.tools.nvprof ? (nvprofWorks && !noGpu ? 'ok' : 'warn') : 'info',
     f.tools.nvprof
-      ? nvprofWorks
-        ? `${f.tools.nvprof}`
-        : `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`
+      ? !nvprofWorks
+        ? `${f.tools.nvprof}: does not support compute capability ${cc} (8.0 and later)`
+        : noGpu
+          ? `${f.tools.nvprof}: installed; needs a supported GPU (none here)`
+          : `${f.tools.nvprof}`
       : 'not installed',
-    f.tools.nvprof && !nvprofWorks ? 'use jetprof profile --tool nsys' : undefined,
+    f.tools.nvprof && (!nvprofWorks || noGpu)
+      ? noGpu
+        ? 'run it on a Jetson up to Xavier or a GPU up to Turing; here jetprof profile --tool nsys records the CPU pipeline'
+        : 'use jetprof profile --tool nsys'
+      : undefined,
   );
   add(
     'nsys',
