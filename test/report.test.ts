@@ -571,6 +571,20 @@ test("report --profile follows parse's rule: a log of a failed nvprof run (no GP
   );
 });
 
+test('report --out and --html into folders that do not exist yet make them, as compare --out-dir does; a folder that cannot be made is one line', (t) => {
+  const out = join(dir, 'new-folder', 'deeper', 'R.md');
+  const html = join(dir, 'new-html', 'r.html');
+  const r = runCli('jetprof', ['report', '--run', onnxJson, '--out', out, '--html', html]);
+  t.is(r.code, 0, r.stderr);
+  t.true(existsSync(out) && existsSync(html));
+  const blocked = join(dir, 'a-file');
+  writeFileSync(blocked, 'x');
+  const bad = runCli('jetprof', ['report', '--run', onnxJson, '--out', join(blocked, 'R.md')]);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /a-file\/R\.md: /);
+  t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+});
+
 test('run files are checked against src/schemas: a missing optional field is fine, a missing or mistyped required one is one line naming the field', (t) => {
   const { tegrastats: _t, detectionsFile: _d, output: _o, gpuTimings: _g, ...withoutOptionals } = onnxRun;
   const ok = join(dir, 'schema-ok.json');

@@ -1,6 +1,6 @@
 /** The report's file edge: load runs and profiles, build the LabReport, write Markdown, HTML and CSV atomically. */
 import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
@@ -119,6 +119,17 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   });
   for (const n of report.runNotes.slice(unique.notes.length + (o.notes?.length ?? 0))) o.onWarning?.(n);
   const md = reportMarkdown(report, o.title);
+  // a folder that does not exist yet is made, as compare --out-dir makes its own (only once the report is built)
+  for (const file of [o.out, o.html]) {
+    if (!file || file === '-') continue;
+    try {
+      mkdirSync(dirname(resolve(file)), { recursive: true });
+    } catch (e) {
+      throw new JetprofError('BAD_OUTPUT', `${file}: cannot make its folder (${(e as NodeJS.ErrnoException).code})`, {
+        suggestion: 'choose a writable output path',
+      });
+    }
+  }
   if (o.out) writeOutput(o.out, md);
   if (o.html) writeOutput(o.html, reportHtml(report, o.title));
   if (o.csv) {
