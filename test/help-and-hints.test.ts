@@ -235,10 +235,24 @@ test('say the whole story: infer-opencv on cfg + weights says the export is only
   t.notRegex(r.stderr, /infer: using cached/);
   t.regex(r.stderr, new RegExp(`wrote ${dets.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(every box, COCO results\\)`));
   const { LoopTally } = await import('../src/pipeline/loop-tally.ts');
-  t.regex(
-    new LoopTally(0, []).overlayText('onnx', false),
-    /^onnx {2}so far: inference [\d.]+ FPS {2}end-to-end [\d.]+ FPS$/,
-  );
+  const [line, ...more] = new LoopTally(0, []).overlayText('onnx', false);
+  t.regex(line, /^onnx {2}so far: inference [\d.]+ FPS {2}end-to-end [\d.]+ FPS$/);
+  t.deepEqual(more, []);
+  t.deepEqual(new LoopTally(0, []).overlayText('onnx', true).slice(1), [
+    'RANDOM WEIGHTS: a timing demo, no real detections',
+  ]);
+  // every line fits the frame: at 960 px, and at 320 px where it is made smaller
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const { overlayScale } = await import('../src/detect/draw.ts');
+  const cv = loadOpenCv();
+  for (const width of [960, 320])
+    for (const text of new LoopTally(0, []).overlayText('OpenCV DNN (CUDA)', true)) {
+      const scale = overlayScale(cv, text, width);
+      t.true(
+        cv.getTextSize(text, cv.FONT_HERSHEY_SIMPLEX, scale, 3).size.width <= width - 16,
+        `${text} at ${width} px`,
+      );
+    }
 });
 
 test('an install that keeps working: the five install scripts are approved in package.json; setup names a native module that does not load', (t) => {

@@ -34,8 +34,24 @@ export function drawDetections(cv: Cv, frame: Mat, detections: readonly Detectio
   }
 }
 
-export function drawOverlay(cv: Cv, frame: Mat, text: string): void {
-  const origin = new cv.Point2(8, 20);
-  frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, 0.55, new cv.Vec3(0, 0, 0), 3);
-  frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, 0.55, new cv.Vec3(255, 255, 255), 1);
+/** The overlay's lines at the top left, each made smaller where it would not fit the frame's width (it is never cut). */
+export function drawOverlay(cv: Cv, frame: Mat, lines: readonly string[]): void {
+  let y = 20;
+  for (const text of lines) {
+    const scale = overlayScale(cv, text, frame.cols);
+    const origin = new cv.Point2(8, y);
+    frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(0, 0, 0), 3);
+    frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(255, 255, 255), 1);
+    y += Math.ceil(24 * (scale / 0.55));
+  }
+}
+
+/** 0.55, or less where the text would reach past the frame's right edge (8 px margins). */
+export function overlayScale(cv: Cv, text: string, width: number): number {
+  const wide = (scale: number) => cv.getTextSize(text, cv.FONT_HERSHEY_SIMPLEX, scale, 3).size.width;
+  let scale = 0.55;
+  // text width is not quite proportional to the scale (the strokes are whole pixels): shrink until it fits
+  for (let k = 0; k < 20 && scale > 0.2 && wide(scale) > width - 16; k++)
+    scale = Math.max(0.2, scale * Math.min(0.95, (width - 16) / wide(scale)));
+  return scale;
 }

@@ -116,12 +116,18 @@ export class LoopTally {
     this.total += post.detections.length;
   }
 
-  /** The live overlay: both FPS so far (running figures, which the final ones in the summary need not equal). */
-  overlayText(backend: string, generatedWeights: boolean): string {
+  /**
+   * The live overlay, a line each: both FPS so far (running figures, which the final ones in the summary need not
+   * equal), and under them what random weights mean.
+   */
+  overlayText(backend: string, generatedWeights: boolean): string[] {
     const n = this.frames;
     const e2e = n > 0 && this.wallMs > 0 ? n / (this.wallMs / 1000) : 0;
     const inf = n > 0 && this.inferenceMs > 0 ? n / (this.inferenceMs / 1000) : 0;
-    return `${backend}  so far: inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS${generatedWeights ? '  RANDOM WEIGHTS: a timing demo, no real detections' : ''}`;
+    return [
+      `${backend}  so far: inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS`,
+      ...(generatedWeights ? ['RANDOM WEIGHTS: a timing demo, no real detections'] : []),
+    ];
   }
 
   progress(frame: number, totalFrames: number) {
