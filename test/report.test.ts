@@ -704,6 +704,14 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
       );
       t.regex(r.stdout, new RegExp(`This log is held against the typed-in row ${name}: its name says TensorRT`));
     }
+    // copies over every GPU row of the log (DtoH 1.9367ms is below the listed top): 250.34 + 236.45 + 1.9367 ms + 44.791us
+    // = 488.771491 ms of 9.862699491 s = 5.0%; the steady-state sums at the table's precision (microseconds)
+    const lab = runCli('jetprof', ['report', '--profile', realLog]).stdout.replace(/\s+/g, ' ');
+    t.regex(
+      lab,
+      /memory copies and sets are 5\.0% of the GPU time \(488\.771 ms of 9\.863 s: HtoD 250\.340 ms, DtoD 236\.450 ms, DtoH 1\.937 ms, memset 44\.791 us\)/,
+    );
+    t.regex(lab, /: 436\.582002 s\), each remaining row's share of the 91\.138692 s left/);
     // rows whose names say nothing: none is picked, and the report says why and how to name one
     const none = runCli('jetprof', [
       'report',

@@ -312,6 +312,10 @@ function timedBlocks(title: string, rows: TimedRow[], nameHeader: string): Block
   ];
 }
 
+/** The waiting chart's unit, the one the table's largest waiting time is printed in (s or ms). */
+const waitUnit = (rows: { waitingNs: number }[]): [string, number] =>
+  Math.max(...rows.map((r) => r.waitingNs)) >= 1e9 ? ['s', 1e9] : ['ms', 1e6];
+
 /** Critical-path bars cut long names to this many characters (the whole name is the tooltip). */
 const short = (name: string) => (name.length > 24 ? `${name.slice(0, 23)}…` : name);
 
@@ -347,13 +351,13 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
               kind: 'chart' as const,
               chart: {
                 kind: 'bars' as const,
-                title: `Waiting time (ms): ${p.label}`,
+                title: `Waiting time (${waitUnit(waiting)[0]}): ${p.label}`,
                 bars: waiting.slice(0, 10).map((d) => ({
                   label: short(d.name),
                   fullLabel: d.name,
-                  segments: [{ name: 'waiting ms', value: d.waitingNs / 1e6 }],
+                  segments: [{ name: `waiting ${waitUnit(waiting)[0]}`, value: d.waitingNs / waitUnit(waiting)[1] }],
                 })),
-                unit: 'ms',
+                unit: waitUnit(waiting)[0],
                 stacked: false,
               },
             },

@@ -121,11 +121,18 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
       `conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name.slice(0, 60)}); no separate activation kernels.`,
     );
   }
-  const gpuTotal = p.kernels.reduce((s, k) => s + k.totalNs, 0);
-  const copies = p.kernels.filter((k) => /\[CUDA mem(cpy|set)/.test(k.name));
+  // every GPU row of the log, not only the top ones listed: a copy below the cut still counts
+  const gpuTotal = p.gpu?.totalNs ?? p.kernels.reduce((s, k) => s + k.totalNs, 0);
+  const copies =
+    p.gpu?.copies ??
+    p.kernels
+      .filter((k) => /\[CUDA mem(cpy|set)/.test(k.name))
+      .map((k) => ({ kind: copyKind(k.name), totalNs: k.totalNs }));
   if (copies.length && gpuTotal > 0) {
     const c = copies.reduce((s, k) => s + k.totalNs, 0);
-    notes.push(`memory copies are ${((c / gpuTotal) * 100).toFixed(1)}% of the GPU time listed (${formatNs(c)}).`);
+    notes.push(
+      `memory copies and sets are ${((c / gpuTotal) * 100).toFixed(1)}% of the GPU time (${formatNs(c)} of ${formatNs(gpuTotal)}: ${copies.map((k) => `${k.kind} ${formatNs(k.totalNs)}`).join(', ')}).`,
+    );
   }
   if (p.tool === 'nsys' && p.kernels.length === 0 && p.apiCalls.length === 0) {
     notes.push(
@@ -176,6 +183,22 @@ export function pickCriticalPath(
   return { criticalPath: dependency.slice(0, top), waiting: dependency.slice(top).filter((d) => d.waitingNs > 0) };
 }
 
+/** Every GPU activities row: the total, and the memory copies and sets by kind. */
+function gpuOf(summary: { type: string; name: string; totalNs: number }[]): ProfileSection['gpu'] {
+  const rows = summary.filter((r) => r.type === 'GPU activities');
+  if (!rows.length) return undefined;
+  return {
+    totalNs: rows.reduce((s, r) => s + r.totalNs, 0),
+    copies: rows
+      .filter((r) => /\[CUDA mem(cpy|set)/.test(r.name))
+      .map((r) => ({ kind: copyKind(r.name), totalNs: r.totalNs })),
+  };
+}
+
+/** "[CUDA memcpy HtoD]" -> "HtoD", "[CUDA memset]" -> "memset". */
+const copyKind = (name: string) =>
+  /\[CUDA mem(?:cpy ([^\]]+)|(set))\]/.exec(name)?.slice(1).find(Boolean)?.replace(/^set$/, 'memset') ?? name;
+
 export function profileSection(p: LabeledProfile, top: number): ProfileSection[] {
   const out: Omit<ProfileSection, 'notes'>[] = [];
   if (p.nvprof) {
@@ -208,6 +231,7 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
         nvtx: nvtx.sort(byTotal).slice(0, top),
         osRuntime: [],
         ...(proc.dependency.length ? { steadyState: steadyState(proc, top) } : {}),
+        gpu: gpuOf(proc.summary),
       });
     }
   }

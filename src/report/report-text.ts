@@ -280,7 +280,9 @@ export const STEADY_HEADERS = ['Share of the rest', 'Critical path', 'Waiting ti
 
 /** What the steady-state table leaves out and how its shares are counted. */
 export function steadyStateCaption(s: SteadyState): string {
-  return `Steady state: the critical path without the ${s.removed.length} row${s.removed.length === 1 ? '' : 's'} of start-up and tear-down (${s.removed.join(', ')}: ${formatDependencyNs(s.removedNs)}), each remaining row's share of the ${formatDependencyNs(s.remainingNs)} left`;
+  // sums of the table's rows, shown at the table's own precision (microseconds), not at the nanoseconds they add up to
+  const us = (ns: number) => formatDependencyNs(Math.round(ns / 1000) * 1000);
+  return `Steady state: the critical path without the ${s.removed.length} row${s.removed.length === 1 ? '' : 's'} of start-up and tear-down (${s.removed.join(', ')}: ${us(s.removedNs)}), each remaining row's share of the ${us(s.remainingNs)} left`;
 }
 
 export function steadyStateRows(s: SteadyState): string[][] {

@@ -195,6 +195,8 @@ export interface ProfileSection {
    * (allocation, context, streams), re-normalised to the rest, and what the log gives per frame.
    */
   steadyState?: SteadyState;
+  /** Every GPU row of the log (not only the listed top ones): its total, and the memory copies and sets by kind. */
+  gpu?: { totalNs: number; copies: { kind: string; totalNs: number }[] };
 }
 
 export interface SteadyState {
