@@ -823,7 +823,7 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
           'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
           'Critical path: nvprof-synthetic-trt-lab.txt',
-          'Waiting time (ms): nvprof-synthetic-trt-lab.txt',
+          'Waiting time (s): nvprof-synthetic-trt-lab.txt',
         ],
       );
       for (const c of charts) {

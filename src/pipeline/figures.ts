@@ -42,6 +42,10 @@ export const DEFINITIONS: [string, string][] = [
     'warm-up',
     'the first --warmup frames run the same path and are left out of every figure (their NVTX ranges are named warmup-*)',
   ],
+  [
+    'Model Input Size',
+    "the lab's heading, kept as the lab's table has it: the size of the frames the pipeline read and resized, (width,height,3); the network itself takes its own input size (416x416 for YOLOv4-Tiny), given in the Model column of What each row measured",
+  ],
 ];
 
 /**
