@@ -97,16 +97,7 @@ async function runBackend(
   const r = await t.run(argv, t.o.timeoutS, c.env);
   if (r.code !== 0 || !existsSync(files.json))
     return {
-      entry: t.add(
-        {
-          component: c.component,
-          status: 'fail',
-          detail: Selftest.failure(r, t.o.timeoutS),
-          fix: `run it by hand to see why: ${r.command}`,
-          command: r.command,
-        },
-        r.seconds,
-      ),
+      entry: t.failed(c.component, r),
     };
   const run = JSON.parse(readFileSync(files.json, 'utf8')) as RunResult;
   const heads = parseHeadsFile(readFileSync(files.heads));

@@ -72,16 +72,7 @@ export async function videoRows(t: Selftest, clip: string, model: string): Promi
       t.o.timeoutS,
     );
     if (r.code !== 0 || !existsSync(json)) {
-      t.add(
-        {
-          component: p.component,
-          status: 'fail',
-          detail: Selftest.failure(r, t.o.timeoutS),
-          fix: `run it by hand to see why: ${r.command}`,
-          command: r.command,
-        },
-        r.seconds,
-      );
+      t.failed(p.component, r);
       continue;
     }
     const run = JSON.parse(readFileSync(json, 'utf8')) as RunResult;
@@ -169,16 +160,7 @@ export async function profilerRows(t: Selftest, clip: string, model: string, io:
       continue;
     }
     if (r.code !== 0 || !existsSync(parsed)) {
-      t.add(
-        {
-          component,
-          status: 'fail',
-          detail: Selftest.failure(r, t.o.timeoutS),
-          fix: `run it by hand to see why: ${r.command}`,
-          command: r.command,
-        },
-        r.seconds,
-      );
+      t.failed(component, r);
       continue;
     }
     const p = JSON.parse(readFileSync(parsed, 'utf8')) as {

@@ -93,6 +93,20 @@ export class Selftest {
     return `exit code ${r.code}${r.lastLine ? `; its last line: ${r.lastLine}` : ''}`;
   }
 
+  /** The row of a command that did not succeed: why, and the command to run by hand. */
+  failed(component: string, r: Ran, timeoutS = this.o.timeoutS): SelftestEntry {
+    return this.add(
+      {
+        component,
+        status: 'fail',
+        detail: Selftest.failure(r, timeoutS),
+        fix: `run it by hand to see why: ${r.command}`,
+        command: r.command,
+      },
+      r.seconds,
+    );
+  }
+
   add(e: Omit<SelftestEntry, 'seconds'>, seconds = 0): SelftestEntry {
     const entry = { ...e, seconds: Math.round(seconds * 10) / 10 };
     this.entries.push(entry);

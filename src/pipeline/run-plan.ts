@@ -4,8 +4,7 @@
  * how many frames go through the model at once, how many are in flight, how many model-alone runs follow the loop.
  * Pure.
  */
-import type { BackendName } from '../backends/types.ts';
-import { chooseLoop, type LoopChoice, type PipelineMode } from './loop-choice.ts';
+import { chooseLoop, type LoopChoice } from './loop-choice.ts';
 
 export interface RunPlan {
   /**
@@ -38,21 +37,17 @@ function multiStreamReason(o: { streams: number; interval: number; realtime: boo
   return undefined;
 }
 
-export function planRun(o: {
-  streams: number;
-  interval: number;
-  realtime: boolean;
-  perf: boolean;
-  batch?: number;
-  inFlight?: number;
-  modelAloneRuns?: number;
-  mode: PipelineMode;
-  backend: BackendName;
-  executionProvider: string;
-  threads?: number;
-  cores: number;
-  openCvHasCuda?: () => boolean;
-}): RunPlan {
+export function planRun(
+  o: Omit<Parameters<typeof chooseLoop>[0], 'sequentialOnly'> & {
+    streams: number;
+    interval: number;
+    realtime: boolean;
+    perf: boolean;
+    batch?: number;
+    inFlight?: number;
+    modelAloneRuns?: number;
+  },
+): RunPlan {
   const multiStream = multiStreamReason(o);
   return {
     multiStream,
