@@ -713,31 +713,14 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     );
     t.regex(lab, /: 436\.582002 s\), each remaining row's share of the 91\.138692 s left/);
     // rows whose names say nothing: none is picked, and the report says why and how to name one
-    const none = runCli('jetprof', [
-      'report',
-      '--profile',
-      realLog,
-      '--fps',
-      'A@960x540=10.45/4.99',
-      '--fps',
-      'B@960x540=1.09/0.92',
-    ]);
+    const twoRows = ['report', '--profile', realLog, '--fps', 'A@960x540=10.45/4.99', '--fps', 'B@960x540=1.09/0.92'];
+    const none = runCli('jetprof', twoRows);
     t.regex(
       none.stdout,
       /This log is not held against a typed-in row: none of the 2 rows' names says TensorRT or TRT \(A, B\): pass --reconcile ROW/,
     );
     t.notRegex(none.stdout, /- per frame, /);
-    const named = runCli('jetprof', [
-      'report',
-      '--profile',
-      realLog,
-      '--fps',
-      'A@960x540=10.45/4.99',
-      '--fps',
-      'B@960x540=1.09/0.92',
-      '--reconcile',
-      'a',
-    ]);
+    const named = runCli('jetprof', [...twoRows, '--reconcile', 'a']);
     t.regex(
       named.stdout,
       /- per frame, A: inference 95\.7 ms .* This log is held against the typed-in row A: the row --reconcile names\./,
