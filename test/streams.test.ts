@@ -236,7 +236,13 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   const cap = JSON.parse(readFileSync(json, 'utf8'));
   t.is(cap.schema, 'jetprof.capacity/1');
   // under what: the setup of its runs, and the runs behind every count
-  t.like(cap.setup, { backend: 'onnx', interval: 0, frameSize: '160x120', label: 'onnx-fp32-cpu-sequential' });
+  t.like(cap.setup, {
+    backend: 'onnx',
+    interval: 0,
+    frameSize: '160x120',
+    label: 'onnx-fp32-cpu-sequential',
+    write: false,
+  });
   t.regex(cap.setup.model, /\.onnx \d+x\d+ \([0-9a-f]{8}\)$/);
   for (const p of cap.points) t.true(p.runs >= 1 && p.heldRuns <= p.runs, JSON.stringify(p));
   // what this machine holds depends on its speed and load: the search's shape does not
@@ -253,7 +259,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.regex(
     r.stdout,
     new RegExp(
-      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms.* \\((measured p99 \\d+ ms, held in \\d of \\d runs?|no count held).*; onnx-fp32-cpu-sequential, .*160x120, batch all streams, on `,
+      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms.* \\((measured p99 \\d+ ms, held in \\d of \\d runs?|no count held).*; onnx-fp32-cpu-sequential, .*160x120, batch all streams, not writing the videos, on `,
     ),
   );
   // the report shows the result: caption, one table row per count tried, the rule, a chart bar per count, a CSV
@@ -286,6 +292,23 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.is(bad.code, 2);
   t.regex(bad.stderr, /streams-cap\.mp4: /);
   t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+});
+
+test("capacity --write searches with every stream's video written, as infer writes by default, and the answer says so", (t) => {
+  const model = makeModel('cap-write', PERSON_VEHICLE_CFG, 4);
+  const v = makeVideo('cap-write.mp4', 40, 160, 120, 10);
+  const json = join(scratchDir(), 'capacity-write.json');
+  const r = runCli(
+    'jetprof',
+    quickCapacityArgs(v, 4, json, ['--write', '--budget', '30'], ['--model', model.onnxPath]),
+  );
+  t.is(r.code, 0, r.stderr);
+  t.is(JSON.parse(readFileSync(json, 'utf8')).setup.write, true);
+  t.regex(r.stdout.replace(/\s+/g, ' '), /batch all streams, writing every stream's video, on /);
+  t.regex(
+    runCli('jetprof', ['capacity', '--help']).stdout.replace(/\s+/g, ' '),
+    /--write .*without it the search runs infer --no-write/,
+  );
 });
 
 test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {

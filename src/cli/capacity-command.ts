@@ -28,7 +28,7 @@ export function capacityCommand(): Command {
     .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
     .description(
       "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps the frame rate, no frame is dropped, and the p99 latency from a frame's arrival to its boxes is within --p99-ms. Each point runs --point-seconds and is repeated (--repeat); the search stops by itself within --budget seconds and prints a table and the answer in one sentence.\n" +
-        "Arguments after -- go to infer (model, frame size, ...). Each count runs in batches of all its streams (infer's default); --batch B after -- runs batches of at most B (min(B, streams)): --batch 1 for a TensorRT engine built for batch 1.",
+        "Counts run without writing the streams' videos (infer --no-write) unless --write says so; the answer says which. Arguments after -- go to infer (model, frame size, ...). Each count runs in batches of all its streams (infer's default); --batch B after -- runs batches of at most B (min(B, streams)): --batch 1 for a TensorRT engine built for batch 1.",
     )
     .argument('<source>', 'a video file (or a stream) to replicate as cameras')
     .argument('[infer-args...]', 'infer arguments, after --')
@@ -58,6 +58,11 @@ export function capacityCommand(): Command {
       2,
     )
     .option('--json <file>', 'write the result (jetprof.capacity/1)')
+    .option(
+      '--write',
+      "write every stream's annotated video, as infer does by default; without it the search runs infer --no-write (faster: cameras whose video is recorded hold fewer streams)",
+      false,
+    )
     .showHelpAfterError(
       "(infer's options go after --, e.g. jetprof capacity videos/vtest.avi --source-fps 10 --p99-ms 400 -- --model weights/yolov4-tiny.onnx)",
     )
@@ -84,6 +89,7 @@ interface CapacityCliOptions {
   pointSeconds: number;
   repeat: number;
   json?: string;
+  write: boolean;
 }
 
 /** Everything that would make the search answer nothing or lose a file, said before it starts. */
@@ -149,6 +155,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       repeat: o.repeat,
       inferArgs,
       infer,
+      write: o.write,
       onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
       shouldStop: signals.stopped,
       onChild: signals.onChild,

@@ -5,7 +5,7 @@
  * the first that failed, each point long enough to settle and repeated, and stops by itself within its time budget.
  * Each point is its own infer process, as a user would run it.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
@@ -33,6 +33,8 @@ export interface CapacityOptions {
   inferArgs: string[];
   /** What infer's parser read of them (the CLI's). */
   infer: Pick<InferArgFacts, 'batch'>;
+  /** Write every stream's annotated video, as infer does by default (default: not, --no-write). */
+  write: boolean;
   onStep: (line: string) => void;
   shouldStop?: () => boolean;
   onChild?: (pid: number) => () => void;
@@ -121,6 +123,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
     interval: run.interval ?? 0,
     ...(batchValue !== undefined ? { batch: batchValue } : {}),
     inferArgs: o.inferArgs,
+    write: o.write,
   };
 }
 
@@ -159,6 +162,8 @@ class CapacitySearch {
     const [cmd, ...pre] = entryCommand(this.o.backend);
     const started = Date.now();
     const warmup = String(Math.max(2, Math.round(this.o.sourceFps / 2)));
+    const videos = join(this.dir, `videos-${streams}-${k}`);
+    if (this.o.write) mkdirSync(videos, { recursive: true });
     const args = [
       ...pre,
       this.o.source,
@@ -172,7 +177,8 @@ class CapacitySearch {
       String(this.o.pointS),
       '--warmup',
       warmup,
-      '--no-write',
+      // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
+      ...(this.o.write ? ['--output-dir', videos] : ['--no-write']),
       // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
       '--model-alone',
       '0',
@@ -223,6 +229,8 @@ class CapacitySearch {
       );
     }
     const run = JSON.parse(readFileSync(json, 'utf8')) as RunResult;
+    // the written videos were the point's load, not its result: the scratch folder keeps only the run JSON
+    if (this.o.write) rmSync(videos, { recursive: true, force: true });
     // a run that Ctrl-C cut short measured less than the point asks for: it is no measurement of the count
     if (run.interrupted || this.o.shouldStop?.()) return undefined;
     this.result.setup ??= capacitySetup(run, this.o);

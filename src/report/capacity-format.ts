@@ -44,6 +44,8 @@ export interface CapacitySetup {
   batch?: number;
   /** infer's own arguments, as given after --. */
   inferArgs: string[];
+  /** Whether each stream's annotated video was written (--write); absent in files from before it was recorded. */
+  write?: boolean;
 }
 
 export interface CapacityResult {
@@ -94,7 +96,8 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
 
 /** The setup in a few words: what a second result with other settings would differ in. */
 export function setupLine(s: CapacitySetup): string {
-  return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}, on ${s.machine}`;
+  const writing = s.write === undefined ? '' : s.write ? ", writing every stream's video" : ', not writing the videos';
+  return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}${writing}, on ${s.machine}`;
 }
 
 export const CAPACITY_HEADERS = [
