@@ -6,7 +6,7 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
-import { formatSummary } from '../src/pipeline/run-result.ts';
+import { droppedVerdict, formatSummary } from '../src/pipeline/run-result.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
   errorLines,
@@ -660,4 +660,12 @@ test('memory under ulimit -v: address space is what runs out (thread stacks and 
     memoryShortage(4, 1920, 1080, 'gstreamer', { memoryBytes: 64 * 2 ** 30, addressRoomBytes: 2 * 2 ** 30 }),
     undefined,
   );
+});
+
+test('the drop verdict names the stream that dropped the most only when one did: all alike say so, one stream names none', (t) => {
+  const stream = (index: number, droppedFrames: number) => ({ index, frames: 14, droppedFrames }) as never;
+  const rt = { sourceFps: 10 };
+  t.regex(droppedVerdict([stream(0, 57), stream(1, 57)], rt)!, /; every stream dropped 57 of 71\.$/);
+  t.regex(droppedVerdict([stream(0, 57), stream(1, 20)], rt)!, /; stream 0 dropped the most \(57 of 71\)\.$/);
+  t.regex(droppedVerdict([stream(0, 57)], rt)!, /when the pipeline is busy\.$/);
 });

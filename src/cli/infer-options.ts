@@ -224,7 +224,11 @@ function addRunOptions(cmd: Command): void {
       'end after s seconds of frames (for a camera or stream, which never end by themselves); the run ends normally, exit 0',
       parseIntInRange('--duration', 1, 10_000_000),
     )
-    .option('--max-frames <n>', 'stop after n frames (warm-up included)', parseIntInRange('--max-frames', 1))
+    .option(
+      '--max-frames <n>',
+      'stop after n frames of each stream (warm-up included)',
+      parseIntInRange('--max-frames', 1),
+    )
     .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
     .option(
       '--threads <n>',

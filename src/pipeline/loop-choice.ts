@@ -30,7 +30,7 @@ export function chooseLoop(o: {
   if (o.sequentialOnly)
     return {
       pipelined: false,
-      why: `${o.sequentialOnly} runs in the sequential loop only, which takes the streams in turns`,
+      why: `${o.sequentialOnly}: the sequential loop, the one that runs several streams and these settings (the pipelined loop overlaps the stages of one stream)`,
     };
   if (o.mode !== 'auto') return { pipelined: o.mode === 'on' };
   if (modelOnGpu(o.backend, o.executionProvider, o.openCvHasCuda ?? (() => false)))

@@ -435,7 +435,15 @@ export function droppedVerdict(
   if (dropped === 0)
     return `Kept up: every frame the ${streams.length === 1 ? 'source' : `${streams.length} sources`} delivered at ${rate} was processed, none dropped (the time spent waiting for frames is headroom, not a cost).`;
   const worst = streams.reduce((a, s) => ((s.droppedFrames ?? 0) > (a.droppedFrames ?? 0) ? s : a));
-  return `Did not keep up: ${dropped} of the ${delivered} frames delivered at ${rate} were dropped (${((dropped / delivered) * 100).toFixed(0)}%), as a camera's frames are when the pipeline is busy; stream ${worst.index} dropped the most (${worst.droppedFrames} of ${worst.frames + worst.droppedFrames}).`;
+  const same = streams.every((s) => (s.droppedFrames ?? 0) === (worst.droppedFrames ?? 0));
+  // one stream, or streams that all dropped as many: no stream "dropped the most"
+  const most =
+    streams.length === 1
+      ? ''
+      : same
+        ? `; every stream dropped ${worst.droppedFrames} of ${worst.frames + (worst.droppedFrames ?? 0)}`
+        : `; stream ${worst.index} dropped the most (${worst.droppedFrames} of ${worst.frames + (worst.droppedFrames ?? 0)})`;
+  return `Did not keep up: ${dropped} of the ${delivered} frames delivered at ${rate} were dropped (${((dropped / delivered) * 100).toFixed(0)}%), as a camera's frames are when the pipeline is busy${most}.`;
 }
 
 /** The caps that bound, in one line each (the console says it once per run). */

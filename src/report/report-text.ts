@@ -245,7 +245,9 @@ export function streamsCaption(m: LabReport['multiStream'][number]): string {
   const setup =
     m.batch > 1
       ? `${m.streams.length} streams in batches of ${m.batch}${b ? ` (inference ${b.perBatchMs.mean.toFixed(2)} ms per batch of ${b.meanImages.toFixed(2)} frames on average, ${b.perFrameMs.toFixed(2)} ms per frame)` : ''}`
-      : `${m.streams.length} streams taking turns, batch 1`;
+      : m.streams.length === 1
+        ? '1 stream, batch 1'
+        : `${m.streams.length} streams taking turns, batch 1`;
   return `${m.modelType}: ${setup}: aggregate ${m.aggregateFps.toFixed(2)} FPS (all frames over the wall time); latency from a frame's ${m.realtime ? 'arrival' : 'read'} to its boxes`;
 }
 
