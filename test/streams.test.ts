@@ -6,7 +6,7 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
-import { droppedVerdict, formatSummary } from '../src/pipeline/run-result.ts';
+import { droppedVerdict, formatSummary, intervalLine } from '../src/pipeline/run-result.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
   errorLines,
@@ -386,11 +386,17 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
   t.true(run.intervalFrames.latencyMs.inferred.p50 > 0 && run.intervalFrames.latencyMs.tracked.p50 > 0);
   t.regex(
     r.stdout.replace(/\s+/g, ' '), // the console wraps at 80 columns
-    /--interval 2: the model ran on 10 of the 30 measured frames \(every 3rd frame of each stream\); the tracker carried the boxes on the other 20\. Inference FPS is over the 10 inferred frames .* Latency, read to boxes: inferred frames p50 [\d.]+, p99 [\d.]+ ms; tracked frames p50 [\d.]+, p99 [\d.]+ ms\./,
+    /--interval 2: the model ran on 10 of the 30 measured frames \(every 3rd frame of each stream\); the tracker carried the boxes on the other 20\. Inference FPS is the model's rate over the 10 frames it ran on; end-to-end FPS is over all 30, so it can be the higher of the two\. Latency, read to boxes: inferred frames p50 [\d.]+, p99 [\d.]+ ms; tracked frames p50 [\d.]+, p99 [\d.]+ ms\./,
   );
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout.replace(/\s+/g, ' '), /--interval 2: the model ran on 10 of the 30 measured frames/);
+  // no sentence that assumes end-to-end <= inference: the not-inference note and the gap say what each FPS counts
+  t.notRegex(r.stdout.replace(/\s+/g, ' '), /why end-to-end FPS is below inference FPS/);
+  t.regex(
+    rep.stdout.replace(/\s+/g, ' '),
+    /Its inference FPS is the model's rate over the frames it ran on \(--interval 2\), its end-to-end FPS over every frame\./,
+  );
   t.deepEqual(run.perFrame.inferred.slice(0, 6), [1, 0, 0, 1, 0, 0]);
   t.is(run.perFrame.inferenceMs[1], 0, 'no inference on a carried frame');
   const boxes = JSON.parse(readFileSync(dets, 'utf8')) as { image_id: number; track_id?: number; bbox: number[] }[];
@@ -668,4 +674,21 @@ test('the drop verdict names the stream that dropped the most only when one did:
   t.regex(droppedVerdict([stream(0, 57), stream(1, 57)], rt)!, /; every stream dropped 57 of 71\.$/);
   t.regex(droppedVerdict([stream(0, 57), stream(1, 20)], rt)!, /; stream 0 dropped the most \(57 of 71\)\.$/);
   t.regex(droppedVerdict([stream(0, 57)], rt)!, /when the pipeline is busy\.$/);
+});
+
+test('--interval under --realtime says the count runs over the frames a source delivered, dropped ones included, so the drops decide the share the model ran on', (t) => {
+  const r = {
+    interval: 2,
+    frames: 128,
+    intervalFrames: {
+      inferred: 64,
+      tracked: 64,
+      latencyMs: { inferred: { p50: 1, p90: 1, p99: 1 }, tracked: { p50: 1, p90: 1, p99: 1 } },
+    },
+  } as never;
+  t.regex(intervalLine(r)!, /\(every 3rd frame of each stream\)/);
+  t.regex(
+    intervalLine({ ...(r as object), setup: { realtime: { sourceFps: 10 } } } as never)!,
+    /the model ran on 64 of the 128 measured frames \(every 3rd frame each source delivered, when that frame was not dropped: dropped frames count, so the share of processed frames the model ran on follows the drops\)/,
+  );
 });

@@ -20,7 +20,7 @@ export const DEFINITIONS: [string, string][] = [
   ['busy ms per frame', 'the mean time one frame spent in a stage (its p50/p90/p99 are over the same frames)'],
   [
     'not inference',
-    '1 - inference time / wall time = 1 - end-to-end FPS / inference FPS: the share of wall time the model was not running',
+    '1 - inference time / wall time = 1 - end-to-end FPS / inference FPS: the share of wall time the model was not running (the second form without --interval: with it, inference FPS counts only the frames the model ran on)',
   ],
   [
     'share of wall (sequential loop)',

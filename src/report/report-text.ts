@@ -128,7 +128,10 @@ export function gapSentence(x: FpsRow): string {
   const parts = x.wallShares.map((p, i) => ({ name: p.name, pct: rounded[i] })).filter((p) => p.name !== 'inference');
   const total = parts.reduce((a, p) => a + p.pct, 0);
   const realtime = !!x.basis?.pacing.startsWith('realtime');
-  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).`;
+  const interval = x.streamSetup?.interval
+    ? ` Its inference FPS is the model's rate over the frames it ran on (--interval ${x.streamSetup.interval}), its end-to-end FPS over every frame.`
+    : '';
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).${interval}`;
 }
 
 export function skippedSentence(x: LabReport['skipped'][number]): string {
