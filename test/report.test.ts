@@ -223,6 +223,17 @@ test('a --realtime run shows its drops: delivered and processed FPS, dropped cou
     t.notRegex(text, /\| loop overhead \|/);
   }
   t.regex(reportHtml(buildLabReport([reloaded], [])), /<p>Did not keep up: 256 of the 290 frames/);
+  // the drops in the headline too: a column of the lab table, the FPS chart's bar label, and streams.csv
+  const rep = buildLabReport([reloaded], []);
+  t.regex(
+    reportMarkdown(rep),
+    /\| Model Type \| Model Input Size \| Inference Speed \(FPS\) \| End-to-end speed \(FPS\) \| Dropped \(kept up\?\) \|\n.*\n\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \| [\d.]+ \| [\d.]+ \| 88\.3% \(no\) \|/,
+  );
+  t.regex(reportHtml(rep), /title="ONNX Runtime \(CPU, FP32\) \(did not keep up: 88\.3% of the frames dropped\)"/);
+  t.is(
+    reportCsv(rep)['streams.csv'],
+    'label,stream,source,frames,dropped,dropped_share,end_to_end_fps,p50_ms,p90_ms,p99_ms\ncams,0,cam0.mp4,34,111,0.7655,2.34,400.000,420.000,430.000\ncams,1,cam1.mp4,0,145,1.0000,0.00,,,\n',
+  );
   const kept = JSON.parse(JSON.stringify(run)) as RunResult;
   kept.streams = [stream(0, 34, 0)];
   t.regex(formatSummary(kept), /Kept up: every frame the source delivered at 10 FPS was processed, none dropped/);

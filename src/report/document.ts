@@ -15,6 +15,7 @@ import {
   CAPACITY_RULE,
   capacityCaption,
   defaultTitle,
+  dropsCell,
   failedSentence,
   fpsCell,
   gapSentence,
@@ -164,7 +165,10 @@ function speedBlocks(r: LabReport): Block[] {
           kind: 'bars',
           title: 'FPS per row (mean; ± std in the table where a label ran several times)',
           bars: r.fps.map((x) => ({
-            label: x.modelType,
+            // a paced row that dropped frames says so on its bars, not only further down
+            label: x.drops?.dropped
+              ? `${x.modelType} (did not keep up: ${dropsCell(x.drops).replace(/ \(no\)$/, '')} of the frames dropped)`
+              : x.modelType,
             segments: [
               { name: 'inference FPS', value: x.inferenceFps.mean },
               { name: 'end-to-end FPS', value: x.endToEndFps.mean },

@@ -121,6 +121,36 @@ export function reportCsv(r: LabReport): Record<string, string> {
     ]),
   );
   const ms3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '');
+  // each stream of a multi-stream run: its FPS, what it dropped and its latency, beside fps.csv and stages.csv
+  if (r.multiStream.length)
+    files['streams.csv'] = csvTable(
+      [
+        'label',
+        'stream',
+        'source',
+        'frames',
+        'dropped',
+        'dropped_share',
+        'end_to_end_fps',
+        'p50_ms',
+        'p90_ms',
+        'p99_ms',
+      ],
+      r.multiStream.flatMap((m) =>
+        m.streams.map((s) => [
+          m.label,
+          s.index,
+          s.source,
+          s.frames,
+          s.droppedFrames,
+          (s.droppedFrames / Math.max(1, s.frames + s.droppedFrames)).toFixed(4),
+          f2(s.endToEndFps),
+          ms3(s.latencyMs.p50),
+          ms3(s.latencyMs.p90),
+          ms3(s.latencyMs.p99),
+        ]),
+      ),
+    );
   files['stages.csv'] = csvTable(
     ['label', 'stage', 'part_of', 'mean_ms', 'p50_ms', 'p90_ms', 'p99_ms', 'share_of_wall'],
     r.stages.flatMap((s) =>

@@ -27,11 +27,23 @@ export const mixedDevices = (r: LabReport) => new Set(r.fps.map((x) => x.machine
 
 /** The lab's four columns, with a Device column after the first when rows come from more than one machine. */
 export function labHeaders(r: LabReport): string[] {
-  return mixedDevices(r) ? [LAB_HEADERS[0], 'Device', ...LAB_HEADERS.slice(1)] : LAB_HEADERS;
+  const headers = mixedDevices(r) ? [LAB_HEADERS[0], 'Device', ...LAB_HEADERS.slice(1)] : LAB_HEADERS;
+  return anyPaced(r) ? [...headers, 'Dropped (kept up?)'] : headers;
+}
+
+/** Rows paced as cameras deliver (--realtime, live sources): the lab table then says what each dropped. */
+const anyPaced = (r: LabReport) => r.fps.some((x) => x.drops);
+
+/** "80.1% (no)", "0% (yes)": the share of delivered frames dropped, and whether the row kept up. */
+export function dropsCell(d: { dropped: number; delivered: number } | undefined): string {
+  if (!d) return '';
+  if (d.dropped === 0) return '0% (yes)';
+  return `${((d.dropped / Math.max(1, d.delivered)) * 100).toFixed(1)}% (no)`;
 }
 
 export function labRows(r: LabReport): string[][] {
   const device = (d: string) => (mixedDevices(r) ? [d] : []);
+  const paced = (d: string) => (anyPaced(r) ? [d] : []);
   return [
     ...r.fps.map((x) => [
       x.modelType,
@@ -39,9 +51,10 @@ export function labRows(r: LabReport): string[][] {
       x.inputSize,
       fpsCell(x.inferenceFps),
       fpsCell(x.endToEndFps),
+      ...paced(dropsCell(x.drops)),
     ]),
-    ...r.failed.map((x) => [x.modelType, ...device(''), '', `failed (exit ${x.exitCode})`, 'failed']),
-    ...r.skipped.map((x) => [x.modelType, ...device(''), '', 'skipped', 'skipped']),
+    ...r.failed.map((x) => [x.modelType, ...device(''), '', `failed (exit ${x.exitCode})`, 'failed', ...paced('')]),
+    ...r.skipped.map((x) => [x.modelType, ...device(''), '', 'skipped', 'skipped', ...paced('')]),
   ];
 }
 

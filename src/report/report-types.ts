@@ -76,6 +76,8 @@ export interface FpsRow {
   keptBoxes?: boolean;
   /** Streams that took turns, their batch and --interval (one stream, batch 1, interval 0 for an ordinary run). */
   streamSetup?: { streams: number; batch: number; interval: number };
+  /** Paced runs (--realtime, cameras): the frames dropped, over every run and stream of the row, and of how many. */
+  drops?: { dropped: number; delivered: number };
 }
 
 /** The conditions two measured rows must share before a speed-up between them means anything. */

@@ -216,6 +216,13 @@ function rowSetup(runs: RunResult[]): RowSetup {
 
 const baseModelType = modelTypeName;
 
+/** The frames every run of a row dropped (paced or live sources), and of how many delivered. */
+function dropsOf(runs: RunResult[]): { dropped: number; delivered: number } {
+  const streams = runs.flatMap((r) => r.streams ?? []);
+  const dropped = streams.reduce((a, s) => a + (s.droppedFrames ?? 0), 0);
+  return { dropped, delivered: streams.reduce((a, s) => a + s.frames + (s.droppedFrames ?? 0), 0) };
+}
+
 export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseModelType: string } {
   const r = runs[0];
   const pipelined = r.setup.loop === 'pipelined';
@@ -256,6 +263,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     basis: comparisonBasis(r),
     keptBoxes: runs.every((x) => !!x.detectionsFile),
     streamSetup: { streams: r.streams?.length ?? 1, batch: r.batch ?? 1, interval: r.interval ?? 0 },
+    ...(r.setup.realtime || r.streams?.some((s) => s.droppedFrames !== undefined) ? { drops: dropsOf(runs) } : {}),
   };
 }
 
