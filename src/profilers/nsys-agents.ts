@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
-import { childrenOf, commandLineOf, processRef, processState, signalProcess } from '../util/process.ts';
+import { childrenOf, commandLineOf, processRef, processStart, processState, signalProcess } from '../util/process.ts';
 
 /**
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
@@ -136,29 +136,40 @@ function lockError(lock: string, code: string | undefined): JetprofError {
 
 /**
  * One jetprof nsys session at a time on a machine: two at once disturb each other's timings, and nsys 2022.4 hangs
- * far more often. The lock file holds the owner's pid; a lock whose owner is gone is taken over.
+ * far more often. The lock file holds the owner's pid; a lock whose owner is gone, or is another process than the one that
+ * wrote it (the file holds the pid and that process's start time: an id reused, or a pid written there by hand, does
+ * not match), is taken over. A wait is given up after `maxWaitMs` and when `shouldStop` says so
+ * (Ctrl-C is heard while waiting).
  */
-export async function withNsysLock<T>(onWait: (owner: number) => void, body: () => Promise<T>): Promise<T> {
+export async function withNsysLock<T>(
+  onWait: (owner: number) => void,
+  body: () => Promise<T>,
+  o: { shouldStop?: () => boolean; maxWaitMs?: number } = {},
+): Promise<T> {
   const lock = join(tmpdir(), 'jetprof-nsys.lock');
   let announced = false;
+  const waitUntil = Date.now() + (o.maxWaitMs ?? 30 * 60_000);
   for (let misses = 0; ;) {
     try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      writeFileSync(lock, `${process.pid} ${processStart(process.pid) ?? ''}`, { flag: 'wx' });
       break;
     } catch (e) {
       // only "someone holds it" is worth waiting for: a missing, full or read-only temporary folder is said at once
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') throw lockError(lock, code);
       let owner = 0;
+      let started: string | undefined;
       try {
-        owner = Number(readFileSync(lock, 'utf8').trim() || 0);
+        [owner, started] = ((text) => [Number(text[0] || 0), text[1]] as const)(
+          readFileSync(lock, 'utf8').trim().split(/\s+/),
+        );
       } catch {
         // released meanwhile; a lock that cannot be read either way is not one to spin on
         if (++misses > 20) throw lockError(lock, 'EACCES');
         await sleep(10);
         continue;
       }
-      if (!owner || !alive(owner)) {
+      if (!owner || !alive(owner) || !started || processStart(owner) !== started) {
         try {
           unlinkSync(lock);
         } catch {
@@ -170,6 +181,18 @@ export async function withNsysLock<T>(onWait: (owner: number) => void, body: () 
       }
       if (!announced) onWait(owner);
       announced = true;
+      if (o.shouldStop?.())
+        throw new JetprofError('INTERRUPTED', `stopped while waiting for the jetprof nsys run of pid ${owner}`, {
+          exitCode: 130,
+        });
+      if (Date.now() > waitUntil)
+        throw new JetprofError(
+          'TOOL_FAILED',
+          `another jetprof nsys run (pid ${owner}) still holds ${lock} after ${Math.round((o.maxWaitMs ?? 30 * 60_000) / 60_000)} minutes`,
+          {
+            suggestion: `wait for it to end, or end it (kill ${owner}); one nsys run at a time keeps both timings honest`,
+          },
+        );
       await sleep(500);
     }
   }
@@ -177,7 +200,7 @@ export async function withNsysLock<T>(onWait: (owner: number) => void, body: () 
     return await body();
   } finally {
     try {
-      if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
+      if (readFileSync(lock, 'utf8').trim().split(/\s+/)[0] === String(process.pid)) unlinkSync(lock);
     } catch {
       /* already gone */
     }

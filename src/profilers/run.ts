@@ -224,6 +224,7 @@ async function profileWithNsys(req: ProfileRequest, command: string[], runJson: 
   return withNsysLock(
     (owner) => req.onLog(`waiting for another jetprof nsys run (pid ${owner}) to finish`),
     () => profileWithNsysLocked(nsys, req, command, runJson),
+    { shouldStop: req.shouldStop },
   );
 }
 
