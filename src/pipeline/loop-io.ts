@@ -330,3 +330,9 @@ export function drawFrame(
   drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights));
   return nsToMs(process.hrtime.bigint() - t0);
 }
+
+/** A count the run plan sets (run-plan.ts): a whole number of 1 or more, else a RangeError (a loop would spin on NaN). */
+export function planned(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} ${value}: the run plan gives 1 or more`);
+  return value;
+}

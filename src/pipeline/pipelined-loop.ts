@@ -20,6 +20,7 @@ import {
   type LoopOptions,
   noFrameDecoded,
   openStreams,
+  planned,
   preprocessFrame,
   rangeName,
   type RangeOps,
@@ -122,9 +123,7 @@ class PipelinedRun {
   ) {
     this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
     this.ranges = startEndRanges(o.nvtx);
-    if (!Number.isInteger(o.inFlight) || o.inFlight < 1)
-      throw new RangeError(`inFlight ${o.inFlight}: the run plan gives 1 or more`);
-    this.slots = new Slots(o.inFlight);
+    this.slots = new Slots(planned(o.inFlight, 'inFlight'));
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
     this.inputs = new InputBuffers(o.inFlight + 1);
     this.tally = new LoopTally(o.warmupFrames, model.labels);

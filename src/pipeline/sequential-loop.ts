@@ -23,6 +23,7 @@ import {
   type LoopOptions,
   noFrameDecoded,
   openStreams,
+  planned,
   pushPopRanges,
   type RangeOps,
   startEndRanges,
@@ -131,9 +132,7 @@ export async function runSequentialLoop(
   const ios = openStreams(model, o);
   const tally = new LoopTally(o.warmupFrames, model.labels);
   // --batch B: one frame from each of up to B streams goes through the model in one run
-  // the run plan sets it (run-plan.ts); a caller that did not would otherwise loop forever on NaN
-  if (!Number.isInteger(o.batch) || o.batch < 1) throw new RangeError(`batch ${o.batch}: the run plan gives 1 or more`);
-  const batchSize = Math.min(o.batch, ios.length);
+  const batchSize = Math.min(planned(o.batch, 'batch'), ios.length);
   const batched = batchSize > 1;
   // one frame at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
   // together, written one after the other), so they are start/end ranges
