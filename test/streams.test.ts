@@ -187,11 +187,13 @@ test('--realtime paces a file at its frame rate and counts what arrives while th
     t.true(step > 0 && Math.abs(step / 200 - Math.round(step / 200)) < 0.01, `arrivals ${arrivals.join(', ')}`);
   }
   t.true(s0.endToEndFps < 5.6, `at most the source's pace: ${s0.endToEndFps}`);
-  // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted
+  // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted.
+  // 600 frames (3 s at 200 FPS): however slow a loaded machine makes the warm-up, frames still arrive after it
+  const long = makeVideo('streams-rt-long.mp4', 600, 160, 120, 30);
   const fast = join(dir, 'fast.json');
   t.is(
     runCli('infer', [
-      v,
+      long,
       '--realtime',
       '--source-fps',
       '200',
@@ -209,7 +211,7 @@ test('--realtime paces a file at its frame rate and counts what arrives while th
   const f = JSON.parse(readFileSync(fast, 'utf8')).streams[0];
   t.true(f.droppedFrames > 0, `dropped ${f.droppedFrames}`);
   t.true(f.frames > 0, `${f.frames} frames measured`);
-  t.true(f.frames + f.droppedFrames <= 58, 'measured and dropped frames are frames of the file after the warm-up');
+  t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
   t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);
   t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
 });
