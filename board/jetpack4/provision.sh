@@ -32,6 +32,19 @@ echo '{"file_format_version":"1.0.0","ICD":{"library_path":"libEGL_nvidia.so.0"}
   >/usr/share/glvnd/egl_vendor.d/10_nvidia.json
 
 echo "==> jetprof: OpenCV, GStreamer, ffmpeg, npm ci, build, commands on PATH (scripts/setup.sh)"
+# Debian 11's OpenCV 4.5.1 has already moved the legacy trackers into cv::legacy, where @u4/opencv4nodejs 7.1.2 looks
+# for them only from 4.5.2 on, so its tracking module does not compile (found by the qemu check). jetprof uses none
+# of it: the binding is shown a folder of OpenCV's libraries without libopencv_tracking, and builds without it.
+apt-get install -y -q --no-install-recommends libopencv-dev
+if dpkg-query -W -f='${Version}' libopencv-dev 2>/dev/null | grep -q '^4\.5\.[01]'; then
+  libs=/opt/jetprof-opencv-libs
+  mkdir -p "$libs"
+  for lib in /usr/lib/aarch64-linux-gnu/libopencv_*.so /usr/lib/x86_64-linux-gnu/libopencv_*.so; do
+    case "$lib" in *'*'* | *tracking*) continue ;; esac
+    ln -sf "$lib" "$libs/"
+  done
+  export OPENCV_LIB_DIR=$libs
+fi
 bash scripts/setup.sh
 # doctor reads this: it then checks the mounts a JetPack 4 container needs (src/platform/board.ts CONTAINER_PATHS)
 echo jetpack4 >/etc/jetprof-container
