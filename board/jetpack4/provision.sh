@@ -22,7 +22,7 @@ apt-get install -y -q --no-install-recommends ca-certificates kmod libegl1 libgl
 
 echo "==> where the mounted libraries are found"
 # the runtime mounts /usr/local/cuda-10.2 but not the /usr/local/cuda link the shim's build looks for
-[ -e /usr/local/cuda ] || ln -s cuda-10.2 /usr/local/cuda
+[ -e /usr/local/cuda ] || [ -L /usr/local/cuda ] || ln -s cuda-10.2 /usr/local/cuda
 printf '%s\n' /usr/lib/aarch64-linux-gnu/tegra /usr/lib/aarch64-linux-gnu/tegra-egl >/etc/ld.so.conf.d/nvidia-tegra.conf
 echo /usr/local/cuda-10.2/targets/aarch64-linux/lib >/etc/ld.so.conf.d/cuda-10-2.conf
 # NVIDIA's EGL vendor file, not mesa's (glvnd takes the lowest number)
