@@ -181,7 +181,10 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
   });
   t.is(r.code, 0, lastLines(r.stderr));
   // the console names the loop that ran (it said "pipelined" while the sequential loop ran)
-  t.regex(r.stderr, /infer: sequential loop \(--pipeline auto: --interval 2: the sequential loop, the one that runs several streams and these settings/);
+  t.regex(
+    r.stderr,
+    /infer: sequential loop \(--pipeline auto: --interval 2: the sequential loop, the one that runs several streams and these settings/,
+  );
   const j = run(json);
   t.is(j.setup.loop, 'sequential');
   t.is(j.inferredFrames, Math.ceil(FRAMES / 3));
