@@ -328,6 +328,7 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
   if (p.criticalPath.length) {
     const rows = [...p.criticalPath, ...p.waiting];
     const waiting = rows.filter((d) => d.waitingNs > 0);
+    const [unit, scale] = waitUnit(waiting);
     out.push(
       {
         kind: 'caption',
@@ -355,13 +356,13 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
               kind: 'chart' as const,
               chart: {
                 kind: 'bars' as const,
-                title: `Waiting time (${waitUnit(waiting)[0]}): ${p.label}`,
+                title: `Waiting time (${unit}): ${p.label}`,
                 bars: waiting.slice(0, 10).map((d) => ({
                   label: short(d.name),
                   fullLabel: d.name,
-                  segments: [{ name: `waiting ${waitUnit(waiting)[0]}`, value: d.waitingNs / waitUnit(waiting)[1] }],
+                  segments: [{ name: `waiting ${unit}`, value: d.waitingNs / scale }],
                 })),
-                unit: waitUnit(waiting)[0],
+                unit: unit,
                 stacked: false,
               },
             },
