@@ -9,7 +9,11 @@ export type DiagnosticCode =
   | 'NO_FINAL_NEWLINE'
   | 'DUPLICATE_RUN'
   | 'JOINED_LINE'
-  | 'ENCODING_ASSUMED';
+  | 'ENCODING_ASSUMED'
+  /** a block that is not the profiler's (a compiler's timing report before nvprof's output), skipped whole */
+  | 'SKIPPED_BLOCK'
+  /** the log was read from inside the fenced code blocks of a Markdown file */
+  | 'READ_FROM_FENCE';
 
 export interface Diagnostic {
   severity: 'warning' | 'error';

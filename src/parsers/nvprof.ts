@@ -66,7 +66,8 @@ export interface MetricRow {
 
 export interface UnifiedMemoryRow {
   device?: string;
-  count: number;
+  /** null where nvprof's CSV leaves it empty (its `Gpu page fault groups` rows, whose text form counts them). */
+  count: number | null;
   avgSize: string;
   minSize: string;
   maxSize: string;
@@ -101,6 +102,21 @@ export interface NvtxDomain {
   ranges: NvtxRange[];
 }
 
+/**
+ * `--system-profiling on`: one sampled quantity of one device (`SM Clock (MHz)`, `Power (mW)`, `Temperature (C)`)
+ * with its sample count and min/max/avg as printed (numbers, in the unit the name carries).
+ */
+export interface SystemSampleRow {
+  device?: string;
+  name: string;
+  /** The unit in the name's last parentheses (`MHz`, `mW`, `C`, `%`), when it has one. */
+  unit?: string;
+  count: number;
+  avg: number;
+  min: number;
+  max: number;
+}
+
 export interface NvprofProcess {
   /** null in import mode (`======== `). */
   pid: number | null;
@@ -117,7 +133,13 @@ export interface NvprofProcess {
   apiTrace?: TraceRow[];
   /** Trace rows counted but not kept, beyond the parser's maxTraceRows (a long --print-gpu-trace run has millions). */
   traceRowsOmitted?: number;
+  /**
+   * Unified Memory: each row with its device; `totals` the counts nvprof prints as lines after the tables (`Total CPU
+   * Page faults: 154` as totalCpuPageFaults, `Total remote mappings to CPU: 12` as totalRemoteMappingsToCpu).
+   */
   unifiedMemory?: { rows: UnifiedMemoryRow[]; totals: Record<string, number> };
+  /** `--system-profiling on`: power, clocks, temperature and fan per device. */
+  system?: SystemSampleRow[];
   warnings: string[];
   /** Informational lines such as `No kernels were profiled.` */
   notes: string[];
@@ -128,23 +150,63 @@ export interface NvprofLog {
   processes: NvprofProcess[];
 }
 
-type Section = 'none' | 'result' | 'api' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified';
+type Section =
+  'none' | 'result' | 'api' | 'activity' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified' | 'system';
+/**
+ * A text table being read. `units`: the row nvprof prints under the header when its time unit is fixed (`-u ms`,
+ * `--normalized-time-unit col`): the cells below it are bare numbers in that unit (`%` for a share).
+ */
 type Table =
-  | { kind: 'summary'; typed: boolean; type: string }
-  | { kind: 'dependency' }
+  | { kind: 'summary'; typed: boolean; type: string; units?: string[] }
+  | { kind: 'dependency'; units?: string[] }
   | { kind: 'metrics' | 'events'; cols: Column[] }
-  | { kind: 'trace'; cols: Column[]; keys: string[]; templates: TraceTemplates; target: 'gpuTrace' | 'apiTrace' }
-  | { kind: 'unified'; cols: Column[] }
+  | {
+      kind: 'trace';
+      cols: Column[];
+      keys: string[];
+      templates: TraceTemplates;
+      target: 'gpuTrace' | 'apiTrace';
+      units?: string[];
+    }
+  | { kind: 'unified'; cols: Column[]; units?: string[] }
+  | { kind: 'system' }
   | { kind: 'csv'; header: string[]; keys: string[]; units: string[] | undefined; flavour: CsvFlavour };
 type CsvFlavour =
-  'summary' | 'dependency' | 'metrics' | 'events' | 'unified' | 'gpuTrace' | 'apiTrace' | 'metricTrace' | 'other';
+  | 'summary'
+  | 'dependency'
+  | 'metrics'
+  | 'events'
+  | 'unified'
+  | 'system'
+  | 'gpuTrace'
+  | 'apiTrace'
+  | 'metricTrace'
+  | 'other';
 
 const PREFIX = /^==(\d+)== ?(.*)$/;
 /** nvprof -i's prefix: exactly eight `=` and a space (a banner of `=` signs printed by the program is not one). */
 const IMPORT_PREFIX = /^========(?: (.*))?$/;
+/** A summary row; its type label (`GPU activities:`, `OpenACC (excl):`) only on a type's first row. */
 const SUMMARY_ROW =
-  /^\s*(?:([A-Za-z][A-Za-z ]*?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+  /^\s*(?:([A-Za-z][A-Za-z ]*?(?: \([a-z]+\))?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+/** The same under a units row: the share may be a bare number, any figure in e-notation (`2.3e-05`). */
+const SUMMARY_ROW_BARE =
+  /^\s*(?:([A-Za-z][A-Za-z ]*?(?: \([a-z]+\))?):)?\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)%?\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
 const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+const DEPENDENCY_ROW_BARE = /^\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)%?\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
+/** A units row: only units (`%`, `ms`, `us`, `s`, `KB`, `GB/s`) under a header, at least one. */
+const UNITS_ROW = /^\s*(?:(?:%|[mun\u00b5]?s|[KMGT]?B(?:\/s)?)(?:\s+|$))+$/;
+/** Sections of the untyped layout that name an activity type: `OpenACC (excl):`, `OpenMP (incl):`. */
+const ACTIVITY_SECTION = /^(OpenACC|OpenMP) \((excl|incl)\):$/;
+/** A trace row past the cap whose times are bare numbers (under a units row) or whose duration is `-`. */
+const TRACE_ROW_START_LOOSE =
+  /^\s*\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[mun]?s)?\s+(?:-|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[mun]?s)?)\s/;
+/** A Unified Memory row: count, four sizes (or `-`), the total time (or `-`) and the name. */
+const UNIFIED_ROW = /^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S.*?)\s*$/;
+/** `System profiling result:` rows: a quantity, its sample count, avg, min and max. */
+const SYSTEM_ROW = /^\s*(.*?\S)\s+(\d+)\s+(-?\d+(?:\.\d+)?)\s+(-?\d+(?:\.\d+)?)\s+(-?\d+(?:\.\d+)?)\s*$/;
+/** A compiler's accelerator timing report (PGI/NVHPC `PGI_ACC_TIME=1`, `-ta=tesla:time`) printed before nvprof's. */
+const COMPILER_REPORT = /^Accelerator Kernel Timing data$/;
 const INFO_LINES = [
   /^Some kernel\(s\) will be replayed/,
   /^Generated result file/,
@@ -205,6 +267,10 @@ export class NvprofParser {
   private range: NvtxRange | undefined;
   private thread: string | undefined;
   private lastWasWarning = false;
+  /** The activity type an untyped layout's section names (`OpenACC (excl)`), for its table's rows. */
+  private activityType: string | undefined;
+  /** A compiler's timing report being skipped: the line it started on and how many lines it has had. */
+  private compilerReport: { line: number; lines: number } | undefined;
   private lineNo = 0;
   /** Lines that were not valid UTF-8 and were read as Windows-1252 (pushBytes). */
   legacyLines = 0;
@@ -343,8 +409,16 @@ export class NvprofParser {
     };
   }
 
+  /**
+   * The current process; a log with no `==PID==` line (cut away, or a table pasted alone) gets one without a PID, and
+   * the table whose first row created it stays open.
+   */
   private proc(): NvprofProcess {
-    if (!this.current) this.switchProcess(null);
+    if (!this.current) {
+      const table = this.table;
+      this.switchProcess(null);
+      this.table = table;
+    }
     return this.current!;
   }
 
@@ -413,6 +487,7 @@ export class NvprofParser {
   }
 
   private prefixed(rest: string, line: string): void {
+    this.endCompilerReport();
     const p = this.proc();
     let m: RegExpExecArray | null;
     if ((m = /^NVPROF is profiling process (\d+), command: (.*)$/.exec(rest))) {
@@ -433,6 +508,13 @@ export class NvprofParser {
       this.enter('events');
     } else if (rest === 'Unified Memory profiling result:') {
       this.enter('unified');
+    } else if (rest === 'System profiling result:') {
+      this.enter('system');
+      this.table = { kind: 'system' };
+    } else if (ACTIVITY_SECTION.test(rest)) {
+      // the untyped layout's `OpenACC (excl):` section: its rows are of that type, never API calls
+      this.enter('activity');
+      this.activityType = rest.slice(0, -1);
     } else if ((m = /^(Warning|Error): (.*)$/.exec(rest))) {
       // nvprof's own fatal errors (e.g. "incompatible CUDA driver version." without a GPU) are kept with the
       // warnings, with their prefix.
@@ -473,8 +555,16 @@ export class NvprofParser {
   }
 
   private unprefixed(line: string, wasWarning: boolean): void {
+    if (this.compilerReport) {
+      this.compilerReport.lines++;
+      return;
+    }
     if (!NOT_BLANK.test(line)) {
       this.table = undefined;
+      return;
+    }
+    if (COMPILER_REPORT.test(line.trim())) {
+      this.compilerReport = { line: this.lineNo, lines: 1 };
       return;
     }
     if (this.tableLine(line)) return;
@@ -484,6 +574,19 @@ export class NvprofParser {
       return;
     }
     this.diag('UNRECOGNIZED_LINE', `not understood (application output?): ${line.slice(0, 120)}`);
+  }
+
+  /** The end of a compiler's timing report (at nvprof's next line): one note for the lines skipped. */
+  private endCompilerReport(): void {
+    const r = this.compilerReport;
+    if (!r) return;
+    this.compilerReport = undefined;
+    this.diagnostics.push({
+      severity: 'warning',
+      code: 'SKIPPED_BLOCK',
+      line: r.line,
+      message: `a compiler's accelerator timing report (${r.lines} lines, PGI_ACC_TIME or -ta=tesla:time) is not nvprof's output: skipped`,
+    });
   }
 
   /** Headers, context lines and rows of the current section. Returns false when the line is none of these. */
@@ -502,9 +605,20 @@ export class NvprofParser {
       return true;
     }
     if (/^Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name$/.test(trimmed)) {
-      this.table = { kind: 'summary', typed: false, type: this.section === 'api' ? 'API calls' : 'GPU activities' };
+      const type =
+        this.section === 'api'
+          ? 'API calls'
+          : this.section === 'activity' && this.activityType
+            ? this.activityType
+            : 'GPU activities';
+      this.table = { kind: 'summary', typed: false, type };
       return true;
     }
+    if (this.section === 'system' && /^(?:.*\S\s{2,})?Count\s+Avg\s+Min\s+Max$/.test(trimmed)) {
+      this.table = { kind: 'system' };
+      return true;
+    }
+    if (this.table && this.unitsRow(line, this.table)) return true;
     if (/^Critical path\(%\)\s+Critical path\s+Waiting time\s+Name$/.test(trimmed)) {
       this.section = 'dependency';
       this.table = { kind: 'dependency' };
@@ -534,7 +648,8 @@ export class NvprofParser {
       this.table = { kind: 'unified', cols: headerColumns(line) };
       return true;
     }
-    if (/^"[^"]+"(,"[^"]*")+$/.test(trimmed)) {
+    // (system profiling's header starts with an unnamed column: `"","Device","Count",...`)
+    if (/^"[^"]+"(,"[^"]*")+$/.test(trimmed) || /^""(,"[^"]+")+$/.test(trimmed)) {
       const header = splitCsvLine(trimmed);
       const flavour = csvFlavour(header);
       if (flavour === 'unified') this.proc().unifiedMemory ??= { rows: [], totals: {} };
@@ -556,12 +671,9 @@ export class NvprofParser {
       this.proc().notes.push(trimmed);
       return true;
     }
-    if (
-      (m = /^(Total CPU Page faults|Total CPU thrashes|Total CPU throttles|Total GPU Page faults): (\d+)$/.exec(
-        trimmed,
-      )) &&
-      p?.unifiedMemory
-    ) {
+    // the counts nvprof prints as lines after its Unified Memory tables (page faults, thrashes, throttles, remote
+    // mappings), each a figure of its own
+    if ((m = /^(Total [A-Za-z][A-Za-z ]*?): (\d+)$/.exec(trimmed)) && p?.unifiedMemory) {
       p.unifiedMemory.totals[camelKey(m[1])] = Number(m[2]);
       return true;
     }
@@ -578,24 +690,50 @@ export class NvprofParser {
       case 'summary':
         return this.summaryRow(line, t);
       case 'dependency':
-        return this.dependencyRow(line);
+        return this.dependencyRow(line, t.units);
       case 'metrics':
       case 'events':
         return this.metricRow(line, t.cols, t.kind);
       case 'trace':
         return false; // tried first, above
       case 'unified':
-        return this.unifiedRow(line, t.cols);
+        return this.unifiedRow(line, t.units);
+      case 'system':
+        return this.systemRow(line);
       case 'csv':
         return this.csvRow(trimmed, t);
     }
   }
 
+  /**
+   * The units row under a header (`-u ms`, `--normalized-time-unit col`): kept on the table, whose cells are then
+   * bare numbers. Summary and dependency tables take it token by token (`%  ms  ms  ms  ms`: the share, then each
+   * time column; Calls has none), trace and unified-memory tables column by column.
+   */
+  private unitsRow(line: string, t: Table): boolean {
+    if (!UNITS_ROW.test(line)) return false;
+    if (t.kind === 'summary' || t.kind === 'dependency') {
+      if (t.units) return false;
+      const tokens = line.trim().split(/\s+/);
+      t.units = tokens[0] === '%' ? tokens.slice(1) : tokens;
+      return true;
+    }
+    if (t.kind === 'trace' || t.kind === 'unified') {
+      if (t.units) return false;
+      t.units = sliceRightAligned(line, t.cols);
+      return true;
+    }
+    return false;
+  }
+
   private summaryRow(line: string, t: Extract<Table, { kind: 'summary' }>): boolean {
-    const m = SUMMARY_ROW.exec(line);
+    const m = (t.units ? SUMMARY_ROW_BARE : SUMMARY_ROW).exec(line);
     if (!m) return false;
     if (m[1]) t.type = m[1];
-    const [totalNs, avgNs, minNs, maxNs] = [m[3], m[5], m[6], m[7]].map(parseDurationNs);
+    // under a units row: Time, Avg, Min, Max each in its unit (one unit for all when the row gives one)
+    const u = t.units;
+    const unitOf = (i: number) => (u ? (u[i] ?? u[0]) : undefined);
+    const [totalNs, avgNs, minNs, maxNs] = [m[3], m[5], m[6], m[7]].map((c, i) => cellNs(c, unitOf(i)));
     if (totalNs === undefined || avgNs === undefined || minNs === undefined || maxNs === undefined) {
       this.diag('BAD_ROW', `a time in this row is not a number with a unit: ${line.trim().slice(0, 120)}`);
       return true;
@@ -615,11 +753,11 @@ export class NvprofParser {
     return true;
   }
 
-  private dependencyRow(line: string): boolean {
-    const m = DEPENDENCY_ROW.exec(line);
+  private dependencyRow(line: string, units: string[] | undefined): boolean {
+    const m = (units ? DEPENDENCY_ROW_BARE : DEPENDENCY_ROW).exec(line);
     if (!m) return false;
-    const cp = parseDurationNs(m[2]);
-    const wait = parseDurationNs(m[3]);
+    const cp = cellNs(m[2], units?.[0]);
+    const wait = cellNs(m[3], units?.[1] ?? units?.[0]);
     if (cp === undefined || wait === undefined) {
       this.diag('BAD_ROW', `critical path or waiting time is not a time: ${line.trim().slice(0, 120)}`);
       return true;
@@ -667,7 +805,8 @@ export class NvprofParser {
     const rows = p[t.target]!;
     if (rows.length >= this.maxTraceRows) {
       // Past the cap a row is only counted: a cheap look at its two leading times instead of the full parse.
-      if (!TRACE_ROW_START.test(line)) return false;
+      if (!TRACE_ROW_START.test(line) && !((t.units || line.includes(' -')) && TRACE_ROW_START_LOOSE.test(line)))
+        return false;
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return true;
     }
@@ -677,9 +816,16 @@ export class NvprofParser {
     if (n > MAX_INTERN_COLUMNS || n < 2) return false;
     const bounds = this.cellBounds;
     rightAlignedBounds(line, t.cols, bounds);
-    const start = durationNsAt(line, bounds[0], bounds[1]);
-    const duration = durationNsAt(line, bounds[2], bounds[3]);
-    if (start === undefined || duration === undefined) return false;
+    let start = durationNsAt(line, bounds[0], bounds[1]);
+    let duration: number | null | undefined = durationNsAt(line, bounds[2], bounds[3]);
+    if (start === undefined || duration === undefined) {
+      // bare numbers under a units row (`-u ms`), or a row nvprof printed without a duration (`-`, a Unified Memory
+      // page-fault row): read slowly, cell by cell
+      start = cellNs(line.slice(bounds[0], bounds[1]), t.units?.[0]);
+      const d = line.slice(bounds[2], bounds[3]);
+      duration = d === '-' ? null : cellNs(d, t.units?.[1]);
+      if (start === undefined || duration === undefined) return false;
+    }
     // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
     const nameCell = line.slice(bounds[2 * n - 2], bounds[2 * n - 1]);
     const split =
@@ -694,7 +840,8 @@ export class NvprofParser {
           : t.templates.plain),
     };
     row.startNs = start;
-    row.durationNs = duration;
+    if (duration === null) delete row.durationNs;
+    else row.durationNs = duration;
     for (let i = 2; i < n; i++) {
       const a = bounds[2 * i];
       const b = bounds[2 * i + 1];
@@ -781,22 +928,57 @@ export class NvprofParser {
     return s;
   }
 
-  private unifiedRow(line: string, cols: Column[]): boolean {
-    const c = sliceRightAligned(line, cols);
-    if (c.length !== 7 || !/^\d+$/.test(c[0])) return false;
-    const totalNs = c[5] === '-' ? null : parseDurationNs(c[5]);
+  /**
+   * A Unified Memory row. Under a units row a bare cell takes its column's unit (a size kept as printed with it:
+   * `28.90234KB`), while a cell that carries its own unit (`0.293664ms`, nvprof mixes both) is read as it is.
+   */
+  private unifiedRow(line: string, units: string[] | undefined): boolean {
+    // by tokens, not by the header's positions: under `-u ms` a time (`6.0360e-03ms`) is wider than its column
+    const m = UNIFIED_ROW.exec(line);
+    if (!m) return false;
+    const c = m.slice(1);
+    const totalNs = c[5] === '-' ? null : cellNs(c[5], units?.[5]);
     if (totalNs === undefined) return false;
+    const size = (i: number) => (c[i] !== '-' && units?.[i] && /\d$/.test(c[i]) ? `${c[i]}${units[i]}` : c[i]);
     this.proc().unifiedMemory!.rows.push({
       ...(this.device ? { device: this.device } : {}),
       count: Number(c[0]),
-      avgSize: c[1],
-      minSize: c[2],
-      maxSize: c[3],
-      totalSize: c[4],
+      avgSize: size(1),
+      minSize: size(2),
+      maxSize: size(3),
+      totalSize: size(4),
       totalNs,
       name: c[6],
     });
     return true;
+  }
+
+  /** A `System profiling result:` row: `SM Clock (MHz)   6  705.0000  705.0000  705.0000` under its device. */
+  private systemRow(line: string): boolean {
+    const m = SYSTEM_ROW.exec(line);
+    if (!m) return false;
+    this.keepSystemRow(this.device, m[1], m[2], m[3], m[4], m[5]);
+    return true;
+  }
+
+  private keepSystemRow(
+    device: string | undefined,
+    name: string,
+    count: string,
+    avg: string,
+    min: string,
+    max: string,
+  ): void {
+    const unit = /\(([^()]+)\)$/.exec(name)?.[1];
+    (this.proc().system ??= []).push({
+      ...(device ? { device } : {}),
+      name,
+      ...(unit ? { unit } : {}),
+      count: Number(count),
+      avg: Number(avg),
+      min: Number(min),
+      max: Number(max),
+    });
   }
 
   private csvRow(line: string, t: Extract<Table, { kind: 'csv' }>): boolean {
@@ -876,6 +1058,14 @@ export class NvprofParser {
       return true;
     }
     if (t.flavour === 'unified') return this.csvUnifiedRow(line, cells, units);
+    if (t.flavour === 'system') {
+      const at = (h: string) => cells[t.header.indexOf(h)];
+      const nameAt = t.header.findIndex((h) => !['Device', 'Count', 'Avg', 'Min', 'Max'].includes(h));
+      const nums = [at('Avg'), at('Min'), at('Max')];
+      if (!/^\d+$/.test(at('Count')) || nums.some((v) => !/^-?\d+(?:\.\d+)?$/.test(v))) return false;
+      this.keepSystemRow(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]);
+      return true;
+    }
     return true; // other CSV tables: recognised, not typed
   }
 
@@ -893,7 +1083,9 @@ export class NvprofParser {
   ): boolean {
     const units = t.units ?? [];
     const startNs = decimalToNs(cells[0], units[0] || 'ns');
-    const durationNs = decimalToNs(cells[1], units[1] || 'ns');
+    // a row printed without a duration (a Unified Memory CPU page fault): kept without one
+    const noDuration = cells[1] === '' || cells[1] === '-';
+    const durationNs = noDuration ? null : decimalToNs(cells[1], units[1] || 'ns');
     if (startNs === undefined || durationNs === undefined) {
       this.diag('BAD_ROW', `start or duration in this CSV trace row is not a number: ${line.slice(0, 120)}`);
       return true;
@@ -903,7 +1095,7 @@ export class NvprofParser {
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return true;
     }
-    const row: TraceRow = { startNs, durationNs };
+    const row: TraceRow = durationNs === null ? { startNs } : { startNs, durationNs };
     for (let i = 2; i < cells.length; i++) {
       const cell = cells[i];
       const key = t.keys[i];
@@ -963,7 +1155,7 @@ export class NvprofParser {
    * cell or the units row) as the text form prints it; the time becomes nanoseconds; an empty cell is `-`.
    */
   private csvUnifiedRow(line: string, cells: string[], units: string[]): boolean {
-    if (!/^\d+$/.test(cells[1])) return false;
+    if (!/^\d*$/.test(cells[1])) return false;
     const size = (i: number) =>
       cells[i] === '' || cells[i] === '-'
         ? '-'
@@ -981,7 +1173,7 @@ export class NvprofParser {
     }
     this.proc().unifiedMemory!.rows.push({
       ...(cells[0] ? { device: cells[0] } : {}),
-      count: Number(cells[1]),
+      count: cells[1] === '' ? null : Number(cells[1]),
       avgSize: size(2),
       minSize: size(3),
       maxSize: size(4),
@@ -991,6 +1183,12 @@ export class NvprofParser {
     });
     return true;
   }
+}
+
+/** A time cell: with its unit (`1.5ms`), or a bare number (`1.5`, `2.3e-05`) in its column's unit from a units row. */
+function cellNs(cell: string, unit: string | undefined): number | undefined {
+  const withUnit = parseDurationNs(cell);
+  return withUnit !== undefined || !unit ? withUnit : decimalToNs(cell, unit);
 }
 
 /** A cell of an nvprof CSV units row: empty or a unit (`s`, `us`, `%`, `KB`, `GB/s`), never a number. */
@@ -1006,6 +1204,9 @@ function csvFlavour(header: string[]): CsvFlavour {
   if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8)
     return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
   if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
+  // --system-profiling on --csv: a sampled quantity per device, its count, avg, min and max
+  // --system-profiling on --csv: `"","Device","Count","Avg","Min","Max"`, the quantity in the unnamed column
+  if (header.length === 6 && ['Device', 'Count', 'Avg', 'Min', 'Max'].every((h) => header.includes(h))) return 'system';
   // --print-gpu-trace / --print-api-trace --csv: `"Start","Duration",...,"Name","Correlation_ID"`
   if (a === 'Start' && b === 'Duration')
     return header.some((h) => /^(Grid [XYZ]|Size|Throughput|Device|Stream|SrcMemType)$/.test(h))

@@ -184,7 +184,8 @@ export function keptAnyTable(parsed: ParsedProfile): boolean {
       (p.gpuTrace?.length ?? 0) > 0 ||
       (p.apiTrace?.length ?? 0) > 0 ||
       (p.traceRowsOmitted ?? 0) > 0 ||
-      (p.unifiedMemory?.rows.length ?? 0) > 0,
+      (p.unifiedMemory?.rows.length ?? 0) > 0 ||
+      (p.system?.length ?? 0) > 0,
   );
 }
 

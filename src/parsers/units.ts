@@ -14,8 +14,29 @@ export type TimeUnit = 'ns' | 'us' | 'ms' | 's';
 export function decimalToNs(value: string, unit: string): number | undefined {
   const scale = NS_PER_UNIT[unit];
   if (scale === undefined) return undefined;
-  const v = value.trim();
-  return digitsToNs(v, 0, v.length, scale);
+  const v = plainDecimal(value.trim());
+  return v === undefined ? undefined : digitsToNs(v, 0, v.length, scale);
+}
+
+/**
+ * A decimal in e-notation (`2.3e-05`, `1.5E+03`, as nvprof prints bare numbers under a fixed time unit) rewritten
+ * with its point moved, digit for digit (`0.000023`, `1500`): the value stays exact. Other strings are returned as
+ * they are; undefined when an exponent is malformed.
+ */
+export function plainDecimal(v: string): string | undefined {
+  const e = v.search(/[eE]/);
+  if (e < 0) return v;
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d{1,4})$/.exec(v);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
+  const digits = m[2] + (m[3] ?? '');
+  const point = m[2].length + Number(m[4]);
+  const whole =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return m[1] + whole;
 }
 
 /**
@@ -69,8 +90,8 @@ export function isSizeUnit(unit: string): boolean {
 export function decimalToBytes(value: string, unit: string): number | undefined {
   const scale = BYTES_PER_UNIT[unit];
   if (scale === undefined) return undefined;
-  const v = value.trim();
-  return digitsToNs(v, 0, v.length, scale);
+  const v = plainDecimal(value.trim());
+  return v === undefined ? undefined : digitsToNs(v, 0, v.length, scale);
 }
 
 /** `6.35491s`, `987.46us`, `625ns`, `20.348ms` -> integer nanoseconds; undefined when not a time. */
@@ -96,12 +117,19 @@ export function durationNsAt(s: string, from: number, to: number): number | unde
           ? NS_PER_UNIT.ms
           : NS_PER_UNIT.s;
   const digitsEnd = scale === NS_PER_UNIT.s ? to - 1 : to - 2;
-  return digitsEnd > from ? digitsToNs(s, from, digitsEnd, scale) : undefined;
+  if (digitsEnd <= from) return undefined;
+  const ns = digitsToNs(s, from, digitsEnd, scale);
+  if (ns !== undefined) return ns;
+  // e-notation with its unit (`6.0360e-03ms`, nvprof's Unified Memory times under `-u ms`): the rare slow path
+  const plain = plainDecimal(s.slice(from, digitsEnd));
+  return plain === undefined || plain === s.slice(from, digitsEnd)
+    ? undefined
+    : digitsToNs(plain, 0, plain.length, scale);
 }
 
 /** `64.43%` or `64.43` -> 64.43. */
 export function parsePercent(token: string): number | undefined {
-  const m = /^([+-]?\d+(?:\.\d+)?)%?$/.exec(token.trim());
+  const m = /^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)%?$/.exec(token.trim());
   return m ? Number(m[1]) : undefined;
 }
 

@@ -15,6 +15,7 @@ export const NVPROF_SECTIONS = [
   'gpu-trace',
   'api-trace',
   'unified-memory',
+  'system',
 ] as const;
 export type NvprofSection = (typeof NVPROF_SECTIONS)[number];
 
@@ -136,7 +137,14 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
             title: `${section === 'gpu-trace' ? 'GPU' : 'API'} trace, ${who}`,
             headers: keys,
             display: rows.map((r) =>
-              keys.map((k) => (k === 'startNs' || k === 'durationNs' ? formatNs(r[k] as number) : (r[k] ?? ''))),
+              // a row nvprof printed without a duration (a page fault) has none: `-` as nvprof shows it
+              keys.map((k) =>
+                k === 'startNs' || k === 'durationNs'
+                  ? r[k] === undefined
+                    ? '-'
+                    : formatNs(r[k] as number)
+                  : (r[k] ?? ''),
+              ),
             ),
             raw: rows.map((r) => keys.map((k) => r[k] ?? '')),
           });
@@ -152,6 +160,18 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
             // the same cells, the total time with its unit in Markdown and as integer nanoseconds in the CSV
             display: um.map((r) => umCells(r, r.totalNs === null ? '-' : formatNs(r.totalNs))),
             raw: um.map((r) => umCells(r, r.totalNs)),
+          });
+        }
+        break;
+      case 'system':
+        if (p.system?.length) {
+          const rows = p.system.map((r) => [r.device ?? '', r.name, r.count, r.avg, r.min, r.max]);
+          tables.push({
+            title: `System profiling (power, clocks, temperature), ${who}`,
+            headers: ['Device', 'Quantity', 'Count', 'Avg', 'Min', 'Max'],
+            display: rows,
+            raw: rows,
+            align: ['l', 'l', 'r', 'r', 'r', 'r'],
           });
         }
         break;
