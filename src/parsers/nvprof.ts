@@ -853,9 +853,19 @@ export class NvprofParser {
       row.kernel = this.intern(split.kernel, n - 1);
     }
     if (split?.correlationId !== undefined) row.correlationId = split.correlationId;
+    if (t.units) this.traceCellUnits(row, t.keys, t.units);
     this.keepTraceRow(p, t.target, row);
     this.lastTraceRowLine = this.lineNo;
     return true;
+  }
+
+  /** Under a units row, a bare number in a column with a unit (Size in KB, Throughput in GB/s) gets it back. */
+  private traceCellUnits(row: TraceRow, keys: string[], units: string[]): void {
+    for (let i = 2; i < keys.length; i++) {
+      const v = row[keys[i]];
+      if (units[i] && (typeof v === 'number' || /^\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(v)))
+        row[keys[i]] = `${v}${units[i]}`;
+    }
   }
 
   /** A trace row kept (the caller checked the cap), and a block of them handed to the spill when one is full. */
