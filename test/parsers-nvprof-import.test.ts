@@ -268,3 +268,18 @@ test("a log pasted after a compiler's accelerator timing report parses, the repo
   );
   t.regex(r.diagnostics[0].message, /11 lines/);
 });
+
+test('a log kept in Markdown is read from inside its fences (an indented one too), the prose and the shell block skipped, with a note', async (t) => {
+  const md = await parseProfileFile(join(ROOT, 'test/fixtures/profiles/markdown/lab-notes.md'));
+  if (md.kind !== 'nvprof') return t.fail('detected as nsys');
+  const summary = (await only('summary-units-ms.txt')).p.summary;
+  const dependency = (await only('dependency-units-ms.txt')).p.dependency;
+  t.is(md.result.value.processes.length, 1);
+  t.deepEqual(md.result.value.processes[0].summary, summary);
+  t.deepEqual(md.result.value.processes[0].dependency, dependency);
+  t.deepEqual(
+    md.result.diagnostics.map((d) => [d.severity, d.code]),
+    [['note', 'READ_FROM_FENCE']],
+  );
+  t.regex(md.result.diagnostics[0].message, /2 fenced code block/);
+});

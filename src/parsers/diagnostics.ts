@@ -16,7 +16,8 @@ export type DiagnosticCode =
   | 'READ_FROM_FENCE';
 
 export interface Diagnostic {
-  severity: 'warning' | 'error';
+  /** `note`: nothing lost, but the reader should know (a Markdown file read from its fences); `--strict` passes. */
+  severity: 'warning' | 'error' | 'note';
   code: DiagnosticCode;
   line: number;
   message: string;

@@ -582,7 +582,7 @@ export class NvprofParser {
     if (!r) return;
     this.compilerReport = undefined;
     this.diagnostics.push({
-      severity: 'warning',
+      severity: 'note',
       code: 'SKIPPED_BLOCK',
       line: r.line,
       message: `a compiler's accelerator timing report (${r.lines} lines, PGI_ACC_TIME or -ta=tesla:time) is not nvprof's output: skipped`,

@@ -11,6 +11,7 @@ import type { Diagnostic, ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog, type TraceSpill } from './nvprof.ts';
 import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
+import { FenceReader, isMarkdownPath, unfence } from './markdown-fence.ts';
 import {
   decodeLineBytes,
   decodeText,
@@ -84,7 +85,10 @@ export async function parseProfileFile(
     head?: ProfileHead;
   } = {},
 ): Promise<ParsedProfile> {
-  const { text: head, detected: encoding } = options.head ?? readProfileHead(path);
+  const { text: rawHead, detected: encoding } = options.head ?? readProfileHead(path);
+  // a log kept in Markdown is read from inside its fenced code blocks (the prose around them is not the profiler's)
+  const fences = isMarkdownPath(path) ? new FenceReader() : undefined;
+  const head = fences ? unfence(rawHead) : rawHead;
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
     if (head.length > 0 && head.replace(/[\s\0]/g, '').length === 0) {
@@ -105,13 +109,15 @@ export async function parseProfileFile(
     detected === 'nvprof' ? new NvprofParser(options.maxTraceRows, options.allRuns, options.spill) : new NsysParser();
   if (options.lineReader === 'readline') await feedByReadline(path, encoding, parser);
   else {
-    const nvprof = parser instanceof NvprofParser ? parser : undefined;
+    // nvprof's lines go in as bytes (a trace row past the cap is counted without a string), unless fences are read
+    const nvprof = parser instanceof NvprofParser && !fences ? parser : undefined;
+    const unfenced = (text: string) => (fences ? fences.line(text) : text);
     const onLine: ByteLineHandler = nvprof
       ? (b, s, e) => nvprof.pushBytes(b, s, e)
       : (b, s, e) => {
           const line = decodeLineBytes(b, s, e);
           if (line.legacy) legacyLines++;
-          parser.push(line.text);
+          parser.push(unfenced(line.text));
         };
     const tail = await scanFileLines(
       path,
@@ -120,7 +126,7 @@ export async function parseProfileFile(
       nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)),
     );
     // no newline after the last line: kept when it parses as a whole row, else a cut line (half a line is no row)
-    if (tail !== undefined) parser.lastLine(decodeLineBytes(tail, 0, tail.length).text);
+    if (tail !== undefined) parser.lastLine(unfenced(decodeLineBytes(tail, 0, tail.length).text));
   }
   const parsed: ParsedProfile =
     detected === 'nvprof'
@@ -129,6 +135,13 @@ export async function parseProfileFile(
   if (parser instanceof NvprofParser) legacyLines += parser.legacyLines;
   const assumed = encodingNote(encoding, legacyLines);
   if (assumed) parsed.result.diagnostics.unshift(assumed);
+  if (fences)
+    parsed.result.diagnostics.unshift({
+      severity: 'note',
+      code: 'READ_FROM_FENCE',
+      line: 1,
+      message: `a Markdown file: read from inside its ${fences.blocks} fenced code block(s) (${fences.inside} lines); the text around them is not the profiler's and was skipped`,
+    });
   return parsed;
 }
 

@@ -191,8 +191,10 @@ function profilerNotes(p: { nvprof?: NvprofLog }, diagnostics: Diagnostic[]): st
   const warnings = [...new Set((p.nvprof?.processes ?? []).flatMap((x) => x.warnings))];
   for (const w of warnings.slice(0, 3)) notes.push(`nvprof warned: ${w}`);
   if (warnings.length > 3) notes.push(`nvprof warned ${warnings.length - 3} more time(s) (jetprof parse shows all)`);
-  const said = diagnostics.filter((d) => d.code !== 'ENCODING_ASSUMED');
-  for (const d of diagnostics.filter((x) => x.code === 'ENCODING_ASSUMED')) notes.push(`the log ${d.message}`);
+  // how the log was read (its encoding, a Markdown file's fences) is a note of its own, not a line left unread
+  const informative = (d: Diagnostic) => d.severity === 'note' || d.code === 'ENCODING_ASSUMED';
+  const said = diagnostics.filter((d) => !informative(d));
+  for (const d of diagnostics.filter(informative)) notes.push(`the log: ${d.message}`);
   if (said.length)
     notes.push(
       `${said.length} line(s) of the log were not read as table rows (first, line ${said[0].line}: ${said[0].message}); jetprof parse lists them`,
