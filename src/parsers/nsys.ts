@@ -74,7 +74,7 @@ export interface NsysStats {
   tables: NsysTable[];
   /** Reports nsys skipped, with its reason (`does not contain NV Tools Extension (NVTX) data.`). */
   skipped: Record<string, string>;
-  /** nsys's own `WARNING:` lines. */
+  /** nsys's own `WARNING:` lines, and its `ERROR:` lines with their prefix. */
   warnings: string[];
   /**
    * The expert system (`nsys analyze`, or the rules `--stats=true` runs in 2023 and later), by rule name: its title and
@@ -166,6 +166,42 @@ export function parseGroupedNs(token: string): number | undefined {
 
 const RULE = /^\s*-+(\s+-+)*\s*$/;
 
+/** nsys's messages on stderr, which can land inside a row of its buffered stdout (`...  open64   SKIPPED: ...`). */
+const STDERR_MESSAGE = /(?:SKIPPED|WARNING|ERROR): /;
+
+/**
+ * What a `SKIPPED:` notice says is missing -> the reports that need it. nsys names the data, not the report
+ * (`does not contain CUDA kernel data.`), and on stderr a notice can arrive before its report's heading: it goes to a
+ * report that was announced, printed no table and needs that data.
+ */
+const NOTICE_DATA: [RegExp, RegExp][] = [
+  [/NV Tools Extension|NVTX/, /^nvtx/],
+  [/OS Runtime/i, /^osrt/],
+  [/Unified Memory CPU page faults/i, /^um_cpu_page_faults/],
+  [/Unified Memory/i, /^um_/],
+  [/CUDA kernel/i, /kern/],
+  [/GPU memory|memory operation/i, /_mem_/],
+  [/CUDA/, /^cuda_/],
+  [/OpenMP/i, /^openmp/],
+  [/KHR|OpenGL/i, /^opengl/],
+  [/Vulkan/i, /^vulkan/],
+  [/DX1[12]|Direct3D/i, /^dx1/],
+  [/WDDM/i, /^wddm/],
+  [/MPI/, /^mpi/],
+];
+
+/** The report a notice's data first points to, when no announced report takes it (never `unknown` for known data). */
+const NOTICE_FALLBACK: [RegExp, string][] = [
+  [/NV Tools Extension|NVTX/, 'nvtx_sum'],
+  [/OS Runtime/i, 'osrt_sum'],
+  [/Unified Memory CPU page faults/i, 'um_cpu_page_faults_sum'],
+  [/Unified Memory/i, 'um_sum'],
+  [/CUDA kernel/i, 'cuda_gpu_kern_sum'],
+  [/GPU memory|memory operation/i, 'cuda_gpu_mem_time_sum'],
+  [/CUDA/, 'cuda_api_sum'],
+  [/OpenMP/i, 'openmp_sum'],
+];
+
 /** `Processing [report.sqlite] with [/opt/.../reports/osrt_sum.py]...`: the script's path (1) and name (2). */
 const PROCESSING = /^Processing \[.*\] with \[(.*?)([\w-]+)(?:\.py)?\]\.\.\.$/;
 
@@ -196,11 +232,18 @@ export class NsysParser {
   private pendingTitle: string | undefined;
   private previous = '';
   private previousLineNo = 0;
-  private table: { t: NsysTable; cols?: Column[]; csv: boolean; kinds: Kind[] } | undefined;
+  /** `width`: the header line's length (nsys pads every row of a column table to it). */
+  private table: { t: NsysTable; cols?: Column[]; csv: boolean; kinds: Kind[]; width?: number } | undefined;
   private lineNo = 0;
   /** The expert-system rule being read: its title and the prose lines printed so far (`titled`: a ` ** ` line seen). */
   private finding: { report: string; title?: string; lines: string[]; titled: boolean } | undefined;
   private readonly findings: NonNullable<NsysStats['findings']> = {};
+  /** Reports announced (`Executing`, `Processing`, ` ** Title (name):`), in order. */
+  private readonly announced: string[] = [];
+  /** `SKIPPED:` notices in order, each with the report pending when it came (resolved at the end). */
+  private readonly notices: { reason: string; pending: string | undefined }[] = [];
+  /** The first part of a row a notice was written into (nsys's stderr inside its buffered stdout): joined to the rest. */
+  private held: { text: string; line: number } | undefined;
 
   /** The rule read so far, kept with its prose (blank lines between paragraphs, the numbered suggestions as printed). */
   private finishFinding(): void {
@@ -220,7 +263,73 @@ export class NsysParser {
 
   push(raw: string): void {
     this.lineNo++;
-    const line = raw.replace(/\r$/, '');
+    let line = raw.replace(/\r$/, '');
+    // `nsys profile --stats=true > log 2>&1`: the notices go to stderr as they happen, the tables to stdout in blocks,
+    // so a notice can land in the middle of a row. It is taken out, and the row's two parts joined.
+    const spliced = STDERR_MESSAGE.exec(line);
+    if (spliced && spliced.index > 0 && line.slice(0, spliced.index).trim() !== '') {
+      this.held = {
+        text: (this.held?.text ?? '') + line.slice(0, spliced.index),
+        line: this.held?.line ?? this.lineNo,
+      };
+      this.message(line.slice(spliced.index));
+      return;
+    }
+    if (this.held) {
+      if (STDERR_MESSAGE.exec(line)?.index === 0) {
+        this.message(line);
+        return;
+      }
+      // a blank line a message brought (nsys ends an ERROR with one) while the held part is shorter than the rows of
+      // its table (padded to the header's width): the rest of the row is still to come
+      const width = this.table && !this.table.csv ? this.table.width : this.previous ? this.previous.length : undefined;
+      if (line.trim() === '' && width !== undefined && this.held.text.length < width) return;
+      const held = this.held;
+      this.held = undefined;
+      line = held.text + line;
+      this.diagnostics.push({
+        severity: 'note',
+        code: 'JOINED_LINE',
+        line: held.line,
+        message: `a row nsys's own message was written into, joined back (lines ${held.line}-${this.lineNo})`,
+      });
+    }
+    this.pushLine(line);
+  }
+
+  /** One of nsys's stderr messages taken out of a row it was written into. */
+  private message(text: string): void {
+    const t = text.trim();
+    if (t.startsWith('SKIPPED: ')) this.notice(t.slice('SKIPPED: '.length));
+    else if (t.startsWith('WARNING: ')) this.warnings.push(t.slice('WARNING: '.length));
+    else this.warnings.push(t);
+  }
+
+  /** A `SKIPPED:` notice: the path goes (`/tmp/report1.sqlite does not contain ...` -> `does not contain ...`). */
+  private notice(text: string): void {
+    const reason = text.trim().replace(/^(?:.+?\.(?:sqlite|nsys-rep|qdrep)|\S+) does not contain/, 'does not contain');
+    this.notices.push({ reason, pending: this.pendingReport });
+  }
+
+  /** Reports announced and skipped: each notice to the first announced report that printed no table and needs its data. */
+  private resolveNotices(): void {
+    const withTable = new Set(this.tables.map((t) => t.report));
+    const given = new Set<string>();
+    for (const n of this.notices) {
+      const kinds = NOTICE_DATA.filter(([data]) => data.test(n.reason)).map(([, report]) => report);
+      const fits = (r: string) =>
+        !withTable.has(r) && !given.has(r) && (kinds.length === 0 || kinds.some((k) => k.test(r)));
+      const name =
+        this.announced.find(fits) ??
+        (n.pending !== undefined && !withTable.has(n.pending) ? n.pending : undefined) ??
+        NOTICE_FALLBACK.find(([data]) => data.test(n.reason))?.[1] ??
+        'unknown';
+      given.add(name);
+      this.skipped[name] = n.reason;
+    }
+  }
+
+  private pushLine(line: string): void {
     const trimmed = line.trim();
     let m: RegExpExecArray | null;
 
@@ -247,24 +356,26 @@ export class NsysParser {
     if ((m = /^\[\d+\/\d+\] Executing '([\w-]+)' stats report/.exec(trimmed))) {
       this.pendingReport = canonicalReportName(m[1]);
       this.pendingTitle = undefined;
+      this.announced.push(this.pendingReport);
     } else if ((m = PROCESSING.exec(trimmed))) {
       // the script's path with either separator (nsys on Windows prints `C:\...\reports\osrt_sum.py`)
       this.finishFinding();
       this.pendingReport = canonicalReportName(m[2]);
       this.pendingTitle = undefined;
+      this.announced.push(this.pendingReport);
       if (/[\\/]rules[\\/]/.test(m[1]) || EXPERT_RULES.has(m[2]))
         this.finding = { report: this.pendingReport, lines: [], titled: false };
     } else if ((m = /^\*\* (.*) \(([\w-]+)\):$/.exec(trimmed))) {
       this.pendingReport = canonicalReportName(m[2]);
       this.pendingTitle = m[1];
+      if (this.announced[this.announced.length - 1] !== this.pendingReport) this.announced.push(this.pendingReport);
       if (this.finding?.report === this.pendingReport || EXPERT_RULES.has(m[2])) {
         if (this.finding?.report !== this.pendingReport) this.finishFinding();
         this.finding = { report: this.pendingReport, title: m[1], lines: [], titled: true };
       }
     } else if ((m = /^SKIPPED: (.*)$/.exec(trimmed))) {
-      const name = this.pendingReport ?? 'unknown';
-      // `SKIPPED: /tmp/report1.sqlite does not contain ...` (or `C:\Users\A B\report1.sqlite ...`): the path goes
-      this.skipped[name] = m[1].replace(/^(?:.+?\.(?:sqlite|nsys-rep|qdrep)|\S+) does not contain/, 'does not contain');
+      // `SKIPPED: /tmp/report1.sqlite does not contain ...` (or `C:\Users\A B\report1.sqlite ...`)
+      this.notice(m[1]);
     } else if (this.finding && !this.finding.titled && this.finding.lines.length === 0 && this.csvRuleHeader(trimmed)) {
       // `nsys analyze --format csv`: the rule's table follows its Processing line, with an unquoted header
       this.startCsvTable(trimmed);
@@ -278,6 +389,8 @@ export class NsysParser {
       /^"?Total"?,"?(Count|Operations)"?,/.test(trimmed)
     ) {
       this.startCsvTable(trimmed);
+    } else if ((m = /^ERROR: (.*)$/.exec(trimmed))) {
+      this.warnings.push(trimmed); // nsys's own error (`ERROR: Report 'umsum' could not be found.`), kept as said
     } else if (trimmed === '' || this.isKnownNoise(trimmed)) {
       if ((m = /^WARNING: (.*)$/.exec(trimmed))) this.warnings.push(m[1]);
     } else {
@@ -307,12 +420,18 @@ export class NsysParser {
   }
 
   finish(): ParseResult<NsysStats> {
+    if (this.held) {
+      // the rest of a row never came: what was held is a cut line
+      this.diagnostics.push(cutLineDiagnostic(this.held.line, this.held.text));
+      this.held = undefined;
+    }
     if (this.previous !== '') {
       if (this.finding) this.finding.lines.push(this.previous.trimEnd());
       else this.noteUnrecognized(this.previousLineNo, this.previous);
       this.previous = '';
     }
     this.finishFinding();
+    this.resolveNotices();
     const reports: NsysStats['reports'] = {};
     // Old --stats output repeats a report once per process; a table identical to an earlier one of the same report
     // is the same output twice (a file concatenated with itself): noted, and the first one is used.
@@ -383,7 +502,7 @@ export class NsysParser {
     // the header of the last column may be wider than its rule (a centred `Name`): read it to the end of the line
     if (cols.length > 1) cols[cols.length - 1].label = header.slice(cols[cols.length - 2].end).trim();
     const t = this.newTable(cols.map((c) => c.label));
-    this.table = { t, cols, csv: false, kinds: t.columns.map((c) => columnSpec(t.report, c)[1]) };
+    this.table = { t, cols, csv: false, kinds: t.columns.map((c) => columnSpec(t.report, c)[1]), width: header.length };
   }
 
   private startCsvTable(header: string): void {

@@ -1,7 +1,8 @@
 /**
- * nvprof forms #47 names, on nvprof's own output: nvprof 11.8's import mode printing public profiles
+ * The log forms #47 names. nvprof on its own output: nvprof 11.8's import mode printing public profiles
  * (test/fixtures/profiles/nvprof-import/README.md says which command made each file). Every expected value below is
- * read off the raw text by hand, with the line it comes from.
+ * read off the raw text by hand, with the line it comes from. nsys with its stderr interleaved
+ * (test/fixtures/profiles/nsys-interleaved/README.md), and logs kept in Markdown.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
@@ -282,4 +283,43 @@ test('a log kept in Markdown is read from inside its fences (an indented one too
     [['note', 'READ_FROM_FENCE']],
   );
   t.regex(md.result.diagnostics[0].message, /2 fenced code block/);
+});
+
+test("nsys's stderr messages inside its buffered tables: each notice to the report it names, a split row joined, no row lost", async (t) => {
+  const dir = join(ROOT, 'test/fixtures/profiles/nsys-interleaved');
+  const alone = await parseProfileFile(join(dir, 'stats-stdout.txt'));
+  const merged = await parseProfileFile(join(dir, 'stats-stdout-and-stderr.txt'));
+  if (alone.kind !== 'nsys' || merged.kind !== 'nsys') return t.fail('detected as nvprof');
+  const a = alone.result.value;
+  const b = merged.result.value;
+  t.deepEqual(
+    b.tables.map((x) => [x.report, x.rows.length]),
+    [
+      ['nvtx_sum', 13],
+      ['osrt_sum', 41],
+      ['nvtx_pushpop_sum', 13],
+    ],
+  );
+  t.deepEqual(b.tables, a.tables);
+  // the CUDA trace notice came before nvtxsum's table, the kernel and memory ones inside osrtsum's `open64` row
+  t.deepEqual(b.skipped, {
+    cuda_api_sum: 'does not contain CUDA trace data.',
+    cuda_gpu_kern_sum: 'does not contain CUDA kernel data.',
+    cuda_gpu_mem_time_sum: 'does not contain GPU memory data.',
+    cuda_gpu_mem_size_sum: 'does not contain GPU memory data.',
+  });
+  t.deepEqual(b.skipped, a.skipped);
+  t.deepEqual(b.warnings, ["ERROR: Report 'umsum' could not be found."]);
+  //       0.0          6490114        555     11693.9      8456.0      2444      319457      19455.4  open64
+  t.like(
+    b.reports.osrt_sum.rows.find((r) => r.name === 'open64'),
+    { timePct: 0, totalNs: 6490114, calls: 555, avgNs: 11693.9, minNs: 2444, maxNs: 319457 },
+  );
+  t.deepEqual(
+    merged.result.diagnostics.map((d) => [d.severity, d.code]),
+    [
+      ['note', 'JOINED_LINE'],
+      ['note', 'JOINED_LINE'],
+    ],
+  );
 });
