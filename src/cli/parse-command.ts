@@ -35,10 +35,12 @@ export function parseCommand(): Command {
   return new Command('parse')
     .summary('nvprof logs and nsys statistics -> typed JSON (or Markdown / CSV tables)')
     .description(
-      'Reads an nvprof log (summary, NVTX, dependency analysis, metrics, traces, unified memory, CSV mode) or the output\n' +
-        'of `nsys stats` / `nsys profile --stats=true` (table or CSV, old and new report names), detecting which.\n' +
+      'Reads an nvprof log (summary, NVTX, dependency analysis, metrics, traces, unified memory, system profiling,\n' +
+        'OpenACC/OpenMP, any -u time unit, CSV mode) or the output of `nsys stats` / `nsys profile --stats=true`\n' +
+        '(table or CSV, old and new report names, stdout and stderr in one file), detecting which.\n' +
         'Times are exact integer nanoseconds. Lines it does not understand are listed on stderr with their line numbers.\n' +
-        "Files may be UTF-8 (with or without a byte-order mark) or UTF-16 (PowerShell's `>`), with LF, CRLF or CR line ends.",
+        "Files may be UTF-8 (with or without a byte-order mark) or UTF-16 (PowerShell's `>`), with LF, CRLF or CR line ends;\n" +
+        'a log kept in a Markdown file (.md) is read from inside its fenced code blocks.',
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
     .addOption(
