@@ -40,7 +40,8 @@ const fresh = (name: string) => {
 };
 const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) =>
   t.is(stderr.trim().split('\n').length, 1, stderr);
-const partials = (dir: string) => readdirSync(dir).filter((f) => f.includes('.partial'));
+const partials = (dir: string) =>
+  readdirSync(dir).filter((f) => f.includes('.partial') || f.startsWith('.jetprof-out-'));
 
 // 1. a full disk ------------------------------------------------------------------------------------------------
 
@@ -369,12 +370,22 @@ test.serial('8b. SIGHUP (an ssh session dropped) finalizes like SIGTERM', async 
   t.deepEqual(partials(dir), []);
 });
 
-test('8c. partial files of dead processes are removed at the next run; those of running ones stay', (t) => {
+test("8c. jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", (t) => {
   const dir = fresh('stale');
-  const dead = join(dir, '.out.partial-999999.mp4');
-  const alive = join(dir, `.out.partial-${process.pid}.mp4`);
+  const dead = join(dir, '.out.partial-999999-0123456789ab.mp4');
+  const deadFolder = join(dir, '.jetprof-out-999999-AbC123');
+  const alive = join(dir, `.out.partial-${process.pid}-0123456789ab.mp4`);
+  // not jetprof's: a user's file of a similar name, and a link named like a temporary file
+  const thesis = join(dir, '.thesis.partial-999998.tex');
+  const victim = join(dir, 'victim.txt');
+  const link = join(dir, '.run.partial-999997-ba9876543210.json');
   writeFileSync(dead, 'half a video');
+  mkdirSync(deadFolder);
+  writeFileSync(join(deadFolder, 'out.mp4'), 'half a video');
   writeFileSync(alive, 'being written');
+  writeFileSync(thesis, 'a chapter');
+  writeFileSync(victim, 'keep me');
+  symlinkSync(victim, link);
   const r = runCli('infer', [
     video,
     '--model',
@@ -387,7 +398,45 @@ test('8c. partial files of dead processes are removed at the next run; those of 
   ]);
   t.is(r.code, 0, r.stderr);
   t.false(existsSync(dead), "the dead process's partial is gone");
+  t.false(existsSync(deadFolder), "the dead process's staging folder is gone");
   t.true(existsSync(alive), "a running process's partial stays");
+  t.is(readFileSync(thesis, 'utf8'), 'a chapter', "a user's file that only looks like one stays");
+  t.true(lstatSync(link).isSymbolicLink(), 'a link is never swept');
+  t.is(readFileSync(victim, 'utf8'), 'keep me');
+});
+
+test('8d. links planted where temporary names used to be predictable are never written through (video, run JSON)', (t) => {
+  const dir = fresh('planted');
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'keep me');
+  // an attacker in a shared folder guesses the next process ids: links for a few hundred of them
+  for (let pid = process.pid; pid < process.pid + 400; pid++) {
+    symlinkSync(victim, join(dir, `.out.partial-${pid}.mp4`));
+    symlinkSync(victim, join(dir, `.run.partial-${pid}.json`));
+  }
+  const r = runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--output',
+    join(dir, 'out.mp4'),
+    '--json',
+    join(dir, 'run.json'),
+    '--warmup',
+    '1',
+    '--max-frames',
+    '3',
+    '-q',
+  ]);
+  t.is(r.code, 0, r.stderr);
+  t.is(readFileSync(victim, 'utf8'), 'keep me');
+  t.true(probeVideo(join(dir, 'out.mp4')).frames > 0);
+  t.is(JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')).schema, 'jetprof.run/2');
+  t.deepEqual(
+    readdirSync(dir).filter((f) => f.startsWith('.jetprof-out-') || /partial-\d+-/.test(f)),
+    [],
+    'no temporary file or folder left',
+  );
 });
 
 // 10. cfg keys darknet does not know ----------------------------------------------------------------------------------

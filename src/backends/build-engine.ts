@@ -4,15 +4,15 @@
  * dimension: `--batch N` (default 1) becomes trtexec's `--shapes=<input>:Nx3xHxW`, an engine that runs N images at
  * a time (one frame from each of N streams).
  */
-import { existsSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { type EngineSidecar, sidecarPath } from './engine-sidecar.ts';
 import { formatTrtVersion } from './trt-abi.ts';
 import { findExecutable } from '../util/executables.ts';
 import { baseEnv } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { readOnnxSignature } from '../model/onnx-export.ts';
-import { writeOutput } from '../output/output.ts';
+import { dropStaging, stagingDir, writeOutput } from '../output/output.ts';
 import { requireWritableDir, sha256File } from '../util/files.ts';
 import { runCommand } from '../util/process.ts';
 
@@ -124,12 +124,14 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
   const trtexec = findTrtexec();
   const help = await run(trtexec, ['--help']);
   const memPool = /--memPoolSize/.test(help.output);
-  const partial = join(dirname(o.out), `.${o.out.split('/').pop()}.partial-${process.pid}`);
+  // trtexec opens the engine by name: in a folder of this process's own, where no link can have been planted
+  const staging = stagingDir(dirname(o.out));
+  const partial = join(staging, basename(o.out));
   const args = trtexecArgv(o, partial, memPool, shapes);
   const t0 = Date.now();
   const r = await run(trtexec, args, o.onOutput);
   if (r.code !== 0 || !existsSync(partial)) {
-    if (existsSync(partial)) unlinkSync(partial);
+    dropStaging(staging);
     const last =
       r.output
         .trim()
@@ -143,6 +145,7 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
     });
   }
   renameSync(partial, o.out);
+  dropStaging(staging);
   const env = baseEnv();
   const sidecar: EngineSidecar = {
     schema: 'jetprof.engine/1',

@@ -8,12 +8,17 @@
  *   character devices, FIFOs, sockets and `-` (stdout) are written straight through; a symlink is followed to its
  *   target. Free space is checked first where the file system says. Any failure removes the temporary file, leaves
  *   the old file untouched and throws one line with the path and the errno.
- * - Stale temporary files (`.<name>.partial-<pid>.<ext>`) of processes that no longer run are removed.
+ * - Temporary names cannot be aimed: a file is created exclusively and never through a link
+ *   (`.<name>.partial-<pid>-<12 random hex>.<ext>`, O_EXCL|O_NOFOLLOW); what a library opens by name (a video writer,
+ *   trtexec) goes into a folder this process created, 0700 (`.jetprof-out-<pid>-XXXXXX`, mkdtemp), so nobody can
+ *   have placed a link there.
+ * - Stale temporary files and folders of processes that no longer run are removed: only names of those two forms,
+ *   owned by this user (a user's `.thesis.partial-999998.tex` is not jetprof's).
  *
  * Test hook: JETPROF_FAULT_ENOSPC=<text> makes writes to paths containing <text> fail with ENOSPC, as a full disk
  * does (a real full disk is tested where a small tmpfs can be mounted).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -146,11 +151,31 @@ export function claimOutputs(
  */
 export function partialPath(path: string): string {
   const ext = extname(path);
-  const name = `.${basename(path, ext)}.partial-${process.pid}${ext}`;
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const name = `.${basename(path, ext)}.partial-${token}${ext}`;
   // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
   if (Buffer.byteLength(name) <= 255 || Buffer.byteLength(basename(path)) > 255) return join(dirname(path), name);
   const hash = createHash('sha256').update(basename(path)).digest('hex').slice(0, 16);
-  return join(dirname(path), `.${hash}.partial-${process.pid}${ext}`);
+  return join(dirname(path), `.${hash}.partial-${token}${ext}`);
+}
+
+/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else). */
+const OUR_PARTIAL = /^\..+\.partial-(\d+)-[0-9a-f]{12}(\.[^.]*)?$/;
+const OUR_STAGING = /^\.jetprof-out-(\d+)-[A-Za-z0-9]{6}$/;
+
+/**
+ * A folder of this process's own beside an output (mkdtemp: a new name, mode 0700), for a file a library opens by
+ * name: nobody else can have put a link in it. Removed with dropStaging, and on every way out.
+ */
+export function stagingDir(near: string): string {
+  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-`));
+  inFlight.add(dir);
+  return dir;
+}
+
+export function dropStaging(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  inFlight.delete(dir);
 }
 
 /** Free bytes for an unprivileged writer in `dir`, or undefined where the file system does not say. */
@@ -226,6 +251,8 @@ export function writeOutput(path: string, data: string | Uint8Array): void {
 /** Temporary files being written now: removed by `removeFilesInFlight` on every way out (Ctrl-C, SIGTERM). */
 const inFlight = new Set<string>();
 
+const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
 /** Removes every temporary file still being written (a signal ends the process before it is complete). */
 export function removeFilesInFlight(): void {
   for (const tmp of inFlight) rmSync(tmp, { recursive: true, force: true });
@@ -271,7 +298,8 @@ export function writeOutputChunks(
   let fd: number | undefined;
   inFlight.add(tmp);
   try {
-    fd = openSync(tmp, 'w', newFileMode());
+    // a new file or nothing: never one that exists, never through a link planted under the name
+    fd = openSync(tmp, EXCLUSIVE, newFileMode());
     const fault = simulatedFault(path);
     if (fault) throw fault;
     const f = fd;
@@ -377,8 +405,9 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * Removes `.<name>.partial-<pid>.<ext>` files in `dir` left by processes that are gone (a SIGKILL, a power cut).
- * Returns what it removed. Files of running processes (another jetprof writing there now) stay.
+ * Removes the temporary files (`.<name>.partial-<pid>-<hex>.<ext>`) and staging folders (`.jetprof-out-<pid>-XXXXXX`)
+ * in `dir` left by processes that are gone (a SIGKILL, a power cut): only those names, only this user's, never
+ * through a link. Returns what it removed. Those of running processes (another jetprof writing there now) stay.
  */
 export function removeStalePartials(dir: string): string[] {
   const removed: string[] = [];
@@ -388,13 +417,19 @@ export function removeStalePartials(dir: string): string[] {
   } catch {
     return removed;
   }
+  const uid = process.getuid?.();
   for (const name of entries) {
-    const m = /^\..+\.partial-(\d+)(\.[^.]*)?$/.exec(name);
-    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
+    const file = OUR_PARTIAL.exec(name);
+    const folder = file ? undefined : OUR_STAGING.exec(name);
+    const pid = Number((file ?? folder)?.[1]);
+    if (!(file || folder) || pid === process.pid || processAlive(pid)) continue;
     const p = join(dir, name);
     try {
-      if (!lstatSync(p).isFile()) continue;
-      unlinkSync(p);
+      const st = lstatSync(p);
+      if (uid !== undefined && st.uid !== uid) continue;
+      if (file && st.isFile()) unlinkSync(p);
+      else if (folder && st.isDirectory()) rmSync(p, { recursive: true, force: true });
+      else continue;
       removed.push(p);
     } catch {
       /* raced with someone */

@@ -3,13 +3,14 @@
  * by `finish()`, so an interrupted or failed run never leaves a half-written file under the final name.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import {
   freeBytes,
-  partialPath,
+  dropStaging,
+  stagingDir,
   removeQuietly,
   removeStalePartials,
   resolveTarget,
@@ -449,9 +450,18 @@ export function createVideoSink(
   const target = checkVideoPath(path);
   requireWritableDir(target.path);
   removeStalePartials(dirname(target.path));
-  const tmp = partialPath(target.path);
+  // the writer opens its file by name: in a folder of this process's own, where no link can have been planted
+  const staging = stagingDir(dirname(target.path));
+  const tmp = join(staging, basename(target.path));
   const threads = new EncoderThreads(); // before the writer opens: the threads that appear after it are its own
-  const { writer: w, codec, encoder, encoderNote } = openWriter(cv, path, tmp, fps, width, height, videoIo);
+  let opened: ReturnType<typeof openWriter>;
+  try {
+    opened = openWriter(cv, path, tmp, fps, width, height, videoIo);
+  } catch (e) {
+    dropStaging(staging);
+    throw e;
+  }
+  const { writer: w, codec, encoder, encoderNote } = opened;
   threads.opened();
   let closed = false;
   let frames = 0;
@@ -470,7 +480,7 @@ export function createVideoSink(
     const free = freeBytes(dir);
     if (fault || (free !== undefined && free < MIN_FREE_BYTES)) {
       close();
-      removeQuietly(tmp);
+      dropStaging(staging);
       throw writeError(path, fault ?? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
     }
   };
@@ -506,7 +516,7 @@ export function createVideoSink(
       const readable = !!size;
       if (size) sink.written = size;
       if (!readable) {
-        removeQuietly(tmp);
+        dropStaging(staging);
         const free = freeBytes(dir);
         const full = free !== undefined && free < MIN_FREE_BYTES;
         throw writeError(
@@ -518,10 +528,11 @@ export function createVideoSink(
       }
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
       renameSync(tmp, target.path);
+      dropStaging(staging);
     },
     abort() {
       close();
-      removeQuietly(tmp);
+      dropStaging(staging);
     },
   };
   return sink;
@@ -529,7 +540,7 @@ export function createVideoSink(
 
 /**
  * Annotated images into a folder, one per input image under the same name (an image-folder source). They are written
- * into a hidden staging folder inside it (`.images.partial-<pid>`) and moved in only when the run finishes: a run
+ * into a hidden staging folder inside it (`.jetprof-out-<pid>-XXXXXX`) and moved in only when the run finishes: a run
  * that fails on a late image leaves the previous images as they were.
  */
 export function createImageFolderSink(dir: string, names: readonly string[], cv: Cv = loadOpenCv()): VideoSink {
@@ -542,11 +553,12 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, {
       suggestion: 'give a folder name with --output',
     });
-  const staging = join(dir, `.images.partial-${process.pid}`);
+  removeStalePartials(dir);
+  let staging: string;
   try {
-    mkdirSync(staging, { recursive: true });
+    staging = stagingDir(dir); // a new folder of this process's own, never one found there
   } catch (e) {
-    throw writeError(staging, e);
+    throw writeError(dir, e);
   }
   const staged: string[] = [];
   let i = 0;
@@ -560,7 +572,7 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
       throw writeError(join(dir, name), e);
     }
   };
-  const drop = () => rmSync(staging, { recursive: true, force: true });
+  const drop = () => dropStaging(staging);
   return {
     path: dir,
     codec: 'images',
