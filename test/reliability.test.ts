@@ -12,6 +12,8 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
+  statfsSync,
   statSync,
   symlinkSync,
   truncateSync,
@@ -23,6 +25,7 @@ import {
   makeVideo,
   PERSON_VEHICLE_CFG,
   probeVideo,
+  requires,
   ROOT,
   runCli,
   scratchDir,
@@ -94,6 +97,72 @@ test.serial(
       if (disk) spawnSync('umount', [disk]);
     }
     if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');
+  },
+);
+
+/** Free space on a mounted disk, in bytes. */
+function freeOn(dir: string): number {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+}
+
+/** Whether a tmpfs can be mounted here (root, as CI). */
+function canMountTmpfs(): boolean {
+  const probe = fresh('mount-probe');
+  const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe]).status === 0;
+  if (ok) spawnSync('umount', [probe]);
+  return ok;
+}
+
+requires(
+  canMountTmpfs(),
+  'mounting a tmpfs is not allowed here (CI runs as root and mounts one)',
+  true,
+)(
+  '1b. a disk that fills after the last space check, when the encoder writes the frames it held: exit 2 with ENOSPC and the count, the old .mkv/.avi untouched (a real 12 MB tmpfs)',
+  (t) => {
+    const disk = fresh('latefill');
+    t.is(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', disk]).status, 0);
+    try {
+      // 30 frames of noise: FFmpeg's x264 holds them all (40 frames of look-ahead) and writes them at release, several MB
+      const noise = join(fresh('noise'), 'noise.avi');
+      execFileSync('ffmpeg', [
+        ...['-v', 'error', '-y', '-f', 'lavfi', '-i'],
+        'nullsrc=s=960x540:r=25,geq=random(1)*255:random(2)*255:random(3)*255',
+        ...['-frames:v', '30', '-c:v', 'mjpeg', '-q:v', '2', noise],
+      ]);
+      for (const ext of ['mkv', 'avi']) {
+        for (const f of readdirSync(disk)) rmSync(join(disk, f), { recursive: true, force: true });
+        const out = join(disk, `out.${ext}`);
+        writeFileSync(out, 'the good video of yesterday');
+        // 4.25 MiB free: above the writer's 4 MiB floor at every check, below what the encoder writes at release
+        writeFileSync(join(disk, 'filler'), Buffer.alloc(freeOn(disk) - (4 * 1024 + 256) * 1024));
+        const r = runCli('infer', [
+          noise,
+          '--model',
+          model.onnxPath,
+          '--warmup',
+          '1',
+          '--video-io',
+          'ffmpeg',
+          '-o',
+          out,
+          '-q',
+        ]);
+        t.is(r.code, 2, `${ext}: ${r.stderr}`);
+        t.regex(
+          r.stderr,
+          new RegExp(
+            `out\\.${ext}: cannot write \\(ENOSPC: no space left on device \\(the encoder (wrote \\d+ of the 30 frames|left no playable video)\\)\\)`,
+          ),
+        );
+        oneLine(t, r.stderr);
+        t.is(readFileSync(out, 'utf8'), 'the good video of yesterday', `${ext}: the old file is untouched`);
+        t.deepEqual(partials(disk), [], `${ext}: no temporary file left`);
+      }
+    } finally {
+      spawnSync('umount', [disk]);
+    }
   },
 );
 

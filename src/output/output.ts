@@ -203,8 +203,10 @@ export function simulatedFault(path: string): NodeJS.ErrnoException | undefined 
 /** One line for a failed write: the path, the errno and what to do. */
 export function writeError(path: string, e: unknown): JetprofError {
   const err = e as NodeJS.ErrnoException;
+  // a detail in parentheses after the code (`ENOSPC (the encoder wrote 10 of the 30 frames)`) is kept
+  const detail = err.code === 'ENOSPC' ? /^ENOSPC (\(.*\))$/.exec(err.message ?? '')?.[1] : undefined;
   const why = err.code
-    ? `${err.code}: ${err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
+    ? `${err.code}: ${err.code === 'ENOSPC' ? `no space left on device${detail ? ` ${detail}` : ''}` : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
     : String(err?.message ?? e);
   const fix =
     err.code === 'ENOSPC'

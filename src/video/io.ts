@@ -253,17 +253,35 @@ export interface VideoSink {
  * The size of the video at `path` when it opens and yields a frame count or a first frame, else undefined (not
  * playable). H.264 and MPEG-4 encode even sizes only: an odd frame size comes out one pixel smaller.
  */
-function playableSize(cv: Cv, path: string): { width: number; height: number } | undefined {
+/**
+ * The written video's size and how many frames it holds, or undefined when it does not open. An MP4/MOV index counts
+ * its frames exactly (`expected` frames there: done); anywhere else, or when the index disagrees, the frames are
+ * counted by reading them: a Matroska or AVI file whose encoder lost its last frames to a full disk still opens.
+ */
+function playableVideo(
+  cv: Cv,
+  path: string,
+  expected: number,
+): { width: number; height: number; frames: number } | undefined {
   try {
     if (statSync(path).size === 0) return undefined;
     const probe = new cv.VideoCapture(path, fileCaptureApi(cv));
-    const ok = probe.get(cv.CAP_PROP_FRAME_COUNT) > 0 || !!probe.read()?.rows;
     const size = {
       width: Math.round(probe.get(cv.CAP_PROP_FRAME_WIDTH)),
       height: Math.round(probe.get(cv.CAP_PROP_FRAME_HEIGHT)),
     };
+    let frames = Math.round(probe.get(cv.CAP_PROP_FRAME_COUNT));
+    const indexed = ['.mp4', '.m4v', '.mov'].includes(extname(path).toLowerCase());
+    if (!indexed || frames !== expected) {
+      frames = 0;
+      probe.set(cv.CAP_PROP_POS_FRAMES, 0);
+      for (let m = probe.read(); m && !m.empty; m = probe.read()) {
+        frames++;
+        m.release();
+      }
+    }
     probe.release();
-    return ok ? size : undefined;
+    return frames > 0 ? { ...size, frames } : undefined;
   } catch {
     return undefined; // OpenCV throws "failed to open capture" on a file without its index (moov atom)
   }
@@ -508,24 +526,27 @@ export function createVideoSink(
       // What the encoder left must open and hold frames before it replaces an older file under the final name.
       // writeAsync's workers hold the encoder too: the container is finalized when the last of them is freed, just
       // after its callback, so the check waits for the event loop and tries again for a moment.
-      let size: { width: number; height: number } | undefined;
-      for (let attempt = 0; attempt < 40 && !size; attempt++) {
+      let video: { width: number; height: number; frames: number } | undefined;
+      for (let attempt = 0; attempt < 40 && video?.frames !== frames; attempt++) {
         await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
-        size = playableSize(cv, tmp);
+        video = playableVideo(cv, tmp, frames);
       }
-      const readable = !!size;
-      if (size) sink.written = size;
-      if (!readable) {
-        dropStaging(staging);
+      // accepted only when it holds every frame written: an encoder that held 40 frames writes them at release, and
+      // a disk that fills then leaves a file that opens with the last ones missing
+      if (video?.frames !== frames) {
+        // the space as the encoder left it, before its file goes
         const free = freeBytes(dir);
         const full = free !== undefined && free < MIN_FREE_BYTES;
+        dropStaging(staging);
+        const what = video
+          ? `the encoder wrote ${video.frames} of the ${frames} frames`
+          : 'the encoder left no playable video';
         throw writeError(
           path,
-          Object.assign(new Error(full ? 'ENOSPC' : 'EIO: the encoder left no playable video'), {
-            code: full ? 'ENOSPC' : 'EIO',
-          }),
+          Object.assign(new Error(full ? `ENOSPC (${what})` : `EIO: ${what}`), { code: full ? 'ENOSPC' : 'EIO' }),
         );
       }
+      sink.written = { width: video.width, height: video.height };
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
       renameSync(tmp, target.path);
       dropStaging(staging);
