@@ -1270,3 +1270,77 @@ test('a 200,000-frame run (70 minutes at 30 FPS, or 4 streams for 18) gives its 
   t.true(html.includes('Latency histogram per stage'));
   t.regex(reportMarkdown(report), /\| ONNX Runtime \(CPU, FP32\) \|/);
 });
+
+/**
+ * The text of a Markdown document a CommonMark renderer would read as markup: code spans (a run of n backticks to the
+ * next run of exactly n, never one a backslash escapes) taken out, then every `<tag`, `](` and `![` not escaped.
+ */
+function liveMarkup(md: string): string[] {
+  let outside = '';
+  for (let i = 0; i < md.length;) {
+    if (md[i] === '\\') {
+      outside += md.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (md[i] === '`') {
+      let j = i;
+      while (md[j] === '`') j++;
+      const run = md.slice(i, j);
+      let k = md.indexOf(run, j);
+      while (k >= 0 && (md[k + run.length] === '`' || md[k - 1] === '`')) k = md.indexOf(run, k + 1);
+      if (k >= 0) {
+        i = k + run.length; // a code span: literal
+        continue;
+      }
+      outside += run;
+      i = j;
+      continue;
+    }
+    outside += md[i++];
+  }
+  return [...outside.matchAll(/(?<!\\)(<[A-Za-z/!][^>\n]*>?|\]\([^)\n]*\)?|!\[)/g)].map((m) => m[0]);
+}
+
+test('report: a title, a --fps name and kernel names with backticks, HTML and link syntax put no live markup into REPORT.md (CommonMark pairing)', (t) => {
+  const d = join(dir, 'hostile-md');
+  mkdirSync(d, { recursive: true });
+  const log = join(d, 'log.txt');
+  writeFileSync(
+    log,
+    [
+      '==9== NVPROF is profiling process 9, command: ./app',
+      '==9== Profiling result:',
+      '            Type  Time(%)      Time     Calls       Avg       Min       Max  Name',
+      ' GPU activities:   60.00%  6.0000ms         2  3.0000ms  2.0000ms  4.0000ms  k`<img src=x onerror=alert(1)>',
+      '                   40.00%  4.0000ms         1  4.0000ms  4.0000ms  4.0000ms  ![pixel](http://tracker.example/p.png)',
+      '      API calls:  100.00%  10.000ms         3  3.3333ms  1.0000ms  5.0000ms  cuda`Sync``<b>',
+      '==9== Dependency Analysis:',
+      'Critical path(%)  Critical path  Waiting time  Name',
+      '          60.00%       6.0000ms           0ns  k`<img src=x onerror=alert(1)>',
+      '          40.00%       4.0000ms       3.0000ms  cuda`Sync``<b>',
+      '',
+    ].join('\n'),
+  );
+  const out = join(d, 'REPORT.md');
+  const r = runCli('jetprof', [
+    'report',
+    '--title',
+    'lab `3`: x`y<img src=y onerror=alert(2)>',
+    '--fps',
+    'x`y<script>alert(3)</script>[a](javascript:alert(4))@960x540=10/5',
+    '--profile',
+    log,
+    '--out',
+    out,
+  ]);
+  t.is(r.code, 0, r.stderr);
+  const md = readFileSync(out, 'utf8');
+  t.deepEqual(liveMarkup(md), [], md);
+  // the names are all there, as text
+  t.regex(md, /onerror=alert\(1\)/);
+  t.regex(md, /alert\(3\)/);
+  t.regex(md, /tracker\.example/);
+  // our own code spans still are code spans
+  t.regex(md, /`3`/);
+});

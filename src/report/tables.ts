@@ -4,21 +4,63 @@ import { escapeControls } from '../util/text-input.ts';
 
 export type Cell = string | number | null | undefined;
 
+/**
+ * Text outside code spans, never live: `<` `>` (HTML) escaped; a `]` that would close a link or an image (`](`, `][`)
+ * escaped, so `[x](url)` and `![x](url)` stay text while `[CUDA memcpy HtoD]` reads as it is; a backslash that would
+ * escape the next character escaped itself (`\\x1b` stays as printed).
+ */
+function mdText(s: string): string {
+  return s
+    .replace(/\\(?=[!-/:-@[-`{-~])/g, '\\\\')
+    .replace(/[<>]/g, (c) => `\\${c}`)
+    .replace(/\](?=[([])/g, '\\]');
+}
+
 function mdEscape(v: Cell): string {
   if (v === null || v === undefined) return '';
-  // `<Other>` would vanish as an HTML tag; `|` would split the cell; a CR or newline would end the row
-  return escapeControls(String(v), true).replace(/\|/g, '\\|').replace(/</g, '\\<').replace(/>/g, '\\>');
+  // `<Other>` would vanish as an HTML tag, `[x](url)` be a link; `|` would split the cell; a CR or newline would end
+  // the row (a cell is one line: escapeControls shows them)
+  return mdText(escapeControls(String(v), true)).replace(/\|/g, '\\|');
 }
 
 /**
- * Running text for Markdown: `<Other>` would vanish as an HTML tag in GitHub or Jupyter, so < and > are escaped
- * outside code spans (inside them a backslash would show).
+ * Running text for Markdown, with text from outside in it (labels, kernel and API names, paths): code spans are
+ * paired by CommonMark's rule (a run of n backticks closes only at the next run of exactly n) and kept verbatim; a
+ * backtick CommonMark would not pair is escaped, and in the text between, `<` `>` `[` `]` and backslashes are: no
+ * label or kernel name can put live HTML, a link or an image into a report.
  */
 export function mdInline(text: string): string {
-  return escapeControls(text, true)
-    .split('`')
-    .map((part, i) => (i % 2 === 0 ? part.replace(/</g, '\\<').replace(/>/g, '\\>') : part))
-    .join('`');
+  const s = escapeControls(text, true);
+  let out = '';
+  let from = 0;
+  for (let i = s.indexOf('`'); i >= 0;) {
+    let j = i;
+    while (s[j] === '`') j++;
+    const n = j - i;
+    // the closing run: the next run of exactly n backticks
+    let close = -1;
+    for (let k = s.indexOf('`', j); k >= 0;) {
+      let e = k;
+      while (s[e] === '`') e++;
+      if (e - k === n) {
+        close = k;
+        break;
+      }
+      k = s.indexOf('`', e);
+    }
+    out += mdText(s.slice(from, i));
+    if (close >= 0) {
+      out += s.slice(i, close + n); // a code span: literal in every renderer
+      from = close + n;
+    } else {
+      out += '\\`'.repeat(n); // no partner: literal backticks
+      from = j;
+    }
+    i = s.indexOf('`', from);
+  }
+  out += mdText(s.slice(from));
+  // a paragraph or list item that starts `[x]: url` would define a link instead of showing it
+  return out.startsWith('[') ? `\\${out}` : out;
 }
 
 /** A GitHub-flavoured Markdown table; `align` per column: 'l' (default) or 'r'. */
