@@ -439,6 +439,30 @@ test.serial('8b. SIGHUP (an ssh session dropped) finalizes like SIGTERM', async 
   t.deepEqual(partials(dir), []);
 });
 
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  test.serial(
+    `8e. the OpenCV DNN backend in the sequential loop hears ${signal}: it stops after the frame in flight`,
+    async (t) => {
+      const dir = fresh(`cvsig-${signal}`);
+      const long = makeVideo('sig-long.mp4', 600, 160, 120);
+      const json = join(dir, 'run.json');
+      const run = startCli(
+        'infer',
+        [long, '--backend', 'opencv', '--model', model.onnxPath, '--pipeline', 'off', '--no-write', '--json', json],
+        { cwd: dir },
+      );
+      await run.framesDone(6);
+      run.child.kill(signal);
+      const code = await run.exit;
+      t.is(code, 130, run.stderr());
+      const result = JSON.parse(readFileSync(json, 'utf8'));
+      t.true(result.interrupted, 'the run says it was interrupted');
+      t.true(result.frames + result.warmupFrames < 600, `stopped early: ${result.frames} frames`);
+      t.notRegex(run.stderr(), /nothing was written/);
+    },
+  );
+}
+
 test("8c. jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", (t) => {
   const dir = fresh('stale');
   const dead = join(dir, '.out.partial-999999-0123456789ab.mp4');

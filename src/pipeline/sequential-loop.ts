@@ -31,6 +31,7 @@ import {
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
+import { turnEventLoop } from '../util/process.ts';
 
 /** What a frame loop returns, whichever ran: one shape for one stream or many. */
 export interface LoopResult {
@@ -167,6 +168,8 @@ export async function runSequentialLoop(
   try {
     while (!reads.allDone) {
       perf.maybePrint();
+      // a signal is heard between frames whatever the backend (OpenCV DNN's run() gives the event loop no turn)
+      await turnEventLoop();
       if (o.shouldStop()) {
         interrupted = true;
         break;

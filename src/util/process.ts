@@ -142,3 +142,11 @@ export function signalProcess(ref: ProcessRef, signal: NodeJS.Signals): boolean 
     return false; // it has just ended
   }
 }
+
+/**
+ * One turn of the event loop (setImmediate runs after the poll phase, where signals are delivered): a loop whose
+ * awaits all resolve at once (OpenCV DNN runs synchronously) would otherwise never hear Ctrl-C, SIGTERM or SIGHUP.
+ */
+export function turnEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
