@@ -11,6 +11,7 @@ import { readCapacityFile } from './capacity-format.ts';
 import { loadProfile, loadRunFiles } from './load.ts';
 import { reportAccuracy } from './report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
+import { turnEventLoop } from '../util/process.ts';
 
 export interface ReportFiles {
   runs: string[];
@@ -99,6 +100,8 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     if (o.runs.length === 0 && loaded.run) runs.push(loaded.run);
   }
   const capacity = (o.capacity ?? []).map(readCapacityFile);
+  // the work below runs without a pause: a turn of the event loop between its parts lets Ctrl-C end the report
+  await turnEventLoop();
   // compare's failed and skipped backends are rows too: a report that says why nothing ran is still a report
   const said = (o.failed?.length ?? 0) + (o.skipped?.length ?? 0);
   if (runs.length === 0 && profiles.length === 0 && !o.typedFps?.length && capacity.length === 0 && said === 0) {
@@ -118,7 +121,12 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     capacity,
   });
   for (const n of report.runNotes.slice(unique.notes.length + (o.notes?.length ?? 0))) o.onWarning?.(n);
+  await turnEventLoop();
   const md = reportMarkdown(report, o.title);
+  const html = o.html ? reportHtml(report, o.title) : undefined;
+  const csvFiles = o.csv ? reportCsv(report) : undefined;
+  // everything is built: a signal that came meanwhile ends the run here, before any output is replaced
+  await turnEventLoop();
   // a folder that does not exist yet is made, as compare --out-dir makes its own (only once the report is built)
   for (const file of [o.out, o.html]) {
     if (!file || file === '-') continue;
@@ -131,10 +139,10 @@ export async function writeReport(o: ReportFiles): Promise<string> {
     }
   }
   if (o.out) writeOutput(o.out, md);
-  if (o.html) writeOutput(o.html, reportHtml(report, o.title));
-  if (o.csv) {
+  if (o.html && html !== undefined) writeOutput(o.html, html);
+  if (o.csv && csvFiles) {
     mkdirSync(o.csv, { recursive: true });
-    for (const [name, text] of Object.entries(reportCsv(report))) writeOutput(join(o.csv, name), text);
+    for (const [name, text] of Object.entries(csvFiles)) writeOutput(join(o.csv, name), text);
   }
   return md;
 }
