@@ -70,6 +70,8 @@ for i in 0 1 2 3; do
   printf 'processor\t: %d\nmodel name\t: ARMv8 Processor rev 1 (v8l)\nBogoMIPS\t: 38.40\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd07\nCPU revision\t: 1\n\n' "$i" >>"$cpuinfo"
 done
 
+# mounts a killed earlier run left in the root (its trap never ran): taken down first, deepest first
+grep -o " $ROOTFS/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 mounted=()
 cleanup() {
   for ((k = ${#mounted[@]} - 1; k >= 0; k--)); do umount -l "${mounted[k]}" 2>/dev/null || true; done

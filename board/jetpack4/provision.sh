@@ -34,16 +34,17 @@ echo '{"file_format_version":"1.0.0","ICD":{"library_path":"libEGL_nvidia.so.0"}
 echo "==> jetprof: OpenCV, GStreamer, ffmpeg, npm ci, build, commands on PATH (scripts/setup.sh)"
 # Debian 11's OpenCV 4.5.1 has already moved the legacy trackers into cv::legacy, where @u4/opencv4nodejs 7.1.2 looks
 # for them only from 4.5.2 on, so its tracking module does not compile (found by the qemu check). jetprof uses none
-# of it: the binding is shown a folder of OpenCV's libraries without libopencv_tracking, and builds without it.
+# of it. The binding compiles a module when opencv2/opencv_modules.hpp defines HAVE_OPENCV_<MODULE>: it is shown a
+# copy of OpenCV's headers (links, one file copied) whose opencv_modules.hpp leaves tracking out.
 apt-get install -y -q --no-install-recommends libopencv-dev
 if dpkg-query -W -f='${Version}' libopencv-dev 2>/dev/null | grep -q '^4\.5\.[01]'; then
-  libs=/opt/jetprof-opencv-libs
-  mkdir -p "$libs"
-  for lib in /usr/lib/aarch64-linux-gnu/libopencv_*.so /usr/lib/x86_64-linux-gnu/libopencv_*.so; do
-    case "$lib" in *'*'* | *tracking*) continue ;; esac
-    ln -sf "$lib" "$libs/"
+  inc=/opt/jetprof-opencv-include
+  rm -rf "$inc" && mkdir -p "$inc/opencv2"
+  for entry in /usr/include/opencv4/opencv2/*; do
+    [ "$(basename "$entry")" = opencv_modules.hpp ] || ln -s "$entry" "$inc/opencv2/"
   done
-  export OPENCV_LIB_DIR=$libs
+  grep -v '^#define HAVE_OPENCV_TRACKING$' /usr/include/opencv4/opencv2/opencv_modules.hpp >"$inc/opencv2/opencv_modules.hpp"
+  export OPENCV_INCLUDE_DIR=$inc
 fi
 bash scripts/setup.sh
 # doctor reads this: it then checks the mounts a JetPack 4 container needs (src/platform/board.ts CONTAINER_PATHS)
