@@ -3,8 +3,8 @@
  * jetprof's NVTX ranges from Node; nvprof accepts the lab's flags and says clearly that it found no GPU.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nvprofArgv, nsysProfileArgv, nsysStatsArgv, NSYS_STATS_REPORTS } from '../src/profilers/argv.ts';
 import { defaultProfiler } from '../src/profilers/device.ts';
@@ -18,6 +18,7 @@ import {
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
+  requires,
   runCli,
   scratchDir,
   startCli,
@@ -128,6 +129,111 @@ test('bad call - a profiler that is not installed: one line with the install hin
   const n = runCli('jetprof', ['profile', '--tool', 'nvprof', '--', 'v.mp4'], { env: { PATH: '/nonexistent' } });
   t.is(n.code, 2);
   t.regex(n.stderr, /nvprof is not installed .*use --tool nsys/);
+});
+
+test.serial(
+  'bad calls refused before a profiler starts, exit 2, nothing replaced: --tries 0 and -5; --json naming the profile JSON itself; compare --profile nsys where nsys is not installed (the last REPORT.md stays)',
+  (t) => {
+    const video = makeVideo('badcalls.mp4', 3, 160, 120);
+    for (const tries of ['0', '-5', '1.5']) {
+      const r = runCli('jetprof', [
+        'profile',
+        '--tool',
+        'nsys',
+        '--tries',
+        tries,
+        '--',
+        video,
+        '--model',
+        model.onnxPath,
+      ]);
+      t.is(r.code, 2, r.stderr);
+      t.regex(r.stderr, new RegExp(`--tries ${tries.replace('.', '\\.')}: a whole number of nsys runs, at least 1`));
+    }
+    const out = join(scratchDir(), 'selfjson');
+    mkdirSync(out, { recursive: true });
+    const own = join(out, 'profile_onnx_nsys.json');
+    writeFileSync(own, 'the last profile');
+    const j = runCli('jetprof', [
+      'profile',
+      '--tool',
+      'nsys',
+      '--out-dir',
+      out,
+      '--',
+      video,
+      '--model',
+      model.onnxPath,
+      '--json',
+      own,
+    ]);
+    t.is(j.code, 2, j.stderr);
+    t.regex(j.stderr, /profile_onnx_nsys\.json: the run's --json would be the profile's own JSON/);
+    t.is(readFileSync(own, 'utf8'), 'the last profile');
+    const lab = join(scratchDir(), 'compare-no-nsys');
+    mkdirSync(lab, { recursive: true });
+    writeFileSync(join(lab, 'REPORT.md'), 'the last good report');
+    const c = runCli(
+      'jetprof',
+      ['compare', video, '--profile', 'nsys', '--out-dir', lab, '--', '--model', model.onnxPath],
+      {
+        env: { JETPROF_NSYS: '/nonexistent/nsys' },
+      },
+    );
+    t.is(c.code, 2, c.stderr);
+    t.regex(c.stderr, /nsys \(from JETPROF_NSYS\) is not an executable file/);
+    t.is(readFileSync(join(lab, 'REPORT.md'), 'utf8'), 'the last good report');
+  },
+);
+
+/** A read-only folder: a tmpfs mounted read-only (root ignores a folder's write bit), or undefined where not allowed. */
+function readOnlyFolder(): { dir: string; done: () => void } | undefined {
+  const dir = join(scratchDir(), `ro-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  if (process.getuid?.() !== 0) {
+    chmodSync(dir, 0o555);
+    return { dir, done: () => chmodSync(dir, 0o755) };
+  }
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', dir]).status !== 0) return undefined;
+  return { dir, done: () => spawnSync('umount', [dir]) };
+}
+
+/** Whether a read-only folder can be made: always for a user; for root, where a tmpfs can be mounted. */
+function readOnlyPossible(): boolean {
+  const ro = readOnlyFolder();
+  ro?.done();
+  return ro !== undefined;
+}
+
+requires(
+  readOnlyPossible(),
+  "root here may not mount a tmpfs, and ignores a folder's write bit",
+  true,
+)('profile into a read-only out-dir: one line naming it, exit 2, before nsys runs (no stream left in TMPDIR)', (t) => {
+  const ro = readOnlyFolder()!;
+  const tmp = join(scratchDir(), 'ro-tmpdir');
+  mkdirSync(tmp, { recursive: true });
+  try {
+    const video = makeVideo('ro.mp4', 3, 160, 120);
+    const r = runCli(
+      'jetprof',
+      ['profile', '--tool', 'nsys', '--out-dir', ro.dir, '--', video, '--model', model.onnxPath],
+      {
+        env: { TMPDIR: tmp },
+      },
+    );
+    t.is(r.code, 2, r.stderr);
+    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+    t.regex(r.stderr, /does not exist or is not writable \(fix: create it, or pass --out-dir with a writable path\)/);
+    // (tsx, which runs the tests' jetprof from source, keeps its cache there)
+    t.deepEqual(
+      readdirSync(tmp).filter((f) => !f.startsWith('tsx-')),
+      [],
+      'nothing left in TMPDIR',
+    );
+  } finally {
+    ro.done();
+  }
 });
 
 test('NVTX from Node: libnvToolsExt loads through koffi and push/pop run', (t) => {
@@ -267,7 +373,8 @@ function processesMentioning(text: string): string[] {
 
 /**
  * A stand-in for nvprof where nvprof cannot run an application (no GPU here: it stops it at once): it runs the
- * application as its child and, like nsys 2022.4, does not end it on a SIGTERM of its own.
+ * application as its child and, like nsys 2022.4, does not end it on a SIGTERM of its own; then writes a summary as
+ * nvprof does on a board.
  */
 function nvprofStandIn(): string {
   const path = join(scratchDir(), 'nvprof-stand-in');
@@ -278,7 +385,10 @@ trap 'echo "nvprof stand-in: SIGTERM ignored" >&2' TERM
 while [ $# -gt 0 ]; do case "$1" in --log-file) log=$2; shift 2;; --unified-memory-profiling|--metrics) shift 2;; --*) shift;; *) break;; esac; done
 "$@"
 code=$?
-echo "==1== Profiling application: $*" > "$log"
+# what nvprof writes on a board once the application has ended: its summary
+{ echo "==1== Profiling application: $*"; echo "==1== Profiling result:"
+  echo "            Type  Time(%)      Time     Calls       Avg       Min       Max  Name"
+  echo " GPU activities:  100.00%  1.0000ms         1  1.0000ms  1.0000ms  1.0000ms  kernel"; } > "$log"
 exit $code
 `,
     { mode: 0o755 },
@@ -336,57 +446,75 @@ for (const tool of ['nsys', 'nvprof'] as const) {
 }
 
 test.serial(
-  'real nvprof: the lab\'s flags are accepted and "no GPU" is reported clearly, the log kept; an earlier run JSON is never taken for this one, an nsys profile beside it is kept, the report shows its notes',
+  'real nvprof without a GPU: the lab\'s flags are accepted, "no GPU" said clearly (exit 3), and nothing of the previous profile is replaced: its JSON, the lab log a student copied there, a run JSON, an nsys profile beside it; this run\'s log kept as .failed.txt',
   (t) => {
     const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
     const out = join(scratchDir(), 'nvprof-profile');
-    // what an earlier profile in the same folder left: a finished run (as an nsys profile and as an nvprof one)
     mkdirSync(out, { recursive: true });
-    const nsysProfile = join(out, 'profile_onnx_nsys.json');
-    const nsysText = JSON.stringify({
-      schema: 'jetprof.profile/1',
-      tool: 'nsys',
-      backend: 'onnx',
-      exitCode: 0,
-      notes: ['earlier'],
-    });
-    writeFileSync(nsysProfile, nsysText);
-    const stale = join(out, 'run_onnx_nvprof.json');
-    writeFileSync(stale, JSON.stringify({ schema: 'jetprof.run/2', stale: 'an earlier run' }));
+    // what earlier profiles left in the folder, and the lab's own log a student copied into it
+    const before = new Map<string, string>([
+      ['profile_onnx_nsys.json', JSON.stringify({ schema: 'jetprof.profile/1', tool: 'nsys', notes: ['earlier'] })],
+      ['profile_onnx_nvprof.json', JSON.stringify({ schema: 'jetprof.profile/1', tool: 'nvprof', notes: ['a board'] })],
+      ['run_onnx_nvprof.json', JSON.stringify({ schema: 'jetprof.run/2', stale: 'an earlier run' })],
+      ['profiling_onnx_log.txt', '==6312== NVPROF is profiling process 6312 (the lab log, copied here)\n'],
+    ]);
+    for (const [f, text] of before) writeFileSync(join(out, f), text);
     const r = runCli(
       'jetprof',
       ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'],
       { timeout: 300_000 },
     );
-    t.true(existsSync(join(out, 'profiling_onnx_log.txt')), r.stderr);
+    t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
     // Without a GPU, nvprof 11.8 stops the application when it loads libgomp (pulled in by FFmpeg): exit code 19.
     t.regex(
       r.stderr,
       /nvprof collected no GPU data \(CUDA device error, GPU profiling skipped(; Error: incompatible CUDA driver version\.)?\): no usable NVIDIA GPU or driver here; run it on the Jetson, or use --tool nsys/,
     );
-    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nvprof.json'), 'utf8'));
-    t.is(profile.tool, 'nvprof');
-    t.true(profile.noGpu);
-    t.is(r.code, 3, 'no usable GPU: the documented exit code 3, whatever nvprof itself returned');
-    t.true(Number.isInteger(profile.exitCode), `nvprof's own exit code is kept in the JSON (${profile.exitCode})`);
-    t.deepEqual(profile.command.slice(-4), [
-      '--json',
-      join(out, 'run_onnx_nvprof.json'),
-      '--profiler-attached',
-      'nvprof',
+    t.regex(
+      r.stderr,
+      /nothing replaced in .*nvprof-profile; this run's output is in .*profiling_onnx_log\.failed\.txt/,
+    );
+    for (const [f, text] of before) t.is(readFileSync(join(out, f), 'utf8'), text, `${f} is as it was`);
+    t.regex(readFileSync(join(out, 'profiling_onnx_log.failed.txt'), 'utf8'), /CUDA device error|profil/);
+    t.deepEqual(
+      readdirSync(out).filter((f) => f.startsWith('.jetprof-out-')),
+      [],
+      'no staging folder left',
+    );
+  },
+);
+
+test.serial(
+  "nsys that leaves no report: the previous profile (report, stats, log, JSON) stays as it was, this run's log kept as .failed.log, exit 1",
+  (t) => {
+    const root = join(scratchDir(), 'failing-nsys');
+    mkdirSync(join(root, 'bin'), { recursive: true });
+    const fake = join(root, 'bin', 'nsys');
+    writeFileSync(fake, '#!/bin/bash\necho "nsys: something went wrong"\nexit 1\n', { mode: 0o755 });
+    const out = join(root, 'out');
+    mkdirSync(out, { recursive: true });
+    const before = new Map<string, string>([
+      ['profile_onnx.nsys-rep', 'last good report'],
+      ['profile_onnx_stats.txt', 'last good stats'],
+      ['profile_onnx.nsys.log', 'last good log'],
+      ['profile_onnx_nsys.json', '{"schema":"jetprof.profile/1","notes":["last good"]}'],
     ]);
-    if (profile.run === undefined)
-      t.regex(
-        r.stderr,
-        /the profiled run did not finish \(it wrote no .*run_onnx_nvprof\.json; nvprof exit code \d+\)/,
-      );
-    else t.is(profile.run.frames, 0, 'all 4 frames are warm-up');
-    t.is(profile.run?.stale, undefined, 'the run JSON an earlier run left is not reported as this run');
-    t.is(readFileSync(nsysProfile, 'utf8'), nsysText, 'the nsys profile in the same folder is untouched');
-    // the report shows what the profile said, though no table or row comes from it
-    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx_nvprof.json')]);
-    t.is(rep.code, 0, rep.stderr);
-    t.regex(rep.stdout, /### .*profile_onnx_nvprof\.json\) \(nvprof\)[\s\S]*- nvprof collected no GPU data/);
+    for (const [f, text] of before) writeFileSync(join(out, f), text);
+    const video = makeVideo('failing-nsys.mp4', 3, 160, 120);
+    const r = runCli(
+      'jetprof',
+      ['profile', '--tool', 'nsys', '--tries', '1', '--out-dir', out, '--', video, '--model', model.onnxPath, '-q'],
+      { env: { JETPROF_NSYS: fake }, timeout: 300_000 },
+    );
+    t.is(r.code, 1, r.stderr);
+    t.regex(r.stderr, /nsys produced no report after 1 tries .*its output is in .*profile_onnx\.nsys\.failed\.log/);
+    for (const [f, text] of before) t.is(readFileSync(join(out, f), 'utf8'), text, `${f} is as it was`);
+    t.regex(readFileSync(join(out, 'profile_onnx.nsys.failed.log'), 'utf8'), /something went wrong/);
+    t.deepEqual(
+      readdirSync(out).filter((f) => f.startsWith('.jetprof-out-') || f.endsWith('.mp4')),
+      [],
+      'no staging folder, no video of the failed run',
+    );
   },
 );
 

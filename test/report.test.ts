@@ -1355,39 +1355,47 @@ function bytesRead(pid: number): number {
   }
 }
 
-test('report: Ctrl-C during a long report (300 runs of 1000 frames, seconds of work without a pause) exits 130 and replaces no output', async (t) => {
-  const d = join(dir, 'long-report');
-  mkdirSync(join(d, 'runs'), { recursive: true });
-  const args: string[] = [];
-  let total = 0;
-  for (let i = 0; i < 300; i++) {
-    const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90 + (i % 7), postprocess: 3, write: 12 }, 1000, {
-      label: `run-${i}`,
-    });
-    run.startedAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-    const f = join(d, 'runs', `r${i}.json`);
-    const text = JSON.stringify(run);
-    total += text.length;
-    writeFileSync(f, text);
-    args.push('--run', f);
-  }
-  const md = join(d, 'REPORT.md');
-  const html = join(d, 'report.html');
-  writeFileSync(md, 'the report of yesterday');
-  writeFileSync(html, '<p>yesterday</p>');
-  const run = startCli('jetprof', ['report', ...args, '--out', md, '--html', html]);
-  // halfway through reading the run files (their bytes are several times what start-up reads): the handlers are set,
-  // and from here the report ran to its outputs without a turn of the event loop before this fix
-  t.true(total > 20e6, `${total} bytes of run files`);
-  while (bytesRead(run.child.pid!) >= 0 && bytesRead(run.child.pid!) < total / 2)
-    await new Promise((r) => setTimeout(r, 5));
-  run.child.kill('SIGINT');
-  const code = await run.exit;
-  t.is(code, 130, run.stderr());
-  t.is(readFileSync(md, 'utf8'), 'the report of yesterday');
-  t.is(readFileSync(html, 'utf8'), '<p>yesterday</p>');
-  t.deepEqual(
-    readdirSync(d).filter((f) => f.includes('partial') || f.startsWith('.jetprof')),
-    [],
-  );
-});
+test.serial(
+  'report: Ctrl-C during a long report (300 runs of 1000 frames, seconds of work without a pause) exits 130 and replaces no output',
+  async (t) => {
+    const d = join(dir, 'long-report');
+    mkdirSync(join(d, 'runs'), { recursive: true });
+    const args: string[] = [];
+    let total = 0;
+    for (let i = 0; i < 300; i++) {
+      const run = fixedRun(
+        'onnx',
+        { read: 8, preprocess: 6, inference: 90 + (i % 7), postprocess: 3, write: 12 },
+        1000,
+        {
+          label: `run-${i}`,
+        },
+      );
+      run.startedAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      const f = join(d, 'runs', `r${i}.json`);
+      const text = JSON.stringify(run);
+      total += text.length;
+      writeFileSync(f, text);
+      args.push('--run', f);
+    }
+    const md = join(d, 'REPORT.md');
+    const html = join(d, 'report.html');
+    writeFileSync(md, 'the report of yesterday');
+    writeFileSync(html, '<p>yesterday</p>');
+    const run = startCli('jetprof', ['report', ...args, '--out', md, '--html', html]);
+    // halfway through reading the run files (their bytes are several times what start-up reads): the handlers are set,
+    // and from here the report ran to its outputs without a turn of the event loop before this fix
+    t.true(total > 20e6, `${total} bytes of run files`);
+    while (bytesRead(run.child.pid!) >= 0 && bytesRead(run.child.pid!) < total / 2)
+      await new Promise((r) => setTimeout(r, 5));
+    run.child.kill('SIGINT');
+    const code = await run.exit;
+    t.is(code, 130, run.stderr());
+    t.is(readFileSync(md, 'utf8'), 'the report of yesterday');
+    t.is(readFileSync(html, 'utf8'), '<p>yesterday</p>');
+    t.deepEqual(
+      readdirSync(d).filter((f) => f.includes('partial') || f.startsWith('.jetprof')),
+      [],
+    );
+  },
+);

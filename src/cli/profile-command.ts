@@ -86,75 +86,84 @@ export function profileCommand(): Command {
         },
       ]),
     )
-    .action(async (inferArgs: string[], o: ProfileOptions) => {
-      let signals: ChildSignals | undefined;
-      try {
-        if (o.queryMetrics) {
-          process.exitCode = queryMetrics();
-          return;
-        }
-        if (inferArgs.length === 0)
-          throw new JetprofError('BAD_OPTION', 'no infer arguments given', {
-            suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx',
-          });
-        const { backend, rest } = splitBackend(inferArgs);
-        // infer's own parser reads its arguments: a bad one is refused here, before a profiler starts
-        const { inferArgFacts } = await import('./infer-command.ts');
-        const facts = await inferArgFacts(rest, backend);
-        const [video] = facts.videos;
-        const { engine } = facts;
-        // a TensorRT run without its engine fails at once, before a profiler starts
-        if (backend === 'tensorrt' && (!engine || !existsSync(engine))) {
-          throw new JetprofError(
-            'FILE_NOT_FOUND',
-            engine
-              ? `${engine}: TensorRT engine not found`
-              : 'the trt backend needs --engine E.trt among the infer arguments',
-            {
-              suggestion:
-                'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
-            },
-          );
-        }
-        const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
-        // Ctrl-C / SIGTERM / SIGHUP reach the profiler (a terminal's Ctrl-C reaches it anyway, a timeout's SIGTERM only
-        // jetprof): it ends the application, which finalizes its files; then no nsys agent is left spinning
-        signals = forwardSignalsToChild((signal) =>
-          process.stderr.write(`\njetprof profile: ${signal}: ending the profiled run (it finalizes its files)\n`),
-        );
-        const result = await runProfile({
-          onChild: signals.onChild,
-          shouldStop: signals.stopped,
-          tool,
-          backend,
-          inferArgs: rest,
-          video,
-          json: facts.json,
-          videoIo: facts.videoIo,
-          outputGiven: facts.outputGiven,
-          outDir: resolve(o.outDir),
-          metrics: o.metrics?.split(',').filter(Boolean),
-          tries: o.tries,
-          onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
-        });
-        process.stdout.write(
-          tool === 'nsys' && result.nsys
-            ? `${nvtxStageMarkdown(result.nsys)}\n`
-            : result.nvprof
-              ? `${criticalPathMarkdown(result.nvprof)}\n`
-              : '',
-        );
-        if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
-        for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
-        process.stderr.write(
-          `jetprof profile: wrote ${result.files.profile}; raw output kept in ${result.files.log}\n`,
-        );
-        // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
-        process.exitCode = signals.stopped() ? 130 : result.noGpu ? EXIT_NO_GPU : result.exitCode;
-      } catch (e) {
-        process.exitCode = handleError(e);
-      } finally {
-        signals?.dispose();
-      }
+    .action(profileAction);
+}
+
+/** `jetprof profile`: infer's arguments checked, the profiler run with signals forwarded, what it found printed. */
+async function profileAction(inferArgs: string[], o: ProfileOptions): Promise<void> {
+  let signals: ChildSignals | undefined;
+  try {
+    if (o.queryMetrics) {
+      process.exitCode = queryMetrics();
+      return;
+    }
+    if (!Number.isInteger(o.tries) || o.tries < 1)
+      throw new JetprofError('BAD_OPTION', `--tries ${o.tries}: a whole number of nsys runs, at least 1`, {
+        suggestion: 'leave it out for 3 tries, or give e.g. --tries 1',
+      });
+    if (inferArgs.length === 0)
+      throw new JetprofError('BAD_OPTION', 'no infer arguments given', {
+        suggestion: 'put them after --, e.g. jetprof profile -- videos/vtest.avi --model M.onnx',
+      });
+    const { backend, rest } = splitBackend(inferArgs);
+    // infer's own parser reads its arguments: a bad one is refused here, before a profiler starts
+    const { inferArgFacts } = await import('./infer-command.ts');
+    const facts = await inferArgFacts(rest, backend);
+    const [video] = facts.videos;
+    const { engine } = facts;
+    // a TensorRT run without its engine fails at once, before a profiler starts
+    if (backend === 'tensorrt' && (!engine || !existsSync(engine))) {
+      throw new JetprofError(
+        'FILE_NOT_FOUND',
+        engine
+          ? `${engine}: TensorRT engine not found`
+          : 'the trt backend needs --engine E.trt among the infer arguments',
+        {
+          suggestion:
+            'build it on this board: jetprof build-engine --onnx weights/yolov4-tiny.onnx --out engines/yolov4-tiny.trt --fp16',
+        },
+      );
+    }
+    const tool = o.tool ?? defaultProfiler(jetsonInfo()?.l4t);
+    // Ctrl-C / SIGTERM / SIGHUP reach the profiler (a terminal's Ctrl-C reaches it anyway, a timeout's SIGTERM only
+    // jetprof): it ends the application, which finalizes its files; then no nsys agent is left spinning
+    signals = forwardSignalsToChild((signal) =>
+      process.stderr.write(`\njetprof profile: ${signal}: ending the profiled run (it finalizes its files)\n`),
+    );
+    const result = await runProfile({
+      onChild: signals.onChild,
+      shouldStop: signals.stopped,
+      tool,
+      backend,
+      inferArgs: rest,
+      video,
+      json: facts.json,
+      videoIo: facts.videoIo,
+      outputGiven: facts.outputGiven,
+      outDir: resolve(o.outDir),
+      metrics: o.metrics?.split(',').filter(Boolean),
+      tries: o.tries,
+      onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
     });
+    process.stdout.write(
+      tool === 'nsys' && result.nsys
+        ? `${nvtxStageMarkdown(result.nsys)}\n`
+        : result.nvprof
+          ? `${criticalPathMarkdown(result.nvprof)}\n`
+          : '',
+    );
+    if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
+    for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
+    process.stderr.write(
+      result.files.profile
+        ? `jetprof profile: wrote ${result.files.profile}; raw output kept in ${result.files.log}\n`
+        : `jetprof profile: nothing replaced in ${resolve(o.outDir)}${result.files.log ? `; this run's output is in ${result.files.log}` : ''}\n`,
+    );
+    // nvprof without a usable GPU exits with codes of its own (19 when it stops the application): one documented code
+    process.exitCode = signals.stopped() ? 130 : result.noGpu ? EXIT_NO_GPU : result.exitCode;
+  } catch (e) {
+    process.exitCode = handleError(e);
+  } finally {
+    signals?.dispose();
+  }
 }

@@ -11,7 +11,7 @@ import { chooseLoop } from '../pipeline/loop-choice.ts';
 import { type InferArgFacts, onnxOfInferArgs } from '../pipeline/infer-args.ts';
 import { nvprofGpuProblem } from '../profilers/device.ts';
 import { entryCommand, EXIT_NO_GPU, runProfile } from '../profilers/run.ts';
-import type { ProfilerTool } from '../profilers/tools.ts';
+import { type ProfilerTool, requireProfiler } from '../profilers/tools.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { relayedProgressEnv, runCommand } from '../util/process.ts';
 import { classifySource } from '../video/sources.ts';
@@ -206,6 +206,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         'pass an existing video file (bash scripts/fetch-sample-video.sh puts vtest.avi in videos/), a folder of images or a stream URL',
     });
   }
+  // a profiler that is not installed: one line, exit 2, before any backend runs (and before a report is replaced)
+  if (o.profile) requireProfiler(o.profile);
   // nvprof on a machine where it can collect nothing: said once, before any backend runs for nothing
   const gpuProblem = o.profile === 'nvprof' ? nvprofGpuProblem() : undefined;
   if (gpuProblem) {

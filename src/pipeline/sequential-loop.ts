@@ -125,6 +125,12 @@ function batchInput(ios: LoopIo[], frames: StreamFrame[], model: YoloModelInfo, 
   return made;
 }
 
+/** One frame's share of its batch's device timings (h2d, compute, d2h), or undefined when the backend gave none. */
+function deviceShare(result: InferenceResult, n: number): InferenceResult['device'] {
+  const d = result.device;
+  return d && n > 0 ? { h2dMs: d.h2dMs / n, gpuComputeMs: d.gpuComputeMs / n, d2hMs: d.d2hMs / n } : undefined;
+}
+
 export async function runSequentialLoop(
   session: DetectorSession,
   model: YoloModelInfo,
@@ -206,11 +212,7 @@ export async function runSequentialLoop(
       if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
       // a frame's share of its batch's preprocess, inference and device timings, so the stages of all frames add up
       const share = (x: number) => (n > 0 ? x / n : 0);
-      const device = result.device && {
-        h2dMs: share(result.device.h2dMs),
-        gpuComputeMs: share(result.device.gpuComputeMs),
-        d2hMs: share(result.device.d2hMs),
-      };
+      const device = deviceShare(result, n);
       for (const m of members) {
         await finishFrame(tail, {
           stream: m.i,

@@ -24,7 +24,8 @@ import { type NvprofLog, parseNvprof } from '../parsers/nvprof.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import { JetprofError } from '../util/errors.ts';
-import { writeOutput } from '../output/output.ts';
+import { dropStaging, sameFile, stagingDir, writeOutput } from '../output/output.ts';
+import { requireWritableDir } from '../util/files.ts';
 import { commandLineOf, descendants, relayedProgressEnv, runCommand } from '../util/process.ts';
 import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsArgv, nvprofArgv } from './argv.ts';
 import { detectComputeCapability } from './device.ts';
@@ -435,20 +436,87 @@ async function checkVideo(video: string, videoIo: VideoIo = 'auto'): Promise<voi
   }
 }
 
+/**
+ * Runs the profile. Every file the profiler and the profiled run write into the out-dir goes first into a folder of
+ * this run's own inside it; they replace the previous profile's files only once the run is complete (a report, or
+ * nvprof's data, and the run's JSON). A run that fails, finds no GPU or is stopped before its report leaves the
+ * previous profile as it was, and its own log beside it as `<name>.failed.<ext>`.
+ */
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
-  requireProfiler(req.tool); // a profiler that is not installed, then the input: both before anything starts
+  requireProfiler(req.tool); // a profiler that is not installed, then the input and the out-dir: before anything starts
   await checkVideo(req.video, req.videoIo);
   mkdirSync(req.outDir, { recursive: true });
-  const { args, runJson: runPath } = withRunJson(req);
-  const runJson = { path: runPath, before: fileVersion(runPath) };
-  // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
-  const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
-  const result =
-    req.tool === 'nsys' ? await profileWithNsys(req, command, runJson) : await profileWithNvprof(req, command, runJson);
+  requireWritableDir(join(req.outDir, profileFileName('profile', req.backend, req.tool)), '--out-dir');
   const jsonPath = join(req.outDir, profileFileName('profile', req.backend, req.tool));
-  result.files.profile = jsonPath;
-  writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
-  return result;
+  if (req.json !== undefined && req.json !== '-' && sameFile(req.json, jsonPath))
+    throw new JetprofError('BAD_OUTPUT', `${req.json}: the run's --json would be the profile's own JSON`, {
+      suggestion: 'give the run JSON another name, or leave --json out (it then goes beside the profile)',
+    });
+  const staging = stagingDir(req.outDir);
+  const relocate = (text: string) => text.split(staging).join(req.outDir);
+  try {
+    const staged = { ...req, outDir: staging };
+    const { args, runJson: runPath } = withRunJson(staged);
+    const runJson = { path: runPath, before: fileVersion(runPath) };
+    // The run JSON then says its FPS were measured under a profiler (reports keep them out of speed-ups).
+    const command = [...entryCommand(req.backend), ...args, '--profiler-attached', req.tool];
+    let result: ProfileResult;
+    try {
+      result =
+        req.tool === 'nsys'
+          ? await profileWithNsys(staged, command, runJson)
+          : await profileWithNvprof(staged, command, runJson);
+    } catch (e) {
+      const kept = keepFailedLogs(staging, req.outDir);
+      if (e instanceof JetprofError)
+        throw new JetprofError(e.code, relocateFailed(e.message, kept), {
+          suggestion: e.suggestion,
+          exitCode: e.exitCode,
+        });
+      throw e;
+    }
+    result.command = result.command.map(relocate);
+    const complete = result.run !== undefined && (result.tool === 'nsys' ? result.nsys !== undefined : !result.noGpu);
+    if (!complete) {
+      const kept = keepFailedLogs(staging, req.outDir);
+      result.files = Object.fromEntries(
+        Object.entries(result.files).flatMap(([k, v]) => (v && kept.has(v) ? [[k, kept.get(v)!]] : [])),
+      );
+      result.notes = result.notes.map((n) => relocateFailed(n, kept));
+      result.notes.push(`the previous profile in ${req.outDir} was left as it was (this run did not complete)`);
+      return result;
+    }
+    for (const f of readdirSync(staging)) renameSync(join(staging, f), join(req.outDir, f));
+    result.files = Object.fromEntries(Object.entries(result.files).map(([k, v]) => [k, v && relocate(v)]));
+    result.notes = result.notes.map(relocate);
+    result.files.profile = jsonPath;
+    writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  } finally {
+    dropStaging(staging);
+  }
+}
+
+/**
+ * The logs of a run that did not complete, kept beside the previous profile without replacing its files:
+ * `profile_onnx.nsys.log` -> `profile_onnx.nsys.failed.log`. Returns staged path -> kept path.
+ */
+function keepFailedLogs(staging: string, outDir: string): Map<string, string> {
+  const kept = new Map<string, string>();
+  for (const f of readdirSync(staging)) {
+    if (!/\.(log|txt)$/.test(f)) continue;
+    const to = join(outDir, f.replace(/\.(log|txt)$/, '.failed.$1'));
+    renameSync(join(staging, f), to);
+    kept.set(join(staging, f), to);
+  }
+  return kept;
+}
+
+/** A message that names staged files, naming where they were kept instead (or the log, for those that went). */
+function relocateFailed(text: string, kept: Map<string, string>): string {
+  let out = text;
+  for (const [from, to] of kept) out = out.split(from).join(to);
+  return out;
 }
 
 /** `nvprof --query-metrics`, passed through. */

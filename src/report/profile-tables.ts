@@ -3,7 +3,7 @@
  * Used by `jetprof parse --format md|csv` and by the report.
  */
 import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
-import type { NvprofLog, NvprofProcess, SummaryRow, UnifiedMemoryRow } from '../parsers/nvprof.ts';
+import type { NvprofLog, NvprofProcess, SummaryRow, SystemSampleRow, UnifiedMemoryRow } from '../parsers/nvprof.ts';
 import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable, mdInline } from './tables.ts';
 
 export const NVPROF_SECTIONS = [
@@ -164,16 +164,7 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
         }
         break;
       case 'system':
-        if (p.system?.length) {
-          const rows = p.system.map((r) => [r.device ?? '', r.name, r.count, r.avg, r.min, r.max]);
-          tables.push({
-            title: `System profiling (power, clocks, temperature), ${who}`,
-            headers: ['Device', 'Quantity', 'Count', 'Avg', 'Min', 'Max'],
-            display: rows,
-            raw: rows,
-            align: ['l', 'l', 'r', 'r', 'r', 'r'],
-          });
-        }
+        if (p.system?.length) tables.push(systemTable(p.system, who));
         break;
     }
   }
@@ -181,6 +172,18 @@ export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
 }
 
 /** A unified-memory row's cells, with its total time given as shown (formatted, or the raw nanoseconds). */
+/** `--system-profiling on`: a sampled quantity per device, with its count, avg, min and max as nvprof printed them. */
+function systemTable(system: SystemSampleRow[], who: string): Table {
+  const rows = system.map((r) => [r.device ?? '', r.name, r.count, r.avg, r.min, r.max]);
+  return {
+    title: `System profiling (power, clocks, temperature), ${who}`,
+    headers: ['Device', 'Quantity', 'Count', 'Avg', 'Min', 'Max'],
+    display: rows,
+    raw: rows,
+    align: ['l', 'l', 'r', 'r', 'r', 'r'],
+  };
+}
+
 function umCells(r: UnifiedMemoryRow, totalTime: Cell): Cell[] {
   return [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, totalTime, r.name];
 }

@@ -11,7 +11,7 @@ export type Cell = string | number | null | undefined;
  */
 function mdText(s: string): string {
   return s
-    .replace(/\\(?=[!-/:-@[-`{-~])/g, '\\\\')
+    .replace(/\\(?=[!-/:-@[-\x60\x7b-~])/g, '\\\\')
     .replace(/[<>]/g, (c) => `\\${c}`)
     .replace(/\](?=[([])/g, '\\]');
 }
