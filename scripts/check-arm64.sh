@@ -71,7 +71,7 @@ for i in 0 1 2 3; do
 done
 
 # mounts a killed earlier run left in the root (its trap never ran): taken down first, deepest first
-grep -o " $ROOTFS/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+{ grep -o " $ROOTFS/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 mounted=()
 cleanup() {
   for ((k = ${#mounted[@]} - 1; k >= 0; k--)); do umount -l "${mounted[k]}" 2>/dev/null || true; done
