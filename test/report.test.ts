@@ -3,7 +3,7 @@
  * files, the real logs in ../shared, and the HTML page rendered in headless Chromium (Debian's, via playwright-core).
  */
 import test from 'ava';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
 import {
@@ -1224,7 +1224,7 @@ test('speed-ups need the same machine and boxes that agree; otherwise one line w
 test('a run file given twice counts once (with a warning); an interrupted run is kept out of the mean and said so', (t) => {
   const twice = runCli('jetprof', ['report', '--run', onnxJson, '--run', onnxJson]);
   t.is(twice.code, 0, twice.stderr);
-  t.regex(twice.stderr, /warning: .*onnx\.json was given more than once .*: it counts as one run/);
+  t.regex(twice.stderr, /warning: .*onnx\.json was given twice: it counts as one run/);
   t.regex(
     twice.stdout,
     /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \| [\d.]+ \| [\d.]+ \|/,
@@ -1399,3 +1399,86 @@ test.serial(
     );
   },
 );
+
+test('report: every figure a hand-edited run file carries is checked on load: inference below end-to-end, a negative stage, a null FPS, a zero wall time are one line each, exit 2', (t) => {
+  const d = join(dir, 'edited-runs');
+  mkdirSync(d, { recursive: true });
+  const good = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
+  const write = (name: string, edit: (r: Record<string, any>) => void) => {
+    const r = JSON.parse(JSON.stringify(good));
+    edit(r);
+    const f = join(d, `${name}.json`);
+    writeFileSync(f, JSON.stringify(r));
+    return f;
+  };
+  const ok = runCli('jetprof', ['report', '--run', write('unedited', () => undefined)]);
+  t.is(ok.code, 0, ok.stderr);
+  const cases: [string, (r: Record<string, any>) => void, RegExp][] = [
+    [
+      'swapped',
+      (r) => ([r.inferenceFps, r.endToEndFps] = [r.endToEndFps, r.inferenceFps]),
+      /end-to-end [\d.]+ FPS above inference [\d.]+ FPS, which a run that infers every frame cannot measure/,
+    ],
+    ['negative', (r) => (r.stages.write.meanMs = -3), /stages\.write\.meanMs -3: not a figure a run can measure/],
+    ['null-fps', (r) => (r.inferenceFps = null), /inferenceFps null: not a figure a run can measure/],
+    ['zero-wall', (r) => (r.wallMs = 0), /wallMs 0: not a figure a run can measure/],
+  ];
+  for (const [name, edit, said] of cases) {
+    const r = runCli('jetprof', ['report', '--run', write(name, edit)]);
+    t.is(r.code, 2, `${name}: ${r.stderr}`);
+    t.regex(r.stderr, said, name);
+    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+});
+
+test('report: a runset is read as what it is: an entry outside its folder refused without echoing the file, another runset version named, one file listed 20,000 times read once and noted once; a link loop and a non-JSON file said as such', (t) => {
+  const d = join(dir, 'runsets');
+  mkdirSync(join(d, 'set'), { recursive: true });
+  const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
+  writeFileSync(join(d, 'set', 'r1.json'), JSON.stringify(run));
+  const secret = join(d, 'secret.txt');
+  writeFileSync(secret, "root:x:0:0:the first bytes of a file that is not the user's\n");
+  const spread = { n: 1, mean: 10, std: 0, min: 10, max: 10, ci95: [10, 10] };
+  const runset = (name: string, v: { schema: string; files: string[] }) => {
+    const f = join(d, 'set', name);
+    const whole = { label: 'x', runs: v.files.length, inferenceFps: spread, endToEndFps: spread, stageP50Ms: {} };
+    writeFileSync(f, JSON.stringify({ ...whole, ...v }));
+    return f;
+  };
+  const outside = runCli('jetprof', [
+    'report',
+    '--run',
+    runset('escape.json', { schema: 'jetprof.runset/1', files: ['r1.json', '../secret.txt'] }),
+  ]);
+  t.is(outside.code, 2, outside.stderr);
+  t.regex(outside.stderr, /escape\.json: lists "\.\.\/secret\.txt", outside the runset's folder/);
+  t.notRegex(outside.stderr, /root:x/);
+  const v2 = runCli('jetprof', [
+    'report',
+    '--run',
+    runset('v2.json', { schema: 'jetprof.runset/2', files: ['r1.json'] }),
+  ]);
+  t.is(v2.code, 2, v2.stderr);
+  t.regex(v2.stderr, /v2\.json: schema jetprof\.runset\/2 is newer than this jetprof reads/);
+  const many = runCli('jetprof', [
+    'report',
+    '--run',
+    runset('many.json', { schema: 'jetprof.runset/1', files: Array(20_000).fill('r1.json') }),
+  ]);
+  t.is(many.code, 0, many.stderr);
+  t.deepEqual(
+    many.stderr.split('\n').filter((l) => /was given/.test(l)),
+    [`jetprof report: warning: ${join(d, 'set', 'r1.json')} was given 20000 times: it counts as one run`],
+  );
+  // a file that is no JSON: said without its content
+  const notJson = runCli('jetprof', ['report', '--run', secret]);
+  t.is(notJson.code, 2, notJson.stderr);
+  t.regex(notJson.stderr, /secret\.txt: not valid JSON( \(at byte \d+\))?, not a run JSON/);
+  t.notRegex(notJson.stderr, /root:x/);
+  // a link that loops is not "not found"
+  const loop = join(d, 'loop.json');
+  symlinkSync(loop, loop);
+  const l = runCli('jetprof', ['report', '--run', loop]);
+  t.is(l.code, 2, l.stderr);
+  t.regex(l.stderr, /loop\.json: a symbolic link that loops \(ELOOP\), so it cannot be read as a run JSON/);
+});

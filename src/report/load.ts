@@ -3,7 +3,7 @@
  * (a raw nvprof log or nsys stats output, `jetprof parse` JSON, or a `jetprof profile` result, which may carry its
  * run too).
  */
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { NsysStats } from '../parsers/nsys.ts';
 import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead, requireTables } from '../parsers/parse-file.ts';
@@ -76,21 +76,33 @@ export function runFromJson(v: unknown, path: string, profiler: ProfilerName = '
 }
 
 /**
- * A run file comes from other people and may be hand-edited: the figures a report divides and prints must be finite
- * and not negative (1e999 parses as Infinity), and the inference FPS at least the end-to-end one.
+ * A run file comes from other people and may be hand-edited: every figure a report divides and prints is checked on
+ * load. FPS and the wall time are positive finite numbers (1e999 parses as Infinity; null would print as 0.00), stage
+ * times are numbers not below zero, and the inference FPS is at least the end-to-end one (1% for rounding) unless the
+ * model skipped frames (--interval), where end-to-end counts frames the model never saw.
  */
 function requirePlausibleFigures(v: Record<string, unknown>, path: string): void {
-  const bad = ['inferenceFps', 'endToEndFps', 'wallMs', 'frames'].filter((k) => {
-    const x = v[k];
-    return typeof x === 'number' && !(Number.isFinite(x) && x >= 0);
-  });
+  const bad: string[] = [];
+  const positive = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
+  for (const k of ['inferenceFps', 'endToEndFps', 'wallMs']) if (!positive(v[k])) bad.push(`${k} ${String(v[k])}`);
+  if (!(typeof v.frames === 'number' && v.frames >= 0)) bad.push(`frames ${String(v.frames)}`);
+  const stages = (v.stages ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  for (const [stage, s] of Object.entries(stages)) {
+    for (const k of ['meanMs', 'p50Ms', 'p90Ms', 'p99Ms', 'totalMs']) {
+      const x = s?.[k];
+      if (!(typeof x === 'number' && Number.isFinite(x) && x >= 0)) bad.push(`stages.${stage}.${k} ${String(x)}`);
+    }
+  }
   if (bad.length)
+    throw new JetprofError('BAD_INPUT', `${path}: ${bad.slice(0, 3).join(', ')}: not a figure a run can measure`, {
+      suggestion: 'pass the file infer --json wrote, unedited',
+    });
+  const skipped = typeof v.interval === 'number' && v.interval > 1;
+  if (!skipped && (v.endToEndFps as number) > (v.inferenceFps as number) * 1.01)
     throw new JetprofError(
       'BAD_INPUT',
-      `${path}: ${bad.map((k) => `${k} ${String(v[k])}`).join(', ')}: not a figure a run can measure`,
-      {
-        suggestion: 'pass the file infer --json wrote, unedited',
-      },
+      `${path}: end-to-end ${String(v.endToEndFps)} FPS above inference ${String(v.inferenceFps)} FPS, which a run that infers every frame cannot measure (the two swapped?)`,
+      { suggestion: 'pass the file infer --json wrote, unedited' },
     );
 }
 
@@ -117,16 +129,34 @@ export function loadRun(path: string): RunResult {
 /** A run file, or a runset (`--repeat`: jetprof.runset/1) and the run files it lists (relative to it), with their paths. */
 export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
-  if (v?.schema !== 'jetprof.runset/1') return [{ path, run: runOfFile(v, path) }];
-  validateRunFile(v, path);
+  if (typeof v?.schema !== 'string' || !/^jetprof\.runset\/\d+$/.test(v.schema))
+    return [{ path, run: runOfFile(v, path) }];
+  validateRunFile(v, path); // a runset of another version is said as such
   if (!Array.isArray(v.files) || v.files.length === 0) {
     throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, {
       suggestion: 'pass the run files themselves with --run',
     });
   }
+  // --repeat writes the runs beside their runset: an entry elsewhere (`../../etc/passwd`) is not one of them
+  const folder = dirname(resolve(path));
+  const loaded = new Map<string, RunResult>();
   return v.files.map((f) => {
-    const file = resolve(dirname(path), String(f));
-    return { path: file, run: loadRun(file) };
+    const entry = String(f);
+    const file = resolve(folder, entry);
+    const inside = relative(folder, file);
+    if (isAbsolute(entry) || inside === '' || inside.startsWith('..') || isAbsolute(inside))
+      throw new JetprofError(
+        'BAD_INPUT',
+        `${path}: lists ${JSON.stringify(entry.slice(0, 80))}, outside the runset's folder`,
+        {
+          suggestion:
+            'a runset lists the run files beside it (infer --repeat writes them so); pass other runs with --run',
+        },
+      );
+    // a file listed many times is read once
+    let run = loaded.get(file);
+    if (!run) loaded.set(file, (run = loadRun(file)));
+    return { path: file, run };
   });
 }
 

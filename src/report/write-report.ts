@@ -48,8 +48,7 @@ function uniqueRunFiles(files: { path: string; run: RunResult }[]): {
   files: { path: string; run: RunResult }[];
   notes: string[];
 } {
-  const seen = new Map<string, string>();
-  const notes: string[] = [];
+  const seen = new Map<string, { first: string; also: Set<string>; times: number }>();
   const out = files.filter((f) => {
     let key = f.path;
     try {
@@ -57,14 +56,22 @@ function uniqueRunFiles(files: { path: string; run: RunResult }[]): {
     } catch {
       // a path that cannot be resolved was read already; keep its name as the key
     }
-    const first = seen.get(key);
-    if (first !== undefined) {
-      notes.push(`${f.path} was given more than once (also as ${first}): it counts as one run`);
+    const given = seen.get(key);
+    if (given !== undefined) {
+      given.times++;
+      if (f.path !== given.first) given.also.add(f.path);
       return false;
     }
-    seen.set(key, f.path);
+    seen.set(key, { first: f.path, also: new Set(), times: 1 });
     return true;
   });
+  // one line per file, however many times it was given (a runset can list one file thousands of times)
+  const notes = [...seen.values()]
+    .filter((g) => g.times > 1)
+    .map(
+      (g) =>
+        `${g.first} was given ${g.times === 2 ? 'twice' : `${g.times} times`}${g.also.size ? ` (also as ${[...g.also].slice(0, 2).join(', ')}${g.also.size > 2 ? ', ...' : ''})` : ''}: it counts as one run`,
+    );
   return { files: out, notes };
 }
 

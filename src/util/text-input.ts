@@ -169,16 +169,35 @@ export function readJsonFile(path: string, what: string, suggestion: string): un
   let text: string;
   try {
     text = readTextFile(path);
-  } catch {
-    throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
+  } catch (e) {
+    throw unreadable(path, what, e, suggestion);
   }
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON (${(e as Error).message.split('\n')[0]})`, {
+    // the parser's message quotes the file's first bytes: said without them (the file may not be the user's own)
+    const at = /position (\d+)/.exec((e as Error).message)?.[1];
+    throw new JetprofError('BAD_INPUT', `${path}: not valid JSON${at ? ` (at byte ${at})` : ''}, not a ${what}`, {
       suggestion,
     });
   }
+}
+
+/** Why a file that was asked for could not be read, in its own words: missing, unreadable, a link loop, too large. */
+export function unreadable(path: string, what: string, e: unknown, suggestion: string): JetprofError {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT') return new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
+  const why =
+    code === 'EACCES' || code === 'EPERM'
+      ? 'not readable (permission denied)'
+      : code === 'ELOOP'
+        ? 'a symbolic link that loops (ELOOP)'
+        : code === 'EISDIR'
+          ? 'a folder'
+          : code === 'ERR_FS_FILE_TOO_LARGE' || code === 'ERR_STRING_TOO_LONG' || e instanceof RangeError
+            ? 'too large to read as one file'
+            : `cannot be read (${code ?? (e as Error)?.message ?? e})`;
+  return new JetprofError('BAD_INPUT', `${path}: ${why}, so it cannot be read as a ${what}`, { suggestion });
 }
 
 /**
