@@ -188,11 +188,12 @@ export function freeBytes(dir: string): number | undefined {
   }
 }
 
-/** An Error as the file system gives it (code ENOSPC ...), for the test hook. */
+/** An Error as the file system gives it (code ENOSPC ...), for the test hook; its message says it is simulated. */
 export function simulatedFault(path: string): NodeJS.ErrnoException | undefined {
   const marker = process.env.JETPROF_FAULT_ENOSPC;
   if (!marker || !path.includes(marker)) return undefined;
-  return Object.assign(new Error(`ENOSPC: no space left on device, write '${path}'`), {
+  // said as what it is wherever it shows: a user who left the variable set must not hunt for a full disk
+  return Object.assign(new Error(`ENOSPC (simulated: JETPROF_FAULT_ENOSPC=${marker} is set, the disk is not full)`), {
     code: 'ENOSPC',
     errno: -28,
     syscall: 'write',
