@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
+import { evenFrameSize } from '../src/video/frame-size.ts';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -71,6 +72,15 @@ test('--video-io auto on an odd frame size: FFmpeg writes it (one pixel smaller)
   t.is(strict.code, 2, strict.stderr);
   t.deepEqual(errorLines(strict.stderr).length, 1, strict.stderr);
   t.regex(strict.stderr, /x264enc encodes even frame sizes only.*--frame-size 160x120/);
+  // the size a fix names is one --frame-size takes (33x17 would be 32x16, below its 32), and it works
+  t.is(evenFrameSize(33, 17), '32x32');
+  const small = [video, '--model', model.onnxPath, '--warmup', '0', '-q', '--video-io', 'gstreamer'];
+  const refused = runCli('infer', [...small, '--frame-size', '33x33', '--output', join(scratchDir(), 'gst-33.mp4')]);
+  t.is(refused.code, 2, refused.stderr);
+  const fix = /--frame-size (\d+x\d+)/.exec(refused.stderr)?.[1];
+  t.is(fix, '32x32', refused.stderr);
+  const fixed = runCli('infer', [...small, '--frame-size', fix!, '--output', join(scratchDir(), 'gst-32.mp4')]);
+  t.is(fixed.code, 0, fixed.stderr);
 });
 
 /** GStreamer's environment with every plugin of this machine but `libs` (a plugin folder and a registry of its own). */

@@ -16,6 +16,7 @@ import { PLAN_DEFAULTS } from '../pipeline/run-plan.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize, parseSourceFps } from './options.ts';
+import { FRAME_SIZE_MAX, FRAME_SIZE_MIN } from '../video/frame-size.ts';
 
 export interface InferCliOptions {
   backend: BackendName;
@@ -217,7 +218,7 @@ function addRunOptions(cmd: Command): void {
     .option(
       '--frame-size <WxH>',
       'resize frames first, e.g. 960x540 as in the lab (default: the video size; 32x32 to 8192x8192)',
-      parseSize('--frame-size', 32, 8192),
+      parseSize('--frame-size', FRAME_SIZE_MIN, FRAME_SIZE_MAX),
     )
     .option(
       '--duration <s>',

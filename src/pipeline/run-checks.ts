@@ -5,6 +5,7 @@
 import { JetprofError } from '../util/errors.ts';
 import { type LoopResult } from './sequential-loop.ts';
 import type { InferOptions } from './infer.ts';
+import { evenFrameSize } from '../video/frame-size.ts';
 
 /** A run that measured no frame is an error, whichever way it ended; its output files were left as they were. */
 export function requireMeasured(o: InferOptions, loop: LoopResult): void {
@@ -68,7 +69,7 @@ export function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
     const [w, h] = s.frameSize;
     if (out?.width && out.height && (out.width !== w || out.height !== h))
       o.onWarning(
-        `${out.path}: written at ${out.width}x${out.height}, not the ${w}x${h} of the frames (${out.codec} encodes even sizes only; the run JSON records both); --frame-size ${w - (w % 2)}x${h - (h % 2)} writes the frames as measured`,
+        `${out.path}: written at ${out.width}x${out.height}, not the ${w}x${h} of the frames (${out.codec} encodes even sizes only; the run JSON records both); --frame-size ${evenFrameSize(w, h)} writes the frames as measured`,
       );
     const declared = s.video.frameCount;
     const cut =

@@ -20,6 +20,7 @@ import {
 } from '../output/output.ts';
 import { requireFile, requireWritableDir } from '../util/files.ts';
 import { EncoderThreads } from './encoder-threads.ts';
+import { evenFrameSize } from './frame-size.ts';
 import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
 import {
   boardDecodes,
@@ -330,7 +331,7 @@ function gstWriterUnavailable(cv: Cv, width: number, height: number): JetprofErr
       'BAD_OPTION',
       `x264enc encodes even frame sizes only, and the frames are ${width}x${height}`,
       {
-        suggestion: `pass --frame-size ${width - (width % 2)}x${height - (height % 2)}, or --video-io ffmpeg (it writes one pixel smaller)`,
+        suggestion: `pass --frame-size ${evenFrameSize(width, height)}, or --video-io ffmpeg (it writes one pixel smaller)`,
       },
     );
   return missingElements(writerPlan('out.mp4').elements, "the video writer's pipeline", '--video-io ffmpeg');
