@@ -104,3 +104,47 @@ test('hostile text in a log is shown, not obeyed: terminal escapes and bare CRs 
   t.regex(csv.stdout, /,-?\d/, 'numbers stay numbers');
   t.false(/,[=+@]/.test(csv.stdout.replace(/"'[^"]*"/g, '')), 'no cell starts a formula');
 });
+
+test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of names right; a 50 MB kernel name is one cut line, said, never a spliced row', (t) => {
+  const dir = scratchDir();
+  const head = [
+    '==7== NVPROF is profiling process 7, command: ./app',
+    '==7== Profiling result:',
+    '            Type  Time(%)      Time     Calls       Avg       Min       Max  Name',
+  ].join('\n');
+  const row = (name: string, pct: string) =>
+    ` GPU activities:   ${pct}%  1.0000ms         1  1.0000ms  1.0000ms  1.0000ms  ${name}`;
+  // one row written on a UTF-8 machine, the next pasted from a Windows console (cp1252: é is 0xE9, … is 0x85)
+  const mixed = Buffer.concat([
+    Buffer.from(`${head}\n${row('noyau_réduit', '50.00')}\n`, 'utf8'),
+    Buffer.from(' GPU activities:   50.00%  1.0000ms         1  1.0000ms  1.0000ms  1.0000ms  caf', 'latin1'),
+    Buffer.from([0xe9, 0x85, 0x0a]),
+  ]);
+  const mixedLog = join(dir, 'mixed.txt');
+  writeFileSync(mixedLog, mixed);
+  const m = runCli('jetprof', ['parse', mixedLog]);
+  t.is(m.code, 0, m.stderr);
+  const names = JSON.parse(m.stdout).processes[0].summary.map((r: { name: string }) => r.name);
+  t.deepEqual(names, ['noyau_réduit', 'café…']);
+  t.regex(
+    m.stderr,
+    /1 line\(s\) read as Windows-1252 .*the others as UTF-8|1 line\(s\) not valid UTF-8: read as Windows-1252/,
+  );
+  // a kernel name of 50 MB between two rows: the rows around it are kept, the line is said and never becomes a row
+  const huge = join(dir, 'huge-name.txt');
+  writeFileSync(
+    huge,
+    `${head}\n${row('before', '40.00')}\n${row(`k${'x'.repeat(50 * 1024 * 1024)}`, '30.00')}\n${row('after', '30.00')}\n`,
+  );
+  const h = runCli('jetprof', ['parse', huge, '--out', join(dir, 'huge.json')]);
+  t.is(h.code, 0, h.stderr);
+  const summary = JSON.parse(readFileSync(join(dir, 'huge.json'), 'utf8')).processes[0].summary;
+  t.deepEqual(
+    summary.map((r: { name: string }) => r.name),
+    ['before', 'after'],
+  );
+  t.regex(
+    h.stderr,
+    /huge-name\.txt:5: warning: a line of more than 1 MiB \(no profiler prints one\): not read as a row; it starts: GPU activities:/,
+  );
+});

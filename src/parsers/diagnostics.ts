@@ -54,6 +54,16 @@ export function cutLineDiagnostic(line: number, text: string): Diagnostic {
   };
 }
 
+/** A line longer than the scanner holds (MAX_LINE_BYTES): cut, so never a row, and said with its start. */
+export function overlongLineDiagnostic(line: number, head: string, maxBytes: number): Diagnostic {
+  return {
+    severity: 'warning',
+    code: 'TRUNCATED_LINE',
+    line,
+    message: `a line of more than ${Math.round(maxBytes / 1048576)} MiB (no profiler prints one): not read as a row; it starts: ${head.trim().slice(0, 120)}`,
+  };
+}
+
 export function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
   return {
     severity: 'warning',

@@ -28,14 +28,20 @@ export const MAX_LINE_BYTES = 1 << 20;
  */
 export type ByteRunHandler = (buf: Buffer, pos: number, len: number) => number;
 
+/** Receives a line that was longer than MAX_LINE_BYTES: its first MAX_LINE_BYTES only, never to be read as a row. */
+export type CutLineHandler = (head: Buffer) => void;
+
 /** Splits a stream of chunks into lines. Push chunks with `feed`; `end()` returns the unterminated tail, if any. */
 export class LineSplitter {
   private carry: Buffer | undefined;
+  /** The line being carried lost bytes past MAX_LINE_BYTES: it goes to `onCut`, whole lines only to `onLine`. */
+  private cut = false;
   /** The previous chunk ended with CR: an LF at the start of the next one belongs to it. */
   private skipLf = false;
   constructor(
     private readonly onLine: ByteLineHandler,
     private readonly onRun?: ByteRunHandler,
+    private readonly onCut?: CutLineHandler,
   ) {}
 
   feed(chunk: Buffer): void {
@@ -66,16 +72,24 @@ export class LineSplitter {
         end = lf;
         next = lf + 1;
       } else break;
-      if (this.carry) {
+      if (this.carry && this.cut) {
+        // its middle was dropped: the head alone, as a cut line (the head and the tail spliced would be no line)
+        const head = this.carry;
+        this.carry = undefined;
+        this.cut = false;
+        this.onCut?.(head);
+      } else if (this.carry) {
         const line = Buffer.concat([this.carry, chunk.subarray(pos, end)]);
         this.carry = undefined;
-        this.onLine(line, 0, line.length);
+        if (line.length > MAX_LINE_BYTES) this.onCut?.(line.subarray(0, MAX_LINE_BYTES));
+        else this.onLine(line, 0, line.length);
       } else this.onLine(chunk, pos, end);
       pos = next;
     }
     if (pos < len) {
       // a line running into the next chunk: copied, since the caller reuses its buffer; kept to MAX_LINE_BYTES
       const have = this.carry?.length ?? 0;
+      if (have + (len - pos) > MAX_LINE_BYTES) this.cut = true;
       if (have < MAX_LINE_BYTES) {
         const rest = Buffer.from(chunk.subarray(pos, Math.min(len, pos + MAX_LINE_BYTES - have)));
         this.carry = this.carry ? Buffer.concat([this.carry, rest]) : rest;
@@ -87,6 +101,11 @@ export class LineSplitter {
   end(): Buffer | undefined {
     const tail = this.carry;
     this.carry = undefined;
+    if (tail && this.cut) {
+      this.cut = false;
+      this.onCut?.(tail);
+      return undefined;
+    }
     return tail && tail.length > 0 ? tail : undefined;
   }
 }
@@ -101,9 +120,12 @@ export async function scanFileLines(
   detected: DetectedEncoding,
   onLine: ByteLineHandler,
   onRun?: ByteRunHandler,
+  onCut?: CutLineHandler,
 ): Promise<Buffer | undefined> {
-  const splitter = new LineSplitter(onLine, onRun);
-  if (detected.encoding !== 'utf8') {
+  const splitter = new LineSplitter(onLine, onRun, onCut);
+  // UTF-16 is decoded first; UTF-8 and Windows-1252 go as bytes, each line decoded as UTF-8 when it is valid UTF-8
+  // and as Windows-1252 otherwise (a log pasted together from two machines holds both)
+  if (detected.encoding === 'utf16le' || detected.encoding === 'utf16be') {
     for await (const text of textChunks(path, detected)) splitter.feed(Buffer.from(text, 'utf8'));
     return splitter.end();
   }

@@ -8,7 +8,14 @@
  * new ones. Pure, line by line, never throws.
  */
 import { type Column, camelKey, ruleColumns, sliceByRule } from './columns.ts';
-import { cutLineDiagnostic, DiagnosticList, feedLastLine, feedText, type ParseResult } from './diagnostics.ts';
+import {
+  cutLineDiagnostic,
+  DiagnosticList,
+  feedLastLine,
+  feedText,
+  overlongLineDiagnostic,
+  type ParseResult,
+} from './diagnostics.ts';
 import { parseGroupedInteger, parseGroupedNumber, splitCsvLine } from './units.ts';
 
 /** Old (nsys <= 2022) report names -> current names. */
@@ -407,6 +414,12 @@ export class NsysParser {
   /** Rows kept so far, over every table (feedLastLine asks whether a line became one). */
   rowCount(): number {
     return this.tables.reduce((n, t) => n + t.rows.length, 0);
+  }
+
+  /** A line longer than the scanner holds: counted, said, never read as a row. */
+  overlongLine(head: string, maxBytes: number): void {
+    this.lineNo++;
+    this.diagnostics.push(overlongLineDiagnostic(this.lineNo, head, maxBytes));
   }
 
   /** The last line of a log with no newline after it: a row when it parses as one, else a cut line (feedLastLine). */

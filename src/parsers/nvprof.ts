@@ -9,7 +9,14 @@
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
 import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
-import { type Diagnostic, DiagnosticList, feedLastLine, feedText, type ParseResult } from './diagnostics.ts';
+import {
+  type Diagnostic,
+  DiagnosticList,
+  feedLastLine,
+  feedText,
+  overlongLineDiagnostic,
+  type ParseResult,
+} from './diagnostics.ts';
 import {
   digitsValue,
   isTraceRowStart,
@@ -299,6 +306,12 @@ export class NvprofParser {
       if (s) n += s.gpuTrace + s.apiTrace;
     }
     return n;
+  }
+
+  /** A line longer than the scanner holds: counted, said, never read as a row. */
+  overlongLine(head: string, maxBytes: number): void {
+    this.lineNo++;
+    this.diagnostics.push(overlongLineDiagnostic(this.lineNo, head, maxBytes));
   }
 
   /** The last line of a log with no newline after it: a row when it parses as one, else a cut line (feedLastLine). */

@@ -10,7 +10,7 @@ import { kindOfEntry } from '../util/files.ts';
 import type { Diagnostic, ParseResult } from './diagnostics.ts';
 import { looksLikeNsys, NsysParser, type NsysStats } from './nsys.ts';
 import { looksLikeNvprof, NvprofParser, type NvprofLog, type TraceSpill } from './nvprof.ts';
-import { type ByteLineHandler, scanFileLines } from './line-scanner.ts';
+import { type ByteLineHandler, MAX_LINE_BYTES, scanFileLines } from './line-scanner.ts';
 import { FenceReader, isMarkdownPath, unfence } from './markdown-fence.ts';
 import {
   decodeLineBytes,
@@ -124,6 +124,7 @@ export async function parseProfileFile(
       encoding,
       onLine,
       nvprof && ((b, pos, len) => nvprof.countRows(b, pos, len)),
+      (head) => parser.overlongLine(decodeLineBytes(head, 0, head.length).text, MAX_LINE_BYTES),
     );
     // no newline after the last line: kept when it parses as a whole row, else a cut line (half a line is no row)
     if (tail !== undefined) parser.lastLine(unfenced(decodeLineBytes(tail, 0, tail.length).text));
@@ -150,14 +151,16 @@ export async function parseProfileFile(
  * page: nsys's `…` is the byte 0x85 there); undefined for UTF-8 and UTF-16 files, which need no guess.
  */
 function encodingNote(detected: DetectedEncoding, legacyLines: number): Diagnostic | undefined {
-  if (detected.encoding !== 'windows1252' && legacyLines === 0) return undefined;
+  if (legacyLines === 0) return undefined;
+  // each line is read as UTF-8 when it is valid UTF-8, as Windows-1252 otherwise: a log pasted together from two
+  // machines keeps both kinds of names right
   return {
     severity: 'warning',
     code: 'ENCODING_ASSUMED',
     line: 1,
     message:
       detected.encoding === 'windows1252'
-        ? `not UTF-8 or UTF-16: read as ${ENCODING_NAME.windows1252} (a Windows console's code page; nsys's \u2026 is the byte 0x85 there)`
+        ? `not UTF-8 or UTF-16: ${legacyLines} line(s) read as ${ENCODING_NAME.windows1252} (a Windows console's code page; nsys's \u2026 is the byte 0x85 there), the others as UTF-8`
         : `${legacyLines} line(s) not valid UTF-8: read as ${ENCODING_NAME.windows1252} (a Windows console's code page)`,
   };
 }
