@@ -3,7 +3,7 @@
  * (every output NaN, so no box anywhere), detections on images the ground truth does not have.
  */
 import test from 'ava';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
 
@@ -32,6 +32,36 @@ test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --all
     self.stderr,
     /warning: .*one-box\.json and .*one-box\.json are the same detections .*: a file always agrees with itself/,
   );
+});
+
+test('agree --iou 1: a file against its copy matches every box (IoU in floating point is 1 - 1e-16 for identical boxes); two files with no frame in common say nothing overlaps (exit 1), not 0% matched', (t) => {
+  // boxes whose x + w - x is not w in doubles: exact copies still match at --iou 1
+  const boxes = Array.from({ length: 200 }, (_, i) => ({
+    image_id: i % 20,
+    category_id: i % 3,
+    bbox: [0.1 * i + 0.3, 0.7 * i + 0.1, 10.3 + i / 7, 20.1 + i / 9],
+    score: 0.5 + (i % 50) / 100,
+  }));
+  const a = join(dir, 'boxes-a.json');
+  const b = join(dir, 'boxes-b.json');
+  writeFileSync(a, JSON.stringify(boxes));
+  writeFileSync(b, JSON.stringify(boxes));
+  const json = join(dir, 'agree-iou1.json');
+  const r = runCli('jetprof', ['agree', a, b, '--iou', '1', '--json', json]);
+  t.is(r.code, 0, r.stderr);
+  const agreement = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(agreement.matched, 200);
+  t.is(agreement.matchedShare, 1);
+  // the same boxes on frames 100..119: no frame in common with frames 0..19
+  const later = join(dir, 'boxes-later.json');
+  writeFileSync(later, JSON.stringify(boxes.map((x) => ({ ...x, image_id: x.image_id + 100 }))));
+  const apart = runCli('jetprof', ['agree', a, later]);
+  t.is(apart.code, 1, apart.stderr);
+  t.regex(
+    apart.stderr,
+    /nothing overlaps: .*boxes-a\.json has boxes in frames 0\.\.19, .*boxes-later\.json in frames 100\.\.119, none in common/,
+  );
+  t.notRegex(apart.stdout, /0\.00%/);
 });
 
 test('map: detections that share no image id with the ground truth -> one line, exit 2; some outside -> a warning', (t) => {

@@ -69,6 +69,9 @@ export interface AgreeOptions {
   frames?: number[];
 }
 
+/** How far below the threshold an IoU may fall by floating-point rounding alone (identical boxes give 1 - 1e-16). */
+const IOU_EPSILON = 1e-9;
+
 export function agree(ref: readonly CocoDetection[], other: readonly CocoDetection[], o: AgreeOptions = {}): Agreement {
   const thr = o.iouThreshold ?? 0.5;
   const refByFrame = groupBy(ref, (d) => d.image_id);
@@ -115,7 +118,9 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
         for (let j = 0; j < ts.length; j++) {
           if (used[j]) continue;
           const v = cocoIou(a.bbox, ts[j].bbox);
-          if (v > bestIou || (best < 0 && v >= bestIou)) {
+          // IoU in floating point: a box and its exact copy give 0.9999999..., which --iou 1 must still match
+          if (v + IOU_EPSILON < thr) continue;
+          if (best < 0 || v > bestIou) {
             best = j;
             bestIou = v;
           }

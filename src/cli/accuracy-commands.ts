@@ -33,6 +33,35 @@ function idRange(ids: number[]): string {
   return lo === hi ? String(lo) : `${lo}..${hi}`;
 }
 
+/**
+ * Two results files without their runs (so without the frames each run processed): at least one frame must have boxes
+ * on both sides, else they come from different videos or different frames, and a 0% match would say nothing true.
+ */
+function requireCommonFrames(
+  ref: readonly { image_id: number }[],
+  other: readonly { image_id: number }[],
+  refPath: string,
+  otherPath: string,
+): void {
+  const a = new Set(ref.map((d) => d.image_id));
+  const b = new Set(other.map((d) => d.image_id));
+  if (a.size === 0 || b.size === 0 || [...a].some((f) => b.has(f))) return;
+  const span = (s: Set<number>) => {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const f of s) [lo, hi] = [Math.min(lo, f), Math.max(hi, f)];
+    return `${lo}..${hi}`;
+  };
+  throw new JetprofError(
+    'NOTHING_TO_COMPARE',
+    `nothing overlaps: ${refPath} has boxes in frames ${span(a)}, ${otherPath} in frames ${span(b)}, none in common (two videos, or different frames?)`,
+    {
+      suggestion: 'compare the detections of two runs over the same video and frames (pass their run JSONs)',
+      exitCode: 1,
+    },
+  );
+}
+
 export function agreeCommand(): Command {
   return new Command('agree')
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
@@ -108,6 +137,7 @@ export function agreeCommand(): Command {
             [...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id),
           );
           if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
+          if (!frames) requireCommonFrames(ref.detections, other.detections, refPath, otherPath);
           const a = agree(ref.detections.filter(keep), other.detections.filter(keep), {
             iouThreshold: o.iou,
             names: ref.names ?? other.names,
