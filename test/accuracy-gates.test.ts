@@ -175,3 +175,27 @@ test('a model whose outputs are NaN stops the run at the first frame with one li
     );
   }
 });
+
+test('map: ground truth with two annotations of one id is refused in one line naming both (exit 2), not scored', (t) => {
+  const gt = join(dir, 'gt-dup-ids.json');
+  writeFileSync(
+    gt,
+    JSON.stringify({
+      images: [{ id: 1 }],
+      categories: [{ id: 1, name: 'person' }],
+      annotations: [
+        { id: 7, image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], area: 400, iscrowd: 0 },
+        { id: 7, image_id: 1, category_id: 1, bbox: [50, 50, 20, 20], area: 400, iscrowd: 0 },
+      ],
+    }),
+  );
+  const dets = join(dir, 'dets-dup.json');
+  writeFileSync(dets, JSON.stringify([{ image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], score: 0.9 }]));
+  const r = runCli('jetprof', ['map', dets, '--gt', gt]);
+  t.is(r.code, 2, r.stderr);
+  t.regex(
+    r.stderr,
+    /gt-dup-ids\.json: annotations\[0\] and annotations\[1\] have the same id 7: each annotation needs an id of its own/,
+  );
+  t.is(r.stderr.trim().split('\n').length, 1);
+});

@@ -93,6 +93,20 @@ export function parseCocoGroundTruth(value: unknown, path: string): CocoGroundTr
       );
     }
   });
+  // the evaluator keys its matches by annotation id: two annotations with one id would share one match, and neither
+  // pycocotools' answer nor a meaningful one comes out
+  const seen = new Map<number, number>();
+  anns.forEach((a, i) => {
+    if (!Number.isInteger(a.id)) return;
+    const first = seen.get(a.id as number);
+    if (first !== undefined)
+      throw new JetprofError(
+        'BAD_INPUT',
+        `${path}: annotations[${first}] and annotations[${i}] have the same id ${String(a.id)}: each annotation needs an id of its own`,
+        { suggestion: 'renumber the annotations (or drop their ids: jetprof then numbers them in order)' },
+      );
+    seen.set(a.id as number, i);
+  });
   return {
     images: images as CocoGroundTruth['images'],
     categories: categories as CocoGroundTruth['categories'],
