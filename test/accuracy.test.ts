@@ -391,7 +391,7 @@ test('bad input - not COCO results, ground truth without images or categories, f
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
 requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh')(
-  'ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99)',
+  'ONNX Runtime and OpenCV DNN on the same .onnx find the same boxes on real vtest frames (>= 99% matched, mean IoU >= 0.99); a detections file another run wrote over is never taken for theirs',
   async (t) => {
     // seeded 80-class weights with objectness bias -1: at --conf 0.46, tens of boxes per frame on vtest.avi
     const model = makeModel('agree', YOLOV4_TINY_CFG, 3, undefined, -1);
@@ -463,6 +463,19 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
       rep.stdout,
       /\| OpenCV DNN \(CPU, FP32\) \| 100\.00% \(\d+\) \| 1\.0000 \| 0 \/ 0 \| [\d.]+ \/ [\d.]+ \| 1\.000 \| 1\.000 \|/,
     );
+
+    // another run writes its boxes over OpenCV DNN's file (two compares into one --out-dir): never taken for this run's
+    writeFileSync(join(dir, 'vtest-opencv-dets.json'), JSON.stringify(dets.slice(1)));
+    const replaced = runCli('jetprof', ['agree', runs.onnx, runs.opencv]);
+    t.is(replaced.code, 2, replaced.stderr);
+    t.regex(
+      replaced.stderr,
+      /vtest-opencv-dets\.json: not the detections .*vtest-opencv\.json wrote \(the file changed since/,
+    );
+    const rep2 = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv]);
+    t.is(rep2.code, 0, rep2.stderr);
+    t.notRegex(rep2.stdout, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00%/);
+    t.regex(rep2.stdout, /not the detections .*vtest-opencv\.json wrote/);
   },
 );
 

@@ -3,7 +3,8 @@
  * frames marked); `agree` and `map` read them, directly or through the run JSON that names them (which also says
  * which frames were processed: a frame without boxes is absent from COCO results).
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { sha256File } from '../util/files.ts';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { FrameBoxes } from '../detect/types.ts';
 import { readJsonFile } from '../util/text-input.ts';
@@ -76,6 +77,7 @@ export function loadDetections(path: string): DetectionSource {
   const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as {
     schema?: string;
     detectionsFile?: string;
+    detectionsSha256?: string;
     perFrame?: { index: number[] };
     warmup?: { index: number[] };
     setup?: { label?: string };
@@ -89,6 +91,13 @@ export function loadDetections(path: string): DetectionSource {
       });
     }
     const file = confinedDetectionsFile(path, v.detectionsFile);
+    // the file as this run wrote it, not one another run wrote over since (two compares into one --out-dir)
+    if (v.detectionsSha256 && existsSync(file) && sha256File(file) !== v.detectionsSha256)
+      throw new JetprofError(
+        'BAD_INPUT',
+        `${file}: not the detections ${path} wrote (the file changed since: another run wrote it, e.g. two compares into one --out-dir?)`,
+        { suggestion: 'run again, each run into a folder of its own (compare --out-dir)' },
+      );
     // the file a run names holds the boxes themselves (a run naming a run, or itself, is not followed)
     const boxes = readJsonFile(file, 'detections file', 'write one with `infer --detections F.json`');
     if (!Array.isArray(boxes))

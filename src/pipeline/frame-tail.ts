@@ -138,6 +138,8 @@ export interface StreamRecord {
   endedEarly?: { framesRead: number; reason: string };
   /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
   detectionsFile?: string;
+  /** The sha256 of that file as this run wrote it. */
+  detectionsSha256?: string;
 }
 
 /** A stream at the end of the run: its record and the facts the job says or records about it. */

@@ -2,6 +2,7 @@
  * The run's record: its setup and environment, tegrastats over its frames, the run JSON built once
  * (run-result.ts buildRunResult), and its files written (detections and the run JSON).
  */
+import { createHash } from 'node:crypto';
 import { dirname, relative, resolve } from 'node:path';
 import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
 import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
@@ -173,11 +174,15 @@ export function writeRunFiles(
   const base = o.json && o.json !== '-' ? dirname(resolve(o.json)) : process.cwd();
   for (const [i, spec] of o.streams.entries()) {
     if (!spec.detectionsPath) continue;
-    writeOutput(spec.detectionsPath, cocoResultsJson(boxes[i] ?? [], categoryIds));
+    const text = cocoResultsJson(boxes[i] ?? [], categoryIds);
+    writeOutput(spec.detectionsPath, text);
     const file = relative(base, resolve(spec.detectionsPath));
+    // its hash too: a file another run wrote over since (two compares into one --out-dir) is then not taken for it
+    const sha256 = createHash('sha256').update(text).digest('hex');
     // one stream: the run's file; several: each stream's, in its record
-    if (o.streams.length > 1 && result.streams) result.streams[i].detectionsFile = file;
-    else result.detectionsFile = file;
+    if (o.streams.length > 1 && result.streams)
+      Object.assign(result.streams[i], { detectionsFile: file, detectionsSha256: sha256 });
+    else Object.assign(result, { detectionsFile: file, detectionsSha256: sha256 });
   }
   if (o.json === '-') process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);

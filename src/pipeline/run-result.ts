@@ -130,6 +130,8 @@ export interface RunResult {
   machineLoad?: MachineLoad;
   /** `--detections`: the COCO results file, relative to the run JSON's folder. */
   detectionsFile?: string;
+  /** The sha256 of the detections file as this run wrote it. */
+  detectionsSha256?: string;
   /** The measured frames, one array per field (absent in runs upgraded from jetprof.run/1). */
   perFrame?: PerFrame;
   /** The warm-up frames, the same fields; in no statistic. */

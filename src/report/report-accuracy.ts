@@ -5,7 +5,7 @@
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { type Agreement, agree } from '../accuracy/agree.ts';
-import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
+import { type DetectionSource, loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
 import { cocoMap, type MapResult } from '../accuracy/map.ts';
 
 export interface AgreementRow {
@@ -63,7 +63,17 @@ export function reportAccuracy(
     withBoxes.map((f) => f.run),
     o.ref,
   );
-  const sources = new Map(withBoxes.map((f) => [f, loadDetections(f.path)]));
+  // a detections file that is not the one its run wrote (another run wrote over it) is a note on its rows, not a match
+  const sources = new Map<(typeof withBoxes)[number], DetectionSource | JetprofError>(
+    withBoxes.map((f) => {
+      try {
+        return [f, loadDetections(f.path)] as const;
+      } catch (e) {
+        if (e instanceof JetprofError) return [f, e] as const;
+        throw e;
+      }
+    }),
+  );
   const compare = (
     x: { path: string; run: RunResult },
     y: { path: string; run: RunResult },
@@ -78,8 +88,11 @@ export function reportAccuracy(
     }
     const keep = (d: { warmup?: boolean }) => !d.warmup;
     const xs = sources.get(x)!;
+    const ys = sources.get(y)!;
+    if (xs instanceof JetprofError || ys instanceof JetprofError)
+      return { note: (xs instanceof JetprofError ? xs : (ys as JetprofError)).message };
     return {
-      agreement: agree(xs.detections.filter(keep), sources.get(y)!.detections.filter(keep), {
+      agreement: agree(xs.detections.filter(keep), ys.detections.filter(keep), {
         frames: a,
         names: xs.names,
       }),
