@@ -5,6 +5,7 @@
 import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { requireRoom } from '../src/util/resources.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const dir = scratchDir();
@@ -198,4 +199,40 @@ test('map: ground truth with two annotations of one id is refused in one line na
     /gt-dup-ids\.json: annotations\[0\] and annotations\[1\] have the same id 7: each annotation needs an id of its own/,
   );
   t.is(r.stderr.trim().split('\n').length, 1);
+});
+
+test("map: ground truth too large for this machine's memory is refused in one line before it is read (16 bytes of memory per byte on disk; a Nano has 4 GB)", (t) => {
+  const nano = { memoryBytes: 2.5 * 2 ** 30 };
+  // 181 MB of annotations (the case that took 2.9 GB and an OOM)
+  const e = t.throws(() =>
+    requireRoom('gt.json', 'scoring 181 MB of ground truth and detections', 16 * 181 * 2 ** 20 + 128 * 2 ** 20, {
+      suggestion: 'split it',
+      room: nano,
+    }),
+  );
+  t.regex(
+    e.message,
+    /gt\.json: scoring 181 MB of ground truth and detections takes about 3\.0 GB of memory, and this machine has 2\.5 GB to spare/,
+  );
+  t.notThrows(() => requireRoom('gt.json', 'scoring 25 MB', 16 * 25 * 2 ** 20, { suggestion: 'x', room: nano }));
+  // under `ulimit -v` the address space left counts too
+  t.throws(() =>
+    requireRoom('gt.json', 'scoring 25 MB', 16 * 25 * 2 ** 20, {
+      suggestion: 'x',
+      room: { memoryBytes: 8 * 2 ** 30, addressRoomBytes: 2 ** 28 },
+    }),
+  );
+  // the real command on a small file goes through
+  const gt = join(dir, 'gt-small.json');
+  writeFileSync(
+    gt,
+    JSON.stringify({
+      images: [{ id: 1 }],
+      categories: [{ id: 1, name: 'person' }],
+      annotations: [{ id: 1, image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], area: 400, iscrowd: 0 }],
+    }),
+  );
+  const dets = join(dir, 'dets-small.json');
+  writeFileSync(dets, JSON.stringify([{ image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], score: 0.9 }]));
+  t.is(runCli('jetprof', ['map', dets, '--gt', gt]).code, 0);
 });

@@ -91,3 +91,26 @@ export function memoryRoom(): { memoryBytes: number; addressRoomBytes?: number }
     return undefined;
   }
 }
+
+/**
+ * Refuses, in one line naming `path`, work that needs `neededBytes` of memory where this process has less room
+ * (memoryRoom: the machine's available memory, or what `ulimit -v` leaves); `room` stands in for it in tests.
+ */
+export function requireRoom(
+  path: string,
+  what: string,
+  neededBytes: number,
+  o: { suggestion: string; room?: ReturnType<typeof memoryRoom> },
+): void {
+  const room = 'room' in o ? o.room : memoryRoom();
+  const have = Math.min(room?.memoryBytes ?? Infinity, room?.addressRoomBytes ?? Infinity);
+  if (neededBytes <= have) return;
+  const gb = (b: number) => `${(b / 2 ** 30).toFixed(1)} GB`;
+  throw new JetprofError(
+    'BAD_INPUT',
+    `${path}: ${what} takes about ${gb(neededBytes)} of memory, and this machine has ${gb(have)} to spare`,
+    {
+      suggestion: o.suggestion,
+    },
+  );
+}
