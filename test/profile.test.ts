@@ -519,6 +519,44 @@ test.serial(
 );
 
 test.serial(
+  'Ctrl-C before nsys wrote its report: exit 130, the previous profile stays as it was, no staging folder left',
+  async (t) => {
+    const root = join(scratchDir(), 'stopped-nsys');
+    mkdirSync(join(root, 'bin'), { recursive: true });
+    const fake = join(root, 'bin', 'nsys');
+    // a profiler that has started and not yet written anything
+    writeFileSync(fake, '#!/bin/bash\n[ "$1" = stats ] && exit 0\necho "nsys: collecting"\nexec sleep 600\n', {
+      mode: 0o755,
+    });
+    const out = join(root, 'out');
+    mkdirSync(out, { recursive: true });
+    const before = new Map<string, string>([
+      ['profile_onnx.nsys-rep', 'last good report'],
+      ['profile_onnx_stats.txt', 'last good stats'],
+      ['profile_onnx.nsys.log', 'last good log'],
+      ['profile_onnx_nsys.json', '{"schema":"jetprof.profile/1","notes":["last good"]}'],
+      ['run_onnx_nsys.json', '{"schema":"jetprof.run/2","last":"good"}'],
+    ]);
+    for (const [f, text] of before) writeFileSync(join(out, f), text);
+    const video = makeVideo('stopped-nsys.mp4', 3, 160, 120);
+    const run = startCli(
+      'jetprof',
+      ['profile', '--tool', 'nsys', '--tries', '1', '--out-dir', out, '--', video, '--model', model.onnxPath, '-q'],
+      { env: { JETPROF_NSYS: fake } },
+    );
+    await run.waitFor(/nsys profile \(try 1\/1\)/);
+    run.child.kill('SIGINT');
+    t.is(await run.exit, 130, run.stderr());
+    for (const [f, text] of before) t.is(readFileSync(join(out, f), 'utf8'), text, `${f} is as it was`);
+    t.deepEqual(
+      readdirSync(out).filter((f) => f.startsWith('.jetprof-out-')),
+      [],
+      'no staging folder left',
+    );
+  },
+);
+
+test.serial(
   'a hung nsys try: the stream it left is imported before anything runs again, and the application runs once',
   async (t) => {
     // a stand-in for nsys 2022.4 that runs the application, leaves its stream, then hangs (as its agent does)
