@@ -1482,3 +1482,19 @@ test('report: a runset is read as what it is: an entry outside its folder refuse
   t.is(l.code, 2, l.stderr);
   t.regex(l.stderr, /loop\.json: a symbolic link that loops \(ELOOP\), so it cannot be read as a run JSON/);
 });
+
+test('an Orin-class model (3 ms a frame) under slower CPU stages: the report names the stage that bounds end-to-end FPS, in both loops; an inference-bound run gets no such line', (t) => {
+  const fast = { read: 2, preprocess: 2.5, inference: 3, postprocess: 1, write: 7.1 };
+  const seq = buildLabReport([fixedRun('onnx', fast, 20, { label: 'orin-seq' })], []);
+  t.regex(
+    reportMarkdown(seq),
+    /CPU-bound: write 7\.1 ms a frame, more than inference's 3\.\d ms, sets the end-to-end rate\./,
+  );
+  const pip = buildLabReport([fixedRun('onnx', fast, 20, { label: 'orin-pip', loop: 'pipelined' })], []);
+  t.regex(reportMarkdown(pip), /CPU-bound: write 7\.1 ms a frame busy, more than inference's 3\.\d ms/);
+  const slow = buildLabReport(
+    [fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20)],
+    [],
+  );
+  t.notRegex(reportMarkdown(slow), /CPU-bound/);
+});

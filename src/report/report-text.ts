@@ -126,6 +126,22 @@ export function setupRows(r: LabReport): string[][] {
 }
 
 /** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
+/**
+ * The stage that bounds end-to-end FPS when it is not inference: a fast model (an Orin-class GPU: a few ms a frame)
+ * leaves the CPU stages setting the rate. Sequential: the longest stage per frame; pipelined: the busiest.
+ */
+export function boundingStage(x: FpsRow): string {
+  const ms: [string, number][] =
+    x.pipelined && x.busyMs
+      ? Object.entries(x.busyMs)
+      : x.wallShares.map((p) => [p.name, p.share * x.wallMsPerFrame] as [string, number]);
+  const inference = ms.find(([k]) => k === 'inference')?.[1];
+  const [name, top] =
+    ms.filter(([k]) => k !== 'inference' && k !== 'loop overhead').sort((a, b) => b[1] - a[1])[0] ?? [];
+  if (inference === undefined || name === undefined || top === undefined || top <= inference) return '';
+  return ` CPU-bound: ${name} ${top.toFixed(1)} ms a frame${x.pipelined ? ' busy' : ''}, more than inference's ${inference.toFixed(1)} ms, sets the end-to-end rate.`;
+}
+
 export function gapSentence(x: FpsRow): string {
   if (x.typedIn) {
     return `${x.modelType} (typed in): ${(x.notInference * 100).toFixed(1)}% of the wall time is not inference, by 1 - end-to-end FPS / inference FPS; a run JSON (infer --json) would break it down by stage.`;
@@ -134,7 +150,7 @@ export function gapSentence(x: FpsRow): string {
     const busy = Object.entries(x.busyMs)
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ');
-    return `${x.modelType}: the model was not running ${pct(x.notInference)} of the wall time. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame ${busy}, against ${x.wallMsPerFrame.toFixed(2)} ms of wall time per frame.`;
+    return `${x.modelType}: the model was not running ${pct(x.notInference)} of the wall time. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame ${busy}, against ${x.wallMsPerFrame.toFixed(2)} ms of wall time per frame.${boundingStage(x)}`;
   }
   // Rounded once over the whole breakdown (as the stage table), then the parts that are not inference.
   const rounded = roundedPercents(x.wallShares.map((p) => p.share));
@@ -144,7 +160,7 @@ export function gapSentence(x: FpsRow): string {
   const interval = x.streamSetup?.interval
     ? ` Its inference FPS is the model's rate over the frames it ran on (--interval ${x.streamSetup.interval}), its end-to-end FPS over every frame.`
     : '';
-  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).${interval}`;
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).${interval}${boundingStage(x)}`;
 }
 
 export function skippedSentence(x: LabReport['skipped'][number]): string {
