@@ -28,6 +28,8 @@ export interface CapacityPoint {
    * ran it again before deciding, and the answer says so.
    */
   borderline?: boolean;
+  /** When a CPU stage, not the model, sets the rate at this count: that stage and its ms a frame against inference's. */
+  cpuBound?: { stage: string; ms: number; inferenceMs: number };
 }
 
 /** What was measured: the same for every count (from the first run's JSON), so two results can be told apart. */
@@ -88,7 +90,12 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
     m && m.busyRuns > 0
       ? `the machine was busy in ${m.busyRuns} of ${m.runs} runs (load average up to ${m.maxLoadAvg.toFixed(1)} on ${m.cores} cores${m.maxOtherCores !== undefined ? `, other processes up to ${m.maxOtherCores.toFixed(1)} cores` : ''}): on a quiet machine the answer may be higher`
       : '';
-  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : []), busy].filter(
+  // the first count that failed, when a CPU stage rather than the model stopped it
+  const failed = [...r.points].sort((a, b) => a.streams - b.streams).find((p) => !p.held && p.cpuBound);
+  const bound = failed?.cpuBound
+    ? `CPU-bound at ${failed.streams} stream${failed.streams === 1 ? '' : 's'}: ${failed.cpuBound.stage} ${failed.cpuBound.ms.toFixed(1)} ms a frame, more than inference's ${failed.cpuBound.inferenceMs.toFixed(1)} ms`
+    : '';
+  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : []), bound, busy].filter(
     Boolean,
   );
   return `${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`;
