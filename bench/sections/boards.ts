@@ -25,7 +25,7 @@ export function benchBoards() {
   const ROUNDS = 3;
   const frames = FRAMES ?? 150;
   log(
-    `boards. the board stand-in at three boards' TensorRT figures, sequential vs pipelined, ${frames} frames, ${ROUNDS} alternating rounds`,
+    `boards. the board stand-in at four boards' TensorRT figures (an Orin-class one among them), sequential vs pipelined, ${frames} frames, ${ROUNDS} alternating rounds`,
   );
   const env = { ...process.env, JETPROF_TRT_SHIM: standInLibrary() };
   type Figures = { inferenceFps: number; endToEndFps: number; cpuMsPerFrame: number; slowestCpuStageMs: number };
