@@ -43,11 +43,23 @@ static void put_dec(long v) {
   put(buf + n);
 }
 
+/* The signal's name: sigabbrev_np is glibc 2.32+ (Debian 11, the JetPack 4 image's base, has 2.31). */
+static const char *signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SEGV";
+    case SIGBUS: return "BUS";
+    case SIGILL: return "ILL";
+    case SIGFPE: return "FPE";
+    case SIGABRT: return "ABRT";
+    default: return "signal";
+  }
+}
+
 static void on_fault(int sig, siginfo_t *info, void *ucontext) {
   (void)ucontext;
   void *frames[64];
   put("\n[crash report] ");
-  put(sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+  put(signal_name(sig));
   put(" at address ");
   put_hex((unsigned long)info->si_addr);
   put(" in thread ");
