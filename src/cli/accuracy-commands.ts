@@ -47,15 +47,9 @@ function requireCommonFrames(
   const a = new Set(ref.map((d) => d.image_id));
   const b = new Set(other.map((d) => d.image_id));
   if (a.size === 0 || b.size === 0 || [...a].some((f) => b.has(f))) return;
-  const span = (s: Set<number>) => {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const f of s) [lo, hi] = [Math.min(lo, f), Math.max(hi, f)];
-    return `${lo}..${hi}`;
-  };
   throw new JetprofError(
     'NOTHING_TO_COMPARE',
-    `nothing overlaps: ${refPath} has boxes in frames ${span(a)}, ${otherPath} in frames ${span(b)}, none in common (two videos, or different frames?)`,
+    `nothing overlaps: ${refPath} has boxes in frames ${idRange([...a])}, ${otherPath} in frames ${idRange([...b])}, none in common (two videos, or different frames?)`,
     {
       suggestion: 'compare the detections of two runs over the same video and frames (pass their run JSONs)',
       exitCode: 1,

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
+import { cpuBound } from '../pipeline/figures.ts';
 import { entryCommand } from '../profilers/run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { busyMachineSentence, type MachineLoad } from '../platform/machine-load.ts';
@@ -49,17 +50,6 @@ export function batchAt(inferArgs: readonly string[], batch: number | undefined,
   return batch === undefined || batch <= streams ? [...inferArgs] : [...inferArgs, '--batch', String(streams)];
 }
 
-/** The CPU stage that takes longer a frame than the model, when one does (the longest): it sets the rate. Pure. */
-export function cpuBoundStage(run: RunResult): CapacityPoint['cpuBound'] {
-  const st = run.stages;
-  if (!st) return undefined;
-  const inferenceMs = st.inference.meanMs;
-  const [stage, ms] = (['read', 'preprocess', 'postprocess', 'write'] as const)
-    .map((k) => [k, st[k].meanMs] as const)
-    .sort((a, b) => b[1] - a[1])[0];
-  return ms > inferenceMs ? { stage, ms, inferenceMs } : undefined;
-}
-
 /** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
 export function judgePoint(run: RunResult, streams: number, sourceFps: number, p99Limit: number): CapacityPoint {
   const s = run.streams ?? [];
@@ -86,7 +76,8 @@ export function judgePoint(run: RunResult, streams: number, sourceFps: number, p
   ].filter(Boolean);
   point.held = why.length === 0;
   point.heldRuns = point.held ? 1 : 0;
-  const bound = cpuBoundStage(run);
+  // the stages' means a frame (a run file from before stages were recorded has none)
+  const bound = run.stages && cpuBound(Object.fromEntries(Object.entries(run.stages).map(([k, v]) => [k, v.meanMs])));
   if (bound) point.cpuBound = bound;
   if (!point.held) point.why = why.join(', ');
   return point;

@@ -178,3 +178,26 @@ export function modelAloneLine(
   const which = run.ofRuns && run.ofRuns > 1 ? ` (the first of ${run.ofRuns} runs)` : '';
   return `Model alone${which} ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, p99 ${alone.p99Ms.toFixed(2)} ms a run${few}); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
 }
+
+/** A CPU stage that takes longer a frame than the model: it, not the model, sets the end-to-end rate. */
+export interface CpuBound {
+  stage: Exclude<Stage, 'inference'>;
+  ms: number;
+  inferenceMs: number;
+}
+
+/**
+ * The longest CPU stage when it takes longer than inference (ms a frame, or busy ms in the pipelined loop; other
+ * keys such as loop overhead are not stages), else undefined: the one rule the report and capacity both say. Pure.
+ */
+export function cpuBound(msByStage: Partial<Record<string, number>>): CpuBound | undefined {
+  const inferenceMs = msByStage.inference;
+  if (inferenceMs === undefined) return undefined;
+  let top: CpuBound | undefined;
+  for (const stage of STAGES) {
+    const ms = msByStage[stage];
+    if (stage === 'inference' || ms === undefined) continue;
+    if (ms > inferenceMs && (top === undefined || ms > top.ms)) top = { stage, ms, inferenceMs };
+  }
+  return top;
+}

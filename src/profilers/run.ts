@@ -446,8 +446,8 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input and the out-dir: before anything starts
   await checkVideo(req.video, req.videoIo);
   mkdirSync(req.outDir, { recursive: true });
-  requireWritableDir(join(req.outDir, profileFileName('profile', req.backend, req.tool)), '--out-dir');
   const jsonPath = join(req.outDir, profileFileName('profile', req.backend, req.tool));
+  requireWritableDir(jsonPath, '--out-dir');
   if (req.json !== undefined && req.json !== '-' && sameFile(req.json, jsonPath))
     throw new JetprofError('BAD_OUTPUT', `${req.json}: the run's --json would be the profile's own JSON`, {
       suggestion: 'give the run JSON another name, or leave --json out (it then goes beside the profile)',

@@ -3,6 +3,7 @@
  * that `jetprof capacity` prints and `jetprof report --capacity` puts in the report. Pure, apart from reading a file.
  */
 import { basename } from 'node:path';
+import type { CpuBound } from '../pipeline/figures.ts';
 import { JetprofError } from '../util/errors.ts';
 import { readJsonFile } from '../util/text-input.ts';
 
@@ -29,7 +30,7 @@ export interface CapacityPoint {
    */
   borderline?: boolean;
   /** When a CPU stage, not the model, sets the rate at this count: that stage and its ms a frame against inference's. */
-  cpuBound?: { stage: string; ms: number; inferenceMs: number };
+  cpuBound?: CpuBound;
 }
 
 /** What was measured: the same for every count (from the first run's JSON), so two results can be told apart. */

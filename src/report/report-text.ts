@@ -2,7 +2,7 @@
  * The report's shared text: the captions, sentences, headers and rows that the Markdown, the CSV and the HTML all
  * print, so each figure is phrased once. Pure.
  */
-import { roundedPercents, shareLabel } from '../pipeline/figures.ts';
+import { cpuBound, roundedPercents, shareLabel } from '../pipeline/figures.ts';
 import { droppedVerdict, LAB_HEADERS, streamTableRows } from '../pipeline/run-result.ts';
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
@@ -131,15 +131,14 @@ export function setupRows(r: LabReport): string[][] {
  * leaves the CPU stages setting the rate. Sequential: the longest stage per frame; pipelined: the busiest.
  */
 export function boundingStage(x: FpsRow): string {
-  const ms: [string, number][] =
+  const ms =
     x.pipelined && x.busyMs
-      ? Object.entries(x.busyMs)
-      : x.wallShares.map((p) => [p.name, p.share * x.wallMsPerFrame] as [string, number]);
-  const inference = ms.find(([k]) => k === 'inference')?.[1];
-  const [name, top] =
-    ms.filter(([k]) => k !== 'inference' && k !== 'loop overhead').sort((a, b) => b[1] - a[1])[0] ?? [];
-  if (inference === undefined || name === undefined || top === undefined || top <= inference) return '';
-  return ` CPU-bound: ${name} ${top.toFixed(1)} ms a frame${x.pipelined ? ' busy' : ''}, more than inference's ${inference.toFixed(1)} ms, sets the end-to-end rate.`;
+      ? x.busyMs
+      : Object.fromEntries(x.wallShares.map((p) => [p.name, p.share * x.wallMsPerFrame]));
+  const b = cpuBound(ms);
+  return b
+    ? ` CPU-bound: ${b.stage} ${b.ms.toFixed(1)} ms a frame${x.pipelined ? ' busy' : ''}, more than inference's ${b.inferenceMs.toFixed(1)} ms, sets the end-to-end rate.`
+    : '';
 }
 
 export function gapSentence(x: FpsRow): string {
