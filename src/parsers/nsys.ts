@@ -179,34 +179,23 @@ const STDERR_MESSAGE = /(?:SKIPPED|WARNING|ERROR): /;
 /**
  * What a `SKIPPED:` notice says is missing -> the reports that need it. nsys names the data, not the report
  * (`does not contain CUDA kernel data.`), and on stderr a notice can arrive before its report's heading: it goes to a
- * report that was announced, printed no table and needs that data.
+ * report that was announced, printed no table and needs that data; `first` is the report it names when no announced
+ * report takes it (never `unknown` for known data).
  */
-const NOTICE_DATA: [RegExp, RegExp][] = [
-  [/NV Tools Extension|NVTX/, /^nvtx/],
-  [/OS Runtime/i, /^osrt/],
-  [/Unified Memory CPU page faults/i, /^um_cpu_page_faults/],
-  [/Unified Memory/i, /^um_/],
-  [/CUDA kernel/i, /kern/],
-  [/GPU memory|memory operation/i, /_mem_/],
-  [/CUDA/, /^cuda_/],
-  [/OpenMP/i, /^openmp/],
-  [/KHR|OpenGL/i, /^opengl/],
-  [/Vulkan/i, /^vulkan/],
-  [/DX1[12]|Direct3D/i, /^dx1/],
-  [/WDDM/i, /^wddm/],
-  [/MPI/, /^mpi/],
-];
-
-/** The report a notice's data first points to, when no announced report takes it (never `unknown` for known data). */
-const NOTICE_FALLBACK: [RegExp, string][] = [
-  [/NV Tools Extension|NVTX/, 'nvtx_sum'],
-  [/OS Runtime/i, 'osrt_sum'],
-  [/Unified Memory CPU page faults/i, 'um_cpu_page_faults_sum'],
-  [/Unified Memory/i, 'um_sum'],
-  [/CUDA kernel/i, 'cuda_gpu_kern_sum'],
-  [/GPU memory|memory operation/i, 'cuda_gpu_mem_time_sum'],
-  [/CUDA/, 'cuda_api_sum'],
-  [/OpenMP/i, 'openmp_sum'],
+const NOTICE_DATA: { data: RegExp; reports: RegExp; first?: string }[] = [
+  { data: /NV Tools Extension|NVTX/, reports: /^nvtx/, first: 'nvtx_sum' },
+  { data: /OS Runtime/i, reports: /^osrt/, first: 'osrt_sum' },
+  { data: /Unified Memory CPU page faults/i, reports: /^um_cpu_page_faults/, first: 'um_cpu_page_faults_sum' },
+  { data: /Unified Memory/i, reports: /^um_/, first: 'um_sum' },
+  { data: /CUDA kernel/i, reports: /kern/, first: 'cuda_gpu_kern_sum' },
+  { data: /GPU memory|memory operation/i, reports: /_mem_/, first: 'cuda_gpu_mem_time_sum' },
+  { data: /CUDA/, reports: /^cuda_/, first: 'cuda_api_sum' },
+  { data: /OpenMP/i, reports: /^openmp/, first: 'openmp_sum' },
+  { data: /KHR|OpenGL/i, reports: /^opengl/ },
+  { data: /Vulkan/i, reports: /^vulkan/ },
+  { data: /DX1[12]|Direct3D/i, reports: /^dx1/ },
+  { data: /WDDM/i, reports: /^wddm/ },
+  { data: /MPI/, reports: /^mpi/ },
 ];
 
 /** `Processing [report.sqlite] with [/opt/.../reports/osrt_sum.py]...`: the script's path (1) and name (2). */
@@ -323,13 +312,13 @@ export class NsysParser {
     const withTable = new Set(this.tables.map((t) => t.report));
     const given = new Set<string>();
     for (const n of this.notices) {
-      const kinds = NOTICE_DATA.filter(([data]) => data.test(n.reason)).map(([, report]) => report);
+      const kinds = NOTICE_DATA.filter((k) => k.data.test(n.reason));
       const fits = (r: string) =>
-        !withTable.has(r) && !given.has(r) && (kinds.length === 0 || kinds.some((k) => k.test(r)));
+        !withTable.has(r) && !given.has(r) && (kinds.length === 0 || kinds.some((k) => k.reports.test(r)));
       const name =
         this.announced.find(fits) ??
         (n.pending !== undefined && !withTable.has(n.pending) ? n.pending : undefined) ??
-        NOTICE_FALLBACK.find(([data]) => data.test(n.reason))?.[1] ??
+        kinds.find((k) => k.first)?.first ??
         'unknown';
       given.add(name);
       this.skipped[name] = n.reason;
