@@ -484,22 +484,35 @@ test.serial(
   },
 );
 
+/**
+ * A stand-in nsys (`script`) in a folder of its own, and an out-dir holding what a previous good profile left there:
+ * the files, and their content, a run that does not complete must leave as they were.
+ */
+function previousProfileWithNsys(name: string, script: string) {
+  const root = join(scratchDir(), name);
+  mkdirSync(join(root, 'bin'), { recursive: true });
+  const fake = join(root, 'bin', 'nsys');
+  writeFileSync(fake, script, { mode: 0o755 });
+  const out = join(root, 'out');
+  mkdirSync(out, { recursive: true });
+  const before = new Map<string, string>([
+    ['profile_onnx.nsys-rep', 'last good report'],
+    ['profile_onnx_stats.txt', 'last good stats'],
+    ['profile_onnx.nsys.log', 'last good log'],
+    ['profile_onnx_nsys.json', '{"schema":"jetprof.profile/1","notes":["last good"]}'],
+    ['run_onnx_nsys.json', '{"schema":"jetprof.run/2","last":"good"}'],
+  ]);
+  for (const [f, text] of before) writeFileSync(join(out, f), text);
+  return { fake, out, before };
+}
+
 test.serial(
   "nsys that leaves no report: the previous profile (report, stats, log, JSON) stays as it was, this run's log kept as .failed.log, exit 1",
   (t) => {
-    const root = join(scratchDir(), 'failing-nsys');
-    mkdirSync(join(root, 'bin'), { recursive: true });
-    const fake = join(root, 'bin', 'nsys');
-    writeFileSync(fake, '#!/bin/bash\necho "nsys: something went wrong"\nexit 1\n', { mode: 0o755 });
-    const out = join(root, 'out');
-    mkdirSync(out, { recursive: true });
-    const before = new Map<string, string>([
-      ['profile_onnx.nsys-rep', 'last good report'],
-      ['profile_onnx_stats.txt', 'last good stats'],
-      ['profile_onnx.nsys.log', 'last good log'],
-      ['profile_onnx_nsys.json', '{"schema":"jetprof.profile/1","notes":["last good"]}'],
-    ]);
-    for (const [f, text] of before) writeFileSync(join(out, f), text);
+    const { fake, out, before } = previousProfileWithNsys(
+      'failing-nsys',
+      '#!/bin/bash\necho "nsys: something went wrong"\nexit 1\n',
+    );
     const video = makeVideo('failing-nsys.mp4', 3, 160, 120);
     const r = runCli(
       'jetprof',
@@ -521,23 +534,11 @@ test.serial(
 test.serial(
   'Ctrl-C before nsys wrote its report: exit 130, the previous profile stays as it was, no staging folder left',
   async (t) => {
-    const root = join(scratchDir(), 'stopped-nsys');
-    mkdirSync(join(root, 'bin'), { recursive: true });
-    const fake = join(root, 'bin', 'nsys');
     // a profiler that has started and not yet written anything
-    writeFileSync(fake, '#!/bin/bash\n[ "$1" = stats ] && exit 0\necho "nsys: collecting"\nexec sleep 600\n', {
-      mode: 0o755,
-    });
-    const out = join(root, 'out');
-    mkdirSync(out, { recursive: true });
-    const before = new Map<string, string>([
-      ['profile_onnx.nsys-rep', 'last good report'],
-      ['profile_onnx_stats.txt', 'last good stats'],
-      ['profile_onnx.nsys.log', 'last good log'],
-      ['profile_onnx_nsys.json', '{"schema":"jetprof.profile/1","notes":["last good"]}'],
-      ['run_onnx_nsys.json', '{"schema":"jetprof.run/2","last":"good"}'],
-    ]);
-    for (const [f, text] of before) writeFileSync(join(out, f), text);
+    const { fake, out, before } = previousProfileWithNsys(
+      'stopped-nsys',
+      '#!/bin/bash\n[ "$1" = stats ] && exit 0\necho "nsys: collecting"\nexec sleep 600\n',
+    );
     const video = makeVideo('stopped-nsys.mp4', 3, 160, 120);
     const run = startCli(
       'jetprof',
