@@ -21,6 +21,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import {
+  canMountTmpfs,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -110,14 +111,6 @@ test.serial(
 function freeOn(dir: string): number {
   const s = statfsSync(dir);
   return s.bavail * s.bsize;
-}
-
-/** Whether a tmpfs can be mounted here (root, as CI). */
-function canMountTmpfs(): boolean {
-  const probe = fresh('mount-probe');
-  const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe]).status === 0;
-  if (ok) spawnSync('umount', [probe]);
-  return ok;
 }
 
 requires(

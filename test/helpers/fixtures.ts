@@ -321,6 +321,14 @@ export function startCli(
   return { child, stderr: () => stderr, waitFor, framesDone, exit };
 }
 
+/** Whether a tmpfs can be mounted here (root, as CI): a real small or read-only disk for the tests that need one. */
+export function canMountTmpfs(): boolean {
+  const probe = mkdtempSync(join(scratchDir(), 'mount-probe-'));
+  const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe]).status === 0;
+  if (ok) spawnSync('umount', [probe]);
+  return ok;
+}
+
 /**
  * `test` when the condition holds, else `test.skip` with the reason in the title, so the SKIP line says why.
  * Usage: requires(existsSync(DIR), `${DIR} is not beside this checkout`)('title', (t) => ...).
