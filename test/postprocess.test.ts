@@ -243,7 +243,7 @@ test('top-N selection (radix sort on the score bits) equals a full sort by score
         return JSON.stringify([...topByScore(c, Math.min(k, c.count))]) === JSON.stringify(expected);
       },
     ),
-    { numRuns: 300 },
+    { numRuns: 300, examples: [[[-0, 0], 1]] }, // -0 and 0 tie: the first index wins (a CI run found it)
   );
   t.pass();
 });

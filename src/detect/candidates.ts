@@ -140,14 +140,14 @@ export class SortScratch {
  * stable sort). Linear time: the float32 bits made monotone as unsigned integers (then inverted, so high scores
  * sort first) are the keys; a histogram of their top 16 bits finds the bucket where the k-th candidate lies, and only
  * the candidates at or above it are radix-sorted (stable LSD, 8 bits a pass, passes where every key agrees skipped).
- * Exact for every float32 score. With `scratch`, the result is a view into it, valid until its next use.
+ * Exact for every float32 score (-0 and 0 are one score). With `scratch`, the result is a view into it, valid until its next use.
  */
 export function topByScore(c: Candidates, k: number, scratch = new SortScratch()): Int32Array {
   const n = c.count;
   const bits = new Uint32Array(c.score.buffer, c.score.byteOffset, n);
   const [keys, pickedKeys, keysOut] = scratch.u32s(n);
   for (let i = 0; i < n; i++) {
-    const b = bits[i];
+    const b = bits[i] === 0x80000000 ? 0 : bits[i]; // -0 is 0: equal scores keep their index order
     keys[i] = ~(b & 0x80000000 ? ~b : b | 0x80000000) >>> 0; // negative floats reversed below the positives
   }
   let bound = 65536; // every bucket
