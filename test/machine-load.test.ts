@@ -16,7 +16,6 @@ import {
   parseProcStat,
   watchMachineLoad,
 } from '../src/platform/machine-load.ts';
-import { capacitySentence, type CapacityResult } from '../src/report/capacity-format.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const quiet: MachineLoad = {
@@ -89,56 +88,4 @@ test('a run beside three spinning processes records a busy machine, and its cons
   const rep = runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, /- onnx-fp32-cpu-sequential: measured on a busy machine \(/);
-});
-
-test("capacity's answer says when the machine was busy in its runs, and how busy", (t) => {
-  const base: CapacityResult = {
-    schema: 'jetprof.capacity/1',
-    source: 'cam.mp4',
-    sourceFps: 10,
-    p99LimitMs: 400,
-    maxStreams: 1,
-    points: [
-      { streams: 1, minStreamFps: 10, meanStreamFps: 10, p99Ms: 200, dropped: 0, held: true, runs: 2, heldRuns: 2 },
-    ],
-    seconds: 30,
-  } as CapacityResult;
-  t.notRegex(capacitySentence(base), /busy/);
-  t.regex(
-    capacitySentence({ ...base, machine: { cores: 2, maxLoadAvg: 3.7, maxOtherCores: 1.6, busyRuns: 2, runs: 3 } }),
-    /the machine was busy in 2 of 3 runs \(load average up to 3\.7 on 2 cores, other processes up to 1\.6 cores\): on a quiet machine the answer may be higher/,
-  );
-});
-
-test('capacity names the CPU stage that stopped a count when the model is faster than it (an Orin-class model: 3 ms a frame)', async (t) => {
-  const { judgePoint } = await import('../src/jobs/capacity.ts');
-  const stage = (meanMs: number) => ({ meanMs, p50Ms: meanMs, p90Ms: meanMs, p99Ms: meanMs, totalMs: meanMs });
-  const run = {
-    streams: [0, 1, 2].map((i) => ({
-      index: i,
-      endToEndFps: 8,
-      droppedFrames: 5,
-      frames: 50,
-      latencyMs: { p50: 1, p90: 1, p99: 100 },
-    })),
-    stages: { read: stage(2), preprocess: stage(2.5), inference: stage(3), postprocess: stage(1), write: stage(7.1) },
-  } as never;
-  const failed = judgePoint(run, 3, 10, 400);
-  t.deepEqual(failed.cpuBound, { stage: 'write', ms: 7.1, inferenceMs: 3 });
-  const result: CapacityResult = {
-    schema: 'jetprof.capacity/1',
-    source: 'cam.mp4',
-    sourceFps: 10,
-    p99LimitMs: 400,
-    maxStreams: 2,
-    points: [
-      { streams: 2, minStreamFps: 10, meanStreamFps: 10, p99Ms: 200, dropped: 0, held: true, runs: 1, heldRuns: 1 },
-      failed,
-    ],
-    seconds: 30,
-  } as CapacityResult;
-  t.regex(capacitySentence(result), /CPU-bound at 3 streams: write 7\.1 ms a frame, more than inference's 3\.0 ms/);
-  // a model slower than every CPU stage: nothing to say
-  const slow = { ...(run as object), stages: { ...(run as { stages: object }).stages, inference: stage(90) } } as never;
-  t.is(judgePoint(slow, 3, 10, 400).cpuBound, undefined);
 });

@@ -5,7 +5,6 @@
 import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { batchAt } from '../src/jobs/capacity.ts';
 import { droppedVerdict, formatSummary, intervalLine } from '../src/pipeline/run-result.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
@@ -15,7 +14,6 @@ import {
   makeVideo,
   PERSON_VEHICLE_CFG,
   probeVideo,
-  quickCapacityArgs,
   runCli,
   scratchDir,
 } from './helpers/fixtures.ts';
@@ -216,103 +214,6 @@ test('--realtime paces a file at its frame rate and counts what arrives while th
   t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
 });
 
-test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and says the answer in one sentence', async (t) => {
-  const { judgePoint } = await import('../src/jobs/capacity.ts');
-  const run = (fps: number[], dropped: number, p99: number) =>
-    ({
-      streams: fps.map((f, i) => ({
-        index: i,
-        endToEndFps: f,
-        droppedFrames: i === 0 ? dropped : 0,
-        latencyMs: { p50: 1, p90: 1, p99: p99 },
-      })),
-    }) as never;
-  t.true(judgePoint(run([10, 10], 0, 100), 2, 10, 400).held);
-  t.like(judgePoint(run([10, 9], 0, 100), 2, 10, 400), { held: false, why: 'a stream at 9.00 FPS' });
-  t.like(judgePoint(run([10], 3, 100), 1, 10, 400), { held: false, why: '3 frames dropped' });
-  t.like(judgePoint(run([10], 0, 500), 1, 10, 400), { held: false, why: 'p99 500 ms' });
-  const v = makeVideo('streams-cap.mp4', 90, 160, 120, 30);
-  const json = join(scratchDir(), 'capacity.json');
-  const r = runCli('jetprof', quickCapacityArgs(v, 4, json, [], ['--model', model.onnxPath]));
-  t.is(r.code, 0, r.stderr);
-  const cap = JSON.parse(readFileSync(json, 'utf8'));
-  t.is(cap.schema, 'jetprof.capacity/1');
-  // under what: the setup of its runs, and the runs behind every count
-  t.like(cap.setup, {
-    backend: 'onnx',
-    interval: 0,
-    frameSize: '160x120',
-    label: 'onnx-fp32-cpu-sequential',
-    write: false,
-  });
-  t.regex(cap.setup.model, /\.onnx \d+x\d+ \([0-9a-f]{8}\)$/);
-  for (const p of cap.points) t.true(p.runs >= 1 && p.heldRuns <= p.runs, JSON.stringify(p));
-  // what this machine holds depends on its speed and load: the search's shape does not
-  t.is(cap.points[0].streams, 1, 'the search starts at 1');
-  if (cap.points[0].held) t.is(cap.points[1]?.streams ?? 2, 2, 'then doubles');
-  else t.is(cap.maxStreams, 0, 'one stream that does not hold is the answer 0');
-  const failed = cap.points.filter((p: { held: boolean }) => !p.held).map((p: { streams: number }) => p.streams);
-  if (!cap.cutShort && failed.length)
-    t.is(Math.min(...failed), cap.maxStreams + 1, 'settled: the next count up did not hold');
-  t.regex(
-    r.stdout,
-    /\| Streams \| Batch \| Min stream FPS \| Mean stream FPS \| p99 latency \(ms\) \| Dropped frames \| Runs held \| Held \|/,
-  );
-  t.regex(
-    r.stdout,
-    new RegExp(
-      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms.* \\((measured p99 \\d+ ms, held in \\d of \\d runs?|no count held).*; onnx-fp32-cpu-sequential, .*160x120, batch all streams, not writing the videos, on `,
-    ),
-  );
-  // the report shows the result: caption, one table row per count tried, the rule, a chart bar per count, a CSV
-  const out = join(scratchDir(), 'capacity-report');
-  const rep = runCli('jetprof', ['report', '--capacity', json, '--html', `${out}.html`, '--csv', out]);
-  t.is(rep.code, 0, rep.stderr);
-  t.regex(rep.stdout, /^# YOLOv4-Tiny: how many streams this machine holds/);
-  t.regex(rep.stdout, new RegExp(`\\*\\*This machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS`));
-  for (const p of cap.points as { streams: number; held: boolean }[])
-    t.regex(
-      rep.stdout,
-      // by default every count runs in batches of all its streams
-      new RegExp(
-        `\\n\\| ${p.streams} \\| ${p.streams} \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| \\d of \\d \\| ${p.held ? 'held' : 'no: '}`,
-      ),
-    );
-  t.regex(rep.stdout, /held when every stream kept at least 95% of the source frame rate/);
-  const html = readFileSync(`${out}.html`, 'utf8');
-  const chart = html.slice(html.indexOf('<h2>Capacity (jetprof capacity)</h2>'));
-  const figures = chart.split('</figure>').slice(0, 2);
-  t.regex(figures[0], /aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/);
-  t.regex(figures[1], /aria-label="Worst stream's p99 latency per count of streams \(limit 2000 ms\)"/);
-  for (const f of figures) t.is((f.match(/<span class="bar" /g) ?? []).length, cap.points.length, 'a bar per count');
-  // the target and the limit drawn across the bars, and named in the legend
-  t.regex(figures[0], /class="bar-limit"[^>]*title="the target, 4 FPS"/);
-  t.regex(figures[1], /class="bar-limit"[^>]*title="the limit, 2000 ms"/);
-  t.is(readFileSync(join(out, 'capacity.csv'), 'utf8').trim().split('\n').length, cap.points.length + 1);
-  // anything else given as --capacity: one line naming it, exit 2
-  const bad = runCli('jetprof', ['report', '--capacity', v]);
-  t.is(bad.code, 2);
-  t.regex(bad.stderr, /streams-cap\.mp4: /);
-  t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
-});
-
-test("capacity --write searches with every stream's video written, as infer writes by default, and the answer says so", (t) => {
-  const model = makeModel('cap-write', PERSON_VEHICLE_CFG, 4);
-  const v = makeVideo('cap-write.mp4', 40, 160, 120, 10);
-  const json = join(scratchDir(), 'capacity-write.json');
-  const r = runCli(
-    'jetprof',
-    quickCapacityArgs(v, 4, json, ['--write', '--budget', '30'], ['--model', model.onnxPath]),
-  );
-  t.is(r.code, 0, r.stderr);
-  t.is(JSON.parse(readFileSync(json, 'utf8')).setup.write, true);
-  t.regex(r.stdout.replace(/\s+/g, ' '), /batch all streams, writing every stream's video, on /);
-  t.regex(
-    runCli('jetprof', ['capacity', '--help']).stdout.replace(/\s+/g, ' '),
-    /--write .*without it the search runs infer --no-write/,
-  );
-});
-
 test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {
   const dir = join(scratchDir(), 'streams-perf');
   mkdirSync(dir, { recursive: true });
@@ -416,87 +317,6 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
   t.deepEqual(at(1), at(0));
   t.deepEqual(at(2), at(0));
   t.is(runCli('infer', [v, '--interval', '-1', '--model', firing.onnxPath]).code, 2);
-});
-
-test('capacity: a count held in some runs but not all, or missed while keeping 90% of the frames, is borderline and decided by most runs; the answer gives the measured p99, the runs and the setup, so two setups read apart', async (t) => {
-  const { combineRuns } = await import('../src/jobs/capacity.ts');
-  const { capacitySentence } = await import('../src/report/capacity-format.ts');
-  const run = (held: boolean, kept: number, p99: number) => ({
-    streams: 1,
-    minStreamFps: held ? 10 : 9.4,
-    meanStreamFps: held ? 10 : 9.4,
-    p99Ms: p99,
-    dropped: held ? 0 : 5,
-    held,
-    heldRuns: held ? 1 : 0,
-    runs: 1,
-    keptShare: kept,
-    ...(held ? {} : { why: '5 frames dropped' }),
-  });
-  const clear = combineRuns([run(true, 1, 300), run(true, 1, 320)]);
-  t.like(clear, { held: true, runs: 2, heldRuns: 2, p99Ms: 320 });
-  t.false(!!clear.borderline);
-  const mixed = combineRuns([run(true, 1, 300), run(false, 0.94, 380), run(true, 1, 310), run(true, 1, 305)]);
-  t.like(mixed, { held: true, borderline: true, runs: 4, heldRuns: 3 });
-  const close = combineRuns([run(false, 0.94, 380), run(false, 0.95, 390)]);
-  t.like(close, { held: false, borderline: true, heldRuns: 0 });
-  const far = combineRuns([run(false, 0.5, 900)]);
-  t.false(!!far.borderline, 'half the frames dropped: not borderline');
-  const setup = (interval: number) => ({
-    backend: 'onnx',
-    label: 'onnx-fp32-cpu-sequential',
-    device: 'CPU: x',
-    machine: 'AMD EPYC x2',
-    model: 'yolov4-tiny.onnx 416x416 (abcdef12)',
-    frameSize: '960x540',
-    interval,
-    inferArgs: [],
-  });
-  const result = (maxStreams: number, points: never[], interval: number) => ({
-    schema: 'jetprof.capacity/1' as const,
-    source: 'vtest.avi',
-    sourceFps: 10,
-    p99LimitMs: 400,
-    maxStreams,
-    points,
-    seconds: 60,
-    setup: setup(interval),
-  });
-  const one = capacitySentence(
-    result(
-      1,
-      [
-        { ...clear, streams: 1 },
-        { ...close, streams: 2 },
-      ] as never[],
-      0,
-    ),
-  );
-  t.is(
-    one,
-    'this machine holds 1 stream of vtest.avi at 10 FPS with p99 latency under 400 ms (measured p99 320 ms, held in 2 of 2 runs; borderline: 2 streams did not hold (held in 0 of 2 runs, kept 95% of the frames); onnx-fp32-cpu-sequential, yolov4-tiny.onnx 416x416 (abcdef12), 960x540, batch all streams, on AMD EPYC x2)',
-  );
-  const zero = capacitySentence(result(0, [{ ...close, streams: 1 }] as never[], 2));
-  t.regex(
-    zero,
-    /holds 0 streams .*\(no count held; borderline: 1 stream did not hold \(held in 0 of 2 runs, kept 95% of the frames\); .*, interval 2, on AMD EPYC x2\)/,
-  );
-});
-
-test('capacity passes a --batch B given for infer as min(B, streams) at each count (the last --batch wins); without one infer batches every stream', async (t) => {
-  const { inferArgFacts } = await import('../src/cli/infer-command.ts');
-  const at = async (args: string[], streams: number) => {
-    const facts = await inferArgFacts(['v.mp4', ...args]);
-    // what infer then reads of them
-    return (await inferArgFacts(['v.mp4', ...batchAt(args, facts.batch, streams)])).batch;
-  };
-  t.is(await at(['--backend', 'trt', '--batch', '4'], 2), 2);
-  t.is(await at(['--batch', '4'], 8), 4);
-  t.is(await at(['--batch', '1', '--no-draw'], 16), 1);
-  t.is(await at(['--model', 'm.onnx'], 4), undefined);
-  t.is(await at(['--batch=4', '--batch-timeout', '50'], 2), 2);
-  t.deepEqual(batchAt(['--model', 'm.onnx'], undefined, 4), ['--model', 'm.onnx']);
-  t.deepEqual(batchAt(['--batch', '2'], 2, 4), ['--batch', '2'], 'a batch that fits is passed on as given');
 });
 
 test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {

@@ -1,6 +1,14 @@
 /** `jetprof capacity <source> --source-fps F --p99-ms D -- <infer args>`: how many camera streams this machine holds. */
 import { basename } from 'node:path';
-import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows, capacitySentence } from '../report/capacity-format.ts';
+import {
+  CAPACITY_ALIGN,
+  CAPACITY_HEADERS,
+  MIN_P99_FRAMES,
+  capacityMachineLine,
+  capacityRows,
+  capacitySentence,
+  defaultPointSeconds,
+} from '../report/capacity-format.ts';
 import { Command, InvalidArgumentError } from 'commander';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
@@ -10,7 +18,7 @@ import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange, parseSourceFps } from './options.ts';
+import { parseIntInRange, parsePercent, parseSourceFps } from './options.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 
@@ -27,7 +35,7 @@ export function capacityCommand(): Command {
   return new Command('capacity')
     .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
     .description(
-      "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps the frame rate, no frame is dropped, and the p99 latency from a frame's arrival to its boxes is within --p99-ms. Each point runs --point-seconds and is repeated (--repeat); the search stops by itself within --budget seconds and prints a table and the answer in one sentence.\n" +
+      "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps 95% of the frame rate, the run drops at most --max-dropped of the frames the cameras delivered, and the worst stream's p99 latency from a frame's arrival to its boxes is within --p99-ms. Each count runs --point-seconds and is repeated (--repeat); a count near the line is run again before it decides. The search stops by itself within --budget seconds and prints a table, the answer with its margin (how the count held, how the next one up failed) and the machine's state over the search (load, CPU steal, CPU time, memory; on a Jetson power mode, GPU clocks and temperature).\n" +
         "Counts run without writing the streams' videos (infer --no-write) unless --write says so; the answer says which. Arguments after -- go to infer (model, frame size, ...). Each count runs in batches of all its streams (infer's default); --batch B after -- runs batches of at most B (min(B, streams)): --batch 1 for a TensorRT engine built for batch 1.",
     )
     .argument('<source>', 'a video file (or a stream) to replicate as cameras')
@@ -47,13 +55,18 @@ export function capacityCommand(): Command {
     )
     .option(
       '--point-seconds <s>',
-      'how long each count of streams runs',
+      `how long each run of a count measures (default: enough for ${MIN_P99_FRAMES} frames a stream at --source-fps, so that its p99 is not just the maximum; at least 8)`,
       parseIntInRange('--point-seconds', 1, 3600),
-      8,
+    )
+    .option(
+      '--max-dropped <percent>',
+      'the share of the frames the cameras delivered that a run may drop and still hold (a frame lost now and then to a busy moment is not a lost camera)',
+      parsePercent('--max-dropped'),
+      1,
     )
     .option(
       '--repeat <n>',
-      'runs of each count; it holds only when every run held',
+      'runs of each count; a count near the line (held in some runs only, p99 above 80% of the limit, any frame dropped) is run as many times again and decided by most runs',
       parseIntInRange('--repeat', 1, 10),
       2,
     )
@@ -86,7 +99,8 @@ interface CapacityCliOptions {
   p99Ms: number;
   backend: string;
   budget: number;
-  pointSeconds: number;
+  pointSeconds?: number;
+  maxDropped: number;
   repeat: number;
   json?: string;
   write: boolean;
@@ -114,11 +128,12 @@ async function refuseBadCapacity(source: string, inferArgs: string[], o: Capacit
       },
     );
   // each count needs its point and infer's start-up: a budget that cannot hold one answers nothing
-  const smallest = o.pointSeconds + POINT_STARTUP_S;
+  const pointSeconds = o.pointSeconds ?? defaultPointSeconds(o.sourceFps);
+  const smallest = pointSeconds + POINT_STARTUP_S;
   if (o.budget < smallest)
     throw new JetprofError(
       'BAD_OPTION',
-      `--budget ${o.budget} cannot hold one count: each runs --point-seconds ${o.pointSeconds} plus about ${POINT_STARTUP_S} s of start-up`,
+      `--budget ${o.budget} cannot hold one count: each runs --point-seconds ${pointSeconds} plus about ${POINT_STARTUP_S} s of start-up`,
       { suggestion: `give --budget ${smallest} or more (or a smaller --point-seconds)` },
     );
   // the result may not replace an input, and its folder must take it: checked before minutes of search
@@ -139,6 +154,11 @@ async function refuseBadCapacity(source: string, inferArgs: string[], o: Capacit
   return { backend, infer };
 }
 
+const machineLine = (r: Parameters<typeof capacityMachineLine>[0]) => {
+  const line = capacityMachineLine(r);
+  return line ? `${line}\n` : '';
+};
+
 /** The command: check, search, then the table and the answer (or why there is none). */
 async function capacityAction(source: string, inferArgs: string[], o: CapacityCliOptions): Promise<void> {
   const signals = forwardSignalsToChild();
@@ -151,7 +171,8 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       sourceFps: o.sourceFps,
       p99Ms: o.p99Ms,
       budgetS: o.budget,
-      pointS: o.pointSeconds,
+      pointS: o.pointSeconds ?? defaultPointSeconds(o.sourceFps),
+      dropTolerance: o.maxDropped / 100,
       repeat: o.repeat,
       inferArgs,
       infer,
@@ -172,7 +193,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       return;
     }
     process.stdout.write(
-      `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n`,
+      `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n${machineLine(r)}`,
     );
     if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
     process.exitCode = signals.stopped() ? 130 : 0;

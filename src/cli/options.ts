@@ -38,6 +38,17 @@ export function parseFraction(name: string) {
   };
 }
 
+/** A percentage from 0 to 100 ('1', '0.5', '2%'). */
+export function parsePercent(name: string) {
+  return (value: string): number => {
+    const v = value.trim().replace(/%$/, '');
+    const n = Number(v);
+    if (v === '' || !Number.isFinite(n) || n < 0 || n > 100)
+      throw new InvalidArgumentError(`${name} must be a percentage from 0 to 100, got '${value}'`);
+    return n;
+  };
+}
+
 /** 'WxH' -> [W, H]; both integers in [min, max] (a 100000x100000 frame would ask for 30 GB). */
 export function parseSize(name: string, min = 1, max = 16384) {
   return (value: string): [number, number] => {

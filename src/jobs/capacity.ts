@@ -10,20 +10,26 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
-import { cpuBound } from '../pipeline/figures.ts';
 import { entryCommand } from '../profilers/run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
-import { busyMachineSentence, type MachineLoad } from '../platform/machine-load.ts';
+import { busyMachineSentence } from '../platform/machine-load.ts';
 import { JetprofError } from '../util/errors.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
-import { maxOf, minOf } from '../util/stats.ts';
-import type { CapacityPoint, CapacityResult, CapacitySetup } from '../report/capacity-format.ts';
+import {
+  droppedShare,
+  type CapacityPoint,
+  type CapacityResult,
+  type CapacitySetup,
+} from '../report/capacity-format.ts';
+import { clearlyFailed, combineRuns, judgePoint, type CapacityRule } from './capacity-rule.ts';
 
 export interface CapacityOptions {
   source: string;
   backend: BackendName;
   sourceFps: number;
   p99Ms: number;
+  /** The share of delivered frames a run may drop and still hold (0..1). */
+  dropTolerance: number;
   /** The whole search stops within this many seconds. */
   budgetS: number;
   /** Seconds each point runs (after its warm-up frames). */
@@ -50,70 +56,6 @@ export function batchAt(inferArgs: readonly string[], batch: number | undefined,
   return batch === undefined || batch <= streams ? [...inferArgs] : [...inferArgs, '--batch', String(streams)];
 }
 
-/** Whether a run of `streams` streams held F FPS with nothing dropped and p99 within the limit. Pure. */
-export function judgePoint(run: RunResult, streams: number, sourceFps: number, p99Limit: number): CapacityPoint {
-  const s = run.streams ?? [];
-  const fps = s.map((x) => x.endToEndFps);
-  const processed = s.reduce((a, x) => a + x.frames, 0);
-  const dropped = s.reduce((a, x) => a + x.droppedFrames, 0);
-  const point: CapacityPoint = {
-    streams,
-    minStreamFps: fps.length ? minOf(fps) : 0,
-    meanStreamFps: fps.length ? fps.reduce((a, b) => a + b, 0) / fps.length : 0,
-    // a stream that processed no frame has no latency (null in JSON): the point cannot have met the limit
-    p99Ms: s.length ? maxOf(s.map((x) => (Number.isFinite(x.latencyMs.p99) ? x.latencyMs.p99 : Infinity))) : Infinity,
-    dropped,
-    batch: run.batch ?? 1,
-    held: false,
-    runs: 1,
-    keptShare: processed + dropped > 0 ? processed / (processed + dropped) : 0,
-  };
-  const why = [
-    s.length !== streams ? `${s.length} of ${streams} streams reported` : '',
-    point.dropped > 0 ? `${point.dropped} frames dropped` : '',
-    point.minStreamFps < sourceFps * 0.95 ? `a stream at ${point.minStreamFps.toFixed(2)} FPS` : '',
-    point.p99Ms > p99Limit ? `p99 ${point.p99Ms.toFixed(0)} ms` : '',
-  ].filter(Boolean);
-  point.held = why.length === 0;
-  point.heldRuns = point.held ? 1 : 0;
-  // the stages' means a frame (a run file from before stages were recorded has none)
-  const bound = run.stages && cpuBound(Object.fromEntries(Object.entries(run.stages).map(([k, v]) => [k, v.meanMs])));
-  if (bound) point.cpuBound = bound;
-  if (!point.held) point.why = why.join(', ');
-  return point;
-}
-
-/** A point clearly past the line: not held, and under 90% of the frames kept (another run would not change it). */
-const clearlyFailed = (p: CapacityPoint) => !p.held && (p.keptShare ?? 0) < 0.9;
-
-/**
- * One count's runs as one point: the worst figures over its runs, how many held, and whether it is borderline (held
- * in some runs but not all, or not held while keeping at least 90% of the frames). A borderline point holds when
- * most of its runs held (the search runs it again first, as MLPerf's LoadGen runs on before deciding). Pure.
- */
-export function combineRuns(runs: readonly CapacityPoint[]): CapacityPoint {
-  const held = runs.filter((r) => r.held).length;
-  const worst = runs.reduce((a, b) =>
-    a.held !== b.held ? (a.held ? b : a) : a.minStreamFps <= b.minStreamFps ? a : b,
-  );
-  const kept = runs.reduce((a, r) => a + (r.keptShare ?? 0), 0) / runs.length;
-  const mixed = held > 0 && held < runs.length;
-  const borderline = mixed || (held === 0 && kept >= 0.9);
-  const point: CapacityPoint = {
-    ...worst,
-    p99Ms: maxOf(runs.map((r) => r.p99Ms)),
-    dropped: runs.reduce((a, r) => a + r.dropped, 0),
-    runs: runs.length,
-    heldRuns: held,
-    keptShare: kept,
-    held: mixed ? held * 2 > runs.length : held === runs.length,
-    ...(borderline ? { borderline: true } : {}),
-  };
-  if (point.held) delete point.why;
-  else point.why ??= `held in ${held} of ${runs.length} runs`;
-  return point;
-}
-
 /** What the search measured, from its first run: so two results with different settings are told apart. */
 function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
   const batchValue = o.infer.batch;
@@ -135,6 +77,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
 class CapacitySearch {
   readonly t0 = Date.now();
   readonly result: CapacityResult;
+  readonly rule: CapacityRule;
   /** How long the last run of a count took (the next is started only when one that long fits the budget). */
   private lastPointS: number;
 
@@ -147,10 +90,13 @@ class CapacitySearch {
       source: o.source,
       sourceFps: o.sourceFps,
       p99LimitMs: o.p99Ms,
+      dropTolerance: o.dropTolerance,
+      pointSeconds: o.pointS,
       maxStreams: 0,
       points: [],
       seconds: 0,
     };
+    this.rule = { sourceFps: o.sourceFps, p99LimitMs: o.p99Ms, dropTolerance: o.dropTolerance };
     this.lastPointS = o.pointS + 5;
   }
 
@@ -238,17 +184,30 @@ class CapacitySearch {
     // a run that Ctrl-C cut short measured less than the point asks for: it is no measurement of the count
     if (run.interrupted || this.o.shouldStop?.()) return undefined;
     this.result.setup ??= capacitySetup(run, this.o);
-    if (run.machineLoad) this.noteLoad(run.machineLoad);
-    return judgePoint(run, streams, this.o.sourceFps, this.o.p99Ms);
+    this.noteRun(run);
+    return judgePoint(run, streams, this.rule);
   }
 
-  /** The machine's state over the search: the busiest figures of its runs, and how many were busy. */
-  noteLoad(l: MachineLoad): void {
-    const m = (this.result.machine ??= { cores: l.cores, maxLoadAvg: 0, busyRuns: 0, runs: 0 });
+  /** The machine's state over the search: the busiest figures of its runs, what they cost, the board's clocks. */
+  noteRun(run: RunResult): void {
+    const l = run.machineLoad;
+    if (!l) return;
+    const m = (this.result.machine ??= { cores: l.cores, maxLoadAvg: 0, busyRuns: 0, runs: 0, cpuSeconds: 0 });
     m.runs++;
     m.maxLoadAvg = Math.max(m.maxLoadAvg, ...l.loadAvg);
     if (l.otherCores !== undefined) m.maxOtherCores = Math.max(m.maxOtherCores ?? 0, l.otherCores);
+    if (l.stealShare !== undefined) m.maxStealShare = Math.max(m.maxStealShare ?? 0, l.stealShare);
+    m.cpuSeconds = Math.round(((m.cpuSeconds ?? 0) + l.cpuMs / 1000) * 10) / 10;
+    m.peakRssMb = Math.max(m.peakRssMb ?? 0, l.peakRssMb);
     if (busyMachineSentence(l)) m.busyRuns++;
+    const mode = run.env.powerMode;
+    if (mode && !m.powerModes?.includes(mode)) (m.powerModes ??= []).push(mode);
+    const t = run.tegrastats?.summary;
+    if (t?.meanGpuMhz !== undefined) {
+      const mhz = Math.round(t.meanGpuMhz);
+      m.gpuMhz = m.gpuMhz ? [Math.min(m.gpuMhz[0], mhz), Math.max(m.gpuMhz[1], mhz)] : [mhz, mhz];
+    }
+    if (t?.peakTempC !== undefined) m.peakTempC = Math.max(m.peakTempC ?? -Infinity, t.peakTempC);
   }
 
   /** A count of streams: its runs, as one point (repeated when borderline); undefined when none ran. */
@@ -261,9 +220,11 @@ class CapacitySearch {
       runs.push(p);
       if (clearlyFailed(p)) break;
     }
-    if (runs.length > 0 && combineRuns(runs).borderline) {
+    const first = runs.length > 0 ? combineRuns(runs) : undefined;
+    if (first?.borderline) {
+      const close = first.near ? `near the line: ${first.near}` : `held in ${first.heldRuns} of ${first.runs}`;
       this.o.onStep(
-        `${streams} stream(s): borderline after ${runs.length} run(s); running it ${this.o.repeat} more time(s)`,
+        `${streams} stream(s): borderline after ${runs.length} run(s) (${close}); running it ${this.o.repeat} more time(s) before deciding`,
       );
       for (let k = 0; k < this.o.repeat; k++) {
         const p = await this.runOnce(streams, this.o.repeat + k);
@@ -275,7 +236,7 @@ class CapacitySearch {
     const point = combineRuns(runs);
     this.result.points.push(point);
     this.o.onStep(
-      `${point.streams} stream(s), batch ${point.batch ?? 1}: min ${point.minStreamFps.toFixed(2)} FPS, p99 ${point.p99Ms.toFixed(0)} ms, dropped ${point.dropped}, held in ${point.heldRuns} of ${point.runs} runs: ${point.held ? 'held' : `not held (${point.why})`}${point.borderline ? ' (borderline)' : ''}`,
+      `${point.streams} stream(s), batch ${point.batch ?? 1}: min ${point.minStreamFps.toFixed(2)} FPS, p99 ${point.p99Ms.toFixed(0)} ms, dropped ${point.delivered ? `${point.dropped} of ${point.delivered} (${droppedShare(point)})` : point.dropped}, held in ${point.heldRuns} of ${point.runs} runs: ${point.held ? 'held' : `not held (${point.why})`}${point.borderline ? ' (borderline)' : ''}`,
     );
     return point;
   }

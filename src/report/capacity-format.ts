@@ -14,6 +14,12 @@ export interface CapacityPoint {
   /** The worst stream's p99 latency (ms). */
   p99Ms: number;
   dropped: number;
+  /** Frames the cameras delivered over its runs (processed and dropped; absent in files from before it was recorded). */
+  delivered?: number;
+  /** The fewest frames one stream processed in one run: what its p99 rests on. */
+  minStreamFrames?: number;
+  /** Held, but close to the line (p99 near the limit, frames dropped within the tolerance): in words. */
+  near?: string;
   /** Frames per run of the model at this count (infer's default: one from every stream). */
   batch?: number;
   held: boolean;
@@ -56,6 +62,10 @@ export interface CapacityResult {
   source: string;
   sourceFps: number;
   p99LimitMs: number;
+  /** The share of delivered frames a run may drop and still hold (absent in files from before it: none). */
+  dropTolerance?: number;
+  /** Seconds each run of a count measured. */
+  pointSeconds?: number;
   maxStreams: number;
   /** Absent in files from before the setup was recorded. */
   setup?: CapacitySetup;
@@ -64,42 +74,124 @@ export interface CapacityResult {
   cutShort?: string;
   seconds: number;
   /** How busy the machine was over the search's runs (each run's machineLoad): the busiest figures, and how many runs were busy. */
-  machine?: { cores: number; maxLoadAvg: number; maxOtherCores?: number; busyRuns: number; runs: number };
+  machine?: CapacityMachine;
 }
 
-/** The answer in one sentence: the count, the measured p99 behind it, the runs that held, and a borderline count. */
+/** The machine over a search's runs: the busiest figures, what the runs cost, and on a board its power mode and clocks. */
+export interface CapacityMachine {
+  cores: number;
+  maxLoadAvg: number;
+  maxOtherCores?: number;
+  /** The largest share of CPU time the hypervisor stole in a run, 0..1. */
+  maxStealShare?: number;
+  busyRuns: number;
+  runs: number;
+  /** infer's CPU time over all runs, s; its largest peak resident memory, MB. */
+  cpuSeconds?: number;
+  peakRssMb?: number;
+  /** nvpmodel's power modes seen (one, unless it changed during the search). */
+  powerModes?: string[];
+  /** tegrastats: the lowest and highest of the runs' mean GPU clocks (MHz), and the hottest reading (C). */
+  gpuMhz?: [number, number];
+  peakTempC?: number;
+}
+
+/** A p99 from fewer frames a stream than this is close to the maximum of a handful: the answer says so. */
+export const MIN_P99_FRAMES = 100;
+
+/**
+ * The seconds a count runs by default: at least 8, and long enough for MIN_P99_FRAMES frames a stream at the source's
+ * rate (with a tenth more for the frames a run may drop).
+ */
+export const defaultPointSeconds = (sourceFps: number) => Math.max(8, Math.ceil((MIN_P99_FRAMES * 1.1) / sourceFps));
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 2 : 1)}%`;
+
+/** A point's dropped frames as a share of what its cameras delivered ("0.2%"), or the bare count from older files. */
+export function droppedShare(p: CapacityPoint): string {
+  return p.delivered ? pct(p.dropped / p.delivered) : `${p.dropped} frames`;
+}
+
+/**
+ * The margin of the answer: how the count it names held and how the next one up failed ("4 held: p99 226 ms of 800,
+ * 0.0% dropped (1.0% allowed), in 2 of 2 runs; 5 failed: a stream at 4.06 FPS").
+ */
+export function capacityMargin(r: CapacityResult): string {
+  const sorted = [...r.points].sort((a, b) => a.streams - b.streams);
+  const at = sorted.find((p) => p.streams === r.maxStreams && p.held);
+  const next = sorted.find((p) => p.streams > r.maxStreams && !p.held);
+  const allowed = r.dropTolerance !== undefined ? ` (${pct(r.dropTolerance)} allowed)` : '';
+  const runs = (p: CapacityPoint) =>
+    p.runs ? `, in ${p.heldRuns ?? 0} of ${p.runs} run${p.runs === 1 ? '' : 's'}` : '';
+  const held = at
+    ? `${at.streams} held: p99 ${at.p99Ms.toFixed(0)} ms of ${r.p99LimitMs}, ${droppedShare(at)} dropped${allowed}${runs(at)}`
+    : 'no count held';
+  return next ? `${held}; ${next.streams} failed: ${next.why ?? 'not held'}${runs(next)}` : held;
+}
+
+/** The answer in one sentence: the count, its margin, borderline counts, what bounds it, and how busy the machine was. */
 export function capacitySentence(r: CapacityResult, sourceName = basename(r.source)): string {
-  const streams = `${r.maxStreams} stream${r.maxStreams === 1 ? '' : 's'}`;
-  const base = `this machine holds ${streams} of ${sourceName} at ${r.sourceFps} FPS with p99 latency under ${r.p99LimitMs} ms`;
-  const at = r.points.find((p) => p.streams === r.maxStreams && p.held);
-  const measured =
-    r.maxStreams === 0
-      ? 'no count held'
-      : at
-        ? `measured p99 ${at.p99Ms.toFixed(0)} ms${at.runs ? `, held in ${at.heldRuns} of ${at.runs} run${at.runs === 1 ? '' : 's'}` : ''}`
-        : '';
+  const base = `this machine holds ${plural(r.maxStreams, 'stream')} of ${sourceName} at ${r.sourceFps} FPS with p99 latency under ${r.p99LimitMs} ms`;
   const borderline = r.points
     .filter((p) => p.borderline)
     .sort((a, b) => a.streams - b.streams)
     .map(
       (p) =>
-        `${p.streams} stream${p.streams === 1 ? '' : 's'} ${p.held ? 'counted as held' : 'did not hold'} (held in ${p.heldRuns ?? 0} of ${p.runs ?? 1} runs, kept ${((p.keptShare ?? 0) * 100).toFixed(0)}% of the frames)`,
+        `${plural(p.streams, 'stream')} ${p.held ? 'counted as held' : 'did not hold'} (held in ${p.heldRuns ?? 0} of ${p.runs ?? 1} runs, kept ${((p.keptShare ?? 0) * 100).toFixed(0)}% of the frames${p.near ? `; near the line: ${p.near}` : ''})`,
     );
+  // the p99 of a deciding count rests on its fewest frames a stream: under MIN_P99_FRAMES it is nearly their maximum
+  const deciding = r.points.filter((p) => p.streams === r.maxStreams || p.streams === r.maxStreams + 1);
+  const fewest = Math.min(...deciding.map((p) => p.minStreamFrames ?? Infinity));
+  const thin =
+    fewest < MIN_P99_FRAMES
+      ? `the p99 rests on as few as ${plural(fewest, 'frame')} a stream, close to their maximum: give --point-seconds ${defaultPointSeconds(r.sourceFps)} or more for ${MIN_P99_FRAMES}`
+      : '';
   const setup = r.setup ? `; ${setupLine(r.setup)}` : '';
   const m = r.machine;
   const busy =
     m && m.busyRuns > 0
       ? `the machine was busy in ${m.busyRuns} of ${m.runs} runs (load average up to ${m.maxLoadAvg.toFixed(1)} on ${m.cores} cores${m.maxOtherCores !== undefined ? `, other processes up to ${m.maxOtherCores.toFixed(1)} cores` : ''}): on a quiet machine the answer may be higher`
       : '';
+  const clocks =
+    m?.gpuMhz && m.gpuMhz[0] < m.gpuMhz[1] * 0.9
+      ? `the GPU clock moved between runs (${m.gpuMhz[0]}-${m.gpuMhz[1]} MHz: throttling or a changed power mode)`
+      : '';
   // the first count that failed, when a CPU stage rather than the model stopped it
   const failed = [...r.points].sort((a, b) => a.streams - b.streams).find((p) => !p.held && p.cpuBound);
   const bound = failed?.cpuBound
-    ? `CPU-bound at ${failed.streams} stream${failed.streams === 1 ? '' : 's'}: ${failed.cpuBound.stage} ${failed.cpuBound.ms.toFixed(1)} ms a frame, more than inference's ${failed.cpuBound.inferenceMs.toFixed(1)} ms`
+    ? `CPU-bound at ${plural(failed.streams, 'stream')}: ${failed.cpuBound.stage} ${failed.cpuBound.ms.toFixed(1)} ms a frame, more than inference's ${failed.cpuBound.inferenceMs.toFixed(1)} ms`
     : '';
-  const notes = [measured, ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : []), bound, busy].filter(
-    Boolean,
-  );
+  const notes = [
+    capacityMargin(r),
+    ...(borderline.length ? [`borderline: ${borderline.join('; ')}`] : []),
+    thin,
+    bound,
+    busy,
+    clocks,
+  ].filter(Boolean);
   return `${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`;
+}
+
+/** The machine over the search, in one line: load, steal, what the runs cost, and on a board its power mode and clocks. */
+export function capacityMachineLine(r: CapacityResult): string | undefined {
+  const m = r.machine;
+  if (!m) return undefined;
+  const parts = [
+    `load average up to ${m.maxLoadAvg.toFixed(1)} on ${m.cores} cores`,
+    ...(m.maxOtherCores !== undefined ? [`other processes up to ${m.maxOtherCores.toFixed(1)} cores`] : []),
+    ...(m.maxStealShare !== undefined ? [`CPU steal up to ${pct(m.maxStealShare)}`] : []),
+    ...(m.cpuSeconds !== undefined
+      ? [`infer's CPU time ${m.cpuSeconds.toFixed(0)} s over ${plural(m.runs, 'run')}`]
+      : []),
+    ...(m.peakRssMb !== undefined ? [`peak memory ${m.peakRssMb} MB`] : []),
+    ...(m.powerModes?.length ? [`power mode ${m.powerModes.join(', then ')}`] : []),
+    ...(m.gpuMhz
+      ? [`GPU clock ${m.gpuMhz[0] === m.gpuMhz[1] ? m.gpuMhz[0] : `${m.gpuMhz[0]}-${m.gpuMhz[1]}`} MHz`]
+      : []),
+    ...(m.peakTempC !== undefined ? [`up to ${m.peakTempC.toFixed(1)} C`] : []),
+  ];
+  return `The machine over the search: ${parts.join(', ')}; ${m.busyRuns ? `busy in ${m.busyRuns} of ${m.runs} runs` : 'no run was measured on a busy machine'}.`;
 }
 
 /** The setup in a few words: what a second result with other settings would differ in. */
@@ -114,13 +206,14 @@ export const CAPACITY_HEADERS = [
   'Min stream FPS',
   'Mean stream FPS',
   'p99 latency (ms)',
-  'Dropped frames',
+  'p99 over (fewest frames a stream)',
+  'Dropped, all runs',
   'Runs held',
   'Held',
 ];
-export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'];
+export const CAPACITY_ALIGN: ('l' | 'r')[] = ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'];
 
-/** One row per count of streams tried, fewest first. */
+/** One row per count of streams tried, fewest first; the figures are the worst of its runs, drops their sum. */
 export function capacityRows(r: CapacityResult): string[][] {
   return [...r.points]
     .sort((a, b) => a.streams - b.streams)
@@ -131,9 +224,10 @@ export function capacityRows(r: CapacityResult): string[][] {
       p.minStreamFps.toFixed(2),
       p.meanStreamFps.toFixed(2),
       typeof p.p99Ms === 'number' && Number.isFinite(p.p99Ms) ? p.p99Ms.toFixed(0) : '-',
-      String(p.dropped),
+      p.minStreamFrames !== undefined ? String(p.minStreamFrames) : '',
+      p.delivered ? `${p.dropped} of ${p.delivered} (${droppedShare(p)})` : String(p.dropped),
       p.runs ? `${p.heldRuns ?? 0} of ${p.runs}` : '',
-      `${p.held ? 'held' : `no: ${p.why}`}${p.borderline ? ' (borderline)' : ''}`,
+      `${p.held ? 'held' : `no: ${p.why}`}${p.borderline ? ` (borderline${p.near ? `: ${p.near}` : ''})` : ''}`,
     ]);
 }
 

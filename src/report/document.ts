@@ -4,7 +4,7 @@
  * written here once and both files show it in the same place. Pure: a LabReport in, blocks out; charts are data
  * (html.ts draws them; Markdown, which has no pictures, leaves them out).
  */
-import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityRows } from './capacity-format.ts';
+import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityMachineLine, capacityRows } from './capacity-format.ts';
 import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
 import {
   ACCURACY_HEADERS,
@@ -241,6 +241,8 @@ function capacityBlocks(r: LabReport): Block[] {
       },
       { kind: 'table', headers: CAPACITY_HEADERS, rows: capacityRows(c), align: CAPACITY_ALIGN },
     );
+    const machine = capacityMachineLine(c);
+    if (machine) out.push({ kind: 'paragraph', text: machine, small: true });
   }
   out.push({ kind: 'paragraph', text: CAPACITY_RULE, small: true });
   return out;

@@ -269,7 +269,7 @@ export function capacityCaption(c: CapacityResult): string {
 
 /** What "held" means, under every capacity table. */
 export const CAPACITY_RULE =
-  "A count of streams held when every stream kept at least 95% of the source frame rate, no frame was dropped and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`.";
+  "A count of streams held when every stream kept at least 95% of the source frame rate, the frames dropped stayed within the search's tolerance (its answer names it; 1% by default) and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`, repeated, and a count near the line is measured again before it decides.";
 
 export function streamsCaption(m: LabReport['multiStream'][number]): string {
   const b = m.batches;
