@@ -18,6 +18,8 @@
  *      inference stage over the model alone, the write stage against what writing costs end to end
  *  12. ortpeer (--only ortpeer): jetprof against the lab's script structure in Python on the same runtime (Python's
  *      onnxruntime on jetprof's .onnx, bench/peer_ort.py), sequential, demo and dense model, alternating
+ *  13. capacity (--only capacity): the same jetprof capacity search twice in a row, then twice beside two processes that
+ *      each keep a core busy: the answers, whether they agree, and whether one that differs says the machine was busy
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -38,6 +40,7 @@ import { benchStreams } from './sections/streams.ts';
 import { benchBoards } from './sections/boards.ts';
 import { benchWriters } from './sections/writers.ts';
 import { benchOrtPeer } from './sections/ort-peer.ts';
+import { benchCapacityStability } from './sections/capacity-stability.ts';
 
 // every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it:
 // the peers inherit the variable
@@ -56,6 +59,7 @@ if (ONLY.has(9)) benchStreams();
 if (ONLY.has(10)) benchBoards();
 if (ONLY.has(11)) benchWriters();
 if (ONLY.has(12)) benchOrtPeer();
+if (ONLY.has(13)) benchCapacityStability();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,
