@@ -657,7 +657,7 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
   "the lab's own log, steady state: the critical path without start-up and tear-down, re-normalised, what it gives per frame, and the lab's typed-in figures reconciled with it",
   async (t) => {
     const { parseProfileFile } = await import('../src/parsers/parse-file.ts');
-    const { steadyState, reconcile } = await import('../src/report/profile-section.ts');
+    const { steadyState, reconcile } = await import('../src/report/steady-state.ts');
     const parsed = await parseProfileFile(realLog);
     if (parsed.kind !== 'nvprof') return t.fail('not read as nvprof');
     const s = steadyState(parsed.result.value.processes[0], 5)!;
@@ -667,10 +667,17 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     // 131.669000us: 436.582002065 s of the table's 527.720693684 s
     t.is(s.removed.length, 9);
     t.is(s.removedNs, 436_582_002_065);
-    t.is(s.remainingNs, 527_720_693_684 - 436_582_002_065);
-    // <Other> 73.946650s is the first row left: 73.946650 / 91.138691619 = 81.14%
+    // left out too, called fewer times than the 168 frames by the summary's counts (the API version suffix dropped):
+    // 36 rows, cudaMemGetInfo (18 calls, 5.726921s), cuModuleUnload (19), cuMemFree (2), cudaMemcpyAsync (43), ...:
+    // 7.080454113 s (each row by hand from both tables, summed with decimal arithmetic)
+    t.is(s.occasional?.length, 36);
+    t.deepEqual(s.occasional?.[0], { name: 'cudaMemGetInfo', calls: 18 });
+    t.is(s.occasionalNs, 7_080_454_113);
+    t.is(s.remainingNs, 527_720_693_684 - 436_582_002_065 - 7_080_454_113);
+    // <Other> 73.946650s is the first row left: 73.946650 / 84.058237506 = 87.97%
     t.is(s.rows[0].name, '<Other>');
-    t.is(s.rows[0].pct.toFixed(2), '81.14');
+    t.is(s.rows[0].pct.toFixed(2), '87.97');
+    t.is(s.otherNs, 73_946_650_000);
     t.is(s.rows[1].name, 'trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1');
     // per frame: 168 enqueues; the 17 GPU activities rows add up to 9.862699491 s, 58.7 ms a frame;
     // cuStreamSynchronize: 8.70597s over 168 calls, 51.821ms each (the API table's average)
@@ -678,6 +685,22 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     t.is(s.gpuNs, 9_862_699_491);
     t.is((s.gpuPerFrameNs! / 1e6).toFixed(1), '58.7');
     t.like(s.sync, { name: 'cuStreamSynchronize', avgNs: 51_821_000, calls: 168 });
+    // per frame by kind: HtoD 250.34ms, DtoD 236.45ms, DtoH 1.9367ms, memset 44.791us, kernels the other
+    // 9.373928 s; over 168 frames 55.8, 1.5, 1.4 ms, 11.5 us and 0.3 us. TensorRT's enqueue: 1.36372s / 168 = 8.1 ms
+    t.deepEqual(
+      s.gpuByKind?.map((k) => [k.kind, Math.round(k.perFrameNs)]),
+      [
+        ['kernels', Math.round((9_862_699_491 - 250_340_000 - 236_450_000 - 1_936_700 - 44_791) / 168)],
+        ['HtoD', Math.round(250_340_000 / 168)],
+        ['DtoD', Math.round(236_450_000 / 168)],
+        ['DtoH', Math.round(1_936_700 / 168)],
+        ['memset', Math.round(44_791 / 168)],
+      ],
+    );
+    t.is(s.enqueuePerFrameNs, 1_363_720_000 / 168);
+    // the layers by the GPU time inside their ranges: 036_convolutional's winograd kernel 1.23369s, 7.3434 ms a frame
+    t.like(s.layers?.[0], { name: '036_convolutional', gpuNs: 1_233_690_000, hostNs: 11_668_000, calls: 168 });
+    t.like(s.layers?.[1], { name: '027_convolutional' });
     // the lab's 10.45 / 4.99 FPS: 95.7 ms inference = 37.0 host work + 58.7 GPU, of which the host waits 51.8 in
     // cuStreamSynchronize (8.70597 s / 168 frames) and enqueues 6.9; 200.4 - 95.7 = 104.7 ms outside it
     const line = reconcile(s, { modelType: 'TensorRT', inferenceFps: 10.45, endToEndFps: 4.99 })!;
@@ -691,6 +714,11 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     );
     t.regex(line, /104\.7 ms a frame outside inference \(1000 \/ 4\.99 - 1000 \/ 10\.45/);
     t.regex(line, /typed in from a run without the profiler and the log is another, profiled run/);
+    // <Other> against the loop: 168 frames at 4.99 FPS last 33.7 s, less than <Other>'s 73.946650 s
+    t.regex(
+      line,
+      /<Other> \(73\.946650 s\) is longer than the whole frame loop \(168 frames at 4\.99 FPS: 33\.7 s\), so most of it is host work before the first frame or after the last/,
+    );
     // and in the report, from the command line, whatever the row is called: the lab's script is trt_inference.py
     for (const name of ['TensorRT', 'TRT']) {
       const r = runCli('jetprof', [
@@ -704,7 +732,21 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
       ]);
       t.is(r.code, 0, r.stderr);
       t.regex(r.stdout, /\*\*Steady state: the critical path without the 9 rows of start-up and tear-down/);
-      t.regex(r.stdout, /\| 81\.14% \| 73\.946650 s \| 0 ns \| \\<Other\\> \|/);
+      t.regex(r.stdout, /\| 87\.97% \| 73\.946650 s \| 0 ns \| \\<Other\\> \|/);
+      t.regex(
+        r.stdout,
+        /and the 36 rows called fewer times than the 168 frames, so not once a frame \(calls: cudaMemGetInfo 18, /,
+      );
+      t.regex(
+        r.stdout,
+        /58\.7 ms a frame \(kernels 55\.8 ms, HtoD 1\.5 ms, DtoD 1\.4 ms, DtoH 11\.5 us, memset 0\.3 us\)/,
+      );
+      t.regex(r.stdout, /TensorRT's enqueue holds the host 8\.1 ms a frame/);
+      t.regex(
+        r.stdout,
+        /\*\*TensorRT layers by GPU time: .* the ranges hold 9\.569 s of the log's 9\.863 s of GPU activities\*\*/,
+      );
+      t.regex(r.stdout, /\n\| 1\.234 s \| 7\.343 ms \| 12\.9% \| 11\.668 ms \| 168 \| 036_convolutional \|/);
       t.regex(
         r.stdout,
         new RegExp(
@@ -723,7 +765,7 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
       lab,
       /memory copies and sets are 5\.0% of the GPU time \(488\.771 ms of 9\.863 s: HtoD 250\.340 ms, DtoD 236\.450 ms, DtoH 1\.937 ms, memset 44\.791 us\)/,
     );
-    t.regex(lab, /: 436\.582002 s\), each remaining row's share of the 91\.138692 s left/);
+    t.regex(lab, /: 7\.080454 s\), each remaining row's share of the 84\.058238 s left/);
     // rows whose names say nothing: none is picked, and the report says why and how to name one
     const twoRows = ['report', '--profile', realLog, '--fps', 'A@960x540=10.45/4.99', '--fps', 'B@960x540=1.09/0.92'];
     const none = runCli('jetprof', twoRows);

@@ -34,6 +34,9 @@ import {
   stageRows,
   STEADY_HEADERS,
   steadyStateCaption,
+  layersCaption,
+  layerRows,
+  LAYER_HEADERS,
   steadyStateRows,
   STREAM_HEADERS,
   streamRows,
@@ -387,6 +390,16 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
       { kind: 'table', headers: STEADY_HEADERS, rows: steadyStateRows(p.steadyState), align: ['r', 'r', 'r', 'l'] },
       ...(line ? [{ kind: 'paragraph' as const, text: line }] : []),
     );
+    if (p.steadyState.layers?.length)
+      out.push(
+        { kind: 'caption', level: 4, text: layersCaption(p.steadyState) },
+        {
+          kind: 'table',
+          headers: LAYER_HEADERS,
+          rows: layerRows(p.steadyState),
+          align: ['r', 'r', 'r', 'r', 'r', 'l'],
+        },
+      );
   }
   out.push(
     ...timedBlocks('Top GPU kernels and copies', p.kernels, 'Name'),

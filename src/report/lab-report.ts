@@ -32,7 +32,8 @@ import {
   stageTable,
   typedFpsRow,
 } from './run-rows.ts';
-import { profileSection, reconcile } from './profile-section.ts';
+import { profileSection } from './profile-section.ts';
+import { reconcile } from './steady-state.ts';
 
 export interface ReportExtras {
   skipped?: SkippedBackend[];

@@ -1,11 +1,12 @@
 /** Parsed profiles to report sections: the critical path and waiting rows, top kernels and API calls, NVTX and OS runtime, and the notes drawn from them. Pure. */
 import type { NsysRow } from '../parsers/nsys.ts';
-import type { DependencyRow, NvprofProcess } from '../parsers/nvprof.ts';
+import type { DependencyRow } from '../parsers/nvprof.ts';
 import { notInferenceShare } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 import { formatNs, formatPct, formatDependencyNs } from './tables.ts';
 
-import type { LabeledProfile, TimedRow, ProfileSection, SteadyState } from './report-types.ts';
+import type { LabeledProfile, TimedRow, ProfileSection } from './report-types.ts';
+import { gpuKind, START_UP_ROW, steadyState } from './steady-state.ts';
 
 function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] {
   return (rows ?? []).map((r) => ({
@@ -17,78 +18,6 @@ function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] 
 }
 
 const byTotal = (a: TimedRow, b: TimedRow) => b.totalNs - a.totalNs;
-
-/** Rows of the critical path that are start-up and tear-down (allocation, context, streams): outside the frame loop. */
-export const START_UP_ROW =
-  /^(cudaMalloc|cudaFree|cuCtx(Create|Detach|Destroy)|cudaStreamCreate|cudaHostAlloc|cudaMallocHost)/;
-
-/**
- * The frame loop's view of an nvprof log: the dependency table without start-up and tear-down, re-normalised, and
- * per frame what the log says (TensorRT's enqueue range counts the frames; GPU activities over them; the host's wait on
- * the stream). Undefined without a dependency table.
- */
-export function steadyState(proc: NvprofProcess, top: number): SteadyState | undefined {
-  if (proc.dependency.length === 0) return undefined;
-  const removed = proc.dependency.filter((d) => START_UP_ROW.test(d.name));
-  const rest = proc.dependency.filter((d) => !START_UP_ROW.test(d.name));
-  const remainingNs = rest.reduce((s, d) => s + d.criticalPathNs, 0);
-  const enqueue = proc.nvtx.domains
-    .flatMap((d) => d.ranges)
-    .find((r) => r.name === 'ExecutionContext::enqueue')
-    ?.rows.find((r) => r.type === 'Range');
-  const gpu = proc.summary.filter((r) => r.type === 'GPU activities');
-  const gpuNs = gpu.length ? gpu.reduce((s, r) => s + r.totalNs, 0) : undefined;
-  const sync =
-    proc.summary.find((r) => r.type === 'API calls' && /^cuStreamSynchronize$/.test(r.name)) ??
-    proc.summary.find((r) => r.type === 'API calls' && /^cudaStreamSynchronize$/.test(r.name));
-  const frames = enqueue?.calls;
-  return {
-    removed: removed.map((d) => d.name),
-    removedNs: removed.reduce((s, d) => s + d.criticalPathNs, 0),
-    rows: rest.slice(0, top).map((d) => ({
-      name: d.name,
-      criticalPathNs: d.criticalPathNs,
-      pct: remainingNs > 0 ? (d.criticalPathNs / remainingNs) * 100 : 0,
-      waitingNs: d.waitingNs,
-    })),
-    remainingNs,
-    ...(frames ? { frames } : {}),
-    ...(gpuNs !== undefined ? { gpuNs } : {}),
-    ...(frames && gpuNs !== undefined ? { gpuPerFrameNs: gpuNs / frames } : {}),
-    ...(sync ? { sync: { name: sync.name, avgNs: sync.avgNs, calls: sync.calls } } : {}),
-  };
-}
-
-/**
- * The lab's typed-in figures held against the log, per frame, so the parts add up: inference (1000 / inference FPS) =
- * the host's own work + the GPU's time a frame (from the log), the host's wait in the stream synchronisation being part
- * of the GPU's time, not added to it; then the time outside inference (1000 / end-to-end FPS - 1000 / inference FPS).
- * The typed-in FPS and the log come from two runs (one profiled, one not): the sentence says so.
- */
-export function reconcile(
-  s: SteadyState,
-  typed: { modelType: string; inferenceFps: number; endToEndFps: number },
-): string | undefined {
-  if (s.gpuPerFrameNs === undefined || !s.frames || !(typed.inferenceFps > 0) || !(typed.endToEndFps > 0))
-    return undefined;
-  const inferenceMs = 1000 / typed.inferenceFps;
-  const e2eMs = 1000 / typed.endToEndFps;
-  const gpuMs = s.gpuPerFrameNs / 1e6;
-  const f1 = (x: number) => x.toFixed(1);
-  const waitMs = s.sync ? (s.sync.avgNs * s.sync.calls) / s.frames / 1e6 : undefined;
-  const wait =
-    waitMs === undefined
-      ? ''
-      : waitMs <= gpuMs
-        ? `; of the GPU's ${f1(gpuMs)} ms the host spends ${f1(waitMs)} ms waiting in ${s.sync!.name} (${s.sync!.calls} calls over ${s.frames} frames) and ${f1(gpuMs - waitMs)} ms enqueueing the next work: the wait overlaps the GPU's time, it is not added to it`
-        : `; the host waits ${f1(waitMs)} ms a frame in ${s.sync!.name}, longer than the GPU's ${f1(gpuMs)} ms: in the profiled run the host also waited for work the log does not count as GPU activity`;
-  const host = inferenceMs - gpuMs;
-  const split =
-    host >= 0
-      ? `= host work ${f1(host)} ms (launching, copying in and out, the script's own work: the difference) + the GPU's ${f1(gpuMs)} ms`
-      : `is less than the GPU's ${f1(gpuMs)} ms a frame in the log: the profiled run was slower than the one whose FPS were typed in`;
-  return `per frame, ${typed.modelType}: inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) ${split} (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ExecutionContext::enqueue ranges)${wait}; ${f1(e2eMs - inferenceMs)} ms a frame outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write). The FPS were typed in from a run without the profiler and the log is another, profiled run, so the split is an estimate.`;
-}
 
 /** Notes a reader would otherwise have to work out from the tables. Each is tied to a number in them. */
 export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
@@ -127,7 +56,7 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
     p.gpu?.copies ??
     p.kernels
       .filter((k) => /\[CUDA mem(cpy|set)/.test(k.name))
-      .map((k) => ({ kind: copyKind(k.name), totalNs: k.totalNs }));
+      .map((k) => ({ kind: gpuKind(k.name), totalNs: k.totalNs }));
   if (copies.length && gpuTotal > 0) {
     const c = copies.reduce((s, k) => s + k.totalNs, 0);
     notes.push(
@@ -191,13 +120,9 @@ function gpuOf(summary: { type: string; name: string; totalNs: number }[]): Prof
     totalNs: rows.reduce((s, r) => s + r.totalNs, 0),
     copies: rows
       .filter((r) => /\[CUDA mem(cpy|set)/.test(r.name))
-      .map((r) => ({ kind: copyKind(r.name), totalNs: r.totalNs })),
+      .map((r) => ({ kind: gpuKind(r.name), totalNs: r.totalNs })),
   };
 }
-
-/** "[CUDA memcpy HtoD]" -> "HtoD", "[CUDA memset]" -> "memset". */
-const copyKind = (name: string) =>
-  /\[CUDA mem(?:cpy ([^\]]+)|(set))\]/.exec(name)?.slice(1).find(Boolean)?.replace(/^set$/, 'memset') ?? name;
 
 export function profileSection(p: LabeledProfile, top: number): ProfileSection[] {
   const out: Omit<ProfileSection, 'notes'>[] = [];

@@ -315,7 +315,15 @@ export const STEADY_HEADERS = ['Share of the rest', 'Critical path', 'Waiting ti
 export function steadyStateCaption(s: SteadyState): string {
   // sums of the table's rows, shown at the table's own precision (microseconds), not at the nanoseconds they add up to
   const us = (ns: number) => formatDependencyNs(Math.round(ns / 1000) * 1000);
-  return `Steady state: the critical path without the ${s.removed.length} row${s.removed.length === 1 ? '' : 's'} of start-up and tear-down (${s.removed.join(', ')}: ${us(s.removedNs)}), each remaining row's share of the ${us(s.remainingNs)} left`;
+  const occasional = s.occasional ?? [];
+  const named = occasional
+    .slice(0, 5)
+    .map((o) => `${o.name} ${o.calls}`)
+    .join(', ');
+  const rare = occasional.length
+    ? ` and the ${occasional.length} row${occasional.length === 1 ? '' : 's'} called fewer times than the ${s.frames} frames, so not once a frame (calls: ${named}${occasional.length > 5 ? `, ${occasional.length - 5} more` : ''}: ${us(s.occasionalNs ?? 0)})`
+    : '';
+  return `Steady state: the critical path without the ${s.removed.length} row${s.removed.length === 1 ? '' : 's'} of start-up and tear-down (${s.removed.join(', ')}: ${us(s.removedNs)})${rare}, each remaining row's share of the ${us(s.remainingNs)} left`;
 }
 
 export function steadyStateRows(s: SteadyState): string[][] {
@@ -330,13 +338,54 @@ export function steadyStateRows(s: SteadyState): string[][] {
 /** What the log gives per frame, each figure with the rows it comes from; undefined when the log has none of it. */
 export function perFrameLine(s: SteadyState): string | undefined {
   const parts: string[] = [];
-  if (s.frames && s.gpuNs !== undefined && s.gpuPerFrameNs !== undefined)
+  const ms = (ns: number) => (ns / 1e6).toFixed(1);
+  if (s.frames && s.gpuNs !== undefined && s.gpuPerFrameNs !== undefined) {
+    // a copy of a few microseconds a frame is shown in microseconds, not as 0.0 ms
+    const small = (ns: number) => (ns >= 1e5 ? `${ms(ns)} ms` : `${(ns / 1e3).toFixed(1)} us`);
+    const kinds = s.gpuByKind?.length
+      ? ` (${s.gpuByKind.map((k) => `${k.kind} ${small(k.perFrameNs)}`).join(', ')})`
+      : '';
     parts.push(
-      `GPU activities (kernels and copies) ${formatNs(s.gpuNs)} in all, ${(s.gpuPerFrameNs / 1e6).toFixed(1)} ms a frame over the ${s.frames} ExecutionContext::enqueue ranges (one per frame)`,
+      `GPU activities (kernels and copies) ${formatNs(s.gpuNs)} in all, ${ms(s.gpuPerFrameNs)} ms a frame${kinds} over the ${s.frames} ExecutionContext::enqueue ranges (one per frame)`,
     );
+  }
+  if (s.enqueuePerFrameNs !== undefined)
+    parts.push(`TensorRT's enqueue holds the host ${ms(s.enqueuePerFrameNs)} ms a frame (the range's mean)`);
   if (s.sync)
     parts.push(
-      `the host waits ${(s.sync.avgNs / 1e6).toFixed(1)} ms a call in ${s.sync.name} (${s.sync.calls} calls: the API table's average)`,
+      `the host waits ${ms(s.sync.avgNs)} ms a call in ${s.sync.name} (${s.sync.calls} calls: the API table's average)`,
+    );
+  if (s.otherNs !== undefined)
+    parts.push(
+      `<Other> (${formatDependencyNs(s.otherNs)}) is the host's time outside any CUDA call over the whole process, its start and end included: nvprof's summary has no timestamps to cut the frame loop out by`,
     );
   return parts.length ? `Per frame, from the log: ${parts.join('; ')}.` : undefined;
+}
+
+export const LAYER_HEADERS = [
+  'GPU time',
+  'GPU a frame',
+  "Share of the layers' GPU",
+  'Host time in the range',
+  'Calls',
+  'Layer',
+];
+
+/** What the layer table shows, and how much of the log's GPU time its ranges hold. */
+export function layersCaption(s: SteadyState): string {
+  const sum = s.layersGpuNs ?? 0;
+  const of = s.gpuNs ? `; the ranges hold ${formatNs(sum)} of the log's ${formatNs(s.gpuNs)} of GPU activities` : '';
+  return `TensorRT layers by GPU time: the kernels and copies launched inside each layer's NVTX range, which says which layer is slowest (the host's time in the range is only the launch)${of}`;
+}
+
+export function layerRows(s: SteadyState): string[][] {
+  const sum = s.layersGpuNs ?? 0;
+  return (s.layers ?? []).map((l) => [
+    formatNs(l.gpuNs),
+    `${(l.gpuNs / Math.max(1, l.calls) / 1e6).toFixed(3)} ms`,
+    sum > 0 ? `${((l.gpuNs / sum) * 100).toFixed(1)}%` : '-',
+    formatNs(l.hostNs),
+    String(l.calls),
+    l.name,
+  ]);
 }

@@ -205,16 +205,30 @@ export interface SteadyState {
   /** The rows left out, by name (start-up and tear-down), and the critical-path time they held (ns). */
   removed: string[];
   removedNs: number;
+  /** Rows also left out because the summary counts fewer calls than there are frames: not once a frame. */
+  occasional?: { name: string; calls: number }[];
+  occasionalNs?: number;
   /** The rest, top rows first: their critical-path time and its share of what remains. */
   rows: { name: string; criticalPathNs: number; pct: number; waitingNs: number }[];
   remainingNs: number;
+  /** `<Other>`'s critical-path time: host time outside any CUDA call, over the whole process. */
+  otherNs?: number;
   /** Frames the log ran: the calls of the NVTX range `ExecutionContext::enqueue` (TensorRT's inference). */
   frames?: number;
-  /** GPU activities (kernels and copies) in all, and per frame. */
+  /** The host's time inside TensorRT's enqueue, a frame (its Range row's total over the frames). */
+  enqueuePerFrameNs?: number;
+  /** GPU activities (kernels and copies) in all, and per frame; per frame by kind (kernels, HtoD, DtoH, ...). */
   gpuNs?: number;
   gpuPerFrameNs?: number;
+  gpuByKind?: { kind: string; perFrameNs: number }[];
   /** The host waiting on the GPU: cuStreamSynchronize's (or cudaStreamSynchronize's) mean time per call, and calls. */
   sync?: { name: string; avgNs: number; calls: number };
+  /**
+   * TensorRT's layer ranges, the top ones by GPU time: the GPU time of the work launched inside each, the host's time in
+   * it, its calls; and the GPU time of all layer ranges together.
+   */
+  layers?: { name: string; gpuNs: number; hostNs: number; calls: number }[];
+  layersGpuNs?: number;
 }
 
 export interface EnvBlock {
