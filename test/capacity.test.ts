@@ -147,7 +147,7 @@ test("capacity --write searches with every stream's video written, as infer writ
   );
 });
 
-test('capacity: a count held in some runs but not all, or missed while keeping 90% of the frames, is borderline and decided by most runs; the answer gives its margin (how the count held and how the next one failed), the runs and the setup, so two setups read apart', async (t) => {
+test('capacity: a count holds only when every run held; one held in some runs, or missed while keeping 90% of the frames, is borderline (at the line); the answer gives its margin (how the count held and how the next one failed), the runs and the setup, so two setups read apart', async (t) => {
   const run = (held: boolean, kept: number, p99: number) => ({
     streams: 1,
     minStreamFps: held ? 10 : 9.4,
@@ -164,8 +164,9 @@ test('capacity: a count held in some runs but not all, or missed while keeping 9
   const clear = combineRuns([run(true, 1, 300), run(true, 1, 320)]);
   t.like(clear, { held: true, runs: 2, heldRuns: 2, p99Ms: 320 });
   t.false(!!clear.borderline);
+  // held in 3 of 4 runs: at the line, not held (a majority would flip between searches of a count that holds half the time)
   const mixed = combineRuns([run(true, 1, 300), run(false, 0.94, 380), run(true, 1, 310), run(true, 1, 305)]);
-  t.like(mixed, { held: true, borderline: true, runs: 4, heldRuns: 3 });
+  t.like(mixed, { held: false, borderline: true, runs: 4, heldRuns: 3, why: '5 frames dropped' });
   const close = combineRuns([run(false, 0.94, 380), run(false, 0.95, 390)]);
   t.like(close, { held: false, borderline: true, heldRuns: 0 });
   const far = combineRuns([run(false, 0.5, 900)]);

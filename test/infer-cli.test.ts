@@ -451,7 +451,7 @@ test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node ca
   );
 });
 
-test("every run also times the model alone (back-to-back runs on the loop's last input, after the loop, outside its figures), in the run JSON, on the console and in the report; --model-alone 0 skips it", (t) => {
+test("every run also times the model alone (back-to-back runs on the loop's last input, after the loop, outside its figures; min to max as trtexec gives them), in the run JSON, on the console and in the report, beside each stage's min and max and one stream's latency; --model-alone 0 skips it", (t) => {
   const dir = join(scratchDir(), 'model-alone');
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
@@ -461,15 +461,30 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 30, JSON.stringify(run.modelAlone));
   t.is(run.modelAlone.batch, 1);
-  t.true(run.modelAlone.perFrameMs > 0 && run.modelAlone.p99Ms >= run.modelAlone.p50Ms);
+  // as trtexec gives a bare engine's latency: min, p50, p90, p99, max, in order
+  const m = run.modelAlone;
+  t.true(
+    m.perFrameMs > 0 && m.minMs <= m.p50Ms && m.p50Ms <= m.p90Ms && m.p90Ms <= m.p99Ms && m.p99Ms <= m.maxMs,
+    JSON.stringify(m),
+  );
   t.is(run.frames, 5, 'the timed runs are not frames of the loop');
+  // every stage has its fastest and slowest frame; one free-running stream its latency, read to boxes
+  for (const st of Object.values(run.stages) as { minMs: number; p50Ms: number; maxMs: number }[])
+    t.true(st.minMs <= st.p50Ms && st.p50Ms <= st.maxMs, JSON.stringify(st));
+  t.true(run.latencyMs.p50 > 0 && run.latencyMs.p50 <= run.latencyMs.p90 && run.latencyMs.p90 <= run.latencyMs.p99);
+  t.true(run.latencyMs.p99 >= run.stages.inference.minMs, 'a frame waits at least for the model');
   const said = r.stdout.replace(/\s+/g, ' ');
   t.regex(
     said,
-    /Model alone [\d.]+ ms a frame \(\d+ back-to-back runs on one frame, p99 [\d.]+ ms a run(; only \d+ runs, so a rough figure)?\); in the loop [\d.]+ ms, (the same|\d+% (slower|faster))/,
+    /Model alone [\d.]+ ms a frame \(\d+ back-to-back runs on one frame, min [\d.]+, p50 [\d.]+, p90 [\d.]+, p99 [\d.]+, max [\d.]+ ms a run(; only \d+ runs, so a rough figure)?\); in the loop [\d.]+ ms, (the same|\d+% (slower|faster))/,
   );
+  t.regex(said, /\| Stage \| mean ms \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
+  t.regex(said, /Latency, a frame's read to its boxes: p50 [\d.]+, p90 [\d.]+, p99 [\d.]+ ms \(5 frames\)\./);
   const rep = runCli('jetprof', ['report', '--run', json]);
-  t.regex(rep.stdout.replace(/\s+/g, ' '), /- ONNX Runtime \(CPU, FP32\): Model alone [\d.]+ ms a frame/);
+  const page = rep.stdout.replace(/\s+/g, ' ');
+  t.regex(page, /- ONNX Runtime \(CPU, FP32\): Model alone [\d.]+ ms a frame/);
+  t.regex(page, /- ONNX Runtime \(CPU, FP32\): Latency, a frame's read to its boxes: p50 [\d.]+/);
+  t.regex(page, /\| Stage \| mean \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
   const skipped = join(dir, 'skipped.json');
   t.is(
     runCli('infer', [

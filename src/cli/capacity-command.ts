@@ -35,7 +35,7 @@ export function capacityCommand(): Command {
   return new Command('capacity')
     .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
     .description(
-      "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps 95% of the frame rate, the run drops at most --max-dropped of the frames the cameras delivered, and the worst stream's p99 latency from a frame's arrival to its boxes is within --p99-ms. Each count runs --point-seconds and is repeated (--repeat); a count near the line is run again before it decides. The search stops by itself within --budget seconds and prints a table, the answer with its margin (how the count held, how the next one up failed) and the machine's state over the search (load, CPU steal, CPU time, memory; on a Jetson power mode, GPU clocks and temperature).\n" +
+      "Runs infer with --streams N --realtime for 1, 2, 4, ... streams of SOURCE, each paced at --source-fps as a camera delivers frames, until a count does not hold, then bisects: a count holds when every stream keeps 95% of the frame rate, the run drops at most --max-dropped of the frames the cameras delivered, and the worst stream's p99 latency from a frame's arrival to its boxes is within --p99-ms. Each count runs --point-seconds and is repeated (--repeat); a count holds only when every run held, and one that held near the line is run again before it counts. The search stops by itself within --budget seconds and prints a table, the answer with its margin (how the count held, how the next one up failed) and the machine's state over the search (load, CPU steal, CPU time, memory; on a Jetson power mode, GPU clocks and temperature).\n" +
         "Counts run without writing the streams' videos (infer --no-write) unless --write says so; the answer says which. Arguments after -- go to infer (model, frame size, ...). Each count runs in batches of all its streams (infer's default); --batch B after -- runs batches of at most B (min(B, streams)): --batch 1 for a TensorRT engine built for batch 1.",
     )
     .argument('<source>', 'a video file (or a stream) to replicate as cameras')
@@ -66,7 +66,7 @@ export function capacityCommand(): Command {
     )
     .option(
       '--repeat <n>',
-      'runs of each count; a count near the line (held in some runs only, p99 above 80% of the limit, any frame dropped) is run as many times again and decided by most runs',
+      'runs of each count; it holds only when every run held, and one that held near the line (p99 above 80% of the limit, any frame dropped) is run as many times again before it counts',
       parseIntInRange('--repeat', 1, 10),
       2,
     )

@@ -213,23 +213,24 @@ class CapacitySearch {
   /** A count of streams: its runs, as one point (repeated when borderline); undefined when none ran. */
   async measure(streams: number): Promise<CapacityPoint | undefined> {
     const runs: CapacityPoint[] = [];
-    // --repeat runs; one run clearly past the line settles it; a borderline point gets as many runs again
+    // --repeat runs; a run clearly past the line settles it (a count holds only when every run held)
     for (let k = 0; k < this.o.repeat; k++) {
       const p = await this.runOnce(streams, k);
       if (!p) break;
       runs.push(p);
       if (clearlyFailed(p)) break;
     }
+    // a count that held, but near the line, is measured as many times again: it counts only if it holds in all of them
     const first = runs.length > 0 ? combineRuns(runs) : undefined;
-    if (first?.borderline) {
-      const close = first.near ? `near the line: ${first.near}` : `held in ${first.heldRuns} of ${first.runs}`;
+    if (first?.held && first.borderline) {
       this.o.onStep(
-        `${streams} stream(s): borderline after ${runs.length} run(s) (${close}); running it ${this.o.repeat} more time(s) before deciding`,
+        `${streams} stream(s): held, but near the line (${first.near}); running it ${this.o.repeat} more time(s) before it counts`,
       );
       for (let k = 0; k < this.o.repeat; k++) {
         const p = await this.runOnce(streams, this.o.repeat + k);
         if (!p) break;
         runs.push(p);
+        if (!p.held) break;
       }
     }
     if (runs.length === 0) return undefined;

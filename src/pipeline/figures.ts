@@ -147,10 +147,13 @@ export interface ModelAlone {
   /** Timed runs (after one untimed run), each of `batch` images. */
   runs: number;
   batch: number;
-  /** Per run. */
+  /** Per run; min, p90 and max absent in runs written before they were recorded. */
   meanMs: number;
+  minMs?: number;
   p50Ms: number;
+  p90Ms?: number;
   p99Ms: number;
+  maxMs?: number;
   /** meanMs / batch: what the loop's inference stage holds per frame. */
   perFrameMs: number;
 }
@@ -176,7 +179,12 @@ export function modelAloneLine(
   const why = diff > 0.1 ? `: ${causes.join(', or ')}` : '';
   const few = alone.runs < 10 ? `; only ${alone.runs} runs, so a rough figure` : '';
   const which = run.ofRuns && run.ofRuns > 1 ? ` (the first of ${run.ofRuns} runs)` : '';
-  return `Model alone${which} ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, p99 ${alone.p99Ms.toFixed(2)} ms a run${few}); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
+  // as trtexec prints a bare engine's latency: min, median, percentiles, max (what an older run recorded)
+  const spread =
+    alone.minMs !== undefined && alone.p90Ms !== undefined && alone.maxMs !== undefined
+      ? `min ${alone.minMs.toFixed(2)}, p50 ${alone.p50Ms.toFixed(2)}, p90 ${alone.p90Ms.toFixed(2)}, p99 ${alone.p99Ms.toFixed(2)}, max ${alone.maxMs.toFixed(2)} ms a run`
+      : `p99 ${alone.p99Ms.toFixed(2)} ms a run`;
+  return `Model alone${which} ${alone.perFrameMs.toFixed(2)} ms a frame (${alone.runs} back-to-back runs on one frame${alone.batch > 1 ? ` in batches of ${alone.batch}` : ''}, ${spread}${few}); in the loop ${loopInferenceMs.toFixed(2)} ms, ${rel}${why}.`;
 }
 
 /** A CPU stage that takes longer a frame than the model: it, not the model, sets the end-to-end rate. */

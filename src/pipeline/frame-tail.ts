@@ -12,10 +12,10 @@ import type { YoloModelInfo } from '../model/metadata.ts';
 import { isLive } from '../video/sources.ts';
 import type { VideoSource } from '../video/io.ts';
 import type { Mat } from '../video/opencv.ts';
-import { maxOf, minOf, percentile } from '../util/stats.ts';
+import { maxOf, minOf } from '../util/stats.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
 import type { LoopTally } from './loop-tally.ts';
-import { nsToMs, type PerFrame } from './stages.ts';
+import { latenciesOf, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
 
 /** What a loop's frames share on their way out. */
 export interface TailContext {
@@ -160,16 +160,16 @@ export function streamFigures(p: PerFrame, i: number): Pick<StreamRecord, 'frame
   const rows = p.index.map((_, k) => k).filter((k) => p.stream === undefined || p.stream[k] === i);
   if (rows.length === 0) return { frames: 0, endToEndFps: 0, latencyMs: { p50: NaN, p90: NaN, p99: NaN } };
   const wall = maxOf(rows.map((k) => p.endMs[k])) - minOf(rows.map((k) => p.startMs[k]));
-  // from the frame's arrival (--realtime, a live source) or its read to its boxes
-  const from = p.captureMs ?? p.startMs;
-  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
-  // a frame's boxes come after its arrival: a negative latency is a clock mixed up, never a figure to print
-  if (latency[0] < -0.01 || latency.some((x) => !Number.isFinite(x)))
-    throw new Error(`stream ${i}: a latency of ${latency[0]} ms (the latency clock is mixed up)`);
+  let latency: number[];
+  try {
+    latency = latenciesOf(p, rows);
+  } catch (e) {
+    throw new Error(`stream ${i}: ${(e as Error).message}`);
+  }
   return {
     frames: rows.length,
     endToEndFps: wall > 0 ? (rows.length / wall) * 1000 : 0,
-    latencyMs: { p50: percentile(latency, 50), p90: percentile(latency, 90), p99: percentile(latency, 99) },
+    latencyMs: latencyPercentiles(latency),
   };
 }
 

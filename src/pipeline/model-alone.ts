@@ -4,7 +4,7 @@
  * (cores, memory bandwidth, an encoder's threads working during the next inference).
  */
 import type { DetectorSession } from '../backends/types.ts';
-import { percentile } from '../util/stats.ts';
+import { summarize } from '../util/stats.ts';
 import type { ModelAlone } from './figures.ts';
 import type { LastInput } from './sequential-loop.ts';
 
@@ -30,14 +30,16 @@ export async function timeModelAlone(
     times.push(Number(t1 - t0) / 1e6);
     if (times.length >= 3 && Number(t1 - start) / 1e6 > budgetMs) break;
   }
-  const sorted = [...times].sort((a, b) => a - b);
-  const meanMs = times.reduce((a, b) => a + b, 0) / times.length;
+  const s = summarize(times);
   return {
     runs: times.length,
     batch: last.images,
-    meanMs,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    perFrameMs: meanMs / last.images,
+    meanMs: s.meanMs,
+    minMs: s.minMs,
+    p50Ms: s.p50Ms,
+    p90Ms: s.p90Ms,
+    p99Ms: s.p99Ms,
+    maxMs: s.maxMs,
+    perFrameMs: s.meanMs / last.images,
   };
 }

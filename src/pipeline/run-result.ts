@@ -21,9 +21,20 @@ import {
   shareLabel,
   wallShares,
 } from './figures.ts';
-import { STAGE_COLUMN, STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
+import {
+  latenciesOf,
+  latencyPercentiles,
+  type Latency,
+  STAGE_COLUMN,
+  STAGES,
+  type PerFrame,
+  type Stage,
+  wallMsOf,
+} from './stages.ts';
 
-export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'>;
+/** A stage's figures over the measured frames; min and max absent in runs written before they were recorded. */
+export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'> &
+  Partial<Pick<StageStats, 'minMs' | 'maxMs'>>;
 
 export type { Precision } from '../backends/types.ts';
 export type ProfilerName = 'none' | 'nsys' | 'nvprof';
@@ -110,6 +121,8 @@ export interface RunResult {
    */
   streams?: StreamRecord[];
   aggregateFps?: number;
+  /** One free-running stream (no per-stream figures): latency from a frame's read to its boxes over the measured frames. */
+  latencyMs?: Latency;
   /**
    * --batch: frames per run of the model (one from each of up to `batch` streams; 1: streams take turns), and
    * frames skipped between inferences (0: every frame).
@@ -140,7 +153,16 @@ export interface RunResult {
 
 function stageSummary(values: number[]): StageSummary {
   const s = summarize(values);
-  return { meanMs: s.meanMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, totalMs: s.totalMs, covPct: s.covPct };
+  return {
+    meanMs: s.meanMs,
+    minMs: s.minMs,
+    p50Ms: s.p50Ms,
+    p90Ms: s.p90Ms,
+    p99Ms: s.p99Ms,
+    maxMs: s.maxMs,
+    totalMs: s.totalMs,
+    covPct: s.covPct,
+  };
 }
 
 export interface RunFacts {
@@ -208,6 +230,8 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
     ...(streams
       ? { streams, aggregateFps: e2e, batch, ...(batches ? { batches } : {}), interval, inferredFrames }
       : {}),
+    // one free-running stream: its latency here (several streams, or paced ones, carry theirs per stream)
+    ...(!streams && perFrame.index.length > 0 ? { latencyMs: latencyPercentiles(latenciesOf(perFrame)) } : {}),
     ...(interval ? { intervalFrames: intervalFrames(perFrame) } : {}),
     ...(tegrastats ? { tegrastats } : {}),
     ...(facts.machineLoad ? { machineLoad: facts.machineLoad } : {}),
@@ -221,6 +245,17 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
   }
   if (interrupted) result.interrupted = true;
   return result;
+}
+
+/** A stage's mean, min, p50, p90, p99 and max (ms, 2 decimals; min and max blank in runs that did not record them). */
+const stageCells = (x: StageSummary): string[] =>
+  [x.meanMs, x.minMs, x.p50Ms, x.p90Ms, x.p99Ms, x.maxMs].map((v) => (v === undefined ? '' : v.toFixed(2)));
+
+/** "latency, read to boxes: p50 41.20, p90 44.02, p99 51.93 ms a frame" for a run of one free-running stream. */
+export function latencyLine(r: Pick<RunResult, 'latencyMs' | 'frames'>): string | undefined {
+  const l = r.latencyMs;
+  if (!l) return undefined;
+  return `Latency, a frame's read to its boxes: p50 ${l.p50.toFixed(2)}, p90 ${l.p90.toFixed(2)}, p99 ${l.p99.toFixed(2)} ms (${r.frames} frames).`;
 }
 
 /** Each stage's total time (the same sums the per-frame arrays give). */
@@ -301,13 +336,13 @@ export function formatSummary(r: RunResult): string {
   if (s.loop === 'sequential') {
     const shares = wallShares(stageTotalsOf(r), r.wallMs);
     const pct = roundedPercents(shares.map((x) => x.share));
-    lines.push('| Stage | mean ms | p50 ms | p90 ms | p99 ms | share of wall |');
-    lines.push('| --- | --- | --- | --- | --- | --- |');
+    lines.push('| Stage | mean ms | min | p50 | p90 | p99 | max | share of wall |');
+    lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const [i, x] of shares.entries()) {
       const st = x.name === 'loop overhead' ? undefined : r.stages[x.name];
       const cells = st
-        ? [st.meanMs, st.p50Ms, st.p90Ms, st.p99Ms].map((v) => v.toFixed(2))
-        : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', ''];
+        ? stageCells(st)
+        : [((x.share * r.wallMs) / Math.max(1, r.frames)).toFixed(2), '', '', '', '', ''];
       lines.push(`| ${shareLabel(x.name, !!s.realtime)} | ${cells.join(' | ')} | ${pct[i].toFixed(1)}% |`);
     }
     lines.push('');
@@ -317,13 +352,10 @@ export function formatSummary(r: RunResult): string {
       `Not inference: ${others.reduce((a, x) => a + x.pct, 0).toFixed(1)}% of the wall time (${others.map((x) => `${shareLabel(x.name, !!s.realtime)} ${x.pct.toFixed(1)}%`).join(' + ')})${r.interval ? ': the time besides the model (with --interval, end-to-end FPS counts every frame and inference FPS only those the model ran on, so end-to-end can be the higher)' : ': why end-to-end FPS is below inference FPS'}.`,
     );
   } else {
-    lines.push(`| Stage | busy ms per frame (mean) | p50 ms | p90 ms | p99 ms |`);
-    lines.push('| --- | --- | --- | --- | --- |');
-    for (const st of STAGES) {
-      const x = r.stages[st];
-      lines.push(`| ${st} | ${[x.meanMs, x.p50Ms, x.p90Ms, x.p99Ms].map((v) => v.toFixed(2)).join(' | ')} |`);
-    }
-    lines.push(`| wall per frame | ${wallPerFrame.toFixed(2)} | | | |`);
+    lines.push(`| Stage | busy ms per frame (mean) | min | p50 | p90 | p99 | max |`);
+    lines.push('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const st of STAGES) lines.push(`| ${st} | ${stageCells(r.stages[st]).join(' | ')} |`);
+    lines.push(`| wall per frame | ${wallPerFrame.toFixed(2)} | | | | | |`);
     lines.push('');
     lines.push(
       `Stages overlap in the pipelined loop: busy times add up to more than the ${wallPerFrame.toFixed(2)} ms of wall time per frame. The model was not running ${(notInference * 100).toFixed(1)}% of the wall time (end-to-end FPS is ${((1 - notInference) * 100).toFixed(1)}% of inference FPS; compare with --pipeline off).`,
@@ -346,6 +378,8 @@ export function formatSummary(r: RunResult): string {
   }
   const line = intervalLine(r);
   if (line) lines.push('', line);
+  const latency = latencyLine(r);
+  if (latency) lines.push('', latency);
   const busy = r.machineLoad && busyMachineSentence(r.machineLoad);
   if (r.modelAlone)
     lines.push(

@@ -3,6 +3,8 @@
  * and NVTX range uses these names. Every aggregate of a run (FPS, stage statistics) is computed from the per-frame
  * columns, so what the run JSON says in its summary is exactly what its `perFrame` arrays give.
  */
+import { percentile } from '../util/stats.ts';
+
 export const STAGES = ['read', 'preprocess', 'inference', 'postprocess', 'write'] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -85,4 +87,30 @@ export const STAGE_COLUMN: Record<Stage, 'readMs' | 'preprocessMs' | 'inferenceM
 export function wallMsOf(p: PerFrame): number {
   const n = p.index.length;
   return n === 0 ? 0 : p.endMs[n - 1] - p.startMs[0];
+}
+
+/** Latency percentiles (ms) from a frame's arrival (--realtime, a live source) or its read to its boxes. */
+export interface Latency {
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+/** p50, p90 and p99 of latencies sorted ascending. */
+export const latencyPercentiles = (sorted: readonly number[]): Latency => ({
+  p50: percentile(sorted, 50),
+  p90: percentile(sorted, 90),
+  p99: percentile(sorted, 99),
+});
+
+/**
+ * The latency of the given rows (every row by default), sorted ascending; throws when one is negative or not finite
+ * (a frame's boxes come after its arrival: a negative latency is a clock mixed up, never a figure to print).
+ */
+export function latenciesOf(p: PerFrame, rows: readonly number[] = p.index.map((_, k) => k)): number[] {
+  const from = p.captureMs ?? p.startMs;
+  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
+  if (latency[0] < -0.01 || latency.some((x) => !Number.isFinite(x)))
+    throw new Error(`a latency of ${latency[0]} ms (the latency clock is mixed up)`);
+  return latency;
 }

@@ -152,6 +152,7 @@ function speedBlocks(r: LabReport): Block[] {
     ...r.notCompared.map((n) => ({ text: notComparedLine(n), tone: 'quiet' as const })),
     ...r.fps.map((x) => ({ text: gapSentence(x) })),
     ...r.fps.flatMap((x) => (x.modelAlone ? [{ text: `${x.modelType}: ${x.modelAlone}` }] : [])),
+    ...r.fps.flatMap((x) => (x.latency ? [{ text: `${x.modelType}: ${x.latency}` }] : [])),
   ];
   const pairs = r.notCompared.length;
   if (items.length)

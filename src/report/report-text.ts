@@ -168,14 +168,15 @@ export function skippedSentence(x: LabReport['skipped'][number]): string {
 
 function stageCells(t: StageTable, x: StageRow, sharePct: number | undefined): string[] {
   const name = x.partOf ? `  ${x.stage} (part of ${x.partOf})` : x.stage;
-  const cells = [name, f2(x.meanMs), f2(x.p50Ms), f2(x.p90Ms), f2(x.p99Ms)];
+  const opt = (v: number | undefined) => (v === undefined ? '' : f2(v));
+  const cells = [name, f2(x.meanMs), opt(x.minMs), f2(x.p50Ms), f2(x.p90Ms), f2(x.p99Ms), opt(x.maxMs)];
   return t.pipelined ? cells : [...cells, sharePct === undefined ? '' : `${sharePct.toFixed(1)}%`];
 }
 
 export function stageHeaders(t: StageTable): string[] {
   return t.pipelined
-    ? ['Stage', 'busy mean', 'p50', 'p90', 'p99']
-    : ['Stage', 'mean', 'p50', 'p90', 'p99', 'share of wall'];
+    ? ['Stage', 'busy mean', 'min', 'p50', 'p90', 'p99', 'max']
+    : ['Stage', 'mean', 'min', 'p50', 'p90', 'p99', 'max', 'share of wall'];
 }
 
 /** Stage rows; the pipelined loop adds the wall time per frame the busy times overlap in. */
@@ -184,7 +185,7 @@ export function stageRows(t: StageTable): string[][] {
   const withShare = t.rows.filter((x) => x.share !== undefined);
   const rounded = roundedPercents(withShare.map((x) => x.share!));
   const rows = t.rows.map((x) => stageCells(t, x, withShare.includes(x) ? rounded[withShare.indexOf(x)] : undefined));
-  if (t.pipelined) rows.push(['wall per frame', f2(t.wallMsPerFrame), '', '', '']);
+  if (t.pipelined) rows.push(['wall per frame', f2(t.wallMsPerFrame), '', '', '', '', '']);
   return rows;
 }
 
@@ -269,7 +270,7 @@ export function capacityCaption(c: CapacityResult): string {
 
 /** What "held" means, under every capacity table. */
 export const CAPACITY_RULE =
-  "A count of streams held when every stream kept at least 95% of the source frame rate, the frames dropped stayed within the search's tolerance (its answer names it; 1% by default) and the worst stream's p99 latency (arrival to boxes) was within the limit; each count is its own run of `infer --streams N --realtime`, repeated, and a count near the line is measured again before it decides.";
+  "A count of streams held when every stream kept at least 95% of the source frame rate, the frames dropped stayed within the search's tolerance (its answer names it; 1% by default) and the worst stream's p99 latency (arrival to boxes) was within the limit; in every run of the count (each its own `infer --streams N --realtime`); a count that held near the line was measured again before it counted.";
 
 export function streamsCaption(m: LabReport['multiStream'][number]): string {
   const b = m.batches;

@@ -46,6 +46,8 @@ export interface FpsRow {
   machine: string;
   /** The model by itself beside the loop's inference stage (runs that timed it), in one sentence. */
   modelAlone?: string;
+  /** One free-running stream: its latency from a frame's read to its boxes, in one sentence (the first run's). */
+  latency?: string;
   /** The lab table's first column, unique among the rows. */
   modelType: string;
   backendDetail: string;
@@ -153,9 +155,12 @@ export interface Speedup {
 export interface StageRow {
   stage: string;
   meanMs: number;
+  /** The fastest and slowest frame over every run (absent for runs that did not record them, and for loop overhead). */
+  minMs?: number;
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
+  maxMs?: number;
   /** Share of wall time (sequential loop only; rows that are part of another stage have none). */
   share?: number;
   /** 'postprocess' for draw, 'inference' for GPU timings. */

@@ -6,7 +6,14 @@
 import { jetpackOf } from '../platform/board.ts';
 import { modelAloneLine, notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
-import { labInputSize, loopInferenceMs, modelTypeName, type RunResult, stageTotalsOf } from '../pipeline/run-result.ts';
+import {
+  labInputSize,
+  latencyLine,
+  loopInferenceMs,
+  modelTypeName,
+  type RunResult,
+  stageTotalsOf,
+} from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
 
@@ -239,6 +246,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
           }),
         }
       : {}),
+    ...(latencyLine(r) ? { latency: latencyLine(r) } : {}),
     baseModelType: baseModelType(r),
     backendDetail: r.backendDetail,
     inputSize: labInputSize(r.frameSize),
@@ -347,11 +355,22 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
   const r = runs[0];
   const pipelined = r.setup.loop === 'pipelined';
   const avg = (f: (x: RunResult) => number) => mean(runs.map(f));
+  // percentiles are the runs' mean; min and max the extremes over every run (absent when a run did not record them)
+  const extreme = (values: (number | undefined)[], f: (...v: number[]) => number) =>
+    values.every((v) => v !== undefined && Number.isFinite(v)) ? f(...(values as number[])) : undefined;
   const stat = (pick: (x: RunResult) => RunResult['stages'][Stage] | undefined) => ({
     meanMs: avg((x) => pick(x)?.meanMs ?? 0),
+    minMs: extreme(
+      runs.map((x) => pick(x)?.minMs),
+      Math.min,
+    ),
     p50Ms: avg((x) => pick(x)?.p50Ms ?? 0),
     p90Ms: avg((x) => pick(x)?.p90Ms ?? 0),
     p99Ms: avg((x) => pick(x)?.p99Ms ?? 0),
+    maxMs: extreme(
+      runs.map((x) => pick(x)?.maxMs),
+      Math.max,
+    ),
   });
   const shares = pipelined ? [] : meanWallShares(runs);
   const shareOf = (name: ShareName) => (pipelined ? undefined : (shares.find((y) => y.name === name)?.share ?? 0));
