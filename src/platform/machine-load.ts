@@ -82,17 +82,20 @@ export function watchMachineLoad(cores = availableParallelism()) {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
- * One sentence when the machine was busier than its cores (load average above them) or other processes kept a core
- * or more busy, or the hypervisor stole more than 5% of the time; undefined on a quiet machine.
+ * One sentence when, over the run itself, other processes kept a core or more busy or the hypervisor stole more than
+ * 10% of the CPU time; undefined on a quiet machine. The load average is a one-minute decaying mean, so a run started
+ * just after a heavy job shows a high one on a machine that is quiet while it measures: it decides only where
+ * /proc/stat could not be read (and it is shown beside the answer either way).
  */
 export function busyMachineSentence(l: MachineLoad): string | undefined {
   const load = Math.max(...l.loadAvg);
+  const measured = l.otherCores !== undefined;
   const reasons = [
-    ...(load > l.cores ? [`load average ${load.toFixed(1)} on ${l.cores} cores`] : []),
-    ...(l.otherCores !== undefined && l.otherCores >= 1
-      ? [`other processes kept ${l.otherCores.toFixed(1)} cores busy on average`]
+    ...(!measured && load > l.cores ? [`load average ${load.toFixed(1)} on ${l.cores} cores`] : []),
+    ...(measured && l.otherCores! >= 1
+      ? [`other processes kept ${l.otherCores!.toFixed(1)} cores busy on average`]
       : []),
-    ...(l.stealShare !== undefined && l.stealShare > 0.05
+    ...(l.stealShare !== undefined && l.stealShare > 0.1
       ? [`the hypervisor took ${(l.stealShare * 100).toFixed(0)}% of the CPU time`]
       : []),
   ];
