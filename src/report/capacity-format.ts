@@ -103,7 +103,8 @@ export const MIN_P99_FRAMES = 100;
  * The seconds a count runs by default: at least 8, and long enough for MIN_P99_FRAMES frames a stream at the source's
  * rate (with a tenth more for the frames a run may drop).
  */
-export const defaultPointSeconds = (sourceFps: number) => Math.max(8, Math.ceil((MIN_P99_FRAMES * 1.1) / sourceFps));
+export const defaultPointSeconds = (sourceFps: number) =>
+  Math.max(8, Math.ceil(Math.round(MIN_P99_FRAMES * 1.1) / sourceFps));
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 2 : 1)}%`;
@@ -140,8 +141,11 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
       (p) =>
         `${plural(p.streams, 'stream')} ${p.held ? 'counted as held' : 'did not hold'} (held in ${p.heldRuns ?? 0} of ${p.runs ?? 1} runs, kept ${((p.keptShare ?? 0) * 100).toFixed(0)}% of the frames${p.near ? `; near the line: ${p.near}` : ''})`,
     );
-  // the p99 of a deciding count rests on its fewest frames a stream: under MIN_P99_FRAMES it is nearly their maximum
-  const deciding = r.points.filter((p) => p.streams === r.maxStreams || p.streams === r.maxStreams + 1);
+  // the p99 of a deciding count rests on its fewest frames a stream: under MIN_P99_FRAMES it is nearly their maximum.
+  // Deciding: the count the answer names, and the next one up when its p99 is what failed it
+  const deciding = r.points.filter(
+    (p) => (p.streams === r.maxStreams && p.held) || (p.streams === r.maxStreams + 1 && /p99/.test(p.why ?? '')),
+  );
   const fewest = Math.min(...deciding.map((p) => p.minStreamFrames ?? Infinity));
   const thin =
     fewest < MIN_P99_FRAMES
