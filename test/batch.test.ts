@@ -262,7 +262,7 @@ for (const backend of ['onnx', 'opencv'] as const) {
     }
     t.is(runs[0].batch, 3);
     t.is(runs[1].batch, 1);
-    t.is(runs[0].setup.label, `${backend}-fp32-cpu-sequential-3streams`);
+    t.is(runs[0].setup.label, `${backend}-fp32-cpu-sequential-3streams-batch3`);
     t.is(runs[1].setup.label, `${backend}-fp32-cpu-sequential-3streams-batch1`);
     // stream 1 ends after 4 frames: the last batch holds two frames
     t.is(runs[0].batches.count, 4, '3 batches of 3, then one of 2 (the warm-up batch is not counted)');

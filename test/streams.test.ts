@@ -82,7 +82,7 @@ test('two files of different sizes in one run: a record and a playable video per
   t.regex(rep.stdout, /\| Stream \| Source \| Frames processed \| Delivered FPS \| Processed FPS \| Dropped \|/);
 });
 
-test('--streams 3 runs one source as three streams; a run of one stream and a run of three are not compared', (t) => {
+test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at batch 1 and 3 read side by side in one sweep table, not as pairs refused', (t) => {
   const dir = join(scratchDir(), 'streams-three');
   mkdirSync(dir, { recursive: true });
   const v = makeVideo('streams-c.mp4', 6, 160, 120);
@@ -127,8 +127,37 @@ test('--streams 3 runs one source as three streams; a run of one stream and a ru
     ]).code,
     0,
   );
-  const rep = runCli('jetprof', ['report', '--run', one, '--run', json]);
-  t.regex(rep.stdout, /not compared: .*: different streams \(one stream \/ 3 streams, batch 3, interval 0\)/);
+  const turns = join(dir, 'turns.json');
+  const t3 = ['--streams', '3', '--batch', '1', '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'];
+  t.is(runCli('infer', [v, ...t3, '--json', turns]).code, 0);
+  // rows that differ only in streams and batch are one sweep table, not a "not compared" line per pair
+  const rep = runCli('jetprof', ['report', '--run', one, '--run', json, '--run', turns]);
+  t.is(rep.code, 0, rep.stderr);
+  t.notRegex(rep.stdout, /not compared: /);
+  t.regex(
+    rep.stdout,
+    /\*\*Sweep: 3 rows that differ only in streams, batch and interval \(ONNX Runtime .*, streams-c\.mp4 at 160x120, sequential loop, free-running, not writing\)/,
+  );
+  // fewest streams first, then batch: every column filled (aggregate and slowest stream FPS, p99, CPU time a frame)
+  const rows = [
+    ...rep.stdout.matchAll(/\n\| ([^|]+) \| (\d) \| (\d) \| 0 \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|/g),
+  ];
+  t.deepEqual(
+    rows.map((m) => [m[2], m[3]]),
+    [
+      ['1', '1'],
+      ['3', '1'],
+      ['3', '3'],
+    ],
+    rep.stdout,
+  );
+  const three = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(Number(rows[2][4]), Number(three.aggregateFps.toFixed(2)), 'aggregate FPS is the run JSON figure');
+  t.regex(rows[2][1], /3streams-batch3/, 'the batch is in the label even at its default');
+  t.regex(
+    rep.stdout,
+    /\| Label \|[^\n]*\n[^\n]*\n(?:[^\n]*\n)*?\| [^|]*3streams-batch3 \|[^\n]*\| 3x streams-c\.mp4 \(/,
+  );
 });
 
 test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', (t) => {
@@ -418,11 +447,13 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
   const slack = 0.005 + shown * (0.005 / fpsInterval + 0.005 / fpsEvery) + 1e-9;
   t.true(Math.abs(shown - ratio) <= slack, `the ratio is of the two FPS shown: ${m![0]}`);
   t.true(matched > 0 && matched <= 100, `${matched}%`);
-  // the speed-up rule still refuses them as rows of one setup
+  // no speed-up between them (they differ in interval): they read side by side in one sweep table instead
+  t.notRegex(rep.stdout, /not compared: /);
   t.regex(
     rep.stdout,
-    /not compared: .*interval2\] vs .*: different streams|not compared: .*sequential\] vs .*interval2\]: different streams/,
+    /\*\*Sweep: 2 rows that differ only in streams, batch and interval \(ONNX Runtime \(CPU, FP32\), streams-trade\.mp4 at 160x120, sequential loop, free-running, not writing\)/,
   );
+  t.regex(rep.stdout, /\n\| [^|]*interval2\] \| 1 \| 1 \| 2 \| [\d.]+ \| [\d.]+ \|/);
   // a run without --detections: the cost is not known, and the report says how to learn it
   const bare = join(dir, 'bare.json');
   await inferRun([...common, '--interval', '2', '--json', bare, '--label', 'bare-interval']);

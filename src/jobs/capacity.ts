@@ -61,7 +61,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
   const batchValue = o.infer.batch;
   return {
     backend: run.backend,
-    label: run.setup.label.replace(/-\d+streams/, '').replace(/-realtime[\d.]*(fps)?/, ''),
+    label: run.setup.label.replace(/-\d+streams(-batch\d+)?/, '').replace(/-realtime[\d.]*(fps)?/, ''),
     device: run.setup.device,
     machine: run.env.jetson?.model ?? run.env.cpu,
     model: `${basename(run.model.path)} ${run.model.inputWidth}x${run.model.inputHeight} (${run.model.sha256.slice(0, 8)})`,

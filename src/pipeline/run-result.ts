@@ -247,6 +247,18 @@ export function buildRunResult(perFrame: PerFrame, warmup: PerFrame, facts: RunF
   return result;
 }
 
+/**
+ * The videos a run read, by file name: one name, or each source of several streams once with its count
+ * ("cam1.avi + cam2.avi + 2x vtest.avi"), in the order the streams were given.
+ */
+export function videoNames(r: Pick<RunResult, 'video' | 'streams'>): string {
+  const base = (p: string) => p.split('/').pop() ?? p;
+  if (!r.streams?.length) return base(r.video.path);
+  const counts = new Map<string, number>();
+  for (const s of r.streams) counts.set(base(s.source), (counts.get(base(s.source)) ?? 0) + 1);
+  return [...counts].map(([name, n]) => (n > 1 ? `${n}x ${name}` : name)).join(' + ');
+}
+
 /** A stage's mean, min, p50, p90, p99 and max (ms, 2 decimals; min and max blank in runs that did not record them). */
 const stageCells = (x: StageSummary): string[] =>
   [x.meanMs, x.minMs, x.p50Ms, x.p90Ms, x.p99Ms, x.maxMs].map((v) => (v === undefined ? '' : v.toFixed(2)));
@@ -274,7 +286,7 @@ export function defaultLabel(
 ): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
-  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-batch1-interval2
+  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-batch4-interval2
   return [
     BACKENDS[backend].tag,
     s.precision,
@@ -282,8 +294,8 @@ export function defaultLabel(
     loop,
     ...(s.profiler !== 'none' ? [s.profiler] : []),
     ...(streams.count > 1 ? [`${streams.count}streams`] : []),
-    // the batch when it is not the default (one frame from every stream)
-    ...(streams.batch !== undefined && streams.batch !== streams.count ? [`batch${streams.batch}`] : []),
+    // several streams always name their batch (the default, one frame from every stream, too): a sweep reads apart
+    ...(streams.count > 1 && streams.batch !== undefined ? [`batch${streams.batch}`] : []),
     ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
     ...(s.realtime ? [`realtime${s.realtime.sourceFps !== undefined ? `${s.realtime.sourceFps}fps` : ''}`] : []),
   ].join('-');

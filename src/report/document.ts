@@ -34,6 +34,9 @@ import {
   stageRows,
   STEADY_HEADERS,
   steadyStateCaption,
+  SWEEP_HEADERS,
+  sweepCaption,
+  sweepRows,
   layersCaption,
   layerRows,
   LAYER_HEADERS,
@@ -109,7 +112,7 @@ export interface ReportDocument {
 const right = (n: number, leftCols: number[] = [0]): Align[] =>
   Array.from({ length: n }, (_, i) => (leftCols.includes(i) ? 'l' : 'r'));
 
-/** The lab report, start to end: Speed, streams, Capacity, On the board, Stages, Per frame, Profiles, Environment, Definitions. */
+/** The lab report, start to end: Speed, streams, sweeps, Capacity, On the board, Stages, Per frame, Profiles, Environment, Definitions. */
 export function reportDocument(r: LabReport, title = defaultTitle(r)): ReportDocument {
   return {
     title,
@@ -117,6 +120,7 @@ export function reportDocument(r: LabReport, title = defaultTitle(r)): ReportDoc
       { kind: 'heading', level: 1, text: title },
       ...speedBlocks(r),
       ...streamBlocks(r),
+      ...sweepBlocks(r),
       ...capacityBlocks(r),
       ...boardBlocks(r),
       ...stageBlocks(r),
@@ -205,6 +209,14 @@ function streamBlocks(r: LabReport): Block[] {
       { kind: 'table', headers: STREAM_HEADERS, rows: streamRows(m), align: right(STREAM_HEADERS.length, [1, 7]) },
     ];
   });
+}
+
+/** One table per sweep: rows that differ only in streams, batch and interval, side by side. */
+function sweepBlocks(r: LabReport): Block[] {
+  return r.sweeps.flatMap((s): Block[] => [
+    { kind: 'caption', level: 3, text: sweepCaption(s) },
+    { kind: 'table', headers: SWEEP_HEADERS, rows: sweepRows(r, s), align: right(SWEEP_HEADERS.length) },
+  ]);
 }
 
 /** Each capacity search: its answer, the FPS and p99 charts per count of streams, the table. */

@@ -34,6 +34,7 @@ import {
 } from './run-rows.ts';
 import { profileSection } from './profile-section.ts';
 import { reconcile } from './steady-state.ts';
+import { sweeps } from './sweep.ts';
 
 export interface ReportExtras {
   skipped?: SkippedBackend[];
@@ -100,7 +101,8 @@ export function buildLabReport(
     })),
     ...(extras.typedFps ?? []).map(typedFpsRow),
   ];
-  const compared = speedups(fps, extras.accuracy?.pairs ?? [], extras.minMatch ?? DEFAULT_MIN_MATCH);
+  const sweepTables = sweeps(fps);
+  const compared = speedups(fps, extras.accuracy?.pairs ?? [], extras.minMatch ?? DEFAULT_MIN_MATCH, sweepTables);
   const accuracy = accuracyRows(fps, extras.accuracy);
   const board = groups
     .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
@@ -133,6 +135,7 @@ export function buildLabReport(
     skipped: extras.skipped ?? [],
     failed: extras.failed ?? [],
     notCompared: compared.notCompared,
+    sweeps: sweepTables,
     runNotes,
     speedups: compared.speedups,
     intervalTrades: intervalTrades(fps, extras.accuracy?.pairs ?? []),

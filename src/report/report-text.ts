@@ -7,6 +7,7 @@ import { droppedVerdict, LAB_HEADERS, streamTableRows } from '../pipeline/run-re
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
 import type { FpsRow, LabReport, SteadyState, StageRow, StageTable } from './report-types.ts';
+import type { Sweep } from './sweep.ts';
 import { formatDependencyNs, formatNs } from './tables.ts';
 export const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '');
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
@@ -389,4 +390,41 @@ export function layerRows(s: SteadyState): string[][] {
     String(l.calls),
     l.name,
   ]);
+}
+
+export const SWEEP_HEADERS = [
+  'Row',
+  'Streams',
+  'Batch',
+  'Interval',
+  'Aggregate FPS',
+  'Slowest stream FPS',
+  'Worst p99 (ms)',
+  'Dropped',
+  'CPU ms a frame',
+];
+
+/** A sweep's caption: what its rows share, and what each column counts. */
+export function sweepCaption(s: Sweep): string {
+  return `Sweep: ${s.rows.length} rows that differ only in streams, batch and interval (${s.setup}); aggregate FPS is every stream's frames over the wall time, the slowest stream and the worst p99 (a frame's read or arrival to its boxes) over all runs, CPU ms a frame is infer's CPU time over the frames it ran`;
+}
+
+/** One row per sweep row, fewest streams first. */
+export function sweepRows(r: LabReport, s: Sweep): string[][] {
+  const opt = (v: number | undefined, digits: number) => (v === undefined ? '' : v.toFixed(digits));
+  return s.rows.map((name) => {
+    const x = r.fps.find((y) => y.modelType === name)!;
+    const f = x.sweep!;
+    return [
+      x.modelType,
+      String(x.streamSetup!.streams),
+      String(x.streamSetup!.batch),
+      String(x.streamSetup!.interval),
+      f.aggregateFps.toFixed(2),
+      f.minStreamFps.toFixed(2),
+      opt(f.worstP99Ms, 1),
+      x.drops ? dropsCell(x.drops) : '',
+      opt(f.cpuMsPerFrame, 1),
+    ];
+  });
 }

@@ -10,6 +10,7 @@ import { type ShareName } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 import { type Stage } from '../pipeline/stages.ts';
 import { type Spread } from '../util/stats.ts';
+import type { Sweep, SweepFigures } from './sweep.ts';
 import type { CapacityResult } from './capacity-format.ts';
 
 export interface LabeledProfile {
@@ -80,6 +81,8 @@ export interface FpsRow {
   streamSetup?: { streams: number; batch: number; interval: number };
   /** Paced runs (--realtime, cameras): the frames dropped, over every run and stream of the row, and of how many. */
   drops?: { dropped: number; delivered: number };
+  /** What a sweep table shows of the row (measured rows). */
+  sweep?: SweepFigures;
 }
 
 /** The conditions two measured rows must share before a speed-up between them means anything. */
@@ -320,6 +323,8 @@ export interface LabReport {
   failed: FailedBackend[];
   /** Pairs of rows not compared, with the reason. */
   notCompared: NotCompared[];
+  /** Rows that differ only in streams, batch and interval, one table each. */
+  sweeps: Sweep[];
   /** Runs left out of the figures (interrupted, given twice), one sentence each. */
   runNotes: string[];
   speedups: Speedup[];

@@ -13,9 +13,11 @@ import {
   modelTypeName,
   type RunResult,
   stageTotalsOf,
+  videoNames,
 } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
+import { inOneSweep, type Sweep, sweepFigures } from './sweep.ts';
 
 import type {
   RowSetup,
@@ -50,7 +52,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
     model: onnx
       ? `model ${onnx.slice(0, 12)}`
       : `engine ${r.model.sha256.slice(0, 12)} (built from an unrecorded ONNX)`,
-    video: r.video.path.split('/').pop() ?? r.video.path,
+    video: videoNames(r),
     decoder: decodedBy(r),
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     loop: r.setup.loop === 'pipelined' ? `pipelined loop, ${r.setup.inFlight ?? '?'} in flight` : 'sequential loop',
@@ -214,7 +216,7 @@ function rowSetup(runs: RunResult[]): RowSetup {
     precision: s.precision,
     device: s.device,
     model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}, network input ${r.model.inputWidth}x${r.model.inputHeight}${r.model.generatedWeights ? ' (random weights)' : ''}`,
-    video: `${r.video.path.split('/').pop() ?? r.video.path} (${r.video.decoder ?? 'decoder not recorded'})`,
+    video: `${videoNames(r)} (${decodedBy(r).replace(/^decoded by /, '')})`,
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     pacing: `${comparisonBasis(r).pacing}; ${comparisonBasis(r).output}`,
     frames: `${frames} measured + ${r.warmupFrames} warm-up`,
@@ -272,6 +274,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     keptBoxes: runs.every((x) => !!x.detectionsFile),
     streamSetup: { streams: r.streams?.length ?? 1, batch: r.batch ?? 1, interval: r.interval ?? 0 },
     ...(r.setup.realtime || r.streams?.some((s) => s.droppedFrames !== undefined) ? { drops: dropsOf(runs) } : {}),
+    sweep: sweepFigures(runs),
   };
 }
 
@@ -279,12 +282,13 @@ const pairKey = (a: string, b: string) => (a < b ? `${a}\n${b}` : `${b}\n${a}`);
 
 /**
  * Every faster row against every slower one (by inference FPS) that may be compared; every other pair goes to
- * `notCompared` with its reason.
+ * `notCompared` with its reason, except pairs of one sweep (their table is the comparison).
  */
 export function speedups(
   rows: FpsRow[],
   agreements: PairAgreement[] = [],
   minMatch = DEFAULT_MIN_MATCH,
+  sweepsOf: Sweep[] = [],
 ): { speedups: Speedup[]; notCompared: NotCompared[] } {
   const byPair = new Map(agreements.map((x) => [pairKey(x.a, x.b), x]));
   const out: Speedup[] = [];
@@ -293,7 +297,9 @@ export function speedups(
     for (const y of rows.slice(i + 1)) {
       const reason = whyNotComparable(x, y, byPair.get(pairKey(x.label, y.label)), minMatch);
       if (reason) {
-        notCompared.push({ a: x.modelType, b: y.modelType, reason });
+        // rows that differ only in streams, batch or interval are read side by side in their sweep table
+        if (!inOneSweep(sweepsOf, x.modelType, y.modelType))
+          notCompared.push({ a: x.modelType, b: y.modelType, reason });
         continue;
       }
       const [a, b] = x.inferenceFps.mean >= y.inferenceFps.mean ? [x, y] : [y, x];
