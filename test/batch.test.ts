@@ -278,10 +278,15 @@ for (const backend of ['onnx', 'opencv'] as const) {
       t.true(batched.length > 0, `stream ${i} has boxes`);
       t.deepEqual(batched, key(join(dir, `dets-b1-${i}.json`)), `stream ${i}`);
     }
-    // the report keeps a batched run and a batch-1 run apart
+    // the report keeps a batched run and a batch-1 run apart, side by side in a sweep: batch 1 first
     const rep = runCli('jetprof', ['report', '--run', join(dir, 'run-default.json'), '--run', join(dir, 'run-1.json')]);
     t.is(rep.code, 0, rep.stderr);
-    t.regex(rep.stdout, /not compared: .*: different streams \(3 streams, batch 3, interval 0 \/ 3 streams, batch 1/);
+    t.notRegex(rep.stdout, /not compared: /);
+    t.regex(rep.stdout, /\*\*Sweep: 2 rows that differ only in streams, batch and interval /);
+    t.regex(
+      rep.stdout,
+      /\n\| [^|]*3streams-batch1\] \| 3 \| 1 \| 0 \| [^\n]*\n\| [^|]*3streams-batch3\] \| 3 \| 3 \| 0 \|/,
+    );
     t.regex(
       rep.stdout,
       /ms per frame, sequential loop \(the shares add up to 100%; in batches of 3, a frame's preprocess and inference are its share of its batch's\)/,

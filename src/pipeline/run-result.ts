@@ -255,7 +255,11 @@ export function videoNames(r: Pick<RunResult, 'video' | 'streams'>): string {
   const base = (p: string) => p.split('/').pop() ?? p;
   if (!r.streams?.length) return base(r.video.path);
   const counts = new Map<string, number>();
-  for (const s of r.streams) counts.set(base(s.source), (counts.get(base(s.source)) ?? 0) + 1);
+  for (const s of r.streams) {
+    // a hand-made file may leave a stream's source out: the run's video stands for it
+    const name = base(s.source ?? r.video.path);
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
   return [...counts].map(([name, n]) => (n > 1 ? `${n}x ${name}` : name)).join(' + ');
 }
 
