@@ -912,6 +912,14 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
               .map((el) => el.textContent).slice(0, 5),
             smallText: [...document.querySelectorAll('.bars .bar-value, .bars .bar-label')]
               .filter((el) => parseFloat(getComputedStyle(el).fontSize) < 11).length,
+            // every table fits its box: nothing to scroll sideways to (a phone stacks the rows into cards)
+            tablesScrolling: [...document.querySelectorAll('.scroll')]
+              .filter((s) => s.querySelector('table') && s.scrollWidth > s.clientWidth + 1)
+              .map((s) => (s.querySelector('th, td')?.textContent ?? '') + ': ' + s.scrollWidth + ' > ' + s.clientWidth),
+            // on a phone each row's name opens its card, above its figures
+            namesNotFirst: w > 640 ? [] : [...document.querySelectorAll('tbody tr')]
+              .filter((tr) => { const k = tr.querySelector('td.key'); return k && k.textContent && [...tr.querySelectorAll('td')].some((td) => td !== k && td.textContent && td.getBoundingClientRect().top < k.getBoundingClientRect().top); })
+              .map((tr) => tr.textContent.slice(0, 40)).slice(0, 5),
             wrappedNumbers: [...document.querySelectorAll('td.n')]
               .filter((el) => { const r = document.createRange(); r.selectNodeContents(el); return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1; })
               .map((el) => el.textContent).slice(0, 5),
@@ -923,7 +931,11 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           barTextOff: string[];
           smallText: number;
           wrappedNumbers: string[];
+          tablesScrolling: string[];
+          namesNotFirst: string[];
         };
+        t.deepEqual(out.tablesScrolling, [], `${width}px: every table fits without scrolling sideways`);
+        t.deepEqual(out.namesNotFirst, [], `${width}px: each row's name first`);
         t.deepEqual(out.barTextOff, [], `${width}px: bar chart values and labels on screen without scrolling`);
         t.is(out.smallText, 0, `${width}px: bar chart text at least 11 px`);
         t.deepEqual(out.wrappedNumbers, [], `${width}px: no number wraps its unit onto a second line`);

@@ -264,14 +264,23 @@ export function pipelineTimeline(s: FrameSeries, frames = 10): string {
   return svg(`Pipelined loop timeline, ${rows.length} frames: ${s.label}`, width, base + 48, parts);
 }
 
+/**
+ * A table that reads on any screen: each cell carries its column's header (`data-label`), which a phone shows beside
+ * the value when the rows stack into cards; the row's name (its first text column) opens its card. On a wide screen
+ * it is an ordinary table, scrolling inside its own box if it must.
+ */
 function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): string {
-  const th = headers.map((h, i) => `<th${numeric[i] ? ' class="n"' : ''}>${escapeHtml(h)}</th>`).join('');
+  const key = numeric.findIndex((n) => !n);
+  const cls = (i: number) => [numeric[i] ? 'n' : '', i === key ? 'key' : ''].filter(Boolean).join(' ');
+  const attr = (i: number) => (cls(i) ? ` class="${cls(i)}"` : '');
+  const th = headers.map((h, i) => `<th${attr(i)}>${escapeHtml(h)}</th>`).join('');
   const body = rows
     .map(
-      (r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(c ?? '')}</td>`).join('')}</tr>`,
+      (r) =>
+        `<tr>${r.map((c, i) => `<td${attr(i)} data-label="${escapeHtml(headers[i] ?? '')}">${escapeHtml(c ?? '')}</td>`).join('')}</tr>`,
     )
     .join('\n');
-  // a wide table scrolls inside its own box instead of pushing the page sideways on a phone
+  // a wide table scrolls inside its own box instead of pushing the page sideways
   return `<div class="scroll"><table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
 }
 
@@ -288,8 +297,18 @@ thead { background: #f3f3f3; } figure { margin: 1rem 0; } figcaption { font-weig
 .bar-limit { position: absolute; top: -3px; bottom: -3px; border-left: 2px dashed #a33; } .legend { font-size: .8rem; color: #444; }
 .legend-item { display: inline-block; margin-right: 1rem; white-space: nowrap; } .swatch { display: inline-block; width: 10px; height: 10px; margin-right: .3rem; vertical-align: middle; }
 .swatch.limit { width: 0; height: 12px; border-left: 2px dashed #a33; }
-td.n { white-space: nowrap; } details.quiet { color: #666; font-size: .85rem; margin: .5rem 0; }
+td.n { white-space: nowrap; } td.key { overflow-wrap: anywhere; } details.quiet { color: #666; font-size: .85rem; margin: .5rem 0; }
 .speedup { font-weight: bold; } .warn { color: #a33; } .skipped { color: #666; } dt { font-weight: bold; } dd { margin: 0 0 .4rem 1rem; } .notes li { margin: .2rem 0; } small { color: #666; font-weight: normal; }
+@media (min-width: 80rem) { body { max-width: 76rem; } }
+@media (max-width: 40rem) {
+  .scroll table, .scroll tbody, .scroll tr, .scroll td { display: block; }
+  .scroll thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  .scroll tr { display: flex; flex-direction: column; border: 1px solid #ccc; margin: 0 0 .6rem; }
+  .scroll td { display: flex; justify-content: space-between; gap: .75rem; border: none; border-top: 1px solid #eee; text-align: right; overflow-wrap: anywhere; }
+  .scroll td::before { content: attr(data-label); flex: 1 1 40%; min-width: 0; text-align: left; color: #555; font-weight: 600; }
+  .scroll td.key { order: -1; border-top: none; background: #f3f3f3; font-weight: 600; text-align: left; }
+  .scroll td.key::before { content: none; } .scroll td:empty { display: none; }
+}
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
 
