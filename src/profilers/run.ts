@@ -31,6 +31,7 @@ import { NSYS_STATS_REPORTS, NSYS_STATS_REPORTS_OLD, nsysProfileArgv, nsysStatsA
 import { detectComputeCapability } from './device.ts';
 import { endAgentsOf, sleep, watchNsys, withNsysLock } from './nsys-agents.ts';
 import { findQdstrmImporter, type ProfilerTool, requireProfiler } from './tools.ts';
+import { NsysEcho } from './nsys-echo.ts';
 
 export interface ProfileRequest {
   tool: ProfilerTool;
@@ -137,12 +138,15 @@ function readRun(path: string, before: string | undefined): RunResult | undefine
   }
 }
 
-/** Runs a command, teeing its output to `logPath` and (when `echo`) to our stderr; resolves with its exit code. */
+/**
+ * Runs a command, teeing its output to `logPath` and (when `echo`) to our stderr, through an NsysEcho when given one
+ * (which holds back nsys's lines about a stream it left to import); resolves with its exit code.
+ */
 async function runLogged(
   cmd: string,
   args: string[],
   logPath: string,
-  echo: boolean,
+  echo: boolean | NsysEcho,
   watches: ((pid: number) => () => void)[],
   relayProgress = false,
 ): Promise<number> {
@@ -150,13 +154,19 @@ async function runLogged(
   // (compare runs infer with -q and asks for the progress all the same)
   const quiet = args.includes('-q') || args.includes('--quiet');
   const r = await runCommand(cmd, args, {
-    onOutput: echo ? (d) => process.stderr.write(d) : undefined,
+    onOutput:
+      echo instanceof NsysEcho
+        ? (d) => process.stderr.write(echo.feed(d.toString()))
+        : echo
+          ? (d) => process.stderr.write(d)
+          : undefined,
     onSpawn: (pid) => {
       const ends = watches.map((w) => w(pid));
       return () => ends.forEach((end) => end());
     },
     ...(quiet && !relayProgress ? {} : { env: relayedProgressEnv() }),
   });
+  if (echo instanceof NsysEcho) process.stderr.write(echo.flush());
   writeFileSync(logPath, r.output);
   return r.code;
 }
@@ -253,11 +263,12 @@ async function profileWithNsysLocked(
     req.onLog(`nsys profile (try ${attempt}/${tries}): ${command.join(' ')}`);
     let stalled = false;
     const tmpBefore = tmpStreams();
+    const echo = new NsysEcho();
     exitCode = await runLogged(
       nsys,
       nsysProfileArgv({ output: base, command }),
       logPath,
-      true,
+      echo,
       [
         (pid) =>
           // after Ctrl-C the user waits: a stuck agent is ended after 10 s, not a minute
@@ -286,6 +297,12 @@ async function profileWithNsysLocked(
       // Debian's nsys cannot find its importer and leaves the raw stream, and a hung try leaves what it recorded:
       // import it before running the application again
       const imported = importStream(nsys, qdstrm, rep);
+      // nsys's own words about the stream it left: said with what happened to it, or as nsys wrote them
+      if (imported === true && echo.held.length)
+        req.onLog(
+          `nsys could not import its stream itself (${echo.reason() ?? 'no importer'}) and left ${qdstrm}; jetprof imported it with QdstrmImporter: the report is ${rep}`,
+        );
+      else if (echo.held.length) process.stderr.write(`${echo.held.join('\n')}\n`);
       if (imported === true)
         notes.push(
           stalled
@@ -297,7 +314,7 @@ async function profileWithNsysLocked(
         renameSync(qdstrm, kept);
         notes.push(`try ${attempt}: the stream nsys left could not be imported (${imported}); kept as ${kept}`);
       }
-    }
+    } else if (echo.held.length) process.stderr.write(`${echo.held.join('\n')}\n`);
     removeTmpStreams(tmpBefore);
     ok = existsSync(rep);
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
