@@ -21,6 +21,7 @@ import { helpAfter } from './help-text.ts';
 import { parseIntInRange, parsePercent, parseSourceFps } from './options.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
+import { say } from './terminal.ts';
 
 /** What one count costs beyond its --point-seconds: infer's start-up (model load, warm-up) and its end. */
 const POINT_STARTUP_S = 5;
@@ -177,7 +178,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       inferArgs,
       infer,
       write: o.write,
-      onStep: (line) => process.stderr.write(`jetprof capacity: ${line}\n`),
+      onStep: (line) => say('jetprof capacity', line),
       shouldStop: signals.stopped,
       onChild: signals.onChild,
     });

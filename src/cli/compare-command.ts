@@ -9,6 +9,7 @@ import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
+import { say } from './terminal.ts';
 
 function parseBackends(value: string): BackendName[] {
   const names = value
@@ -151,7 +152,7 @@ async function compareAction(video: string, inferArgs: string[], o: CompareCliOp
       label: o.label,
       backends: o.backends,
       gt: o.gt,
-      onStep: (line) => process.stderr.write(`jetprof compare: ${line}\n`),
+      onStep: (line) => say('jetprof compare', line),
     });
     // the speed table and what it says, as in REPORT.md, then where the whole report is
     process.stdout.write(`${speedSection(readFileSync(r.report, 'utf8'))}\n\nreport: ${r.report} (HTML: ${r.html})\n`);

@@ -10,7 +10,7 @@ import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
-import { wrapProse } from './help-text.ts';
+import { columnsOf, fitText, say } from './terminal.ts';
 import { createProgress } from './progress.ts';
 import { type InferCliOptions, inferProgram, parseInferArgs } from './infer-options.ts';
 import { jobSettings, prepareRun, type RunContext } from './infer-prepare.ts';
@@ -22,14 +22,6 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
   return inferProgram(name, fixedBackend).action(async (videos: string[], opts: InferCliOptions) => {
     process.exitCode = await inferAction(videos, { ...opts, backend: fixedBackend ?? opts.backend });
   });
-}
-
-/** Prose lines wrapped at word boundaries to the terminal (80 columns, or wider); table rows left whole. */
-function fitText(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => (l.startsWith('|') ? l : wrapProse(l)))
-    .join('\n');
 }
 
 /**
@@ -68,7 +60,7 @@ function trapStopSignals() {
  */
 export async function runInferArgs(
   args: string[],
-  onWarning: (message: string) => void = (m) => process.stderr.write(`infer: ${m}\n`),
+  onWarning: (message: string) => void = (m) => say('infer', m),
 ): Promise<RunResult> {
   const { videos, o } = await parseInferArgs(args);
   const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
@@ -119,9 +111,9 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
           nvtx,
           tegrastatsBin,
           shouldStop: stopRequested,
-          onWarning: (m) => process.stderr.write(`${program}: ${m}\n`),
+          onWarning: (m) => say(program, m),
           onInfo: (m) => {
-            if (!o.quiet && k === 1) process.stderr.write(`${program}: ${m}\n`);
+            if (!o.quiet && k === 1) say(program, m);
           },
           onFrame: (p) => progress.update(p),
         },
@@ -131,13 +123,14 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       progress.done();
       runs.push(result);
       if (json && !jsonToStdout) files.push(json);
-      if (k === 1) for (const n of capNotes(result)) process.stderr.write(`${program}: note: ${n}\n`);
-      if (k === 1 && result.video.decoderNote) process.stderr.write(`${program}: note: ${result.video.decoderNote}\n`);
-      if (k === 1 && result.output?.encoderNote)
-        process.stderr.write(`${program}: note: ${result.output.encoderNote}\n`);
+      if (k === 1) for (const n of capNotes(result)) say(program, `note: ${n}`);
+      if (k === 1 && result.video.decoderNote) say(program, `note: ${result.video.decoderNote}`);
+      if (k === 1 && result.output?.encoderNote) say(program, `note: ${result.output.encoderNote}`);
       if (!o.quiet) {
         // the table and the summary are the result: stdout (so `infer ... > out.txt` keeps them), unless the JSON goes there
-        (jsonToStdout ? process.stderr : process.stdout).write(`${fitText(formatSummary(result))}\n`);
+        (jsonToStdout ? process.stderr : process.stdout).write(
+          `${fitText(formatSummary(result), columnsOf(jsonToStdout ? process.stderr : process.stdout))}\n`,
+        );
         if (result.output)
           process.stderr.write(
             `wrote ${result.output.path} (${result.output.codec}${result.output.encoder ? `, ${result.output.encoder}` : ''})\n`,

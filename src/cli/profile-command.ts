@@ -13,6 +13,7 @@ import { EXIT_NO_GPU } from '../profilers/run.ts';
 import { type ChildSignals, forwardSignalsToChild } from './child-signals.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
+import { say } from './terminal.ts';
 
 interface ProfileOptions {
   tool?: ProfilerTool;
@@ -143,7 +144,7 @@ async function profileAction(inferArgs: string[], o: ProfileOptions): Promise<vo
       outDir: resolve(o.outDir),
       metrics: o.metrics?.split(',').filter(Boolean),
       tries: o.tries,
-      onLog: (m) => process.stderr.write(`jetprof profile: ${m}\n`),
+      onLog: (m) => say('jetprof profile', m),
     });
     process.stdout.write(
       tool === 'nsys' && result.nsys
@@ -153,7 +154,7 @@ async function profileAction(inferArgs: string[], o: ProfileOptions): Promise<vo
           : '',
     );
     if (result.run) process.stdout.write(`\n${profiledRunLine(result.run)}\n`);
-    for (const n of result.notes) process.stderr.write(`jetprof profile: ${n}\n`);
+    for (const n of result.notes) say('jetprof profile', n);
     process.stderr.write(
       result.files.profile
         ? `jetprof profile: wrote ${result.files.profile}; raw output kept in ${result.files.log}\n`

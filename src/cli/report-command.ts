@@ -5,6 +5,7 @@ import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange } from './options.ts';
+import { say } from './terminal.ts';
 
 /** "TensorRT@960x540@Jetson Nano=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
 export function parseTypedFps(value: string): TypedFps {
@@ -118,7 +119,7 @@ export function reportCommand(): Command {
             ref: o.ref,
             gt: o.gt,
             minMatch: o.minMatch,
-            onWarning: (m) => process.stderr.write(`jetprof report: warning: ${m}\n`),
+            onWarning: (m) => say('jetprof report', `warning: ${m}`),
           });
           if (!o.out) process.stdout.write(md);
           for (const [what, path] of [

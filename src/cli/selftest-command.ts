@@ -11,6 +11,7 @@ import { forwardSignalsToChild } from './child-signals.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
+import { say } from './terminal.ts';
 
 interface SelftestCliOptions {
   outDir: string;
@@ -96,7 +97,7 @@ export function selftestCommand(): Command {
           frames: o.frames,
           timeoutS: o.timeout,
           only: only as SelftestGroup[] | undefined,
-          onStep: (line) => process.stderr.write(`jetprof selftest: ${line}\n`),
+          onStep: (line) => say('jetprof selftest', line),
           shouldStop: signals.stopped,
           onChild: signals.onChild,
         });
