@@ -552,10 +552,16 @@ test('capacity: --json onto the source or the model, or into a missing folder, i
   const missing = cap(join(dir, 'no-such-folder', 'cap.json'));
   t.is(missing.code, 2);
   t.regex(missing.stderr, /no-such-folder .*does not exist or is not writable/);
+  // at 5 FPS a count runs 22 s by default (100 frames a stream, and a tenth more), 8 when told
   const small = cap(join(dir, 'cap.json'), ['--budget', '10']);
   t.is(small.code, 2);
-  t.regex(small.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
-  for (const r of [onSource, onModel, missing, small]) t.is(errorLines(r.stderr).length, 1, r.stderr);
+  t.regex(
+    small.stderr,
+    /--budget 10 cannot hold one count: each runs --point-seconds 22 .* \(fix: give --budget 27 or more/,
+  );
+  const short = cap(join(dir, 'cap.json'), ['--budget', '10', '--point-seconds', '8']);
+  t.regex(short.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
+  for (const r of [onSource, onModel, missing, small, short]) t.is(errorLines(r.stderr).length, 1, r.stderr);
 });
 
 test.serial(
