@@ -140,7 +140,9 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
   );
   // fewest streams first, then batch: every column filled (aggregate and slowest stream FPS, p99, CPU time a frame)
   const rows = [
-    ...rep.stdout.matchAll(/\n\| ([^|]+) \| (\d) \| (\d) \| 0 \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|/g),
+    ...rep.stdout.matchAll(
+      /\n\| ([^|]+) \| (\d) \| (\d) \| 0 \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|/g,
+    ),
   ];
   t.deepEqual(
     rows.map((m) => [m[2], m[3]]),
@@ -544,4 +546,48 @@ test('--interval under --realtime says the count runs over the frames a source d
     intervalLine({ ...(r as object), setup: { realtime: { sourceFps: 10 } } } as never)!,
     /the model ran on 64 of the 128 measured frames \(every 3rd frame each source delivered, when that frame was not dropped: dropped frames count, so the share of processed frames the model ran on follows the drops\)/,
   );
+});
+
+test("each stream's video shows its own FPS in the overlay, the figures over all streams beside it (stream 0 at 4 FPS, stream 1 at 2 FPS, 6 frames a second in all)", async (t) => {
+  const { LoopTally } = await import('../src/pipeline/loop-tally.ts');
+  const tally = new LoopTally(0, []);
+  const ms = (x: number) => BigInt(Math.round(x * 1e6));
+  const post = { detections: [], candidates: 0, candidatesCapped: false, detectionsCapped: false };
+  // 2 s: stream 0 gives a frame every 250 ms, stream 1 every 500 ms; each takes 10 ms, 5 of them in the model
+  const frames = [
+    ...Array.from({ length: 9 }, (_, k) => [0, k * 250] as const),
+    ...Array.from({ length: 5 }, (_, k) => [1, k * 500 + 100] as const),
+  ].sort((a, b) => a[1] - b[1]);
+  frames.forEach(([stream, at], index) =>
+    tally.record(
+      {
+        index,
+        t0: ms(at),
+        tInference: ms(at + 2),
+        tPostprocess: ms(at + 7),
+        tEnd: ms(at + 10),
+        readMs: 1,
+        preprocessMs: 1,
+        inferenceMs: 5,
+        postprocessMs: 1,
+        drawMs: 0,
+        writeMs: 2,
+      },
+      { outputs: new Map() },
+      post,
+      stream,
+    ),
+  );
+  // stream 0: 9 frames from 0 to 2010 ms = 4.48 FPS; stream 1: 5 frames from 100 to 2110 ms = 2.49 FPS;
+  // all: 14 frames over 2110 ms = 6.64 FPS; inference 14 x 5 ms = 200 FPS
+  t.is(
+    tally.overlayText('onnx', false, 0)[0],
+    'onnx  stream 0 so far: 4.5 FPS  (all 2 streams: 6.6 FPS, inference 200.0 FPS)',
+  );
+  t.is(
+    tally.overlayText('onnx', false, 1)[0],
+    'onnx  stream 1 so far: 2.5 FPS  (all 2 streams: 6.6 FPS, inference 200.0 FPS)',
+  );
+  // one stream: the figures as they were
+  t.regex(new LoopTally(0, []).overlayText('onnx', false, 0)[0], /^onnx {2}so far: inference/);
 });

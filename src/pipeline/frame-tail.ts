@@ -71,7 +71,7 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
     ? io.post.run(f.outputs)
     : { detections: tracker?.carried() ?? [], candidates: 0, candidatesCapped: false, detectionsCapped: false };
   if (f.outputs && tracker) post.detections = tracker.update(post.detections);
-  const drawMs = drawFrame(io, f.frame, post.detections, c.tally, c.backend, c.model);
+  const drawMs = drawFrame(io, f.frame, post.detections, c.tally, c.backend, c.model, f.stream);
   c.boxes?.[f.stream].push({ index: f.index, warmup: f.index < c.warmupFrames, detections: post.detections });
   c.ranges.close(postRange);
   const t4 = process.hrtime.bigint();

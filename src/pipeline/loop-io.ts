@@ -323,11 +323,12 @@ export function drawFrame(
   tally: LoopTally,
   backend: string,
   model: YoloModelInfo,
+  stream?: number,
 ): number {
   if (!io.sink || !io.draw) return 0; // --no-draw: frames are written as read (DeepStream's 'without OSD')
   const t0 = process.hrtime.bigint();
   drawDetections(io.cv, frame, detections, model.labels);
-  drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights));
+  drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights, stream));
   return nsToMs(process.hrtime.bigint() - t0);
 }
 

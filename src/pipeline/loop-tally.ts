@@ -40,6 +40,8 @@ export class LoopTally {
   maxCandidates = 0;
   private origin: bigint | undefined;
   private inferenceMs = 0;
+  /** Several streams: each stream's measured frames so far and when its first began and its last ended (ms). */
+  private readonly perStream = new Map<number, { frames: number; firstMs: number; lastMs: number }>();
 
   constructor(
     private readonly warmupFrames: number,
@@ -105,6 +107,12 @@ export class LoopTally {
       (p.d2hMs ??= []).push(roundMs(result.device.d2hMs));
     }
     if (p === this.warmup) return;
+    if (stream !== undefined) {
+      const s = this.perStream.get(stream) ?? { frames: 0, firstMs: at(clock.t0), lastMs: 0 };
+      s.frames++;
+      s.lastMs = at(clock.tEnd);
+      this.perStream.set(stream, s);
+    }
     this.inferenceMs += p.inferenceMs[p.inferenceMs.length - 1];
     if (post.candidatesCapped) this.framesCandidatesCapped++;
     if (post.detectionsCapped) this.framesDetectionsCapped++;
@@ -118,14 +126,19 @@ export class LoopTally {
 
   /**
    * The live overlay, a line each: both FPS so far (running figures, which the final ones in the summary need not
-   * equal), and under them what random weights mean.
+   * equal), and under them what random weights mean. With several streams, a stream's video shows its own end-to-end
+   * FPS (its frames over its own time) and the figures over all streams beside it: the aggregate is not the stream's.
    */
-  overlayText(backend: string, generatedWeights: boolean): string[] {
+  overlayText(backend: string, generatedWeights: boolean, stream?: number): string[] {
     const n = this.frames;
     const e2e = n > 0 && this.wallMs > 0 ? n / (this.wallMs / 1000) : 0;
     const inf = n > 0 && this.inferenceMs > 0 ? n / (this.inferenceMs / 1000) : 0;
+    const own = stream !== undefined && this.perStream.size > 1 ? this.perStream.get(stream) : undefined;
+    const ownFps = own && own.lastMs > own.firstMs ? own.frames / ((own.lastMs - own.firstMs) / 1000) : 0;
     return [
-      `${backend}  so far: inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS`,
+      own
+        ? `${backend}  stream ${stream} so far: ${ownFps.toFixed(1)} FPS  (all ${this.perStream.size} streams: ${e2e.toFixed(1)} FPS, inference ${inf.toFixed(1)} FPS)`
+        : `${backend}  so far: inference ${inf.toFixed(1)} FPS  end-to-end ${e2e.toFixed(1)} FPS`,
       ...(generatedWeights ? ['RANDOM WEIGHTS: a timing demo, no real detections'] : []),
     ];
   }
