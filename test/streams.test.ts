@@ -591,3 +591,45 @@ test("each stream's video shows its own FPS in the overlay, the figures over all
   // one stream: the figures as they were
   t.regex(new LoopTally(0, []).overlayText('onnx', false, 0)[0], /^onnx {2}so far: inference/);
 });
+
+test('what --interval costs with several streams: the boxes of each stream (dets-<i>.json) held against the same stream at interval 0', async (t) => {
+  const dir = join(scratchDir(), 'streams-interval-cost');
+  mkdirSync(dir, { recursive: true });
+  const firing = makeModel('streams-cost', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const v = makeVideo('streams-cost.mp4', 12, 160, 120);
+  const common = [
+    v,
+    '--streams',
+    '2',
+    '--model',
+    firing.onnxPath,
+    '--warmup',
+    '2',
+    '--max-det',
+    '20',
+    '--no-write',
+    '-q',
+  ];
+  const run = (name: string, extra: string[]) =>
+    inferRun([
+      ...common,
+      ...extra,
+      '--json',
+      join(dir, `${name}.json`),
+      '--detections',
+      join(dir, `${name}-dets.json`),
+    ]);
+  await run('every', []);
+  await run('third', ['--interval', '2']);
+  for (const name of ['every', 'third'])
+    for (const i of [0, 1]) t.true(existsSync(join(dir, `${name}-dets-${i}.json`)), `${name}: stream ${i}'s boxes`);
+  const rep = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
+  t.is(rep.code, 0, rep.stderr);
+  t.notRegex(rep.stdout, /run both with --detections/);
+  const m = /- what --interval 2 buys: .* what it costs: ([\d.]+)% of the boxes match on the same frames/.exec(
+    rep.stdout,
+  );
+  t.truthy(m, rep.stdout);
+  // the frames the model ran on find the same boxes; carried ones match where nothing moved (a still test video)
+  t.true(Number(m![1]) > 0 && Number(m![1]) <= 100, m![0]);
+});

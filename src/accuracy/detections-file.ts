@@ -72,42 +72,84 @@ function confinedDetectionsFile(runPath: string, named: string): string {
   return file;
 }
 
-/** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` names one. */
+/**
+ * Several streams in one run: stream i's frames are numbered from 0 in its own file; read together, its frame k is
+ * i * STREAM_FRAME_STRIDE + k, so two runs' boxes are held stream against stream.
+ */
+export const STREAM_FRAME_STRIDE = 1_000_000_000;
+
+/** The measured frames of a run, stream by stream where it ran several (as loadDetections numbers them). */
+export function measuredFrames(run: { perFrame?: { index: number[]; stream?: number[] } }): number[] {
+  const p = run.perFrame;
+  if (!p) return [];
+  return p.stream ? p.index.map((k, i) => p.stream![i] * STREAM_FRAME_STRIDE + k) : p.index;
+}
+
+/** Whether a run kept its boxes: one file, or one per stream. */
+export function keptDetections(run: { detectionsFile?: string; streams?: { detectionsFile?: string }[] }): boolean {
+  return !!run.detectionsFile || (!!run.streams?.length && run.streams.every((s) => !!s.detectionsFile));
+}
+
+/** The boxes of one file a run JSON names: confined to its folder, as the run wrote it, a COCO results list. */
+function namedBoxes(
+  path: string,
+  named: string,
+  sha256: string | undefined,
+): { file: string; detections: CocoDetection[] } {
+  const file = confinedDetectionsFile(path, named);
+  // the file as this run wrote it, not one another run wrote over since (two compares into one --out-dir)
+  if (sha256 && existsSync(file) && sha256File(file) !== sha256)
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${file}: not the detections ${path} wrote (the file changed since: another run wrote it, e.g. two compares into one --out-dir?)`,
+      { suggestion: 'run again, each run into a folder of its own (compare --out-dir)' },
+    );
+  // the file a run names holds the boxes themselves (a run naming a run, or itself, is not followed)
+  const boxes = readJsonFile(file, 'detections file', 'write one with `infer --detections F.json`');
+  if (!Array.isArray(boxes))
+    throw new JetprofError('BAD_INPUT', `${file}: named by ${path} as its detections, but not a COCO results list`, {
+      suggestion: 'pass the detections file itself, as infer --detections wrote it',
+    });
+  return { file, detections: parseCocoDetections(boxes, file) };
+}
+
+/** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` (or whose streams' files) names one. */
 export function loadDetections(path: string): DetectionSource {
   const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as {
     schema?: string;
     detectionsFile?: string;
     detectionsSha256?: string;
-    perFrame?: { index: number[] };
-    warmup?: { index: number[] };
+    streams?: { detectionsFile?: string; detectionsSha256?: string }[];
+    perFrame?: { index: number[]; stream?: number[] };
+    warmup?: { index: number[]; stream?: number[] };
     setup?: { label?: string };
     model?: { labels?: string[] };
   };
   if (Array.isArray(v)) return { path, detections: parseCocoDetections(v, path) };
   if (v?.schema === 'jetprof.run/2') {
-    if (!v.detectionsFile) {
+    if (!keptDetections(v)) {
       throw new JetprofError('BAD_INPUT', `${path}: this run kept no detections`, {
         suggestion: 'run infer again with --detections F.json (compare keeps them for every backend)',
       });
     }
-    const file = confinedDetectionsFile(path, v.detectionsFile);
-    // the file as this run wrote it, not one another run wrote over since (two compares into one --out-dir)
-    if (v.detectionsSha256 && existsSync(file) && sha256File(file) !== v.detectionsSha256)
-      throw new JetprofError(
-        'BAD_INPUT',
-        `${file}: not the detections ${path} wrote (the file changed since: another run wrote it, e.g. two compares into one --out-dir?)`,
-        { suggestion: 'run again, each run into a folder of its own (compare --out-dir)' },
-      );
-    // the file a run names holds the boxes themselves (a run naming a run, or itself, is not followed)
-    const boxes = readJsonFile(file, 'detections file', 'write one with `infer --detections F.json`');
-    if (!Array.isArray(boxes))
-      throw new JetprofError('BAD_INPUT', `${file}: named by ${path} as its detections, but not a COCO results list`, {
-        suggestion: 'pass the detections file itself, as infer --detections wrote it',
-      });
-    const inner = { path: file, detections: parseCocoDetections(boxes, file) };
-    const frames = [...(v.warmup?.index ?? []), ...(v.perFrame?.index ?? [])].sort((a, b) => a - b);
     const names = v.model?.labels ? new Map(v.model.labels.map((name, i) => [i, name])) : undefined;
-    return { ...inner, path: file, frames, label: v.setup?.label, names };
+    const frames = [...measuredFrames({ perFrame: v.warmup }), ...measuredFrames(v)].sort((a, b) => a - b);
+    if (v.detectionsFile) {
+      const { file, detections } = namedBoxes(path, v.detectionsFile, v.detectionsSha256);
+      return { path: file, detections, frames, label: v.setup?.label, names };
+    }
+    // one file per stream, each in its own frame numbers: read together, stream by stream
+    const parts = v.streams!.map((s, i) => {
+      const { file, detections } = namedBoxes(path, s.detectionsFile!, s.detectionsSha256);
+      return { file, detections: detections.map((d) => ({ ...d, image_id: i * STREAM_FRAME_STRIDE + d.image_id })) };
+    });
+    return {
+      path: parts.map((x) => x.file).join(', '),
+      detections: parts.flatMap((x) => x.detections),
+      frames,
+      label: v.setup?.label,
+      names,
+    };
   }
   return { path, detections: parseCocoDetections(v, path) };
 }

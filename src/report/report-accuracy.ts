@@ -5,7 +5,13 @@
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
 import { type Agreement, agree } from '../accuracy/agree.ts';
-import { type DetectionSource, loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
+import {
+  type DetectionSource,
+  keptDetections,
+  loadDetections,
+  loadGroundTruth,
+  measuredFrames,
+} from '../accuracy/detections-file.ts';
 import { cocoMap, type MapResult } from '../accuracy/map.ts';
 
 export interface AgreementRow {
@@ -58,7 +64,7 @@ export function reportAccuracy(
   // one run per label (the first): repeated runs of one setup find the same boxes
   const byLabel = new Map<string, { path: string; run: RunResult }>();
   for (const f of runFiles) if (!byLabel.has(f.run.setup.label)) byLabel.set(f.run.setup.label, f);
-  const withBoxes = [...byLabel.values()].filter((f) => f.run.detectionsFile);
+  const withBoxes = [...byLabel.values()].filter((f) => keptDetections(f.run));
   const ref = pickReference(
     withBoxes.map((f) => f.run),
     o.ref,
@@ -78,7 +84,7 @@ export function reportAccuracy(
     x: { path: string; run: RunResult },
     y: { path: string; run: RunResult },
   ): Omit<AgreementRow, 'ref' | 'other'> => {
-    const measured = (r: RunResult) => r.perFrame?.index ?? [];
+    const measured = (r: RunResult) => measuredFrames(r);
     const a = measured(x.run);
     const b = new Set(measured(y.run));
     if (a.length !== b.size || a.some((i) => !b.has(i))) {

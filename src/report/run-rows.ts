@@ -18,6 +18,7 @@ import {
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { spread } from '../util/stats.ts';
 import { inOneSweep, type Sweep, sweepFigures } from './sweep.ts';
+import { keptDetections } from '../accuracy/detections-file.ts';
 
 import type {
   RowSetup,
@@ -271,7 +272,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
       : {}),
     wallMsPerFrame: meanWallMsPerFrame(runs),
     basis: comparisonBasis(r),
-    keptBoxes: runs.every((x) => !!x.detectionsFile),
+    keptBoxes: runs.every((x) => keptDetections(x)),
     streamSetup: { streams: r.streams?.length ?? 1, batch: r.batch ?? 1, interval: r.interval ?? 0 },
     ...(r.setup.realtime || r.streams?.some((s) => s.droppedFrames !== undefined) ? { drops: dropsOf(runs) } : {}),
     sweep: sweepFigures(runs),
