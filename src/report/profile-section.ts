@@ -47,7 +47,7 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
   const separate = p.kernels.filter((k) => !convLike.includes(k) && /leaky|relu|activation|sigmoid/i.test(k.name));
   if (fused.length > 0 && separate.length === 0) {
     notes.push(
-      `conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name.slice(0, 60)}); no separate activation kernels.`,
+      `conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name}); no separate activation kernels.`,
     );
   }
   // every GPU row of the log, not only the top ones listed: a copy below the cut still counts

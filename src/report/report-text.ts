@@ -214,16 +214,17 @@ export function accuracyRows(r: LabReport): string[][] {
     const a = x.agreement;
     const agreeCells = x.isReference
       ? ['reference', '', '', '']
-      : a
-        ? [
-            a.matched + a.onlyRef + a.onlyOther === 0
-              ? 'no boxes in either'
-              : `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
-            a.meanIou.toFixed(4),
-            `${a.onlyRef} / ${a.onlyOther}`,
-            `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`,
-          ]
-        : [x.note ?? '', '', '', ''];
+      : a && a.matched + a.onlyRef + a.onlyOther === 0
+        ? // nothing to match: no IoU, counts or score differences to print (zeros would read as measured)
+          ['no boxes in either', '', '', '']
+        : a
+          ? [
+              `${(a.matchedShare * 100).toFixed(2)}% (${a.matched})`,
+              a.meanIou.toFixed(4),
+              `${a.onlyRef} / ${a.onlyOther}`,
+              `${a.meanAbsScoreDiff.toFixed(4)} / ${a.maxAbsScoreDiff.toFixed(4)}`,
+            ]
+          : [x.note ?? '', '', '', ''];
     return [x.modelType, ...agreeCells, ap(x.map?.ap), ap(x.map?.ap50)];
   });
 }
