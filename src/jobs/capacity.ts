@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
-import { entryCommand } from '../profilers/run.ts';
+import { entryCommand } from '../profilers/profile-run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { JetprofError } from '../util/errors.ts';

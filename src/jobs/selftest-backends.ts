@@ -11,7 +11,7 @@ import { openCvHasCuda } from '../backends/opencv.ts';
 import type { BackendName } from '../backends/types.ts';
 import { parseHeadsFile } from '../pipeline/heads-file.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
-import { entryCommand } from '../profilers/run.ts';
+import { entryCommand } from '../profilers/profile-run.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
 import { findExecutable } from '../util/executables.ts';
 import { loadOpenCv } from '../video/opencv.ts';

@@ -9,7 +9,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { readBoard } from '../platform/board.ts';
 import { parsePowerMode } from '../platform/env.ts';
 import { parseTegrastatsLine } from '../platform/tegrastats.ts';
-import { entryCommand } from '../profilers/run.ts';
+import { entryCommand } from '../profilers/profile-run.ts';
 import { findExecutable } from '../util/executables.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { boardEncodes } from '../video/gstreamer.ts';
