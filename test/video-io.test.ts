@@ -192,7 +192,7 @@ test.serial(
 test.serial(
   "the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)",
   async (t) => {
-    const { createVideoSink } = await import('../src/video/io.ts');
+    const { createVideoSink } = await import('../src/video/writer.ts');
     const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
     const cv = loadOpenCv();
     const cap = new cv.VideoCapture(makeVideo('writer-pool.mp4', 20, 640, 480), fileCaptureApi(cv));
@@ -231,7 +231,7 @@ function statFiles(): string[] {
 
 /** Every frame of `path` as OpenCV reads it with `videoIo`, and the decoder it names. */
 async function decodeAll(path: string, videoIo: 'ffmpeg' | 'gstreamer', max = 1000) {
-  const { openVideo } = await import('../src/video/io.ts');
+  const { openVideo } = await import('../src/video/reader.ts');
   const { loadOpenCv } = await import('../src/video/opencv.ts');
   const source = openVideo(path, loadOpenCv(), videoIo);
   const frames = [];

@@ -35,7 +35,8 @@ async function liveProbes(): Promise<LiveProbes> {
       new RegExp(`${b.replace('/', '\\/')}:\\s+YES`).test(info),
     );
     probes.opencv = { loads: true, videoIo, cuda: /NVIDIA CUDA:\s*YES/.test(info) };
-    const { autoReader, autoWriter } = await import('../video/io.ts');
+    const { autoReader } = await import('../video/reader.ts');
+    const { autoWriter } = await import('../video/writer.ts');
     probes.videoWriter = autoWriter(loadOpenCv());
     probes.videoReader = autoReader(loadOpenCv());
   } catch (e) {

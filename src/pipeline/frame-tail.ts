@@ -10,7 +10,7 @@ import type { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { isLive } from '../video/sources.ts';
-import type { VideoSource } from '../video/io.ts';
+import type { VideoSource } from '../video/reader.ts';
 import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';

@@ -9,7 +9,7 @@ import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts
 import type { Detection, Geometry } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
-import { autoWriter, createImageFolderSink, createVideoSink, type VideoSink } from '../video/io.ts';
+import { autoWriter, createImageFolderSink, createVideoSink, type VideoSink } from '../video/writer.ts';
 import type { VideoIo } from '../video/gstreamer.ts';
 import { memoryRoom } from '../util/resources.ts';
 import { memoryShortage, type WriterKind } from './memory-estimate.ts';

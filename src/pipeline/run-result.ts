@@ -6,7 +6,7 @@ import type { BatchFigures } from './sequential-loop.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';
-import type { VideoInfo } from '../video/io.ts';
+import type { VideoInfo } from '../video/reader.ts';
 import { type StageStats, sumOf, summarize } from '../util/stats.ts';
 import {
   endToEndFps,

@@ -10,7 +10,7 @@ import { basename, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { type Cv, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
-import { captureSource, openVideo, type VideoInfo, type VideoSource } from './io.ts';
+import { captureSource, openVideo, type VideoInfo, type VideoSource } from './reader.ts';
 import type { VideoIo } from './gstreamer.ts';
 
 export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
