@@ -160,6 +160,26 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
     rep.stdout,
     /\| Label \|[^\n]*\n[^\n]*\n(?:[^\n]*\n)*?\| [^|]*3streams-batch3 \|[^\n]*\| 3x streams-c\.mp4 \(/,
   );
+  // the page draws each stream's latency over the run: a line per stream, in colours of their own
+  const html = join(dir, 'three.html');
+  t.is(runCli('jetprof', ['report', '--run', json, '--html', html]).code, 0);
+  const page = readFileSync(html, 'utf8');
+  const chart = page.slice(page.indexOf('aria-label="Latency per stream over the run'));
+  t.regex(
+    chart,
+    /^aria-label="Latency per stream over the run \(a frame's read to its boxes, ms\): onnx-fp32-cpu-sequential-3streams-batch3"/,
+  );
+  const lines = [
+    ...chart
+      .slice(0, chart.indexOf('</svg>'))
+      .matchAll(/<polyline [^>]*stroke="([^"]+)"[^>]*points="([^"]+)"><title>stream (\d)<\/title>/g),
+  ];
+  t.deepEqual(
+    lines.map((m) => m[3]),
+    ['0', '1', '2'],
+  );
+  t.is(new Set(lines.map((m) => m[1])).size, 3, 'a colour per stream');
+  for (const m of lines) t.is(m[2].trim().split(' ').length, 5, `stream ${m[3]}: a point per measured frame`);
 });
 
 test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', (t) => {

@@ -5,7 +5,7 @@
  * (html.ts draws them; Markdown, which has no pictures, leaves them out).
  */
 import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityMachineLine, capacityRows } from './capacity-format.ts';
-import type { BoardRow, FrameSeries, LabReport, ProfileSection, TimedRow } from './report-types.ts';
+import type { BoardRow, FrameSeries, LabReport, ProfileSection, StreamsSection, TimedRow } from './report-types.ts';
 import {
   ACCURACY_HEADERS,
   accuracyCaption,
@@ -76,6 +76,7 @@ export type Chart =
       limit?: { value: number; label: string };
     }
   | { kind: 'latency-over-time' | 'stage-histograms' | 'pipeline-timeline'; series: FrameSeries }
+  | { kind: 'stream-latency'; section: StreamsSection }
   | { kind: 'board-over-time'; board: BoardRow };
 
 /** How a list item reads: a failure (warn), a backend skipped, a speed-up, or a line folded away on the page (quiet). */
@@ -207,6 +208,10 @@ function streamBlocks(r: LabReport): Block[] {
       ...(verdict ? [{ kind: 'paragraph' as const, text: verdict }] : []),
       ...(m.intervalLine ? [{ kind: 'paragraph' as const, text: m.intervalLine }] : []),
       { kind: 'table', headers: STREAM_HEADERS, rows: streamRows(m), align: right(STREAM_HEADERS.length, [1, 7]) },
+      // each stream's latency over the run: a camera that drifts or a board that throttles shows here first
+      ...(m.latency?.length
+        ? [{ kind: 'chart' as const, chart: { kind: 'stream-latency' as const, section: m } }]
+        : []),
     ];
   });
 }

@@ -5,11 +5,13 @@
  */
 import { STAGES } from '../pipeline/stages.ts';
 import { type Bar, type Block, type Chart, type ListItem, reportDocument } from './document.ts';
-import type { BoardRow, FrameSeries, LabReport } from './report-types.ts';
+import type { BoardRow, FrameSeries, StreamsSection, LabReport } from './report-types.ts';
 import type { Cell } from './tables.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
+/** Streams' lines: none of the stages' colours (PALETTE's first five), so a colour means one thing on a page. */
+const STREAM_PALETTE = ['#9c755f', '#b07aa1', '#edc948', '#17becf', '#bcbd22', '#7f7f7f', '#8c564b', '#e377c2'];
 
 export function escapeHtml(s: string | number): string {
   return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -149,6 +151,54 @@ export function latencyOverTime(s: FrameSeries): string {
     ),
   );
   return svg(`Latency over time per stage (ms): ${s.label}`, width, height, parts);
+}
+
+/**
+ * Each stream's latency (arrival or read to boxes) over the run, one line per stream against the seconds since the
+ * first frame arrived: a camera that drifts, or a board that throttles, shows as one line or all lines climbing.
+ * Streams have colours of their own, so a stream is never drawn in a stage's colour.
+ */
+export function streamLatencyOverTime(m: StreamsSection): string {
+  const series = m.latency ?? [];
+  const left = 56;
+  const plotW = 600;
+  const plotH = 180;
+  const width = left + plotW + 20;
+  const rows = Math.ceil(series.length / 5);
+  const height = plotH + 52 + rows * 18;
+  const maxY = Math.max(1e-6, ...series.map((s) => maxOf(s.ms)));
+  const maxX = Math.max(1e-3, ...series.map((s) => s.atS[s.atS.length - 1] ?? 0));
+  const px = (x: number) => left + (x / maxX) * plotW;
+  const py = (y: number) => 10 + plotH - (y / maxY) * plotH;
+  const color = (i: number) => STREAM_PALETTE[i % STREAM_PALETTE.length];
+  const parts: string[] = [
+    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<line x1="${left}" y1="10" x2="${left}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<text x="${left - 6}" y="16" text-anchor="end">${maxY.toFixed(1)}</text>`,
+    `<text x="${left - 6}" y="${10 + plotH}" text-anchor="end">0 ms</text>`,
+    `<text x="${left}" y="${plotH + 26}">0 s</text>`,
+    `<text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">${maxX.toFixed(1)} s</text>`,
+  ];
+  series.forEach((s, i) => {
+    const [xs, ys] = bucketMax(s.atS, s.ms, 600);
+    const pts = xs.map((x, k) => `${px(x).toFixed(1)},${py(ys[k]).toFixed(1)}`).join(' ');
+    parts.push(
+      `<polyline fill="none" stroke="${color(i)}" stroke-width="1.2" points="${pts}"><title>stream ${s.stream}</title></polyline>`,
+    );
+  });
+  parts.push(
+    ...legend(
+      left,
+      plotH + 38,
+      series.map((s, i) => [`stream ${s.stream}`, color(i)]),
+    ),
+  );
+  return svg(
+    `Latency per stream over the run (a frame's ${m.realtime ? 'arrival' : 'read'} to its boxes, ms): ${m.label}`,
+    width,
+    height,
+    parts,
+  );
 }
 
 /** GPU load (%) and input power (W) over the run, from tegrastats: where a Jetson throttles, FPS falls with them. */
@@ -361,6 +411,8 @@ function chartHtml(c: Chart): string {
       return barChart(c.title, c.bars, c.unit, c.stacked, c.limit);
     case 'latency-over-time':
       return latencyOverTime(c.series);
+    case 'stream-latency':
+      return streamLatencyOverTime(c.section);
     case 'stage-histograms':
       return stageHistograms(c.series);
     case 'pipeline-timeline':

@@ -20,6 +20,7 @@ import type {
   AccuracyRow,
   LabReport,
   ProfileSection,
+  StreamsSection,
 } from './report-types.ts';
 import {
   DEFAULT_MIN_MATCH,
@@ -130,6 +131,7 @@ export function buildLabReport(
         ...(intervalLine(x.run) ? { intervalLine: intervalLine(x.run) } : {}),
         ...(x.run.batches ? { batches: x.run.batches } : {}),
         streams: x.run.streams!,
+        ...(streamLatency(x.run) ? { latency: streamLatency(x.run) } : {}),
       })),
     capacity: extras.capacity ?? [],
     skipped: extras.skipped ?? [],
@@ -167,6 +169,25 @@ function busyNotes(runs: RunResult[]): string[] {
   return [...byLabel]
     .filter(([, e]) => e.busy.length > 0)
     .map(([label, e]) => `${label}: ${e.all > 1 ? `${e.busy.length} of its ${e.all} runs were ` : ''}${e.busy[0]}`);
+}
+
+/**
+ * Each stream's latency over the run, from the per-frame columns: a frame's arrival (or read) in seconds from the
+ * first measured frame's, and the time from it to the frame's boxes; undefined without per-frame streams.
+ */
+function streamLatency(r: RunResult): StreamsSection['latency'] {
+  const p = r.perFrame;
+  if (!p?.stream || p.index.length === 0) return undefined;
+  const from = p.captureMs ?? p.startMs;
+  const t0 = Math.min(...from);
+  const out = new Map<number, { stream: number; atS: number[]; ms: number[] }>();
+  p.index.forEach((_, k) => {
+    const s = out.get(p.stream![k]) ?? { stream: p.stream![k], atS: [], ms: [] };
+    s.atS.push((from[k] - t0) / 1000);
+    s.ms.push(p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]);
+    out.set(s.stream, s);
+  });
+  return [...out.values()].sort((a, b) => a.stream - b.stream);
 }
 
 /**

@@ -305,6 +305,8 @@ export interface StreamsSection {
   /** --interval: on which frames the model ran, and their latencies apart from the tracked frames'. */
   intervalLine?: string;
   streams: StreamRecord[];
+  /** Each stream's measured frames: when each arrived (or was read), s from the first, and its latency to boxes (ms). */
+  latency?: { stream: number; atS: number[]; ms: number[] }[];
 }
 
 export interface LabReport {
