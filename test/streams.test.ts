@@ -3,6 +3,7 @@
  * video and figures; the run's figures over all of them; the report's per-stream table.
  */
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { droppedVerdict, formatSummary, intervalLine } from '../src/pipeline/run-result.ts';
@@ -240,25 +241,44 @@ test('--realtime paces a file at its frame rate and counts what arrives while th
   // 600 frames (3 s at 200 FPS): however slow a loaded machine makes the warm-up, frames still arrive after it
   const long = makeVideo('streams-rt-long.mp4', 600, 160, 120, 30);
   const fast = join(dir, 'fast.json');
-  t.is(
-    runCli('infer', [
-      long,
-      '--realtime',
-      '--source-fps',
-      '200',
-      '--model',
-      model.onnxPath,
-      '--warmup',
-      '2',
-      '--no-write',
-      '--json',
-      fast,
-      '-q',
-    ]).code,
-    0,
-  );
+  const fastVideo = join(dir, 'fast.mp4');
+  const fr = runCli('infer', [
+    long,
+    '--realtime',
+    '--source-fps',
+    '200',
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '2',
+    '--output',
+    fastVideo,
+    '--json',
+    fast,
+  ]);
+  t.is(fr.code, 0, fr.stderr);
   const f = JSON.parse(readFileSync(fast, 'utf8')).streams[0];
   t.true(f.droppedFrames > 0, `dropped ${f.droppedFrames}`);
+  // the video keeps the camera's time: stretched by the camera's span (first to last measured arrival) over the
+  // video's (its frames at the writer's rate), so it lasts as long as the camera ran, not written frames / rate
+  const arrived = JSON.parse(readFileSync(fast, 'utf8')).perFrame.captureMs as number[];
+  const span = (arrived[arrived.length - 1] - arrived[0]) / 1000;
+  const written = probeVideo(fastVideo).frames;
+  t.like(f.output.realTime, { stretched: true });
+  t.true(f.output.realTime.scale > 1, JSON.stringify(f.output));
+  const seconds = Number(
+    spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', fastVideo], {
+      encoding: 'utf8',
+    }).stdout,
+  );
+  // first to last frame is the span; the last frame's own time comes on top (one stretched frame interval)
+  const frameS = span / Math.max(1, written - 1);
+  t.true(Math.abs(seconds - span) <= frameS + 0.05, `the video lasts ${seconds} s, the camera's span ${span} s`);
+  t.true(written >= f.frames, `${written} frames written, ${f.frames} measured: none added by the stretch`);
+  t.regex(
+    fr.stderr,
+    /note: stream 0 dropped \d+ of the frames its camera delivered: its video \(.*fast\.mp4\) is stretched [\d.]+x to the camera's time/,
+  );
   t.true(f.frames > 0, `${f.frames} frames measured`);
   t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
   t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);

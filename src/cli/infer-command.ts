@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
 import { type BackendName } from '../backends/types.ts';
-import { capNotes, formatSummary, isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
+import { capNotes, formatSummary, isCompleteRun, realTimeNotes, type RunResult } from '../pipeline/run-result.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { writeOutput } from '../output/output.ts';
@@ -123,7 +123,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       progress.done();
       runs.push(result);
       if (json && !jsonToStdout) files.push(json);
-      if (k === 1) for (const n of capNotes(result)) say(program, `note: ${n}`);
+      if (k === 1) for (const n of [...capNotes(result), ...realTimeNotes(result)]) say(program, `note: ${n}`);
       if (k === 1 && result.video.decoderNote) say(program, `note: ${result.video.decoderNote}`);
       if (k === 1 && result.output?.encoderNote) say(program, `note: ${result.output.encoderNote}`);
       if (!o.quiet) {

@@ -11,6 +11,7 @@ import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { isLive } from '../video/sources.ts';
 import type { VideoSource } from '../video/reader.ts';
+import type { RealTime } from '../video/writer.ts';
 import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
@@ -133,7 +134,16 @@ export interface StreamRecord {
   endToEndFps: number;
   /** From the start of a frame's read (or its arrival) to its boxes (ms), over the measured frames. */
   latencyMs: { p50: number; p90: number; p99: number };
-  output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
+  output?: {
+    path: string;
+    codec: string;
+    encoder?: string;
+    encoderNote?: string;
+    width?: number;
+    height?: number;
+    /** Frames were dropped (--realtime): how the video keeps the camera's time (writer.ts RealTime). */
+    realTime?: RealTime;
+  };
   /** The source stopped before the run did (a file that ended while others went on, a camera that went away). */
   endedEarly?: { framesRead: number; reason: string };
   /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
@@ -192,6 +202,13 @@ export function endedEarly(
   return undefined;
 }
 
+/** The camera's time from stream i's first measured frame's arrival (or read) to its last one's, in seconds. */
+function cameraSpanS(p: PerFrame, i: number): number {
+  const from = p.captureMs ?? p.startMs;
+  const at = from.filter((_, k) => p.stream === undefined || p.stream[k] === i);
+  return at.length > 1 ? (maxOf(at) - minOf(at)) / 1000 : 0;
+}
+
 /**
  * The end of a run that did not fail: each source closed, each output finished when its stream measured frames (a
  * stream that measured none leaves the previous file as it was), and each stream's record.
@@ -212,7 +229,9 @@ export async function finishStreams(
     io.source.close();
     const figures = streamFigures(tally.measured, i);
     const keep = figures.frames > 0 && (interrupted || complete);
-    if (io.sink && keep) await io.sink.finish();
+    // a paced stream that dropped frames: its video stretched to the camera's time
+    if (io.sink && keep)
+      await io.sink.finish(state[i].dropped ? { cameraSpanS: cameraSpanS(tally.measured, i) } : undefined);
     else io.sink?.abort();
     const sink = io.sink && keep ? io.sink : undefined;
     const live = isLive(io.source.kind);
@@ -237,6 +256,7 @@ export async function finishStreams(
                 ...(sink.encoder ? { encoder: sink.encoder } : {}),
                 ...(sink.encoderNote ? { encoderNote: sink.encoderNote } : {}),
                 ...(sink.written ?? {}),
+                ...(sink.realTime ? { realTime: sink.realTime } : {}),
               },
             }
           : {}),

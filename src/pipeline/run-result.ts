@@ -507,6 +507,20 @@ export function droppedVerdict(
 }
 
 /** The caps that bound, in one line each (the console says it once per run). */
+/** A note per paced stream whose video was written with frames dropped: stretched to the camera's time, or why not. */
+export function realTimeNotes(r: Pick<RunResult, 'streams'>): string[] {
+  return (r.streams ?? []).flatMap((s) => {
+    const t = s.output?.realTime;
+    if (!t) return [];
+    const of = `stream ${s.index} dropped ${s.droppedFrames} of the frames its camera delivered`;
+    return [
+      t.stretched
+        ? `${of}: its video (${s.output!.path}) is stretched ${t.scale.toFixed(2)}x to the camera's time, each written frame standing for the frames dropped after it`
+        : `${of}: its video (${s.output!.path}) plays ${t.scale.toFixed(2)}x faster than the camera ran (not stretched: ${t.why})`,
+    ];
+  });
+}
+
 export function capNotes(r: RunResult): string[] {
   const pp = r.postprocess;
   const notes: string[] = [];

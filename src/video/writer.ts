@@ -4,6 +4,7 @@
  * under the final name; FFmpeg's writer or a GStreamer pipeline (x264enc, a Jetson's nvv4l2h264enc); a folder of
  * images for an image folder's frames.
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
@@ -38,12 +39,56 @@ export interface VideoSink {
   write(frame: Mat): void;
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
-  /** Closes the video, checks that it plays, and renames it to its final name. */
-  finish(): Promise<void>;
+  /**
+   * Closes the video, checks that it plays, and renames it to its final name. `cameraSpanS`: the camera's time from
+   * the first written frame's arrival to the last one's, given when frames were dropped (--realtime); the video is
+   * then stretched to it (realTime).
+   */
+  finish(o?: { cameraSpanS?: number }): Promise<void>;
   /** Closes and deletes the temporary file. */
   abort(): void;
   /** After finish(): the size the video has (an odd frame size is written one pixel smaller by H.264). */
   written?: { width: number; height: number };
+  /** After finish() with dropped frames: how the video keeps the camera's time, or why it does not. */
+  realTime?: RealTime;
+}
+
+/**
+ * A paced run that dropped frames writes fewer frames than the camera delivered: at the camera's rate its video would
+ * play faster than the camera ran (8 s of camera time in 1.5 s with 80% dropped). The file's timestamps are stretched
+ * by `scale`, the camera's span over the video's (ffmpeg -itsscale, stream copy: no re-encode), so the video lasts as
+ * long as the camera ran, each kept frame on screen for about as long as the camera took to deliver the next.
+ */
+export interface RealTime {
+  scale: number;
+  stretched: boolean;
+  /** Why it was not stretched (no ffmpeg, ffmpeg failed), when it was not. */
+  why?: string;
+}
+
+/** Stretches the staged video `tmp` (holding `frames` frames) by `scale` in place, or says why not. */
+function stretchToCameraTime(cv: Cv, tmp: string, frames: number, scale: number): RealTime {
+  const out = `${tmp}.stretched${extname(tmp)}`;
+  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', '-itsscale', scale.toFixed(6), '-i', tmp, '-c', 'copy', out], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  const said = (r.stderr ?? '').trim().split('\n').pop();
+  const why = r.error
+    ? (r.error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? 'ffmpeg is not installed (bash scripts/setup.sh installs it)'
+      : r.error.message
+    : r.status !== 0
+      ? `ffmpeg exit ${r.status}${said ? `: ${said}` : ''}`
+      : playableVideo(cv, out, frames)?.frames !== frames
+        ? 'the stretched copy did not hold every frame'
+        : undefined;
+  if (why) {
+    removeQuietly(out);
+    return { scale, stretched: false, why };
+  }
+  renameSync(out, tmp);
+  return { scale, stretched: true };
 }
 
 /**
@@ -290,7 +335,7 @@ export function createVideoSink(
       await w.writeAsync(frame);
       frames++;
     },
-    async finish() {
+    async finish(o) {
       close();
       // What the encoder left must open and hold frames before it replaces an older file under the final name.
       // writeAsync's workers hold the encoder too: the container is finalized when the last of them is freed, just
@@ -316,6 +361,9 @@ export function createVideoSink(
         );
       }
       sink.written = { width: video.width, height: video.height };
+      // the camera's span over the video's, from the first frame to the last (at the writer's rate)
+      if (o?.cameraSpanS && frames > 1)
+        sink.realTime = stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
       renameSync(tmp, target.path);
       dropStaging(staging);
