@@ -27,15 +27,8 @@ import {
   traceTemplates,
 } from './trace-rows.ts';
 import { decodeLineBytes } from '../util/text-input.ts';
-import {
-  decimalToBytes,
-  decimalToNs,
-  durationNsAt,
-  isSizeUnit,
-  parseDurationNs,
-  parsePercent,
-  splitCsvLine,
-} from './units.ts';
+import { decimalToNs, durationNsAt, parseDurationNs, splitCsvLine } from './units.ts';
+import { csvFlavour, type CsvRowSink, type CsvTable, readCsvRow } from './nvprof-csv.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -51,7 +44,7 @@ export type {
   SystemSampleRow,
   UnifiedMemoryRow,
 } from './nvprof-types.ts';
-import type { MetricRow, MetricTraceRow, NvprofLog, NvprofProcess, NvtxRange, SummaryRow } from './nvprof-types.ts';
+import type { NvprofLog, NvprofProcess, NvtxRange, SummaryRow } from './nvprof-types.ts';
 
 type Section =
   'none' | 'result' | 'api' | 'activity' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified' | 'system';
@@ -73,19 +66,7 @@ type Table =
     }
   | { kind: 'unified'; cols: Column[]; units?: string[] }
   | { kind: 'system' }
-  | { kind: 'csv'; header: string[]; keys: string[]; units: string[] | undefined; flavour: CsvFlavour };
-type CsvFlavour =
-  | 'summary'
-  | 'dependency'
-  | 'metrics'
-  | 'events'
-  | 'unified'
-  | 'system'
-  | 'gpuTrace'
-  | 'apiTrace'
-  | 'metricTrace'
-  | 'other';
-
+  | CsvTable;
 const PREFIX = /^==(\d+)== ?(.*)$/;
 /** nvprof -i's prefix: exactly eight `=` and a space (a banner of `=` signs printed by the program is not one). */
 const IMPORT_PREFIX = /^========(?: (.*))?$/;
@@ -179,6 +160,16 @@ export class NvprofParser {
   legacyLines = 0;
   /** The line of the last trace row kept, for a name wrapped onto the next line. */
   private lastTraceRowLine = -1;
+  /** What a CSV row reads and writes of this parser (nvprof-csv.ts). */
+  private readonly csvSink: CsvRowSink = {
+    section: () => this.section,
+    range: () => this.range,
+    maxTraceRows: () => this.maxTraceRows,
+    proc: () => this.proc(),
+    diag: (code, message) => this.diag(code, message),
+    keepSystemRow: (...row) => this.keepSystemRow(...row),
+    keepTraceRow: (p, target, row) => this.keepTraceRow(p, target, row),
+  };
 
   get lineNumber(): number {
     return this.lineNo;
@@ -610,7 +601,7 @@ export class NvprofParser {
       case 'system':
         return this.systemRow(line);
       case 'csv':
-        return this.csvRow(trimmed, t);
+        return readCsvRow(this.csvSink, trimmed, t);
     }
   }
 
@@ -899,241 +890,12 @@ export class NvprofParser {
       max: Number(max),
     });
   }
-
-  private csvRow(line: string, t: Extract<Table, { kind: 'csv' }>): boolean {
-    const cells = splitCsvLine(line);
-    if (!t.units && cells.length === t.header.length && !line.startsWith('"') && cells.every(isUnitCell)) {
-      t.units = cells; // `,%,s,,us,us,ms,`
-      return true;
-    }
-    if (cells.length !== t.header.length) return false;
-    const units = t.units ?? [];
-    if (t.flavour === 'gpuTrace' || t.flavour === 'apiTrace') return this.csvTraceRow(line, cells, t, t.flavour);
-    if (t.flavour === 'metricTrace') return this.csvMetricTraceRow(cells, t);
-    const ns = (i: number) => decimalToNs(cells[i], units[i] || 'ns');
-    if (t.flavour === 'summary') {
-      const off = t.header[0] === 'Type' ? 1 : 0;
-      const vals = [ns(off + 1), ns(off + 3), ns(off + 4), ns(off + 5)];
-      if (vals.some((v) => v === undefined)) {
-        this.diag('BAD_ROW', `a time in this CSV row is not a number: ${line.slice(0, 120)}`);
-        return true;
-      }
-      const [totalNs, avgNs, minNs, maxNs] = vals as number[];
-      const type = off ? cells[0] : this.section === 'api' ? 'API calls' : 'GPU activities';
-      const row: SummaryRow = {
-        type,
-        timePct: parsePercent(cells[off]) ?? NaN,
-        totalNs,
-        calls: Number(cells[off + 2]),
-        avgNs,
-        minNs,
-        maxNs,
-        name: cells[off + 6],
-      };
-      if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
-      else this.proc().summary.push(row);
-      return true;
-    }
-    if (t.flavour === 'dependency') {
-      const cp = ns(1);
-      const wait = ns(2);
-      if (cp === undefined || wait === undefined) return false;
-      this.proc().dependency.push({
-        criticalPathPct: parsePercent(cells[0]) ?? NaN,
-        criticalPathNs: cp,
-        waitingNs: wait,
-        name: cells[3],
-      });
-      return true;
-    }
-    if (t.flavour === 'metrics' || t.flavour === 'events') {
-      // "Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg" (events: "Event Name", no
-      // description, then "Total"); values as printed, like the text form's
-      if (!/^\d+$/.test(cells[2])) return false;
-      const [device, kernel, invocations, metric] = cells;
-      const row: MetricRow =
-        t.flavour === 'metrics'
-          ? {
-              device,
-              kernel,
-              invocations: Number(invocations),
-              metric,
-              description: cells[4],
-              min: cells[5],
-              max: cells[6],
-              avg: cells[7],
-            }
-          : {
-              device,
-              kernel,
-              invocations: Number(invocations),
-              metric,
-              min: cells[4],
-              max: cells[5],
-              avg: cells[6],
-              total: cells[7],
-            };
-      this.proc().metrics.push(row);
-      return true;
-    }
-    if (t.flavour === 'unified') return this.csvUnifiedRow(line, cells, units);
-    if (t.flavour === 'system') {
-      const at = (h: string) => cells[t.header.indexOf(h)];
-      const nameAt = t.header.findIndex((h) => !['Device', 'Count', 'Avg', 'Min', 'Max'].includes(h));
-      const nums = [at('Avg'), at('Min'), at('Max')];
-      if (!/^\d+$/.test(at('Count')) || nums.some((v) => !/^-?\d+(?:\.\d+)?$/.test(v))) return false;
-      this.keepSystemRow(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]);
-      return true;
-    }
-    return true; // other CSV tables: recognised, not typed
-  }
-
-  /**
-   * A `--print-gpu-trace` / `--print-api-trace` CSV row: Start and Duration in exact nanoseconds from their column's
-   * unit, a size column (unit B, KB, MB, GB) in bytes under `<key>Bytes`, a column with another unit (`GB/s`) as
-   * printed with its unit, whole numbers as numbers, the correlation id from its own column, and an API row's
-   * `cudaLaunchKernel (kernel(args) [id])` split as in the text form. Empty cells are left out.
-   */
-  private csvTraceRow(
-    line: string,
-    cells: string[],
-    t: Extract<Table, { kind: 'csv' }>,
-    target: 'gpuTrace' | 'apiTrace',
-  ): boolean {
-    const units = t.units ?? [];
-    const startNs = decimalToNs(cells[0], units[0] || 'ns');
-    // a row printed without a duration (a Unified Memory CPU page fault): kept without one
-    const noDuration = cells[1] === '' || cells[1] === '-';
-    const durationNs = noDuration ? null : decimalToNs(cells[1], units[1] || 'ns');
-    if (startNs === undefined || durationNs === undefined) {
-      this.diag('BAD_ROW', `start or duration in this CSV trace row is not a number: ${line.slice(0, 120)}`);
-      return true;
-    }
-    const p = this.proc();
-    if (p[target]!.length >= this.maxTraceRows) {
-      p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
-      return true;
-    }
-    const row: TraceRow = durationNs === null ? { startNs } : { startNs, durationNs };
-    for (let i = 2; i < cells.length; i++) {
-      const cell = cells[i];
-      const key = t.keys[i];
-      const unit = units[i] ?? '';
-      if (cell === '') continue;
-      if (isSizeUnit(unit)) {
-        const bytes = decimalToBytes(cell, unit);
-        row[`${key}Bytes`] = bytes ?? cell;
-      } else if (key === 'name') {
-        const split = splitTraceName(cell);
-        row.name = split.name;
-        if (split.kernel !== undefined) row.kernel = split.kernel;
-        if (split.correlationId !== undefined) row.correlationId = split.correlationId;
-      } else if (/^\d+$/.test(cell)) row[key] = unit ? `${cell}${unit}` : Number(cell);
-      else row[key] = unit ? `${cell}${unit}` : cell;
-    }
-    this.keepTraceRow(p, target, row);
-    return true;
-  }
-
-  /**
-   * A `--print-gpu-trace --metrics ... --csv` row: the launch (device, context, stream, kernel, correlation id) and
-   * each metric's value as a number, its unit from the units row or from the cell (`85.50%`, `1.1655GB/s`); a cell
-   * that is not a number (`<OVERFLOW>`, `Low (1)`) is kept in `flags`, its value null.
-   */
-  private csvMetricTraceRow(cells: string[], t: Extract<Table, { kind: 'csv' }>): boolean {
-    const units = t.units ?? [];
-    const idIndex = t.keys.indexOf('correlationId');
-    const row: MetricTraceRow = {
-      device: cells[0],
-      context: cells[1],
-      stream: cells[2],
-      kernel: cells[3],
-      ...(idIndex >= 0 && /^\d+$/.test(cells[idIndex]) ? { correlationId: Number(cells[idIndex]) } : {}),
-      values: {},
-    };
-    for (let i = 4; i < cells.length; i++) {
-      if (i === idIndex) continue;
-      const metric = t.header[i];
-      const cell = cells[i].trim();
-      const m = /^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$/.exec(cell);
-      if (m) {
-        row.values[metric] = Number(m[1]);
-        const unit = m[2] ?? units[i] ?? '';
-        if (unit) (row.units ??= {})[metric] = unit;
-      } else {
-        row.values[metric] = null;
-        (row.flags ??= {})[metric] = cell;
-      }
-    }
-    this.proc().metricTrace!.push(row);
-    return true;
-  }
-
-  /**
-   * `"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time","Name"`: a size keeps its unit (from the
-   * cell or the units row) as the text form prints it; the time becomes nanoseconds; an empty cell is `-`.
-   */
-  private csvUnifiedRow(line: string, cells: string[], units: string[]): boolean {
-    if (!/^\d*$/.test(cells[1])) return false;
-    const size = (i: number) =>
-      cells[i] === '' || cells[i] === '-'
-        ? '-'
-        : /[A-Za-z]$/.test(cells[i])
-          ? cells[i]
-          : `${cells[i]}${units[i] ?? ''}`;
-    const time = cells[6];
-    const totalNs =
-      time === '' || time === '-'
-        ? null
-        : (parseDurationNs(time) ?? (units[6] ? decimalToNs(time, units[6]) : undefined));
-    if (totalNs === undefined) {
-      this.diag('BAD_ROW', `the total time in this unified-memory CSV row has no unit: ${line.slice(0, 120)}`);
-      return true;
-    }
-    this.proc().unifiedMemory!.rows.push({
-      ...(cells[0] ? { device: cells[0] } : {}),
-      count: cells[1] === '' ? null : Number(cells[1]),
-      avgSize: size(2),
-      minSize: size(3),
-      maxSize: size(4),
-      totalSize: size(5),
-      totalNs,
-      name: cells[7],
-    });
-    return true;
-  }
 }
 
 /** A time cell: with its unit (`1.5ms`), or a bare number (`1.5`, `2.3e-05`) in its column's unit from a units row. */
 function cellNs(cell: string, unit: string | undefined): number | undefined {
   const withUnit = parseDurationNs(cell);
   return withUnit !== undefined || !unit ? withUnit : decimalToNs(cell, unit);
-}
-
-/** A cell of an nvprof CSV units row: empty or a unit (`s`, `us`, `%`, `KB`, `GB/s`), never a number. */
-function isUnitCell(cell: string): boolean {
-  return cell === '' || /^[A-Za-z%/]+$/.test(cell);
-}
-
-/** Which table a CSV header starts: nvprof --csv prints every section this way. */
-function csvFlavour(header: string[]): CsvFlavour {
-  const [a, b, c, d] = header;
-  if (a === 'Type' || a === 'Time(%)') return 'summary';
-  if (a === 'Critical path(%)') return 'dependency';
-  if (a === 'Device' && b === 'Kernel' && c === 'Invocations' && header.length === 8)
-    return d === 'Metric Name' ? 'metrics' : d === 'Event Name' ? 'events' : 'other';
-  if (a === 'Device' && b === 'Count' && header.length === 8 && header[6] === 'Total Time') return 'unified';
-  // --system-profiling on --csv: a sampled quantity per device, its count, avg, min and max
-  // --system-profiling on --csv: `"","Device","Count","Avg","Min","Max"`, the quantity in the unnamed column
-  if (header.length === 6 && ['Device', 'Count', 'Avg', 'Min', 'Max'].every((h) => header.includes(h))) return 'system';
-  // --print-gpu-trace / --print-api-trace --csv: `"Start","Duration",...,"Name","Correlation_ID"`
-  if (a === 'Start' && b === 'Duration')
-    return header.some((h) => /^(Grid [XYZ]|Size|Throughput|Device|Stream|SrcMemType)$/.test(h))
-      ? 'gpuTrace'
-      : 'apiTrace';
-  // --print-gpu-trace --metrics/--events --csv: one row per kernel launch, a column per metric
-  if (a === 'Device' && b === 'Context' && c === 'Stream' && d === 'Kernel') return 'metricTrace';
-  return 'other';
 }
 
 export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {
