@@ -83,28 +83,16 @@ test('two files of different sizes in one run: a record and a playable video per
   t.regex(rep.stdout, /\| Stream \| Source \| Frames processed \| Delivered FPS \| Processed FPS \| Dropped \|/);
 });
 
-test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at batch 1 and 3 read side by side in one sweep table, not as pairs refused', (t) => {
+test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at batch 1 and 3 read side by side in one sweep table, not as pairs refused', async (t) => {
   const dir = join(scratchDir(), 'streams-three');
   mkdirSync(dir, { recursive: true });
   const v = makeVideo('streams-c.mp4', 6, 160, 120);
   const json = join(dir, 'three.json');
-  const r = runCli('infer', [
-    v,
-    '--streams',
-    '3',
-    '--model',
-    model.onnxPath,
-    '--warmup',
-    '1',
-    '--no-write',
-    '--json',
-    json,
-    '-q',
-  ]);
-  t.is(r.code, 0, r.stderr);
-  const run = JSON.parse(readFileSync(json, 'utf8'));
+  const common = ['--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'];
+  // in this process: only what the runs wrote is read
+  const { run } = await inferRun([v, '--streams', '3', ...common, '--json', json]);
   t.deepEqual(
-    run.streams.map((s: { index: number; frames: number }) => [s.index, s.frames]),
+    run.streams!.map((s) => [s.index, s.frames]),
     [
       [0, 5],
       [1, 5],
@@ -112,25 +100,9 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
     ],
   );
   const one = join(dir, 'one.json');
-  t.is(
-    runCli('infer', [
-      v,
-      '--model',
-      model.onnxPath,
-      '--warmup',
-      '1',
-      '--no-write',
-      '--json',
-      one,
-      '-q',
-      '--label',
-      'one-stream',
-    ]).code,
-    0,
-  );
+  await inferRun([v, ...common, '--json', one, '--label', 'one-stream']);
   const turns = join(dir, 'turns.json');
-  const t3 = ['--streams', '3', '--batch', '1', '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'];
-  t.is(runCli('infer', [v, ...t3, '--json', turns]).code, 0);
+  await inferRun([v, '--streams', '3', '--batch', '1', ...common, '--json', turns]);
   // rows that differ only in streams and batch are one sweep table, not a "not compared" line per pair
   const rep = runCli('jetprof', ['report', '--run', one, '--run', json, '--run', turns]);
   t.is(rep.code, 0, rep.stderr);
