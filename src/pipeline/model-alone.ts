@@ -4,7 +4,7 @@
  * (cores, memory bandwidth, an encoder's threads working during the next inference).
  */
 import type { DetectorSession } from '../backends/types.ts';
-import { summarize } from '../util/stats.ts';
+import { spreadMs, summarize } from '../util/stats.ts';
 import type { ModelAlone } from './figures.ts';
 import type { LastInput } from './sequential-loop.ts';
 
@@ -34,12 +34,7 @@ export async function timeModelAlone(
   return {
     runs: times.length,
     batch: last.images,
-    meanMs: s.meanMs,
-    minMs: s.minMs,
-    p50Ms: s.p50Ms,
-    p90Ms: s.p90Ms,
-    p99Ms: s.p99Ms,
-    maxMs: s.maxMs,
+    ...spreadMs(s),
     perFrameMs: s.meanMs / last.images,
   };
 }

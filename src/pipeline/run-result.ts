@@ -7,7 +7,7 @@ import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';
 import type { VideoInfo } from '../video/reader.ts';
-import { type StageStats, sumOf, summarize } from '../util/stats.ts';
+import { spreadMs, type StageStats, sumOf, summarize } from '../util/stats.ts';
 import {
   endToEndFps,
   inferenceFps,
@@ -153,16 +153,7 @@ export interface RunResult {
 
 function stageSummary(values: number[]): StageSummary {
   const s = summarize(values);
-  return {
-    meanMs: s.meanMs,
-    minMs: s.minMs,
-    p50Ms: s.p50Ms,
-    p90Ms: s.p90Ms,
-    p99Ms: s.p99Ms,
-    maxMs: s.maxMs,
-    totalMs: s.totalMs,
-    covPct: s.covPct,
-  };
+  return { ...spreadMs(s), totalMs: s.totalMs, covPct: s.covPct };
 }
 
 export interface RunFacts {

@@ -12,6 +12,11 @@ export interface StageStats {
   covPct: number;
 }
 
+/** A timing's spread, as trtexec prints a latency: mean, min, p50, p90, p99, max (ms). */
+export function spreadMs(s: StageStats): Pick<StageStats, 'meanMs' | 'minMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'maxMs'> {
+  return { meanMs: s.meanMs, minMs: s.minMs, p50Ms: s.p50Ms, p90Ms: s.p90Ms, p99Ms: s.p99Ms, maxMs: s.maxMs };
+}
+
 /**
  * Percentile by linear interpolation between closest ranks (numpy's default, "linear").
  * `sorted` must be ascending; p is in [0, 100].
