@@ -15,7 +15,7 @@ import {
 } from '../src/pipeline/run-result.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
 import { buildLabReport } from '../src/report/lab-report.ts';
-import { speedups } from '../src/report/run-rows.ts';
+import { speedups } from '../src/report/comparability.ts';
 import { reportCsv, reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
 import { readModelInfo } from '../src/model/export-file.ts';

@@ -22,17 +22,8 @@ import type {
   ProfileSection,
   StreamsSection,
 } from './report-types.ts';
-import {
-  DEFAULT_MIN_MATCH,
-  envBlock,
-  fpsRow,
-  frameSeries,
-  groupBySetup,
-  speedups,
-  intervalTrades,
-  stageTable,
-  typedFpsRow,
-} from './run-rows.ts';
+import { envBlock, fpsRow, frameSeries, groupBySetup, stageTable, typedFpsRow } from './run-rows.ts';
+import { DEFAULT_MIN_MATCH, intervalTrades, speedups } from './comparability.ts';
 import { profileSection } from './profile-section.ts';
 import { reconcile } from './steady-state.ts';
 import { sweeps } from './sweep.ts';
