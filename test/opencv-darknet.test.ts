@@ -14,7 +14,7 @@ import { createOpenCvSession, darknetHeadNames } from '../src/backends/opencv.ts
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { preprocessFrame } from '../src/pipeline/loop-io.ts';
+import { preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {
   makeModel,

@@ -15,18 +15,17 @@ import type { Mat } from '../video/opencv.ts';
 import { finishFrame, finishStreams, type StreamState, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
-  InputBuffers,
   type LoopIo,
   type LoopOptions,
   noFrameDecoded,
   openStreams,
   planned,
-  preprocessFrame,
   rangeName,
   type RangeOps,
   readNextFrame,
   startEndRanges,
 } from './loop-io.ts';
+import { InputBuffers, preprocessFrame } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import type { LastInput, LoopResult } from './sequential-loop.ts';
 import { nsToMs } from './stages.ts';

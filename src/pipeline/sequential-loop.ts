@@ -16,9 +16,6 @@ import { percentile, sumOf } from '../util/stats.ts';
 import { finishFrame, finishStreams, type StreamEnd, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
-  batchBlob,
-  InputBuffers,
-  letterboxFrame,
   type LoopIo,
   type LoopOptions,
   noFrameDecoded,
@@ -28,6 +25,7 @@ import {
   type RangeOps,
   startEndRanges,
 } from './loop-io.ts';
+import { batchBlob, InputBuffers, letterboxFrame } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
