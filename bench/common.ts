@@ -270,3 +270,25 @@ export function runPeer(
   if (r.status !== 0) throw new Error(`peer_lab.py failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
+
+/**
+ * The capacity search the bench runs (sections 9 and 13): vtest.avi as 10 FPS cameras, p99 within 400 ms, a 240 s
+ * budget, the bench model on THREADS threads; `node` and the jetprof script go before it.
+ */
+export const capacityArgs = (json: string): string[] => [
+  'capacity',
+  VIDEO,
+  '--source-fps',
+  '10',
+  '--p99-ms',
+  '400',
+  '--budget',
+  '240',
+  '--json',
+  json,
+  '--',
+  '--model',
+  onnx,
+  '--threads',
+  String(THREADS),
+];

@@ -2,7 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, THREADS, TSX, VIDEO, WORK, log, onnx, results, row, state } from '../common.ts';
+import { ROOT, TSX, WORK, log, results, row, state, capacityArgs } from '../common.ts';
 
 /** Spinning processes beside a search: each keeps one core busy until killed. */
 function spinners(n: number): ChildProcess[] {
@@ -35,28 +35,7 @@ export function benchCapacityStability() {
   const search = (name: string): Search => {
     const json = join(WORK, `capacity-${name}.json`);
     const t0 = performance.now();
-    const c = spawnSync(
-      process.execPath,
-      [
-        ...cli,
-        'capacity',
-        VIDEO,
-        '--source-fps',
-        '10',
-        '--p99-ms',
-        '400',
-        '--budget',
-        '240',
-        '--json',
-        json,
-        '--',
-        '--model',
-        onnx,
-        '--threads',
-        String(THREADS),
-      ],
-      { encoding: 'utf8', maxBuffer: 1 << 24 },
-    );
+    const c = spawnSync(process.execPath, [...cli, ...capacityArgs(json)], { encoding: 'utf8', maxBuffer: 1 << 24 });
     if (c.status !== 0) throw new Error(`capacity failed: ${c.stderr}`);
     const cap = JSON.parse(readFileSync(json, 'utf8'));
     const lines = c.stdout.trim().split('\n');

@@ -2,7 +2,21 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FRAMES, ROOT, THREADS, TSX, VIDEO, WORK, log, median, onnx, results, row, state } from '../common.ts';
+import {
+  FRAMES,
+  ROOT,
+  THREADS,
+  TSX,
+  VIDEO,
+  WORK,
+  log,
+  median,
+  onnx,
+  results,
+  row,
+  state,
+  capacityArgs,
+} from '../common.ts';
 
 /**
  * 9. Many streams: aggregate FPS of 1, 2 and 4 streams of vtest.avi, streams taking turns (--batch 1) and in batches
@@ -93,28 +107,10 @@ export function benchStreams() {
   );
   const capJson = join(WORK, 'capacity.json');
   const t0 = performance.now();
-  const c = spawnSync(
-    process.execPath,
-    [
-      ...cli('jetprof'),
-      'capacity',
-      VIDEO,
-      '--source-fps',
-      '10',
-      '--p99-ms',
-      '400',
-      '--budget',
-      '240',
-      '--json',
-      capJson,
-      '--',
-      '--model',
-      onnx,
-      '--threads',
-      String(THREADS),
-    ],
-    { encoding: 'utf8', maxBuffer: 1 << 24 },
-  );
+  const c = spawnSync(process.execPath, [...cli('jetprof'), ...capacityArgs(capJson)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   const seconds = (performance.now() - t0) / 1000;
   if (c.status !== 0) throw new Error(`capacity failed: ${c.stderr}`);
   const cap = JSON.parse(readFileSync(capJson, 'utf8'));
