@@ -143,8 +143,11 @@ function spinner(spins: number) {
   const worker = new Worker(
     `const { workerData: f } = require('node:worker_threads');
      Atomics.store(f, 0, 1); Atomics.notify(f, 0);
+     // small-integer arithmetic only: the loop allocates nothing, so no garbage collection ever puts this thread to
+     // sleep while it spins (a collection waits for its helper threads, which a loaded machine runs late: the thread
+     // would read as not running between two polls, and the test would blame the wait for it)
      let x = 0;
-     for (let i = 0; i < ${spins} && Atomics.load(f, 1) === 0; i++) x += Math.sqrt(i);
+     for (let i = 0; i < ${spins} && Atomics.load(f, 1) === 0; i++) x = (x + i) | 0;
      Atomics.store(f, 0, 2);`,
     { eval: true, workerData: flags },
   );
@@ -167,12 +170,12 @@ test.serial(
     // the encoder: a thread started while the "writer" opened, busy for a while after the write
     const threads = new EncoderThreads();
     t.true(threads.available, '/proc/self/task is readable here');
-    const encoder = spinner(10_000_000);
+    const encoder = spinner(20_000_000);
     threads.opened();
     encoder.started();
     threads.waitIdle();
-    // the wait ends when the encoder thread stops running, or at its 2 s limit (a machine so loaded that 10 million
-    // square roots take longer): never before, whatever the load
+    // the wait ends when the encoder thread stops running, or at its 2 s limit (a machine so loaded that 20 million
+    // additions take longer): never before, whatever the load
     const done = Atomics.load(encoder.flags, 0) === 2;
     t.true(done || threads.timedOut === 1, 'the wait ended only once the encoder thread stopped running');
     if (!done) t.log('the encoder thread outlasted the 2 s limit on this loaded machine: the wait said so (timedOut)');
