@@ -1327,6 +1327,22 @@ test('a 200,000-frame run (70 minutes at 30 FPS, or 4 streams for 18) gives its 
   const html = reportHtml(report);
   t.true(html.includes('Latency histogram per stage'));
   t.regex(reportMarkdown(report), /\| ONNX Runtime \(CPU, FP32\) \|/);
+  // the same frames as 4 streams taking turns: each stream's latency over the run is drawn from all of them
+  const four = fixedRun('onnx', { read: 8, preprocess: 6, inference: 40, postprocess: 3, write: 12 }, 200_000);
+  four.setup = { ...four.setup, label: 'four-streams' };
+  four.perFrame!.stream = four.perFrame!.index.map((_, k) => k % 4);
+  four.streams = [0, 1, 2, 3].map((index) => ({
+    index,
+    source: 'v.mp4',
+    width: 960,
+    height: 540,
+    frames: 50_000,
+    droppedFrames: 0,
+    endToEndFps: 3.7,
+    latencyMs: { p50: 69, p90: 69, p99: 69 },
+  }));
+  const html4 = reportHtml(buildLabReport([four], []));
+  t.regex(html4, /aria-label="Latency per stream over the run \(a frame's read to its boxes, ms\): four-streams"/);
 });
 
 /**

@@ -2,8 +2,16 @@
  * The one definition of each figure jetprof reports, as text (docs, the report's definitions note) and as code
  * (the run summary, the report, the profile summary all call these). Pure.
  */
-import { STAGES, type PerFrame, type Stage, wallMsOf } from './stages.ts';
-import { percentile, sumOf } from '../util/stats.ts';
+import {
+  latenciesOf,
+  type Latency,
+  latencyPercentiles,
+  STAGES,
+  type PerFrame,
+  type Stage,
+  wallMsOf,
+} from './stages.ts';
+import { sumOf } from '../util/stats.ts';
 
 export type LoopKind = 'pipelined' | 'sequential';
 
@@ -58,31 +66,23 @@ export function inferenceFps(p: PerFrame): number {
   return n > 0 && ms > 0 ? n / (ms / 1000) : 0;
 }
 
-export interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-}
-
 /** --interval: how many measured frames went through the model and how many the tracker carried, and their latencies. */
 export interface IntervalFrames {
   inferred: number;
   tracked: number;
   /** From a frame's read (or arrival) to its boxes, over the inferred and the tracked frames apart (ms). */
-  latencyMs: { inferred: Percentiles; tracked: Percentiles };
+  latencyMs: { inferred: Latency; tracked: Latency };
 }
 
 export function intervalFrames(p: PerFrame): IntervalFrames | undefined {
   if (!p.inferred) return undefined;
-  const from = p.captureMs ?? p.startMs;
-  const latency = (flag: number) => {
-    const v = p.index
-      .map((_, k) => k)
-      .filter((k) => p.inferred![k] === flag)
-      .map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k])
-      .sort((a, b) => a - b);
-    return { p50: percentile(v, 50), p90: percentile(v, 90), p99: percentile(v, 99) };
-  };
+  const latency = (flag: number) =>
+    latencyPercentiles(
+      latenciesOf(
+        p,
+        p.index.map((_, k) => k).filter((k) => p.inferred![k] === flag),
+      ),
+    );
   const inferred = p.inferred.filter((x) => x === 1).length;
   return {
     inferred,

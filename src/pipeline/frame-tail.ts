@@ -16,7 +16,7 @@ import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
 import type { LoopTally } from './loop-tally.ts';
-import { latenciesOf, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
+import { arrivalMs, latenciesOf, type Latency, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
 
 /** What a loop's frames share on their way out. */
 export interface TailContext {
@@ -133,7 +133,7 @@ export interface StreamRecord {
   droppedFrames: number;
   endToEndFps: number;
   /** From the start of a frame's read (or its arrival) to its boxes (ms), over the measured frames. */
-  latencyMs: { p50: number; p90: number; p99: number };
+  latencyMs: Latency;
   output?: {
     path: string;
     codec: string;
@@ -204,8 +204,7 @@ export function endedEarly(
 
 /** The camera's time from stream i's first measured frame's arrival (or read) to its last one's, in seconds. */
 function cameraSpanS(p: PerFrame, i: number): number {
-  const from = p.captureMs ?? p.startMs;
-  const at = from.filter((_, k) => p.stream === undefined || p.stream[k] === i);
+  const at = arrivalMs(p).filter((_, k) => p.stream === undefined || p.stream[k] === i);
   return at.length > 1 ? (maxOf(at) - minOf(at)) / 1000 : 0;
 }
 

@@ -96,6 +96,13 @@ export interface Latency {
   p99: number;
 }
 
+/** When each frame's latency counts from (ms from the run's origin): its arrival (--realtime, a live source), else its read. */
+export const arrivalMs = (p: PerFrame): number[] => p.captureMs ?? p.startMs;
+
+/** Frame k's latency: from its arrival or read to its boxes (ms). */
+export const frameLatencyMs = (p: PerFrame, k: number): number =>
+  p.postprocessStartMs[k] + p.postprocessMs[k] - arrivalMs(p)[k];
+
 /** p50, p90 and p99 of latencies sorted ascending. */
 export const latencyPercentiles = (sorted: readonly number[]): Latency => ({
   p50: percentile(sorted, 50),
@@ -108,8 +115,7 @@ export const latencyPercentiles = (sorted: readonly number[]): Latency => ({
  * (a frame's boxes come after its arrival: a negative latency is a clock mixed up, never a figure to print).
  */
 export function latenciesOf(p: PerFrame, rows: readonly number[] = p.index.map((_, k) => k)): number[] {
-  const from = p.captureMs ?? p.startMs;
-  const latency = rows.map((k) => p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]).sort((a, b) => a - b);
+  const latency = rows.map((k) => frameLatencyMs(p, k)).sort((a, b) => a - b);
   if (latency[0] < -0.01 || latency.some((x) => !Number.isFinite(x)))
     throw new Error(`a latency of ${latency[0]} ms (the latency clock is mixed up)`);
   return latency;

@@ -9,6 +9,8 @@ import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
 import { intervalLine, isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
+import { arrivalMs, frameLatencyMs } from '../pipeline/stages.ts';
+import { minOf } from '../util/stats.ts';
 
 import type {
   LabeledProfile,
@@ -113,17 +115,21 @@ export function buildLabReport(
     multiStream: groups
       .map((g, i) => ({ run: g[0], modelType: fps[i].modelType }))
       .filter((x) => x.run.streams?.length)
-      .map((x) => ({
-        label: x.run.setup.label,
-        modelType: x.modelType,
-        aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
-        batch: x.run.batch ?? 1,
-        ...(x.run.setup.realtime ? { realtime: x.run.setup.realtime } : {}),
-        ...(intervalLine(x.run) ? { intervalLine: intervalLine(x.run) } : {}),
-        ...(x.run.batches ? { batches: x.run.batches } : {}),
-        streams: x.run.streams!,
-        ...(streamLatency(x.run) ? { latency: streamLatency(x.run) } : {}),
-      })),
+      .map((x) => {
+        const interval = intervalLine(x.run);
+        const latency = streamLatency(x.run);
+        return {
+          label: x.run.setup.label,
+          modelType: x.modelType,
+          aggregateFps: x.run.aggregateFps ?? x.run.endToEndFps,
+          batch: x.run.batch ?? 1,
+          ...(x.run.setup.realtime ? { realtime: x.run.setup.realtime } : {}),
+          ...(interval ? { intervalLine: interval } : {}),
+          ...(x.run.batches ? { batches: x.run.batches } : {}),
+          streams: x.run.streams!,
+          ...(latency ? { latency } : {}),
+        };
+      }),
     capacity: extras.capacity ?? [],
     skipped: extras.skipped ?? [],
     failed: extras.failed ?? [],
@@ -169,13 +175,14 @@ function busyNotes(runs: RunResult[]): string[] {
 function streamLatency(r: RunResult): StreamsSection['latency'] {
   const p = r.perFrame;
   if (!p?.stream || p.index.length === 0) return undefined;
-  const from = p.captureMs ?? p.startMs;
-  const t0 = Math.min(...from);
+  const from = arrivalMs(p);
+  // no spread into Math.min: a long run has hundreds of thousands of frames
+  const t0 = minOf(from);
   const out = new Map<number, { stream: number; atS: number[]; ms: number[] }>();
   p.index.forEach((_, k) => {
     const s = out.get(p.stream![k]) ?? { stream: p.stream![k], atS: [], ms: [] };
     s.atS.push((from[k] - t0) / 1000);
-    s.ms.push(p.postprocessStartMs[k] + p.postprocessMs[k] - from[k]);
+    s.ms.push(frameLatencyMs(p, k));
     out.set(s.stream, s);
   });
   return [...out.values()].sort((a, b) => a.stream - b.stream);
