@@ -9,7 +9,7 @@
 import type { RunResult } from '../pipeline/run-result.ts';
 import { cpuBound } from '../pipeline/figures.ts';
 import { maxOf, minOf } from '../util/stats.ts';
-import type { CapacityPoint } from '../report/capacity-format.ts';
+import { type CapacityPoint, sharePct } from '../report/capacity-format.ts';
 
 export interface CapacityRule {
   sourceFps: number;
@@ -20,8 +20,6 @@ export interface CapacityRule {
 
 /** A held run is near the line when its p99 is above this share of the limit. */
 const NEAR_P99 = 0.8;
-
-const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 2 : 1)}%`;
 
 /** Whether one run of `streams` streams held, with the figures behind it and, when held, how close it came. */
 export function judgePoint(run: RunResult, streams: number, rule: CapacityRule): CapacityPoint {
@@ -48,7 +46,7 @@ export function judgePoint(run: RunResult, streams: number, rule: CapacityRule):
   const why = [
     s.length !== streams ? `${s.length} of ${streams} streams reported` : '',
     droppedShare > rule.dropTolerance
-      ? `${dropped} of ${delivered} frames dropped (${pct(droppedShare)}, over ${pct(rule.dropTolerance)})`
+      ? `${dropped} of ${delivered} frames dropped (${sharePct(droppedShare)}, over ${sharePct(rule.dropTolerance)})`
       : '',
     point.minStreamFps < rule.sourceFps * 0.95 ? `a stream at ${point.minStreamFps.toFixed(2)} FPS` : '',
     point.p99Ms > rule.p99LimitMs ? `p99 ${point.p99Ms.toFixed(0)} ms` : '',
@@ -62,7 +60,7 @@ export function judgePoint(run: RunResult, streams: number, rule: CapacityRule):
   else {
     const near = [
       point.p99Ms > rule.p99LimitMs * NEAR_P99 ? `p99 ${point.p99Ms.toFixed(0)} of ${rule.p99LimitMs} ms` : '',
-      dropped > 0 ? `${dropped} frames dropped (${pct(droppedShare)})` : '',
+      dropped > 0 ? `${dropped} frames dropped (${sharePct(droppedShare)})` : '',
     ].filter(Boolean);
     if (near.length) point.near = near.join(', ');
   }

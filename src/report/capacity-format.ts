@@ -107,11 +107,12 @@ export const defaultPointSeconds = (sourceFps: number) =>
   Math.max(8, Math.ceil(Math.round(MIN_P99_FRAMES * 1.1) / sourceFps));
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 2 : 1)}%`;
+/** A share as capacity prints it: one decimal, two under 0.1% ("0.7%", "0.05%"). */
+export const sharePct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 2 : 1)}%`;
 
 /** A point's dropped frames as a share of what its cameras delivered ("0.2%"), or the bare count from older files. */
 export function droppedShare(p: CapacityPoint): string {
-  return p.delivered ? pct(p.dropped / p.delivered) : `${p.dropped} frames`;
+  return p.delivered ? sharePct(p.dropped / p.delivered) : `${p.dropped} frames`;
 }
 
 /**
@@ -122,7 +123,7 @@ export function capacityMargin(r: CapacityResult): string {
   const sorted = [...r.points].sort((a, b) => a.streams - b.streams);
   const at = sorted.find((p) => p.streams === r.maxStreams && p.held);
   const next = sorted.find((p) => p.streams > r.maxStreams && !p.held);
-  const allowed = r.dropTolerance !== undefined ? ` (${pct(r.dropTolerance)} allowed)` : '';
+  const allowed = r.dropTolerance !== undefined ? ` (${sharePct(r.dropTolerance)} allowed)` : '';
   const runs = (p: CapacityPoint) =>
     p.runs ? `, in ${p.heldRuns ?? 0} of ${p.runs} run${p.runs === 1 ? '' : 's'}` : '';
   const held = at
@@ -184,7 +185,7 @@ export function capacityMachineLine(r: CapacityResult): string | undefined {
   const parts = [
     `load average up to ${m.maxLoadAvg.toFixed(1)} on ${m.cores} cores`,
     ...(m.maxOtherCores !== undefined ? [`other processes up to ${m.maxOtherCores.toFixed(1)} cores`] : []),
-    ...(m.maxStealShare !== undefined ? [`CPU steal up to ${pct(m.maxStealShare)}`] : []),
+    ...(m.maxStealShare !== undefined ? [`CPU steal up to ${sharePct(m.maxStealShare)}`] : []),
     ...(m.cpuSeconds !== undefined
       ? [`infer's CPU time ${m.cpuSeconds.toFixed(0)} s over ${plural(m.runs, 'run')}`]
       : []),
