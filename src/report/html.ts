@@ -115,6 +115,18 @@ function bucketMax(xs: number[], ys: number[], n: number): [number[], number[]] 
   return [ox, oy];
 }
 
+/** A latency chart's axes: y from 0 ms to `maxY` at the left, x labelled at both ends below. */
+function lineAxes(left: number, plotW: number, plotH: number, maxY: number, xFrom: string, xTo: string): string[] {
+  return [
+    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<line x1="${left}" y1="10" x2="${left}" y2="${10 + plotH}" stroke="#888"/>`,
+    `<text x="${left - 6}" y="16" text-anchor="end">${maxY.toFixed(1)}</text>`,
+    `<text x="${left - 6}" y="${10 + plotH}" text-anchor="end">0 ms</text>`,
+    `<text x="${left}" y="${plotH + 26}">${xFrom}</text>`,
+    `<text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">${xTo}</text>`,
+  ];
+}
+
 /** Latency of each stage over the run (frame index on x), one line per stage: where throttling shows first. */
 export function latencyOverTime(s: FrameSeries): string {
   const left = 56;
@@ -128,14 +140,7 @@ export function latencyOverTime(s: FrameSeries): string {
   const maxX = Math.max(minX + 1, s.index[s.index.length - 1]);
   const px = (x: number) => left + ((x - minX) / (maxX - minX)) * plotW;
   const py = (y: number) => 10 + plotH - (y / maxY) * plotH;
-  const parts: string[] = [
-    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
-    `<line x1="${left}" y1="10" x2="${left}" y2="${10 + plotH}" stroke="#888"/>`,
-    `<text x="${left - 6}" y="16" text-anchor="end">${maxY.toFixed(1)}</text>`,
-    `<text x="${left - 6}" y="${10 + plotH}" text-anchor="end">0 ms</text>`,
-    `<text x="${left}" y="${plotH + 26}">frame ${minX}</text>`,
-    `<text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">frame ${maxX}</text>`,
-  ];
+  const parts = lineAxes(left, plotW, plotH, maxY, `frame ${minX}`, `frame ${maxX}`);
   for (const st of STAGES) {
     const [xs, ys] = bucketMax(s.index, s.stages[st], 600);
     const pts = xs.map((x, i) => `${px(x).toFixed(1)},${py(ys[i]).toFixed(1)}`).join(' ');
@@ -171,14 +176,7 @@ export function streamLatencyOverTime(m: StreamsSection): string {
   const px = (x: number) => left + (x / maxX) * plotW;
   const py = (y: number) => 10 + plotH - (y / maxY) * plotH;
   const color = (i: number) => STREAM_PALETTE[i % STREAM_PALETTE.length];
-  const parts: string[] = [
-    `<line x1="${left}" y1="${10 + plotH}" x2="${left + plotW}" y2="${10 + plotH}" stroke="#888"/>`,
-    `<line x1="${left}" y1="10" x2="${left}" y2="${10 + plotH}" stroke="#888"/>`,
-    `<text x="${left - 6}" y="16" text-anchor="end">${maxY.toFixed(1)}</text>`,
-    `<text x="${left - 6}" y="${10 + plotH}" text-anchor="end">0 ms</text>`,
-    `<text x="${left}" y="${plotH + 26}">0 s</text>`,
-    `<text x="${left + plotW}" y="${plotH + 26}" text-anchor="end">${maxX.toFixed(1)} s</text>`,
-  ];
+  const parts = lineAxes(left, plotW, plotH, maxY, '0 s', `${maxX.toFixed(1)} s`);
   series.forEach((s, i) => {
     const [xs, ys] = bucketMax(s.atS, s.ms, 600);
     const pts = xs.map((x, k) => `${px(x).toFixed(1)},${py(ys[k]).toFixed(1)}`).join(' ');
