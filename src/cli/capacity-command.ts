@@ -107,7 +107,7 @@ interface CapacityCliOptions {
   write: boolean;
 }
 
-/** Everything that would make the search answer nothing or lose a file, said before it starts. */
+/** Everything that would make the search answer nothing or lose a file, said before it starts; what it reads of the options. */
 async function refuseBadCapacity(source: string, inferArgs: string[], o: CapacityCliOptions) {
   const backend = backendByAlias(o.backend) as BackendName | undefined;
   if (!backend) throw new JetprofError('BAD_OPTION', `--backend must be onnx, trt or opencv, got '${o.backend}'`);
@@ -152,7 +152,7 @@ async function refuseBadCapacity(source: string, inferArgs: string[], o: Capacit
       { 'capacity JSON': o.json },
     );
   }
-  return { backend, infer };
+  return { backend, infer, pointSeconds };
 }
 
 const machineLine = (r: Parameters<typeof capacityMachineLine>[0]) => {
@@ -164,7 +164,7 @@ const machineLine = (r: Parameters<typeof capacityMachineLine>[0]) => {
 async function capacityAction(source: string, inferArgs: string[], o: CapacityCliOptions): Promise<void> {
   const signals = forwardSignalsToChild();
   try {
-    const { backend, infer } = await refuseBadCapacity(source, inferArgs, o);
+    const { backend, infer, pointSeconds } = await refuseBadCapacity(source, inferArgs, o);
     const { runCapacity } = await import('../jobs/capacity.ts');
     const r = await runCapacity({
       source,
@@ -172,7 +172,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       sourceFps: o.sourceFps,
       p99Ms: o.p99Ms,
       budgetS: o.budget,
-      pointS: o.pointSeconds ?? defaultPointSeconds(o.sourceFps),
+      pointS: pointSeconds,
       dropTolerance: o.maxDropped / 100,
       repeat: o.repeat,
       inferArgs,
