@@ -8,7 +8,7 @@
  */
 import type { RunResult } from '../pipeline/run-result.ts';
 import { cpuBound } from '../pipeline/figures.ts';
-import { maxOf, minOf } from '../util/stats.ts';
+import { maxOf, meanOf, minOf } from '../util/stats.ts';
 import { type CapacityPoint, sharePct } from '../report/capacity-format.ts';
 
 export interface CapacityRule {
@@ -31,7 +31,7 @@ export function judgePoint(run: RunResult, streams: number, rule: CapacityRule):
   const point: CapacityPoint = {
     streams,
     minStreamFps: fps.length ? minOf(fps) : 0,
-    meanStreamFps: fps.length ? fps.reduce((a, b) => a + b, 0) / fps.length : 0,
+    meanStreamFps: meanOf(fps),
     // a stream that processed no frame has no latency (null in JSON): the point cannot have met the limit
     p99Ms: s.length ? maxOf(s.map((x) => (Number.isFinite(x.latencyMs.p99) ? x.latencyMs.p99 : Infinity))) : Infinity,
     minStreamFrames: s.length ? minOf(s.map((x) => x.frames ?? 0)) : 0,

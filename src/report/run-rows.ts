@@ -15,7 +15,7 @@ import {
   videoNames,
 } from '../pipeline/run-result.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
-import { spread } from '../util/stats.ts';
+import { meanOf, spread } from '../util/stats.ts';
 import { sweepFigures } from './sweep.ts';
 import { keptDetections } from '../accuracy/detections-file.ts';
 
@@ -82,8 +82,6 @@ export function groupBySetup(runs: RunResult[]): RunResult[][] {
   });
 }
 
-const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
-
 /**
  * Sequential loop: the mean over runs of each part's share of wall time (stages and loop overhead). Each run's shares
  * add up to 1, so their means do too, and the parts still add up to the mean not-inference share.
@@ -92,11 +90,11 @@ function meanWallShares(runs: RunResult[]): { name: ShareName; share: number }[]
   const shares = runs.map((x) => wallShares(stageTotalsOf(x), x.wallMs));
   return shares[0].map((x) => ({
     name: x.name,
-    share: mean(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)),
+    share: meanOf(shares.map((sh) => sh.find((y) => y.name === x.name)?.share ?? 0)),
   }));
 }
 
-const meanWallMsPerFrame = (runs: RunResult[]) => mean(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)));
+const meanWallMsPerFrame = (runs: RunResult[]) => meanOf(runs.map((x) => (x.frames > 0 ? x.wallMs / x.frames : 0)));
 
 function rowSetup(runs: RunResult[]): RowSetup {
   const r = runs[0];
@@ -128,7 +126,7 @@ function dropsOf(runs: RunResult[]): { dropped: number; delivered: number } {
 export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseModelType: string } {
   const r = runs[0];
   const pipelined = r.setup.loop === 'pipelined';
-  const notInference = mean(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
+  const notInference = meanOf(runs.map((x) => notInferenceShare(x.stages.inference.totalMs, x.wallMs)));
   return {
     label: r.setup.label,
     machine: r.env.jetson?.model ?? r.env.cpu,
@@ -156,7 +154,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     wallShares: pipelined ? [] : meanWallShares(runs),
     ...(pipelined
       ? {
-          busyMs: Object.fromEntries(STAGES.map((st) => [st, mean(runs.map((x) => x.stages[st].meanMs))])) as Record<
+          busyMs: Object.fromEntries(STAGES.map((st) => [st, meanOf(runs.map((x) => x.stages[st].meanMs))])) as Record<
             Stage,
             number
           >,
@@ -174,7 +172,7 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
 export function stageTable(runs: RunResult[], modelType: string): StageTable {
   const r = runs[0];
   const pipelined = r.setup.loop === 'pipelined';
-  const avg = (f: (x: RunResult) => number) => mean(runs.map(f));
+  const avg = (f: (x: RunResult) => number) => meanOf(runs.map(f));
   // percentiles are the runs' mean; min and max the extremes over every run (absent when a run did not record them)
   const extreme = (values: (number | undefined)[], f: (...v: number[]) => number) =>
     values.every((v) => v !== undefined && Number.isFinite(v)) ? f(...(values as number[])) : undefined;

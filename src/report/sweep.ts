@@ -4,6 +4,7 @@
  * of them ("what does batch 4 buy over batch 1?"), so they get one table instead of a refusal per pair. Pure.
  */
 import type { RunResult } from '../pipeline/run-result.ts';
+import { meanOf } from '../util/stats.ts';
 import type { ComparisonBasis, FpsRow } from './report-types.ts';
 
 /** What a sweep table shows of a row, over its runs. */
@@ -18,8 +19,6 @@ export interface SweepFigures {
   cpuMsPerFrame?: number;
 }
 
-const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-
 export function sweepFigures(runs: RunResult[]): SweepFigures {
   const minFps = (r: RunResult) =>
     r.streams?.length ? Math.min(...r.streams.map((s) => s.endToEndFps)) : r.endToEndFps;
@@ -28,10 +27,10 @@ export function sweepFigures(runs: RunResult[]): SweepFigures {
   const p99s = runs.map(p99);
   const cpu = runs.map((r) => (r.machineLoad ? r.machineLoad.cpuMs / Math.max(1, r.frames + r.warmupFrames) : NaN));
   return {
-    aggregateFps: mean(runs.map((r) => r.aggregateFps ?? r.endToEndFps)),
+    aggregateFps: meanOf(runs.map((r) => r.aggregateFps ?? r.endToEndFps)),
     minStreamFps: Math.min(...runs.map(minFps)),
     ...(p99s.every(Number.isFinite) ? { worstP99Ms: Math.max(...p99s) } : {}),
-    ...(cpu.every(Number.isFinite) ? { cpuMsPerFrame: mean(cpu) } : {}),
+    ...(cpu.every(Number.isFinite) ? { cpuMsPerFrame: meanOf(cpu) } : {}),
   };
 }
 

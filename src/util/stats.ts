@@ -111,6 +111,9 @@ export const sumOf = (v: readonly number[]): number => {
   return s;
 };
 
+/** The mean; 0 for an empty list (a row or a point without values shows 0, not NaN). */
+export const meanOf = (v: readonly number[]): number => sumOf(v) / Math.max(1, v.length);
+
 export const maxOf = (v: readonly number[]): number => {
   let m = -Infinity;
   for (const x of v) if (x > m || Number.isNaN(x)) m = x;
