@@ -16,6 +16,7 @@ import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
 import type { LoopTally } from './loop-tally.ts';
+import type { WriteBehind } from './write-behind.ts';
 import { arrivalMs, latenciesOf, type Latency, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
 
 /** What a loop's frames share on their way out. */
@@ -33,8 +34,11 @@ export interface TailContext {
   boxes?: FrameBoxes[][];
   /** Each frame records its stream (the run reports per-stream figures). */
   streamColumn: boolean;
-  /** The pipelined loop writes through OpenCV's async writer (the next frame's inference goes on meanwhile). */
-  asyncWrite: boolean;
+  /**
+   * How frames are written: through OpenCV's async writer (the pipelined loop: the next frame's inference goes on
+   * meanwhile), or one frame behind, after the model's next run (the sequential loop, write-behind.ts).
+   */
+  writes: 'async' | WriteBehind;
   /** Each inferred frame's raw outputs, before postprocess (infer --heads). */
   onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
 }
@@ -76,17 +80,18 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
   c.boxes?.[f.stream].push({ index: f.index, warmup: f.index < c.warmupFrames, detections: post.detections });
   c.ranges.close(postRange);
   const t4 = process.hrtime.bigint();
-  const writeRange = c.ranges.open(name('write'));
-  if (io.sink) {
-    if (c.asyncWrite) await io.sink.writeAsync(f.frame);
-    else io.sink.write(f.frame);
+  const behind = io.sink && c.writes !== 'async' ? c.writes : undefined;
+  if (!behind) {
+    const writeRange = c.ranges.open(name('write'));
+    if (io.sink) await io.sink.writeAsync(f.frame);
+    c.ranges.close(writeRange);
   }
-  c.ranges.close(writeRange);
   const t5 = process.hrtime.bigint();
-  // written: its pixels go back now, not at V8's next collection (see InputBuffers in loop-io.ts)
-  f.frame.release();
+  // written: its pixels go back now, not at V8's next collection (see InputBuffers in preprocess.ts); a frame written
+  // behind goes back when it is handed to the encoder
+  if (!behind) f.frame.release();
   f.closeFrame();
-  c.tally.record(
+  const row = c.tally.record(
     {
       index: f.index,
       t0: f.t0,
@@ -106,6 +111,7 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
     post,
     c.streamColumn ? f.stream : undefined,
   );
+  behind?.hold(io, f.frame, row, name('write'));
   return post;
 }
 

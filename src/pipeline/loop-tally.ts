@@ -30,6 +30,13 @@ export interface FrameClock {
   writeMs: number;
 }
 
+/** Where a frame's record went: its columns (measured or warm-up) and its row in them. */
+export interface TallyRow {
+  p: PerFrame;
+  k: number;
+  stream?: number;
+}
+
 export class LoopTally {
   readonly measured: PerFrame = emptyPerFrame();
   readonly warmup: PerFrame = emptyPerFrame();
@@ -56,10 +63,13 @@ export class LoopTally {
     return wallMsOf(this.measured);
   }
 
-  /** Latency of frame 0 (read to write), excluded from every statistic. */
+  /**
+   * Frame 0's read to its boxes (postprocess and drawing done), excluded from every statistic: what a cold start
+   * costs. Not to its write's end: the sequential loop writes a frame behind the next one's inference.
+   */
   get firstFrameMs(): number {
     const p = this.warmup.index.length ? this.warmup : this.measured;
-    return p.index.length ? p.endMs[0] - p.startMs[0] : 0;
+    return p.index.length ? p.postprocessStartMs[0] + p.postprocessMs[0] - p.startMs[0] : 0;
   }
 
   /** When the last frame (warm-up or measured) was written, in ms from the start of frame 0's read. */
@@ -78,7 +88,8 @@ export class LoopTally {
     this.origin ??= t;
   }
 
-  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess, stream?: number): void {
+  /** Records a frame; returns its row, to which a write done later (write-behind.ts) adds its time. */
+  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess, stream?: number): TallyRow {
     this.origin ??= clock.t0;
     const at = (t: bigint) => roundMs(nsToMs(t - this.origin!));
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
@@ -106,7 +117,8 @@ export class LoopTally {
       (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));
       (p.d2hMs ??= []).push(roundMs(result.device.d2hMs));
     }
-    if (p === this.warmup) return;
+    const row = { p, k: p.index.length - 1, stream };
+    if (p === this.warmup) return row;
     if (stream !== undefined) {
       const s = this.perStream.get(stream) ?? { frames: 0, firstMs: at(clock.t0), lastMs: 0 };
       s.frames++;
@@ -122,6 +134,22 @@ export class LoopTally {
       this.perClass[label] = (this.perClass[label] ?? 0) + 1;
     }
     this.total += post.detections.length;
+    return row;
+  }
+
+  /**
+   * Time spent writing a recorded frame after its record (the sequential loop hands a frame to the encoder after the
+   * next frame's inference and waits for the encoder before the model's run after that): added to its write stage,
+   * and its end moved to `tEnd`. Every moment of the loop still belongs to one frame's stage, so the stages add up to
+   * the wall time; the frame's span reaches into the next frames', whose CPU stages ran beside its encoding.
+   */
+  addWrite(row: TallyRow, ms: number, tEnd: bigint): void {
+    if (this.origin === undefined) return;
+    const { p, k } = row;
+    p.writeMs[k] = roundMs(p.writeMs[k] + ms);
+    p.endMs[k] = Math.max(p.endMs[k], roundMs(nsToMs(tEnd - this.origin)));
+    const s = row.stream !== undefined && p === this.measured ? this.perStream.get(row.stream) : undefined;
+    if (s) s.lastMs = Math.max(s.lastMs, p.endMs[k]);
   }
 
   /**

@@ -137,7 +137,7 @@ class PipelinedRun {
       streamColumn: !!o.streamColumn,
       onHeads: o.onHeads,
       // overlap is this loop's point: the encoder may run on while the next frame is inferred
-      asyncWrite: true,
+      writes: 'async',
     };
     const { frameCount } = this.ios[0].source.info;
     this.totalFrames = o.maxFrames ? Math.min(o.maxFrames, frameCount || o.maxFrames) : frameCount;

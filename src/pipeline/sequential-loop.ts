@@ -29,6 +29,7 @@ import { batchBlob, InputBuffers, letterboxFrame } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
+import { WriteBehind } from './write-behind.ts';
 import { turnEventLoop } from '../util/process.ts';
 
 /** What a frame loop returns, whichever ran: one shape for one stream or many. */
@@ -142,6 +143,8 @@ export async function runSequentialLoop(
   // one frame at a time: nested ranges; a batch: its frames' ranges overlap (read one after the other, inferred
   // together, written one after the other), so they are start/end ranges
   const ranges: RangeOps = batched ? startEndRanges(o.nvtx) : pushPopRanges(o.nvtx);
+  // each frame is written after the model's next run and its encoding waited for before the run after that
+  const writes = new WriteBehind(tally, ranges);
   const tail: TailContext = {
     ios,
     tally,
@@ -153,7 +156,7 @@ export async function runSequentialLoop(
     boxes: o.keepBoxes ? ios.map(() => []) : undefined,
     streamColumn: !!o.streamColumn,
     onHeads: o.onHeads,
-    asyncWrite: false,
+    writes,
   };
   const reads = new StreamReads(ios, o, { batched, ranges, begin: (t) => tally.begin(t) });
   const perf = perfPrinter(o, ios.length);
@@ -190,12 +193,17 @@ export async function runSequentialLoop(
       const inferred = members.filter((m) => m.inferHere);
       const batchName = (n: string) => (allWarmup ? `warmup-${n}` : n);
       const tPre = process.hrtime.bigint();
+      let tPreEnd = tPre;
       let tInf = tPre;
       let result: InferenceResult = { outputs: new Map() };
       if (inferred.length > 0) {
         const pre = ranges.open(batchName('preprocess'));
         const { input, blob } = batchInput(ios, inferred, model, inputs);
         ranges.close(pre);
+        tPreEnd = process.hrtime.bigint();
+        // the encoder is done before the model runs: the inference stage holds the model alone (the wait is the
+        // written frame's write stage)
+        writes.settle();
         tInf = process.hrtime.bigint();
         const inf = ranges.open(batchName('inference'));
         result = await session.run(input, blob);
@@ -206,6 +214,8 @@ export async function runSequentialLoop(
         inferredFrames += inferred.length;
       }
       const tPost = process.hrtime.bigint();
+      // the frames drawn before this run go to their encoders, which work while these frames' tails run
+      writes.handOff();
       const n = inferred.length;
       if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
       // a frame's share of its batch's preprocess, inference and device timings, so the stages of all frames add up
@@ -221,7 +231,7 @@ export async function runSequentialLoop(
           tCapture: m.tCapture,
           tInference: tInf,
           readMs: m.readMs,
-          preprocessMs: share(nsToMs(tInf - tPre)),
+          preprocessMs: share(nsToMs(tPreEnd - tPre)),
           inferenceMs: share(nsToMs(tPost - tInf)),
           outputs: m.inferHere ? imageOutputs(result.outputs, inferred.indexOf(m), n) : undefined,
           device,
@@ -238,9 +248,11 @@ export async function runSequentialLoop(
       if (batched) ranges.close(batchRange);
     }
     await reads.settle();
+    writes.finish();
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
   } catch (e) {
     await reads.settle();
+    writes.drop();
     abortStreams(ios);
     throw e;
   }

@@ -36,7 +36,13 @@ export interface VideoSink {
   encoderNote?: string;
   /** The synchronous writes' waits for the encoder (EncoderThreads): how many, and how many found it at work. */
   encoderWaits?: () => { waits: number; busyWaits: number; timedOut: number };
+  /**
+   * Hands the frame to the encoder, which encodes it on threads of its own (FFmpeg's libx264, GStreamer's streaming
+   * thread): call settle() before anything whose time must not hold the encoder's, such as the model's next run.
+   */
   write(frame: Mat): void;
+  /** Blocks until the encoder has done every frame written so far (see EncoderThreads); at once where nothing is left. */
+  settle(): void;
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
   /**
@@ -325,10 +331,10 @@ export function createVideoSink(
     write(frame) {
       checkSpace();
       w.write(frame);
-      // the encoding of this frame (and of earlier ones the encoder held) belongs to this write, not to the next
-      // frame's inference
-      threads.waitIdle();
       frames++;
+    },
+    settle() {
+      if (!closed) threads.waitIdle();
     },
     async writeAsync(frame) {
       checkSpace();
@@ -415,6 +421,7 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     path: dir,
     codec: 'images',
     write,
+    settle() {}, // imwrite has written the image when it returns
     async writeAsync(frame) {
       write(frame);
     },

@@ -1,0 +1,119 @@
+/**
+ * What writing the annotated video costs the sequential loop, and where its time goes (#44.9): each frame is handed
+ * to the encoder after the model's next run and the encoder is waited for before the run after it, so encoding runs
+ * beside the CPU stages and never beside the model; the hand-off and the wait are the frame's write stage, so the
+ * stages still add up. Real video, real writers (FFmpeg's libx264, GStreamer's x264enc), a real model on ONNX
+ * Runtime; the order is read from the NVTX ranges the loop opens.
+ */
+import test from 'ava';
+import { join } from 'node:path';
+import { createOnnxSession } from '../src/backends/onnx.ts';
+import { readModelInfo } from '../src/model/export-file.ts';
+import type { LoopOptions } from '../src/pipeline/loop-io.ts';
+import type { Nvtx } from '../src/pipeline/nvtx.ts';
+import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
+import { STAGES } from '../src/pipeline/stages.ts';
+import { videoBackends, loadOpenCv } from '../src/video/opencv.ts';
+import { classifySource } from '../src/video/sources.ts';
+import { sumOf } from '../src/util/stats.ts';
+import { makeModel, makeVideo, PERSON_VEHICLE_CFG, scratchDir } from './helpers/fixtures.ts';
+
+/** An NVTX stand-in that keeps the names of the ranges pushed, in order. */
+function recordingNvtx(): Nvtx & { pushed: string[] } {
+  const pushed: string[] = [];
+  return {
+    enabled: true,
+    detail: 'test',
+    pushed,
+    push: (n) => void pushed.push(n),
+    pop() {},
+    start: (n) => pushed.push(n),
+    end() {},
+  };
+}
+
+async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg' | 'gstreamer'; stopAfter?: number }) {
+  const m = makeModel('writing', PERSON_VEHICLE_CFG, 5);
+  const video = makeVideo(`${name}-in.mp4`, o.frames, 320, 240);
+  const out = join(scratchDir(), `${name}.mp4`);
+  const nvtx = recordingNvtx();
+  const session = await createOnnxSession(m.onnxPath, { threads: 2 });
+  let done = 0;
+  try {
+    const r = await runSequentialLoop(session, readModelInfo(m.onnxPath), {
+      streams: [{ source: video, arg: classifySource(video), outputPath: out }],
+      letterbox: false,
+      postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300 },
+      warmupFrames: 2,
+      batch: 1,
+      inFlight: 1,
+      nvtx,
+      shouldStop: () => o.stopAfter !== undefined && done >= o.stopAfter,
+      onFrame: () => void done++,
+      videoIo: o.videoIo,
+    } as LoopOptions);
+    const cv = loadOpenCv();
+    const cap = new cv.VideoCapture(out);
+    let written = 0;
+    for (let f = cap.read(); !f.empty; f = cap.read()) {
+      written++;
+      f.release();
+    }
+    cap.release();
+    // every Mat released here: one left to V8 may be finalized while the process exits, after the isolate it reports
+    // its memory to is gone (opencv4nodejs's allocator then dies of SIGSEGV)
+    r.lastInput?.blob.release();
+    return { r, nvtx, written };
+  } finally {
+    await session.dispose();
+  }
+}
+
+const writers = (['ffmpeg', 'gstreamer'] as const).filter(
+  (w) => w === 'ffmpeg' || videoBackends(loadOpenCv()).gstreamer,
+);
+
+for (const videoIo of writers) {
+  test.serial(
+    `sequential loop, ${videoIo} writer: each frame goes to the encoder after the next model run, and the encoder is waited for before the run after that`,
+    async (t) => {
+      const n = 12;
+      const { r, nvtx, written } = await sequentialRun(`behind-${videoIo}`, { frames: n, videoIo });
+      t.is(r.framesRead, n);
+      t.is(written, n, 'the video holds every frame');
+      // ranges pushed, without the warm-up prefix: frame k's read ... then a write (the wait for frame k-2's
+      // encoding), its inference, a write (frame k-1 handed to the encoder), its postprocess
+      const names = nvtx.pushed.map((x) => x.replace(/^warmup-/, ''));
+      const runs = names.flatMap((x, i) => (x === 'inference' ? [i] : []));
+      t.is(runs.length, n);
+      runs.forEach((i, k) => {
+        if (k >= 1) t.is(names[i + 1], 'write', `frame ${k - 1} handed over just after frame ${k}'s model run`);
+        if (k >= 2) t.is(names[i - 1], 'write', `the encoder waited for just before frame ${k}'s model run`);
+        if (k < 2) t.not(names[i - 1], 'write', `nothing to wait for before frame ${k}'s run`);
+      });
+      // n hand-offs, and a wait before each run from the third on and one at the end
+      t.is(names.filter((x) => x === 'write').length, n + (n - 2) + 1);
+      // each measured frame's write stage holds its hand-off and its wait; it ends after the next frame's model began
+      const p = r.tally.measured;
+      t.is(p.index.length, n - 2);
+      for (let k = 0; k < p.index.length; k++) {
+        t.true(p.writeMs[k] > 0, `frame ${p.index[k]}: write ${p.writeMs[k]} ms`);
+        if (k + 1 < p.index.length) t.true(p.endMs[k] >= p.inferenceStartMs[k + 1], `frame ${p.index[k]} ends late`);
+      }
+      // no moment is counted twice: the stages of the measured frames fit in their wall time (the rest is the loop's
+      // own overhead, and the last warm-up frame's wait, which ran after the first measured frame's read)
+      const stages = sumOf(STAGES.map((s) => sumOf(p[`${s}Ms`])));
+      t.true(stages <= r.tally.wallMs + 0.001 * 5 * p.index.length, `stages ${stages} ms, wall ${r.tally.wallMs} ms`);
+    },
+  );
+}
+
+test.serial(
+  'a sequential run stopped (Ctrl-C) writes every frame it did, the ones held for the next run included',
+  async (t) => {
+    const { r, written } = await sequentialRun('behind-stopped', { frames: 30, videoIo: 'ffmpeg', stopAfter: 7 });
+    t.true(r.interrupted);
+    t.is(r.framesRead, 7);
+    t.is(written, 7);
+  },
+);
