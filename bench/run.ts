@@ -20,6 +20,8 @@
  *      onnxruntime on jetprof's .onnx, bench/peer_ort.py), sequential, demo and dense model, alternating
  *  13. capacity (--only capacity): the same jetprof capacity search twice in a row, then twice beside two processes that
  *      each keep a core busy: the answers, whether they agree, and whether one that differs says the machine was busy
+ *  14. writebehind (--only writebehind): the sequential loop writing a model's 300 boxes a frame against the Python
+ *      peer on the same weights, alternating: end-to-end over the peer's, and the inference stage over the model alone
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -41,6 +43,7 @@ import { benchBoards } from './sections/boards.ts';
 import { benchWriters } from './sections/writers.ts';
 import { benchOrtPeer } from './sections/ort-peer.ts';
 import { benchCapacityStability } from './sections/capacity-stability.ts';
+import { benchWriteBehind } from './sections/write-behind.ts';
 
 // every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it:
 // the peers inherit the variable
@@ -60,6 +63,7 @@ if (ONLY.has(10)) benchBoards();
 if (ONLY.has(11)) benchWriters();
 if (ONLY.has(12)) benchOrtPeer();
 if (ONLY.has(13)) benchCapacityStability();
+if (ONLY.has(14)) benchWriteBehind();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

@@ -193,7 +193,7 @@ test.serial(
 );
 
 test.serial(
-  "the sequential write waits for GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)",
+  "the wait for the encoder (settle, before the sequential loop's next model run) finds GStreamer's encoder in every writer of a process (GStreamer reuses its streaming threads from a pool)",
   async (t) => {
     const { createVideoSink } = await import('../src/video/writer.ts');
     const { loadOpenCv, fileCaptureApi } = await import('../src/video/opencv.ts');
@@ -202,12 +202,15 @@ test.serial(
     const before = statFiles();
     for (const k of [1, 2]) {
       const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
-      for (let i = 0; i < 10; i++) sink.write(cap.read());
+      for (let i = 0; i < 10; i++) {
+        sink.write(cap.read());
+        sink.settle();
+      }
       const w = sink.encoderWaits!();
       await sink.finish();
       t.is(w.waits, 10);
       // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
-      t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 writes found the encoder at work`);
+      t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 waits found the encoder at work`);
       t.is(w.timedOut, 0);
       t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
     }

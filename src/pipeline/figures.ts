@@ -32,7 +32,11 @@ export const DEFINITIONS: [string, string][] = [
   ],
   [
     'share of wall (sequential loop)',
-    "stage time / wall time; read + preprocess + inference + postprocess + write + loop overhead (the time between one frame's write and the next read) = 100%",
+    "stage time / wall time; read + preprocess + inference + postprocess + write + loop overhead (the loop's own time between the stages) = 100%",
+  ],
+  [
+    'write (sequential loop)',
+    "handing the drawn frame to the encoder, just after the next frame's model run, and waiting for the encoder to finish, just before the run after that: the encoding itself runs beside the CPU stages of the next frames and never beside the model",
   ],
   [
     'pipelined loop',
