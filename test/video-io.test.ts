@@ -17,6 +17,7 @@ import { gstWriterPipeline, readerPlan } from '../src/video/gstreamer.ts';
 import {
   errorLines,
   gstBoardEnv,
+  inferRun,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -29,11 +30,10 @@ import {
 const model = makeModel('writer', PERSON_VEHICLE_CFG, 3);
 
 for (const videoIo of ['gstreamer', 'ffmpeg'] as const) {
-  test(`--video-io ${videoIo}: every frame in a playable H.264 MP4, the encoder named in the run JSON and on stderr`, (t) => {
+  test(`--video-io ${videoIo}: every frame in a playable H.264 MP4, the encoder and decoder named in the run`, async (t) => {
     const video = makeVideo(`writer-${videoIo}.mp4`, 14, 320, 240);
     const out = join(scratchDir(), `out-${videoIo}.mp4`);
-    const json = join(scratchDir(), `run-${videoIo}.json`);
-    const r = runCli('infer', [
+    const { run } = await inferRun([
       video,
       '--model',
       model.onnxPath,
@@ -45,16 +45,11 @@ for (const videoIo of ['gstreamer', 'ffmpeg'] as const) {
       videoIo,
       '--output',
       out,
-      '--json',
-      json,
-      '-q',
     ]);
-    t.is(r.code, 0, r.stderr);
     const probe = probeVideo(out);
     t.like(probe, { codec: 'h264', width: 320, height: 240, frames: 14 }, 'every frame, warm-up included');
-    const run = JSON.parse(readFileSync(json, 'utf8'));
-    t.is(run.output.encoder, videoIo === 'gstreamer' ? 'GStreamer x264enc' : 'FFmpeg libx264');
-    t.is(run.output.encoderNote, undefined);
+    t.is(run.output!.encoder, videoIo === 'gstreamer' ? 'GStreamer x264enc' : 'FFmpeg libx264');
+    t.is(run.output!.encoderNote, undefined);
     t.is(run.video.decoder, videoIo === 'gstreamer' ? 'GStreamer avdec_h264' : 'FFmpeg');
   });
 }
