@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import onnxProto from 'onnx-proto';
 import { loadOpenCv } from '../src/video/opencv.ts';
 import {
+  inferRun,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -451,7 +452,7 @@ test('--ep cuda on a Jetson (linux arm64): the line says why onnxruntime-node ca
   );
 });
 
-test("every run also times the model alone (back-to-back runs on the loop's last input, after the loop, outside its figures; min to max as trtexec gives them), in the run JSON, on the console and in the report, beside each stage's min and max and one stream's latency; --model-alone 0 skips it", (t) => {
+test("every run also times the model alone (back-to-back runs on the loop's last input, after the loop, outside its figures; min to max as trtexec gives them), in the run JSON, on the console and in the report, beside each stage's min and max and one stream's latency; --model-alone 0 skips it", async (t) => {
   const dir = join(scratchDir(), 'model-alone');
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
@@ -486,21 +487,17 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   t.regex(page, /- ONNX Runtime \(CPU, FP32\): Latency, a frame's read to its boxes: p50 [\d.]+/);
   t.regex(page, /\| Stage \| mean \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
   const skipped = join(dir, 'skipped.json');
-  t.is(
-    runCli('infer', [
-      video,
-      '--model',
-      labModel.onnxPath,
-      '--warmup',
-      '1',
-      '--no-write',
-      '--json',
-      skipped,
-      '--model-alone',
-      '0',
-      '-q',
-    ]).code,
-    0,
-  );
+  await inferRun([
+    video,
+    '--model',
+    labModel.onnxPath,
+    '--warmup',
+    '1',
+    '--no-write',
+    '--json',
+    skipped,
+    '--model-alone',
+    '0',
+  ]);
   t.is(JSON.parse(readFileSync(skipped, 'utf8')).modelAlone, undefined);
 });

@@ -22,6 +22,7 @@ import {
 import { join } from 'node:path';
 import {
   canMountTmpfs,
+  inferRun,
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
@@ -225,10 +226,7 @@ test('2. an output path equal to an input (or to another output, or through a sy
 test('3. device files and symlinks: written through, never replaced', async (t) => {
   const dir = fresh('special');
   const runJson = join(dir, 'run.json');
-  t.is(
-    runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code,
-    0,
-  );
+  await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
   const r = runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
   t.is(r.code, 0, r.stderr);
   t.true(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
@@ -331,17 +329,14 @@ test('5. a video writer that cannot open fails before the first frame, in one li
 
 // 6. other internal errors ----------------------------------------------------------------------------------------
 
-test('6. --backend foo and report --csv on a file: one line, exit 2, no stack', (t) => {
+test('6. --backend foo and report --csv on a file: one line, exit 2, no stack', async (t) => {
   const r = runCli('infer', [video, '--backend', 'foo']);
   t.is(r.code, 2);
   t.regex(r.stderr, /--backend must be onnx, trt or opencv, got 'foo'/);
   t.false(r.stderr.includes('internal error'));
   const dir = fresh('csv');
   const runJson = join(dir, 'run.json');
-  t.is(
-    runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1', '-q']).code,
-    0,
-  );
+  await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
   const file = join(dir, 'existing.csv');
   writeFileSync(file, 'x');
   const c = runCli('jetprof', ['report', '--run', runJson, '--csv', file]);
