@@ -479,7 +479,7 @@ test("every run also times the model alone (back-to-back runs on the loop's last
     said,
     /Model alone [\d.]+ ms a frame \(\d+ back-to-back runs on one frame, min [\d.]+, p50 [\d.]+, p90 [\d.]+, p99 [\d.]+, max [\d.]+ ms a run(; only \d+ runs, so a rough figure)?\); in the loop [\d.]+ ms, (the same|\d+% (slower|faster))/,
   );
-  t.regex(said, /\| Stage \| mean ms \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
+  t.regex(said, /\| Stage \| mean \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
   t.regex(said, /Latency, a frame's read to its boxes: p50 [\d.]+, p90 [\d.]+, p99 [\d.]+ ms \(5 frames\)\./);
   const rep = runCli('jetprof', ['report', '--run', json]);
   const page = rep.stdout.replace(/\s+/g, ' ');

@@ -14,7 +14,7 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
 import type { YoloModelInfo } from '../src/model/metadata.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
-import { capNotes } from '../src/pipeline/run-result.ts';
+import { capNotes } from '../src/report/run-lines.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, scratchDir, inferRun } from './helpers/fixtures.ts';
 
 /**

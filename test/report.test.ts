@@ -6,13 +6,8 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
-import {
-  buildRunResult,
-  defaultLabel,
-  formatSummary,
-  type ProfilerName,
-  type RunResult,
-} from '../src/pipeline/run-result.ts';
+import { buildRunResult, defaultLabel, type ProfilerName, type RunResult } from '../src/pipeline/run-result.ts';
+import { formatSummary } from '../src/report/run-summary.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
 import { buildLabReport } from '../src/report/lab-report.ts';
 import { speedups } from '../src/report/comparability.ts';

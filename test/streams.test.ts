@@ -6,7 +6,8 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { droppedVerdict, formatSummary, intervalLine } from '../src/pipeline/run-result.ts';
+import { droppedVerdict, intervalLine } from '../src/report/run-lines.ts';
+import { formatSummary } from '../src/report/run-summary.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
   errorLines,

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { fitText, wrapNote } from '../src/cli/terminal.ts';
-import { LAB_TABLE_HEADER } from '../src/pipeline/run-result.ts';
+import { LAB_TABLE_HEADER } from '../src/report/run-lines.ts';
 
 const NOTE =
   'infer: note: --video-io auto: GStreamer cannot write 961x541 (x264enc takes even sizes only), so FFmpeg writes it one pixel smaller: 960x540, named in the run JSON';

@@ -11,8 +11,9 @@ const WRITERS: Writer[] = ['no-write', 'ffmpeg', 'gstreamer'];
  * Where writing the annotated video goes in the stage table: the sequential loop on the demo model at 960x540 with
  * OpenCV's FFmpeg writer, GStreamer's x264enc writer and --no-write, in rotating order over three rounds. For each:
  * the inference stage over the model-alone time (the encoder must not run during inference), the write stage, and
- * end-to-end FPS; the write stage (with the drawing, which only a written video has, and which the run JSON shows
- * apart as postprocess.draw) must hold what writing costs (the end-to-end time a frame gains over --no-write).
+ * end-to-end FPS; the stage table must account for what writing costs (the wall time a frame gains over --no-write):
+ * the write stage (the hand-off and the wait for the encoder), the drawing (which only a written video has, shown
+ * apart as postprocess.draw) and how much the CPU stages the encoder runs beside grew.
  */
 export function benchWriters() {
   state.section = 11;
@@ -71,6 +72,17 @@ export function benchWriters() {
           modelAloneMs: median(rs.map((r) => r.modelAlone.perFrameMs)),
           inferenceOverModelAlone: median(rs.map((r) => r.stages.inference.meanMs / r.modelAlone.perFrameMs)),
           writeMs: median(rs.map((r) => r.stages.write.meanMs)),
+          // the CPU stages besides writing (read, preprocess, postprocess without the drawing): the encoder runs beside
+          // them, one frame behind the model
+          cpuStagesMs: median(
+            rs.map(
+              (r) =>
+                r.stages.read.meanMs +
+                r.stages.preprocess.meanMs +
+                r.stages.postprocess.meanMs -
+                (r.postprocess?.draw?.meanMs ?? 0),
+            ),
+          ),
           // drawing the boxes and the overlay happens only when the video is written; the run JSON has it apart
           // (postprocess.draw), inside the postprocess stage
           drawMs: median(rs.map((r) => r.postprocess?.draw?.meanMs ?? 0)),
@@ -94,12 +106,15 @@ export function benchWriters() {
       continue;
     }
     const cost = f.wallMsPerFrame - bare.wallMsPerFrame;
-    const held = f.writeMs + f.drawMs;
+    // the encoder works beside the next frames' CPU stages: what it does not finish there is the write stage's wait,
+    // what it slows there is those stages' growth over --no-write
+    const beside = f.cpuStagesMs - bare.cpuStagesMs;
+    const held = f.writeMs + f.drawMs + beside;
     row(
-      `${w} (${f.encoder}): write stage + draw / what writing costs`,
-      `${f.writeMs.toFixed(1)} + ${f.drawMs.toFixed(1)} / ${cost.toFixed(1)} ms a frame; end-to-end ${f.endToEndFps.toFixed(2)} FPS`,
+      `${w} (${f.encoder}): write stage + draw + CPU stages' growth beside the encoder / what writing costs`,
+      `${f.writeMs.toFixed(1)} + ${f.drawMs.toFixed(1)} + ${beside.toFixed(1)} / ${cost.toFixed(1)} ms a frame; end-to-end ${f.endToEndFps.toFixed(2)} FPS`,
       'within 15%',
-      Math.abs(cost - held) <= 0.15 * held,
+      Math.abs(cost - held) <= 0.15 * Math.max(held, cost),
     );
   }
   results.writers = { frames, rounds: ROUNDS, frameSize: '960x540', loop: 'sequential', writers: figures };

@@ -5,7 +5,9 @@
 import { Command } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
 import { type BackendName } from '../backends/types.ts';
-import { capNotes, formatSummary, isCompleteRun, realTimeNotes, type RunResult } from '../pipeline/run-result.ts';
+import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
+import { capNotes, realTimeNotes } from '../report/run-lines.ts';
+import { formatSummary } from '../report/run-summary.ts';
 import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { writeOutput } from '../output/output.ts';

@@ -130,6 +130,35 @@ function deviceShare(result: InferenceResult, n: number): InferenceResult['devic
   return d && n > 0 ? { h2dMs: d.h2dMs / n, gpuComputeMs: d.gpuComputeMs / n, d2hMs: d.d2hMs / n } : undefined;
 }
 
+/**
+ * The frames the model runs on (all, unless --interval) preprocessed into one blob and run through the model at once,
+ * after the encoder is done with the frames written so far: the inference stage holds the model alone (the wait is
+ * the written frame's write stage). Nothing runs when no frame of the batch is inferred.
+ */
+async function runBatch(
+  session: DetectorSession,
+  ios: LoopIo[],
+  inferred: StreamFrame[],
+  model: YoloModelInfo,
+  inputs: InputBuffers,
+  ranges: RangeOps,
+  name: (stage: string) => string,
+  writes: WriteBehind,
+): Promise<{ result: InferenceResult; preprocessMs: number; tInf: bigint; input?: LastInput }> {
+  const tPre = process.hrtime.bigint();
+  if (inferred.length === 0) return { result: { outputs: new Map() }, preprocessMs: 0, tInf: tPre };
+  const pre = ranges.open(name('preprocess'));
+  const { input, blob } = batchInput(ios, inferred, model, inputs);
+  ranges.close(pre);
+  const preprocessMs = nsToMs(process.hrtime.bigint() - tPre);
+  writes.settle();
+  const tInf = process.hrtime.bigint();
+  const inf = ranges.open(name('inference'));
+  const result = await session.run(input, blob);
+  ranges.close(inf);
+  return { result, preprocessMs, tInf, input: { input, blob, images: inferred.length } };
+}
+
 export async function runSequentialLoop(
   session: DetectorSession,
   model: YoloModelInfo,
@@ -192,25 +221,12 @@ export async function runSequentialLoop(
       // preprocess and infer the frames the model runs on (all, unless --interval) in one run
       const inferred = members.filter((m) => m.inferHere);
       const batchName = (n: string) => (allWarmup ? `warmup-${n}` : n);
-      const tPre = process.hrtime.bigint();
-      let tPreEnd = tPre;
-      let tInf = tPre;
-      let result: InferenceResult = { outputs: new Map() };
-      if (inferred.length > 0) {
-        const pre = ranges.open(batchName('preprocess'));
-        const { input, blob } = batchInput(ios, inferred, model, inputs);
-        ranges.close(pre);
-        tPreEnd = process.hrtime.bigint();
-        // the encoder is done before the model runs: the inference stage holds the model alone (the wait is the
-        // written frame's write stage)
-        writes.settle();
-        tInf = process.hrtime.bigint();
-        const inf = ranges.open(batchName('inference'));
-        result = await session.run(input, blob);
+      const run = await runBatch(session, ios, inferred, model, inputs, ranges, batchName, writes);
+      const { result, tInf } = run;
+      if (run.input) {
         // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
         lastInput?.blob.release();
-        lastInput = { input, blob, images: inferred.length };
-        ranges.close(inf);
+        lastInput = run.input;
         inferredFrames += inferred.length;
       }
       const tPost = process.hrtime.bigint();
@@ -231,7 +247,7 @@ export async function runSequentialLoop(
           tCapture: m.tCapture,
           tInference: tInf,
           readMs: m.readMs,
-          preprocessMs: share(nsToMs(tPreEnd - tPre)),
+          preprocessMs: share(run.preprocessMs),
           inferenceMs: share(nsToMs(tPost - tInf)),
           outputs: m.inferHere ? imageOutputs(result.outputs, inferred.indexOf(m), n) : undefined,
           device,

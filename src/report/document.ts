@@ -41,11 +41,11 @@ import {
   layerRows,
   LAYER_HEADERS,
   steadyStateRows,
-  STREAM_HEADERS,
   streamRows,
   streamsCaption,
   streamsVerdict,
 } from './report-text.ts';
+import { STREAM_HEADERS } from './run-lines.ts';
 import {
   type Cell,
   CRITICAL_PATH_HEADERS,

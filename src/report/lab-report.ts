@@ -7,7 +7,8 @@
 import type { CapacityResult } from './capacity-format.ts';
 import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
-import { intervalLine, isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
+import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
+import { intervalLine } from './run-lines.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { arrivalMs, frameLatencyMs } from '../pipeline/stages.ts';
 import { minOf } from '../util/stats.ts';

@@ -3,7 +3,7 @@
  * print, so each figure is phrased once. Pure.
  */
 import { cpuBound, roundedPercents, shareLabel } from '../pipeline/figures.ts';
-import { droppedVerdict, LAB_HEADERS, streamTableRows } from '../pipeline/run-result.ts';
+import { droppedVerdict, LAB_HEADERS, streamTableRows } from './run-lines.ts';
 import type { Spread } from '../util/stats.ts';
 import { capacitySentence, type CapacityResult } from './capacity-format.ts';
 import type { FpsRow, LabReport, SteadyState, StageRow, StageTable } from './report-types.ts';
@@ -261,8 +261,6 @@ export function boardRows(r: LabReport): string[][] {
     String(b.summary.samples),
   ]);
 }
-
-export { STREAM_HEADERS } from '../pipeline/run-result.ts';
 
 /** A capacity result's caption: the answer, and how long the search took. */
 export function capacityCaption(c: CapacityResult): string {

@@ -5,15 +5,8 @@
 import { jetpackOf } from '../platform/board.ts';
 import { modelAloneLine, notInferenceShare, type ShareName, shareLabel, wallShares } from '../pipeline/figures.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
-import {
-  labInputSize,
-  latencyLine,
-  loopInferenceMs,
-  modelTypeName,
-  type RunResult,
-  stageTotalsOf,
-  videoNames,
-} from '../pipeline/run-result.ts';
+import { loopInferenceMs, type RunResult, stageTotalsOf, videoNames } from '../pipeline/run-result.ts';
+import { labInputSize, latencyLine, modelTypeName } from './run-lines.ts';
 import { STAGES, type Stage } from '../pipeline/stages.ts';
 import { meanOf, spread } from '../util/stats.ts';
 import { sweepFigures } from './sweep.ts';
