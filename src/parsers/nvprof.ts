@@ -8,7 +8,7 @@
  * result:`, CSV mode (with its units row), several processes, `======== ` import mode, warnings (with unprefixed
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
-import { camelKey, type Column, headerColumns, rightAlignedBounds, sliceRightAligned } from './columns.ts';
+import { camelKey, type Column, headerColumns, rightAlignedBounds } from './columns.ts';
 import {
   type Diagnostic,
   DiagnosticList,
@@ -23,12 +23,22 @@ import {
   splitTraceName,
   TRACE_ROW_START,
   type TraceRow,
-  type TraceTemplates,
   traceTemplates,
 } from './trace-rows.ts';
 import { decodeLineBytes } from '../util/text-input.ts';
-import { decimalToNs, durationNsAt, parseDurationNs, splitCsvLine } from './units.ts';
-import { csvFlavour, type CsvRowSink, type CsvTable, readCsvRow } from './nvprof-csv.ts';
+import { durationNsAt, splitCsvLine } from './units.ts';
+import { csvFlavour, type CsvRowSink, readCsvRow } from './nvprof-csv.ts';
+import {
+  cellNs,
+  readDependencyRow,
+  readMetricRow,
+  readSummaryRow,
+  readUnifiedRow,
+  readUnitsRow,
+  SYSTEM_ROW,
+  systemSample,
+  type Table,
+} from './nvprof-rows.ts';
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -44,51 +54,18 @@ export type {
   SystemSampleRow,
   UnifiedMemoryRow,
 } from './nvprof-types.ts';
-import type { NvprofLog, NvprofProcess, NvtxRange, SummaryRow } from './nvprof-types.ts';
+import type { NvprofLog, NvprofProcess, NvtxRange } from './nvprof-types.ts';
 
 type Section =
   'none' | 'result' | 'api' | 'activity' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified' | 'system';
-/**
- * A text table being read. `units`: the row nvprof prints under the header when its time unit is fixed (`-u ms`,
- * `--normalized-time-unit col`): the cells below it are bare numbers in that unit (`%` for a share).
- */
-type Table =
-  | { kind: 'summary'; typed: boolean; type: string; units?: string[] }
-  | { kind: 'dependency'; units?: string[] }
-  | { kind: 'metrics' | 'events'; cols: Column[] }
-  | {
-      kind: 'trace';
-      cols: Column[];
-      keys: string[];
-      templates: TraceTemplates;
-      target: 'gpuTrace' | 'apiTrace';
-      units?: string[];
-    }
-  | { kind: 'unified'; cols: Column[]; units?: string[] }
-  | { kind: 'system' }
-  | CsvTable;
 const PREFIX = /^==(\d+)== ?(.*)$/;
 /** nvprof -i's prefix: exactly eight `=` and a space (a banner of `=` signs printed by the program is not one). */
 const IMPORT_PREFIX = /^========(?: (.*))?$/;
-/** A summary row; its type label (`GPU activities:`, `OpenACC (excl):`) only on a type's first row. */
-const SUMMARY_ROW =
-  /^\s*(?:([A-Za-z][A-Za-z ]*?(?: \([a-z]+\))?):)?\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
-/** The same under a units row: the share may be a bare number, any figure in e-notation (`2.3e-05`). */
-const SUMMARY_ROW_BARE =
-  /^\s*(?:([A-Za-z][A-Za-z ]*?(?: \([a-z]+\))?):)?\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)%?\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
-const DEPENDENCY_ROW = /^\s*(\d+(?:\.\d+)?)%\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
-const DEPENDENCY_ROW_BARE = /^\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)%?\s+(\S+)\s+(\S+)\s+(.*?)\s*$/;
-/** A units row: only units (`%`, `ms`, `us`, `s`, `KB`, `GB/s`) under a header, at least one. */
-const UNITS_ROW = /^\s*(?:(?:%|[mun\u00b5]?s|[KMGT]?B(?:\/s)?)(?:\s+|$))+$/;
 /** Sections of the untyped layout that name an activity type: `OpenACC (excl):`, `OpenMP (incl):`. */
 const ACTIVITY_SECTION = /^(OpenACC|OpenMP) \((excl|incl)\):$/;
 /** A trace row past the cap whose times are bare numbers (under a units row) or whose duration is `-`. */
 const TRACE_ROW_START_LOOSE =
   /^\s*\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[mun]?s)?\s+(?:-|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[mun]?s)?)\s/;
-/** A Unified Memory row: count, four sizes (or `-`), the total time (or `-`) and the name. */
-const UNIFIED_ROW = /^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S.*?)\s*$/;
-/** `System profiling result:` rows: a quantity, its sample count, avg, min and max. */
-const SYSTEM_ROW = /^\s*(.*?\S)\s+(\d+)\s+(-?\d+(?:\.\d+)?)\s+(-?\d+(?:\.\d+)?)\s+(-?\d+(?:\.\d+)?)\s*$/;
 /** A compiler's accelerator timing report (PGI/NVHPC `PGI_ACC_TIME=1`, `-ta=tesla:time`) printed before nvprof's. */
 const COMPILER_REPORT = /^Accelerator Kernel Timing data$/;
 const INFO_LINES = [
@@ -611,93 +588,30 @@ export class NvprofParser {
    * time column; Calls has none), trace and unified-memory tables column by column.
    */
   private unitsRow(line: string, t: Table): boolean {
-    if (!UNITS_ROW.test(line)) return false;
-    if (t.kind === 'summary' || t.kind === 'dependency') {
-      if (t.units) return false;
-      const tokens = line.trim().split(/\s+/);
-      t.units = tokens[0] === '%' ? tokens.slice(1) : tokens;
-      return true;
-    }
-    if (t.kind === 'trace' || t.kind === 'unified') {
-      if (t.units) return false;
-      t.units = sliceRightAligned(line, t.cols);
-      return true;
-    }
-    return false;
+    return readUnitsRow(line, t);
   }
 
   private summaryRow(line: string, t: Extract<Table, { kind: 'summary' }>): boolean {
-    const m = (t.units ? SUMMARY_ROW_BARE : SUMMARY_ROW).exec(line);
-    if (!m) return false;
-    if (m[1]) t.type = m[1];
-    // under a units row: Time, Avg, Min, Max each in its unit (one unit for all when the row gives one)
-    const u = t.units;
-    const unitOf = (i: number) => (u ? (u[i] ?? u[0]) : undefined);
-    const [totalNs, avgNs, minNs, maxNs] = [m[3], m[5], m[6], m[7]].map((c, i) => cellNs(c, unitOf(i)));
-    if (totalNs === undefined || avgNs === undefined || minNs === undefined || maxNs === undefined) {
-      this.diag('BAD_ROW', `a time in this row is not a number with a unit: ${line.trim().slice(0, 120)}`);
-      return true;
-    }
-    const row: SummaryRow = {
-      type: t.type || (t.typed ? 'GPU activities' : t.type),
-      timePct: Number(m[2]),
-      totalNs,
-      calls: Number(m[4]),
-      avgNs,
-      minNs,
-      maxNs,
-      name: m[8],
-    };
-    if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
+    const row = readSummaryRow(line, t);
+    if (row === undefined) return false;
+    if (typeof row === 'string') this.diag('BAD_ROW', row);
+    else if (this.section === 'nvtx' && this.range) this.range.rows.push(row);
     else this.proc().summary.push(row);
     return true;
   }
 
   private dependencyRow(line: string, units: string[] | undefined): boolean {
-    const m = (units ? DEPENDENCY_ROW_BARE : DEPENDENCY_ROW).exec(line);
-    if (!m) return false;
-    const cp = cellNs(m[2], units?.[0]);
-    const wait = cellNs(m[3], units?.[1] ?? units?.[0]);
-    if (cp === undefined || wait === undefined) {
-      this.diag('BAD_ROW', `critical path or waiting time is not a time: ${line.trim().slice(0, 120)}`);
-      return true;
-    }
-    this.proc().dependency.push({ criticalPathPct: Number(m[1]), criticalPathNs: cp, waitingNs: wait, name: m[4] });
+    const row = readDependencyRow(line, units);
+    if (row === undefined) return false;
+    if (typeof row === 'string') this.diag('BAD_ROW', row);
+    else this.proc().dependency.push(row);
     return true;
   }
 
   private metricRow(line: string, cols: Column[], kind: 'metrics' | 'events'): boolean {
-    const cells = sliceRightAligned(line, cols);
-    if (!/^\d+$/.test(cells[0] ?? '') || cells.some((c) => c === '')) return false;
-    const kernel = this.kernel ?? '';
-    const device = this.device;
-    if (kind === 'metrics' && cells.length === 6) {
-      this.proc().metrics.push({
-        ...(device ? { device } : {}),
-        kernel,
-        invocations: Number(cells[0]),
-        metric: cells[1],
-        description: cells[2],
-        min: cells[3],
-        max: cells[4],
-        avg: cells[5],
-      });
-      return true;
-    }
-    if (kind === 'events' && cells.length === 6) {
-      this.proc().metrics.push({
-        ...(device ? { device } : {}),
-        kernel,
-        invocations: Number(cells[0]),
-        metric: cells[1],
-        min: cells[2],
-        max: cells[3],
-        avg: cells[4],
-        total: cells[5],
-      });
-      return true;
-    }
-    return false;
+    const row = readMetricRow(line, cols, kind, this.kernel ?? '', this.device);
+    if (row) this.proc().metrics.push(row);
+    return row !== undefined;
   }
 
   private traceRow(line: string, t: Extract<Table, { kind: 'trace' }>): boolean {
@@ -838,32 +752,12 @@ export class NvprofParser {
     return s;
   }
 
-  /**
-   * A Unified Memory row. Under a units row a bare cell takes its column's unit (a size kept as printed with it:
-   * `28.90234KB`), while a cell that carries its own unit (`0.293664ms`, nvprof mixes both) is read as it is.
-   */
   private unifiedRow(line: string, units: string[] | undefined): boolean {
-    // by tokens, not by the header's positions: under `-u ms` a time (`6.0360e-03ms`) is wider than its column
-    const m = UNIFIED_ROW.exec(line);
-    if (!m) return false;
-    const c = m.slice(1);
-    const totalNs = c[5] === '-' ? null : cellNs(c[5], units?.[5]);
-    if (totalNs === undefined) return false;
-    const size = (i: number) => (c[i] !== '-' && units?.[i] && /\d$/.test(c[i]) ? `${c[i]}${units[i]}` : c[i]);
-    this.proc().unifiedMemory!.rows.push({
-      ...(this.device ? { device: this.device } : {}),
-      count: Number(c[0]),
-      avgSize: size(1),
-      minSize: size(2),
-      maxSize: size(3),
-      totalSize: size(4),
-      totalNs,
-      name: c[6],
-    });
-    return true;
+    const row = readUnifiedRow(line, units, this.device);
+    if (row) this.proc().unifiedMemory!.rows.push(row);
+    return row !== undefined;
   }
 
-  /** A `System profiling result:` row: `SM Clock (MHz)   6  705.0000  705.0000  705.0000` under its device. */
   private systemRow(line: string): boolean {
     const m = SYSTEM_ROW.exec(line);
     if (!m) return false;
@@ -879,23 +773,8 @@ export class NvprofParser {
     min: string,
     max: string,
   ): void {
-    const unit = /\(([^()]+)\)$/.exec(name)?.[1];
-    (this.proc().system ??= []).push({
-      ...(device ? { device } : {}),
-      name,
-      ...(unit ? { unit } : {}),
-      count: Number(count),
-      avg: Number(avg),
-      min: Number(min),
-      max: Number(max),
-    });
+    (this.proc().system ??= []).push(systemSample(device, name, count, avg, min, max));
   }
-}
-
-/** A time cell: with its unit (`1.5ms`), or a bare number (`1.5`, `2.3e-05`) in its column's unit from a units row. */
-function cellNs(cell: string, unit: string | undefined): number | undefined {
-  const withUnit = parseDurationNs(cell);
-  return withUnit !== undefined || !unit ? withUnit : decimalToNs(cell, unit);
 }
 
 export function parseNvprof(text: string, options: { allRuns?: boolean } = {}): ParseResult<NvprofLog> {
