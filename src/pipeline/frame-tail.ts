@@ -111,7 +111,7 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
     post,
     c.streamColumn ? f.stream : undefined,
   );
-  behind?.hold(io, f.frame, row, name('write'));
+  behind?.hold(io, f.frame, row, f.index < c.warmupFrames);
   return post;
 }
 

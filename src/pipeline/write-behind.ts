@@ -7,7 +7,9 @@
  * encoder to be done (`settle`). So the inference stage holds the model alone, as when every write waited for its
  * encoder, and the encoding no longer stops the loop: on 2 cores it runs beside the CPU stages. Both the hand-off and
  * the wait are added to the written frame's write stage (LoopTally.addWrite), so the stages still add up to the wall
- * time. The pipelined loop does not use this: it writes through OpenCV's async writer.
+ * time. In a profile the hand-off is a `write` range (one a frame) and the wait an `encoder-wait` range (one before
+ * each model run that found frames handed off). The pipelined loop does not use this: it writes through OpenCV's
+ * async writer.
  */
 import type { Mat } from '../video/opencv.ts';
 import type { LoopIo, RangeOps } from './loop-io.ts';
@@ -18,14 +20,17 @@ interface Held {
   io: LoopIo;
   frame: Mat;
   row: TallyRow;
-  /** Its write range's name (warm-up frames' are `warmup-write`). */
-  range: string;
+  /** A warm-up frame: its ranges are `warmup-write` and `warmup-encoder-wait`. */
+  warmup: boolean;
 }
+
+/** The NVTX range of a hand-off (`write`, one per frame) or of the wait for the encoder (`encoder-wait`). */
+const rangeOf = (name: 'write' | 'encoder-wait', warmup: boolean) => (warmup ? `warmup-${name}` : name);
 
 export class WriteBehind {
   private held: Held[] = [];
   /** Frames handed to their encoders and not yet waited for. */
-  private encoding: { io: LoopIo; row: TallyRow; range: string }[] = [];
+  private encoding: Held[] = [];
 
   constructor(
     private readonly tally: LoopTally,
@@ -33,15 +38,15 @@ export class WriteBehind {
   ) {}
 
   /** A drawn frame to write after the model's next run; its record is `row`. */
-  hold(io: LoopIo, frame: Mat, row: TallyRow, range: string): void {
-    this.held.push({ io, frame, row, range });
+  hold(io: LoopIo, frame: Mat, row: TallyRow, warmup: boolean): void {
+    this.held.push({ io, frame, row, warmup });
   }
 
   /** Hands the frames held to their encoders (call after a model run), each timed into its write stage. */
   handOff(): void {
     for (const h of this.held) {
       const t0 = process.hrtime.bigint();
-      const r = this.ranges.open(h.range);
+      const r = this.ranges.open(rangeOf('write', h.warmup));
       try {
         h.io.sink!.write(h.frame);
       } finally {
@@ -61,7 +66,7 @@ export class WriteBehind {
     if (this.encoding.length === 0) return;
     const last = this.encoding[this.encoding.length - 1];
     const t0 = process.hrtime.bigint();
-    const r = this.ranges.open(last.range);
+    const r = this.ranges.open(rangeOf('encoder-wait', last.warmup));
     for (const io of new Set(this.encoding.map((e) => e.io))) io.sink!.settle();
     this.ranges.close(r);
     const t1 = process.hrtime.bigint();

@@ -84,7 +84,7 @@ export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult):
       );
     } else {
       notes.push(
-        `inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess and write.${p.tool === 'nsys' ? " (The table's Time (%) divides each range by all ranges together, the frame ranges that contain the stages included, so its shares are about half of these.)" : ''}${runNote}`,
+        `inference is ${((inference.totalNs / frame.totalNs) * 100).toFixed(1)}% of the time inside frame ranges (${formatNs(inference.totalNs)} of ${formatNs(frame.totalNs)}); the rest is read, preprocess, postprocess, write and the wait for the encoder.${p.tool === 'nsys' ? " (The table's Time (%) divides each range by all ranges together, the frame ranges that contain the stages included, so its shares are about half of these.)" : ''}${runNote}`,
       );
     }
   }

@@ -6,8 +6,20 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { pickCriticalPath } from './profile-section.ts';
 import { CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, markdownTable } from './tables.ts';
 
-/** Stage ranges jetprof pushes, in frame order. */
-export const NVTX_STAGE_ORDER = ['model-load', 'frame', 'read', 'preprocess', 'inference', 'postprocess', 'write'];
+/**
+ * Stage ranges jetprof pushes, in frame order. `encoder-wait`: the sequential loop's wait, before a model run, for the
+ * encoder of the frames written behind it; the run JSON counts it in the write stage.
+ */
+export const NVTX_STAGE_ORDER = [
+  'model-load',
+  'frame',
+  'read',
+  'preprocess',
+  'encoder-wait',
+  'inference',
+  'postprocess',
+  'write',
+];
 
 export interface NvtxStageRow {
   range: string;
