@@ -23,8 +23,8 @@ type Ort = typeof import('onnxruntime-node');
 
 /**
  * onnxruntime-node 1.30's Linux library starts a telemetry client when it loads: it reads /etc/machine-id, writes
- * mat-debug-<pid>.log in $TMPDIR (else /tmp) and /tmp/.ses, and costs a process about 80 ms (0.35-0.45 s against
- * 0.28-0.37 s to load a model and run it once, measured here). The library leaves it off by itself under CI (CI,
+ * mat-debug-<pid>.log in $TMPDIR (else /tmp) and /tmp/.ses, and costs a process time at start-up (docs/MEASUREMENTS.md,
+ * "Small choices and what they measured"). The library leaves it off by itself under CI (CI,
  * GITHUB_ACTIONS and the like in the environment), so a user's runs differed from CI's. A measuring tool keeps it off
  * (ORT_DISABLE_TELEMETRY=1) unless the user set the variable. Set from the main thread before the library loads in
  * any thread: the library reads the C environment, which a worker's process.env (a copy of its own) does not change.
@@ -75,7 +75,7 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
   const base = {
     graphOptimizationLevel: 'all' as const,
     // ORT's intra-op threads spin after each run by default, taking the CPU that decoding, drawing and encoding
-    // need between frames (measured here at 960x540, 2 cores: end-to-end 16.5 -> 17.7 FPS with spinning off).
+    // need between frames (what it cost: docs/MEASUREMENTS.md, "Small choices and what they measured").
     extra: { session: { intra_op: { allow_spinning: '0' } } },
     ...(options.threads ? { intraOpNumThreads: options.threads } : {}),
   };

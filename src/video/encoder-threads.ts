@@ -32,8 +32,8 @@ function tasks(): string[] {
 /**
  * How often the writer's threads are listed again: at each of the first waits (x264 starts its threads at the first
  * frame; GStreamer renames a pooled thread when it streams for the writer), then every RESCAN_WAITS-th. Listing reads
- * every thread's name, and doing it at every write made V8 collect more often (a full collection every ~5 frames
- * instead of ~15, on the demo model), its marking threads beside the next inference.
+ * every thread's name, and doing it at every write made V8 collect more often, its marking threads beside the next
+ * inference (docs/MEASUREMENTS.md, "Small choices and what they measured").
  */
 const FIRST_RESCANS = 3;
 const RESCAN_WAITS = 25;
@@ -42,7 +42,7 @@ const RESCAN_WAITS = 25;
  * Threads' names and whether they are running (state R in /proc/self/task/TID/stat), read into one small buffer: a
  * stat file stays open and is read again at each poll. Not readFileSync: a /proc file reports size 0, so Node reads it
  * through a fresh 64 KB buffer each time, external memory that made V8 run a full collection every few frames, its
- * marking threads beside the next inference (the demo model's inference 1.22x its time alone, with writing; 2 cores).
+ * marking threads beside the next inference (docs/MEASUREMENTS.md, "Small choices and what they measured").
  */
 class ThreadStates {
   private readonly fds = new Map<string, number>();
