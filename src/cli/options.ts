@@ -62,14 +62,6 @@ export function parseSize(name: string, min = 1, max = 16384) {
   };
 }
 
-export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
-  return (value: string): T => {
-    if (!(choices as readonly string[]).includes(value))
-      throw new InvalidArgumentError(`${name} must be one of: ${choices.join(', ')}; got '${value}'`);
-    return value as T;
-  };
-}
-
 /** For repeatable options (`--plugin a --plugin b`): collects every value, in order (default []). */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

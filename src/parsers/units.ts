@@ -5,7 +5,6 @@
  */
 
 const NS_PER_UNIT: Record<string, bigint> = { ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
-export type TimeUnit = 'ns' | 'us' | 'ms' | 's';
 
 /**
  * Converts a decimal string (digits, optional fraction, optional sign) in `unit` to integer nanoseconds.

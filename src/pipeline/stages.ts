@@ -8,9 +8,6 @@ import { percentile } from '../util/stats.ts';
 export const STAGES = ['read', 'preprocess', 'inference', 'postprocess', 'write'] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** Per-frame stage durations in milliseconds (from process.hrtime.bigint). */
-export type StageTimes = Record<Stage, number>;
-
 export const nsToMs = (ns: bigint): number => Number(ns) / 1e6;
 
 /** Milliseconds kept to the microsecond: the JSON stays short, and the aggregates are computed from these values. */

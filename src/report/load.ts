@@ -160,10 +160,6 @@ export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   });
 }
 
-export function loadRuns(path: string): RunResult[] {
-  return loadRunFiles(path).map((x) => x.run);
-}
-
 /**
  * A profile for the report: a `jetprof profile` or `jetprof parse` JSON, or a raw log parsed here. The file's head is
  * read once; a log that yields no table is refused by the rule `jetprof parse` uses (requireTables), and what the
