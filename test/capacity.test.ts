@@ -4,12 +4,21 @@
  * the line measured again, the answer's margin, and the machine's state over the search.
  */
 import test from 'ava';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
 import { clearlyFailed, combineRuns, judgePoint } from '../src/jobs/capacity-rule.ts';
 import { capacityMachineLine, capacitySentence, type CapacityResult } from '../src/report/capacity-format.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, quickCapacityArgs, runCli, scratchDir } from './helpers/fixtures.ts';
+import {
+  errorLines,
+  makeImages,
+  makeModel,
+  makeVideo,
+  PERSON_VEHICLE_CFG,
+  quickCapacityArgs,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
 
 const model = makeModel('capacity', PERSON_VEHICLE_CFG, 8);
 
@@ -331,4 +340,74 @@ test('capacity names the CPU stage that stopped a count when the model is faster
   // a model slower than every CPU stage: nothing to say
   const slow = { ...(run as object), stages: { ...(run as { stages: object }).stages, inference: stage(90) } } as never;
   t.is(judgePoint(slow, 3, RULE).cpuBound, undefined);
+});
+
+test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', (t) => {
+  const dir = join(scratchDir(), 'capacity-inputs');
+  mkdirSync(dir, { recursive: true });
+  const video = makeVideo('cap-inputs.mp4', 4, 160, 120);
+  const videoBytes = readFileSync(video);
+  const modelBytes = readFileSync(model.onnxPath);
+  const cap = (json: string, extra: string[] = []) =>
+    runCli('jetprof', [
+      'capacity',
+      video,
+      '--source-fps',
+      '5',
+      '--p99-ms',
+      '400',
+      '--json',
+      json,
+      ...extra,
+      '--',
+      '--model',
+      model.onnxPath,
+    ]);
+  const onSource = cap(video);
+  t.is(onSource.code, 2, onSource.stderr);
+  t.regex(onSource.stderr, /the capacity JSON would overwrite the source/);
+  t.true(readFileSync(video).equals(videoBytes), 'the source video is untouched');
+  const onModel = cap(model.onnxPath);
+  t.is(onModel.code, 2, onModel.stderr);
+  t.regex(onModel.stderr, /the capacity JSON would overwrite the model/);
+  t.true(readFileSync(model.onnxPath).equals(modelBytes), 'the model is untouched');
+  const missing = cap(join(dir, 'no-such-folder', 'cap.json'));
+  t.is(missing.code, 2);
+  t.regex(missing.stderr, /no-such-folder .*does not exist or is not writable/);
+  // at 5 FPS a count runs 22 s by default (100 frames a stream, and a tenth more), 8 when told
+  const small = cap(join(dir, 'cap.json'), ['--budget', '10']);
+  t.is(small.code, 2);
+  t.regex(
+    small.stderr,
+    /--budget 10 cannot hold one count: each runs --point-seconds 22 .* \(fix: give --budget 27 or more/,
+  );
+  const short = cap(join(dir, 'cap.json'), ['--budget', '10', '--point-seconds', '8']);
+  t.regex(short.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
+  for (const r of [onSource, onModel, missing, small, short]) t.is(errorLines(r.stderr).length, 1, r.stderr);
+});
+
+test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', (t) => {
+  const folder = makeImages('cap-images', 5);
+  const json = join(scratchDir(), 'cap-images.json');
+  const r = runCli('jetprof', [
+    'capacity',
+    folder,
+    '--source-fps',
+    '10',
+    '--p99-ms',
+    '400',
+    '--json',
+    json,
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
+  t.is(r.code, 2, r.stderr);
+  t.is(errorLines(r.stderr).length, 1, r.stderr);
+  t.regex(
+    r.stderr,
+    /cap-images: a folder of images is one stream only.*ffmpeg -framerate 10 -pattern_type glob -i '\S+cap-images\/\*\.jpg'/,
+  );
+  t.notRegex(r.stderr, /stream\(s\): run/, 'no count was run');
+  t.false(readdirSync(scratchDir()).includes('cap-images.json'));
 });
