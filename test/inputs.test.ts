@@ -363,31 +363,43 @@ requires(
   },
 );
 
-test('--realtime: a frame rate under one frame in 10 s is refused; --duration bounds the wall time even while waiting for the next frame', async (t) => {
-  const video = makeVideo('slow-source.mp4', 8, 160, 120);
-  const slow = runCli('infer', [video, '--model', model.onnxPath, '--realtime', '--source-fps', '0.001', '--no-write']);
-  t.is(slow.code, 2);
-  t.regex(slow.stderr, /--source-fps must be a frame rate from 0\.1 \(one frame in 10 s\) to 1000, got '0\.001'/);
-  const capSlow = runCli('jetprof', ['capacity', video, '--source-fps', '1e-9', '--p99-ms', '400']);
-  t.is(capSlow.code, 2);
-  t.regex(capSlow.stderr, /--source-fps must be a frame rate from 0\.1/);
-  // at 0.1 FPS the next frame is 10 s away: --duration 1 ends the run at once instead of waiting for it
-  const { run } = await inferRun([
-    video,
-    '--model',
-    model.onnxPath,
-    '--realtime',
-    '--source-fps',
-    '0.1',
-    '--duration',
-    '1',
-    '--warmup',
-    '0',
-    '--no-write',
-  ]);
-  // waiting for frame 2 (due at 10 s) would have processed it: the run ends with the one that arrived
-  t.is(run.frames, 1, 'the one frame that arrived within the duration');
-});
+// serial: its paced run is in this process, and another test's child process would hold up its event loop
+test.serial(
+  '--realtime: a frame rate under one frame in 10 s is refused; --duration bounds the wall time even while waiting for the next frame',
+  async (t) => {
+    const video = makeVideo('slow-source.mp4', 8, 160, 120);
+    const slow = runCli('infer', [
+      video,
+      '--model',
+      model.onnxPath,
+      '--realtime',
+      '--source-fps',
+      '0.001',
+      '--no-write',
+    ]);
+    t.is(slow.code, 2);
+    t.regex(slow.stderr, /--source-fps must be a frame rate from 0\.1 \(one frame in 10 s\) to 1000, got '0\.001'/);
+    const capSlow = runCli('jetprof', ['capacity', video, '--source-fps', '1e-9', '--p99-ms', '400']);
+    t.is(capSlow.code, 2);
+    t.regex(capSlow.stderr, /--source-fps must be a frame rate from 0\.1/);
+    // at 0.1 FPS the next frame is 10 s away: --duration 1 ends the run at once instead of waiting for it
+    const { run } = await inferRun([
+      video,
+      '--model',
+      model.onnxPath,
+      '--realtime',
+      '--source-fps',
+      '0.1',
+      '--duration',
+      '1',
+      '--warmup',
+      '0',
+      '--no-write',
+    ]);
+    // waiting for frame 2 (due at 10 s) would have processed it: the run ends with the one that arrived
+    t.is(run.frames, 1, 'the one frame that arrived within the duration');
+  },
+);
 
 test('a run that cannot report what it measured is an error with the counts and writes nothing: --interval with no inferred measured frame, an undecodable file beside a good one', (t) => {
   const dir = join(scratchDir(), 'incomplete');

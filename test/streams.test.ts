@@ -6,7 +6,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { droppedVerdict, intervalLine } from '../src/report/run-lines.ts';
+import { droppedVerdict, intervalLine, realTimeNotes } from '../src/report/run-lines.ts';
 import { formatSummary } from '../src/report/run-summary.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
@@ -173,90 +173,92 @@ test('bad input, one line each: --streams 0, more than 64 streams, --output or -
   }
 });
 
-test('--realtime paces a file at its frame rate and counts what arrives while the loop is busy as dropped', (t) => {
-  const dir = join(scratchDir(), 'streams-rt');
-  mkdirSync(dir, { recursive: true });
-  const v = makeVideo('streams-rt.mp4', 60, 160, 120, 30);
-  const slow = join(dir, 'slow.json');
-  // 5 FPS: every frame has long been processed when the next arrives, so nothing drops
-  const r = runCli('infer', [
-    v,
-    '--realtime',
-    '--source-fps',
-    '5',
-    '--max-frames',
-    '12',
-    '--model',
-    model.onnxPath,
-    '--warmup',
-    '2',
-    '--no-write',
-    '--json',
-    slow,
-    '-q',
-  ]);
-  t.is(r.code, 0, r.stderr);
-  const run = JSON.parse(readFileSync(slow, 'utf8'));
-  // every measured frame of the source is processed or counted as dropped (on a quiet machine none drops: a frame
-  // takes far less than the 200 ms between arrivals; a loaded one may fall behind by one)
-  const s0 = run.streams[0];
-  t.is(s0.frames + s0.droppedFrames, 10);
-  t.is(run.perFrame.captureMs.length, s0.frames, 'each frame has its arrival time');
-  // paced at 5 FPS: frames arrive on a 200 ms schedule (whatever this machine's load: a frame dropped is a step of
-  // 400 ms), and none is processed before it arrives, so the stream cannot run faster than its source
-  const arrivals = run.perFrame.captureMs as number[];
-  for (let k = 1; k < arrivals.length; k++) {
-    const step = arrivals[k] - arrivals[k - 1];
-    t.true(step > 0 && Math.abs(step / 200 - Math.round(step / 200)) < 0.01, `arrivals ${arrivals.join(', ')}`);
-  }
-  t.true(s0.endToEndFps < 5.6, `at most the source's pace: ${s0.endToEndFps}`);
-  // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted.
-  // 600 frames (3 s at 200 FPS): however slow a loaded machine makes the warm-up, frames still arrive after it
-  const long = makeVideo('streams-rt-long.mp4', 600, 160, 120, 30);
-  const fast = join(dir, 'fast.json');
-  const fastVideo = join(dir, 'fast.mp4');
-  const fr = runCli('infer', [
-    long,
-    '--realtime',
-    '--source-fps',
-    '200',
-    '--model',
-    model.onnxPath,
-    '--warmup',
-    '2',
-    '--output',
-    fastVideo,
-    '--json',
-    fast,
-  ]);
-  t.is(fr.code, 0, fr.stderr);
-  const f = JSON.parse(readFileSync(fast, 'utf8')).streams[0];
-  t.true(f.droppedFrames > 0, `dropped ${f.droppedFrames}`);
-  // the video keeps the camera's time: stretched by the camera's span (first to last measured arrival) over the
-  // video's (its frames at the writer's rate), so it lasts as long as the camera ran, not written frames / rate
-  const arrived = JSON.parse(readFileSync(fast, 'utf8')).perFrame.captureMs as number[];
-  const span = (arrived[arrived.length - 1] - arrived[0]) / 1000;
-  const written = probeVideo(fastVideo).frames;
-  t.like(f.output.realTime, { stretched: true });
-  t.true(f.output.realTime.scale > 1, JSON.stringify(f.output));
-  const seconds = Number(
-    spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', fastVideo], {
-      encoding: 'utf8',
-    }).stdout,
-  );
-  // first to last frame is the span; the last frame's own time comes on top (one stretched frame interval)
-  const frameS = span / Math.max(1, written - 1);
-  t.true(Math.abs(seconds - span) <= frameS + 0.05, `the video lasts ${seconds} s, the camera's span ${span} s`);
-  t.true(written >= f.frames, `${written} frames written, ${f.frames} measured: none added by the stretch`);
-  t.regex(
-    fr.stderr,
-    /note: stream 0 dropped \d+ of the frames its camera delivered: its video \(.*fast\.mp4\) is stretched [\d.]+x to the camera's time/,
-  );
-  t.true(f.frames > 0, `${f.frames} frames measured`);
-  t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
-  t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);
-  t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
-});
+// serial: its paced runs are in this process, and another test's child process would hold up its event loop
+test.serial(
+  '--realtime paces a file at its frame rate and counts what arrives while the loop is busy as dropped',
+  async (t) => {
+    const dir = join(scratchDir(), 'streams-rt');
+    mkdirSync(dir, { recursive: true });
+    const v = makeVideo('streams-rt.mp4', 60, 160, 120, 30);
+    const slow = join(dir, 'slow.json');
+    // 5 FPS: every frame has long been processed when the next arrives, so nothing drops
+    await inferRun([
+      v,
+      '--realtime',
+      '--source-fps',
+      '5',
+      '--max-frames',
+      '12',
+      '--model',
+      model.onnxPath,
+      '--warmup',
+      '2',
+      '--no-write',
+      '--json',
+      slow,
+    ]);
+    const run = JSON.parse(readFileSync(slow, 'utf8'));
+    // every measured frame of the source is processed or counted as dropped (on a quiet machine none drops: a frame
+    // takes far less than the 200 ms between arrivals; a loaded one may fall behind by one)
+    const s0 = run.streams[0];
+    t.is(s0.frames + s0.droppedFrames, 10);
+    t.is(run.perFrame.captureMs.length, s0.frames, 'each frame has its arrival time');
+    // paced at 5 FPS: frames arrive on a 200 ms schedule (whatever this machine's load: a frame dropped is a step of
+    // 400 ms), and none is processed before it arrives, so the stream cannot run faster than its source
+    const arrivals = run.perFrame.captureMs as number[];
+    for (let k = 1; k < arrivals.length; k++) {
+      const step = arrivals[k] - arrivals[k - 1];
+      t.true(step > 0 && Math.abs(step / 200 - Math.round(step / 200)) < 0.01, `arrivals ${arrivals.join(', ')}`);
+    }
+    t.true(s0.endToEndFps < 5.6, `at most the source's pace: ${s0.endToEndFps}`);
+    // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted.
+    // 600 frames (3 s at 200 FPS): however slow a loaded machine makes the warm-up, frames still arrive after it
+    const long = makeVideo('streams-rt-long.mp4', 600, 160, 120, 30);
+    const fast = join(dir, 'fast.json');
+    const fastVideo = join(dir, 'fast.mp4');
+    const fr = await inferRun([
+      long,
+      '--realtime',
+      '--source-fps',
+      '200',
+      '--model',
+      model.onnxPath,
+      '--warmup',
+      '2',
+      '--output',
+      fastVideo,
+      '--json',
+      fast,
+    ]);
+    const f = JSON.parse(readFileSync(fast, 'utf8')).streams[0];
+    t.true(f.droppedFrames > 0, `dropped ${f.droppedFrames}`);
+    // the video keeps the camera's time: stretched by the camera's span (first to last measured arrival) over the
+    // video's (its frames at the writer's rate), so it lasts as long as the camera ran, not written frames / rate
+    const arrived = JSON.parse(readFileSync(fast, 'utf8')).perFrame.captureMs as number[];
+    const span = (arrived[arrived.length - 1] - arrived[0]) / 1000;
+    const written = probeVideo(fastVideo).frames;
+    t.like(f.output.realTime, { stretched: true });
+    t.true(f.output.realTime.scale > 1, JSON.stringify(f.output));
+    const seconds = Number(
+      spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', fastVideo], {
+        encoding: 'utf8',
+      }).stdout,
+    );
+    // first to last frame is the span; the last frame's own time comes on top (one stretched frame interval)
+    const frameS = span / Math.max(1, written - 1);
+    t.true(Math.abs(seconds - span) <= frameS + 0.05, `the video lasts ${seconds} s, the camera's span ${span} s`);
+    t.true(written >= f.frames, `${written} frames written, ${f.frames} measured: none added by the stretch`);
+    // the note infer prints after the run
+    t.regex(
+      realTimeNotes(fr.run).join('\n'),
+      /stream 0 dropped \d+ of the frames its camera delivered: its video \(.*fast\.mp4\) is stretched [\d.]+x to the camera's time/,
+    );
+    t.true(f.frames > 0, `${f.frames} frames measured`);
+    t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
+    t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);
+    t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
+  },
+);
 
 test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {
   const dir = join(scratchDir(), 'streams-perf');
