@@ -5,6 +5,7 @@
  * (nvprof.ts) keeps the state; a row is read here through the few things it needs of it (CsvRowSink).
  */
 import type { Diagnostic } from './diagnostics.ts';
+import { systemSample } from './nvprof-rows.ts';
 import type { MetricRow, MetricTraceRow, NvprofProcess, NvtxRange, SummaryRow } from './nvprof-types.ts';
 import { splitTraceName, type TraceRow } from './trace-rows.ts';
 import { decimalToBytes, decimalToNs, isSizeUnit, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
@@ -37,7 +38,6 @@ export interface CsvRowSink {
   maxTraceRows(): number;
   proc(): NvprofProcess;
   diag(code: Diagnostic['code'], message: string): void;
-  keepSystemRow(device: string | undefined, name: string, count: string, avg: string, min: string, max: string): void;
   keepTraceRow(p: NvprofProcess, target: 'gpuTrace' | 'apiTrace', row: TraceRow): void;
 }
 
@@ -149,7 +149,8 @@ export function readCsvRow(sink: CsvRowSink, line: string, t: CsvTable): boolean
     const nameAt = t.header.findIndex((h) => !['Device', 'Count', 'Avg', 'Min', 'Max'].includes(h));
     const nums = [at('Avg'), at('Min'), at('Max')];
     if (!/^\d+$/.test(at('Count')) || nums.some((v) => !/^-?\d+(?:\.\d+)?$/.test(v))) return false;
-    sink.keepSystemRow(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]);
+    const sample = systemSample(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]);
+    (sink.proc().system ??= []).push(sample);
     return true;
   }
   return true; // other CSV tables: recognised, not typed

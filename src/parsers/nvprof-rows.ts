@@ -5,16 +5,16 @@
  * in place and interned, stay with it.
  */
 import { type Column, sliceRightAligned } from './columns.ts';
-import type { CsvTable } from './nvprof-csv.ts';
 import type { DependencyRow, MetricRow, SummaryRow, SystemSampleRow, UnifiedMemoryRow } from './nvprof-types.ts';
 import type { TraceTemplates } from './trace-rows.ts';
 import { decimalToNs, parseDurationNs } from './units.ts';
 
 /**
- * A text table being read. `units`: the row nvprof prints under the header when its time unit is fixed (`-u ms`,
- * `--normalized-time-unit col`): the cells below it are bare numbers in that unit (`%` for a share).
+ * A text table being read (the CSV form's are nvprof-csv.ts's). `units`: the row nvprof prints under the header when
+ * its time unit is fixed (`-u ms`, `--normalized-time-unit col`): the cells below it are bare numbers in that unit (`%`
+ * for a share).
  */
-export type Table =
+export type TextTable =
   | { kind: 'summary'; typed: boolean; type: string; units?: string[] }
   | { kind: 'dependency'; units?: string[] }
   | { kind: 'metrics' | 'events'; cols: Column[] }
@@ -27,8 +27,7 @@ export type Table =
       units?: string[];
     }
   | { kind: 'unified'; cols: Column[]; units?: string[] }
-  | { kind: 'system' }
-  | CsvTable;
+  | { kind: 'system' };
 
 /** A share as printed (`12.5%`), and under a units row, where it may be bare and in e-notation (`2.3e-05`). */
 const SHARE = String.raw`(\d+(?:\.\d+)?)%`;
@@ -61,7 +60,7 @@ export function cellNs(cell: string, unit: string | undefined): number | undefin
 }
 
 /** A units row under the table's header: kept on the table (`t.units`); false when the line is not one. */
-export function readUnitsRow(line: string, t: Table): boolean {
+export function readUnitsRow(line: string, t: TextTable | { kind: 'csv' }): boolean {
   if (!UNITS_ROW.test(line)) return false;
   if (t.kind === 'summary' || t.kind === 'dependency') {
     if (t.units) return false;
@@ -81,7 +80,10 @@ export function readUnitsRow(line: string, t: Table): boolean {
  * A summary row (the table's current type kept on it: nvprof names a type on its first row only); a string when the
  * line is a row whose times do not read (said as a diagnostic); undefined when it is not a row.
  */
-export function readSummaryRow(line: string, t: Extract<Table, { kind: 'summary' }>): SummaryRow | string | undefined {
+export function readSummaryRow(
+  line: string,
+  t: Extract<TextTable, { kind: 'summary' }>,
+): SummaryRow | string | undefined {
   const m = (t.units ? SUMMARY_ROW_BARE : SUMMARY_ROW).exec(line);
   if (!m) return undefined;
   if (m[1]) t.type = m[1];

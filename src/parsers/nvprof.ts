@@ -27,7 +27,7 @@ import {
 } from './trace-rows.ts';
 import { decodeLineBytes } from '../util/text-input.ts';
 import { durationNsAt, splitCsvLine } from './units.ts';
-import { csvFlavour, type CsvRowSink, readCsvRow } from './nvprof-csv.ts';
+import { csvFlavour, type CsvRowSink, type CsvTable, readCsvRow } from './nvprof-csv.ts';
 import {
   cellNs,
   readDependencyRow,
@@ -37,8 +37,11 @@ import {
   readUnitsRow,
   SYSTEM_ROW,
   systemSample,
-  type Table,
+  type TextTable,
 } from './nvprof-rows.ts';
+
+/** A table being read: one of the text tables, or one of the CSV form's. */
+type Table = TextTable | CsvTable;
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -144,7 +147,6 @@ export class NvprofParser {
     maxTraceRows: () => this.maxTraceRows,
     proc: () => this.proc(),
     diag: (code, message) => this.diag(code, message),
-    keepSystemRow: (...row) => this.keepSystemRow(...row),
     keepTraceRow: (p, target, row) => this.keepTraceRow(p, target, row),
   };
 
@@ -761,19 +763,8 @@ export class NvprofParser {
   private systemRow(line: string): boolean {
     const m = SYSTEM_ROW.exec(line);
     if (!m) return false;
-    this.keepSystemRow(this.device, m[1], m[2], m[3], m[4], m[5]);
+    (this.proc().system ??= []).push(systemSample(this.device, m[1], m[2], m[3], m[4], m[5]));
     return true;
-  }
-
-  private keepSystemRow(
-    device: string | undefined,
-    name: string,
-    count: string,
-    avg: string,
-    min: string,
-    max: string,
-  ): void {
-    (this.proc().system ??= []).push(systemSample(device, name, count, avg, min, max));
   }
 }
 
