@@ -89,12 +89,24 @@ export function guardTerminal(): void {
   }
 }
 
+/**
+ * Once the work is done (the event loop empty), the process exits through process.exit() instead of tearing Node down:
+ * in the teardown V8 may finish a garbage collection and run the finalizers of OpenCV Mats still alive, and
+ * opencv4nodejs's allocator then reports their memory to an isolate that is being disposed, which dies of SIGSEGV
+ * (Isolate::AdjustAmountOfExternalAllocatedMemory) after the command has written everything: the exit code is lost.
+ * process.exit() ends the process without that teardown; 'exit' handlers still run.
+ */
+export function exitBeforeTeardown(): void {
+  process.once('beforeExit', () => process.exit());
+}
+
 export async function runProgram(program: Command, argv = process.argv): Promise<void> {
   configure(program);
   guardTerminal();
   quietOnClosedStdout();
   cleanExitOnSignals();
   process.on('exit', removeFilesInFlight); // process.exit() skips finally blocks: no scratch or partial file stays
+  exitBeforeTeardown();
   try {
     await program.parseAsync(argv);
   } catch (e) {
