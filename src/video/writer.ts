@@ -34,7 +34,7 @@ export interface VideoSink {
   encoder?: string;
   /** Why `auto` did not get GStreamer's writer, when it did not. */
   encoderNote?: string;
-  /** The synchronous writes' waits for the encoder (EncoderThreads): how many, and how many found it at work. */
+  /** The waits for the encoder (settle(), EncoderThreads): how many, how many found it at work, how many timed out. */
   encoderWaits?: () => { waits: number; busyWaits: number; timedOut: number };
   /**
    * Hands the frame to the encoder, which encodes it on threads of its own (FFmpeg's libx264, GStreamer's streaming
