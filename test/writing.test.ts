@@ -9,11 +9,13 @@ import test from 'ava';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import type { LoopOptions } from '../src/pipeline/loop-io.ts';
+import type { LoopIo, LoopOptions } from '../src/pipeline/loop-io.ts';
+import type { LoopTally, TallyRow } from '../src/pipeline/loop-tally.ts';
 import type { Nvtx } from '../src/pipeline/nvtx.ts';
 import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
 import { STAGES } from '../src/pipeline/stages.ts';
-import { videoBackends, loadOpenCv } from '../src/video/opencv.ts';
+import { WriteBehind } from '../src/pipeline/write-behind.ts';
+import { videoBackends, loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import { classifySource } from '../src/video/sources.ts';
 import { sumOf } from '../src/util/stats.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, scratchDir } from './helpers/fixtures.ts';
@@ -118,3 +120,22 @@ test.serial(
     t.is(written, 7);
   },
 );
+
+test('a write that throws (a full disk) leaves drop() only the frames not yet handed over: each frame released once', (t) => {
+  const released: number[] = [];
+  const frame = (id: number) => ({ release: () => void released.push(id) }) as unknown as Mat;
+  let writes = 0;
+  const sink = {
+    write() {
+      if (++writes === 2) throw new Error('ENOSPC: no space left on device');
+    },
+  };
+  const io = { sink } as unknown as LoopIo;
+  const tally = { addWrite() {} } as unknown as LoopTally;
+  const w = new WriteBehind(tally, { open: () => undefined, close() {} });
+  for (const id of [1, 2, 3]) w.hold(io, frame(id), {} as TallyRow, false);
+  t.throws(() => w.handOff(), { message: /ENOSPC/ });
+  t.deepEqual(released, [1, 2], 'the first written, the second released as its write failed');
+  w.drop();
+  t.deepEqual(released, [1, 2, 3], 'drop releases the third only');
+});

@@ -44,7 +44,9 @@ export class WriteBehind {
 
   /** Hands the frames held to their encoders (call after a model run), each timed into its write stage. */
   handOff(): void {
-    for (const h of this.held) {
+    // each frame leaves the list as it is handed over, so a write that throws (a full disk) leaves drop() only the
+    // frames not yet released
+    for (let h = this.held.shift(); h; h = this.held.shift()) {
       const t0 = process.hrtime.bigint();
       const r = this.ranges.open(rangeOf('write', h.warmup));
       try {
@@ -58,7 +60,6 @@ export class WriteBehind {
       this.tally.addWrite(h.row, nsToMs(t1 - t0), t1);
       this.encoding.push(h);
     }
-    this.held = [];
   }
 
   /** Waits for the encoders of the frames handed off (call before a model run); the wait goes to the last of them. */
