@@ -6,7 +6,15 @@ import test from 'ava';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
-import { buildRunResult, defaultLabel, type ProfilerName, type RunResult } from '../src/pipeline/run-result.ts';
+import {
+  buildRunResult,
+  defaultLabel,
+  type ProfilerName,
+  type RunResult,
+  stageTotalsOf,
+} from '../src/pipeline/run-result.ts';
+import { wallShares } from '../src/pipeline/figures.ts';
+import { sumOf } from '../src/util/stats.ts';
 import { formatSummary } from '../src/report/run-summary.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
 import { buildLabReport } from '../src/report/lab-report.ts';
@@ -1565,4 +1573,26 @@ test('an Orin-class model (3 ms a frame) under slower CPU stages: the report nam
     [],
   );
   t.notRegex(reportMarkdown(slow), /CPU-bound/);
+});
+
+test("the console's 'Not inference' sentence prints the stage table's own rounded shares, which add up to 100.0%", (t) => {
+  // shares that, each rounded on its own, add up to 100.1%: the table and the sentence round them together
+  const run = fixedRun('onnx', { read: 2, preprocess: 1, inference: 1, postprocess: 1, write: 1 }, 20);
+  const own = wallShares(stageTotalsOf(run), run.wallMs).map((x) => Math.round(x.share * 1000));
+  t.not(sumOf(own), 1000, `the case rounds apart when rounded share by share: ${own.join(' + ')}`);
+  const summary = formatSummary(run);
+  const column = new Map(
+    [...summary.matchAll(/^\| ([a-z][a-z ]*?) \|(?: [\d.]* \|){6} ([\d.]+)% \|$/gm)].map((m) => [m[1], Number(m[2])]),
+  );
+  t.is(column.size, 6, summary);
+  t.is(Math.round([...column.values()].reduce((a, b) => a + b, 0) * 10), 1000, 'the share column adds up to 100.0%');
+  const sentence = /Not inference: ([\d.]+)% of the wall time \(([^)]*)\)/.exec(summary);
+  t.truthy(sentence, summary);
+  const parts = sentence![2].split(' + ').map((p) => /^(.+) ([\d.]+)%$/.exec(p)!);
+  t.deepEqual(
+    parts.map((p) => [p[1], Number(p[2])]),
+    [...column].filter(([name]) => name !== 'inference'),
+    'each part is the table row',
+  );
+  t.is(Number(sentence![1]), Math.round(1000 - column.get('inference')! * 10) / 10);
 });

@@ -153,8 +153,9 @@ export function gapSentence(x: FpsRow): string {
     return `${x.modelType}: the model was not running ${pct(x.notInference)} of the wall time. Stages overlap in the pipelined loop, so no share of wall is given per stage: busy ms per frame ${busy}, against ${x.wallMsPerFrame.toFixed(2)} ms of wall time per frame.${boundingStage(x)}`;
   }
   // Rounded once over the whole breakdown (as the stage table), then the parts that are not inference.
-  const rounded = roundedPercents(x.wallShares.map((p) => p.share));
-  const parts = x.wallShares.map((p, i) => ({ name: p.name, pct: rounded[i] })).filter((p) => p.name !== 'inference');
+  const parts = roundedShares(x.wallShares)
+    .map(({ row, pct }) => ({ name: row.name, pct }))
+    .filter((p) => p.name !== 'inference');
   const total = parts.reduce((a, p) => a + p.pct, 0);
   const realtime = !!x.basis?.pacing.startsWith('realtime');
   const interval = x.streamSetup?.interval
@@ -180,12 +181,21 @@ export function stageHeaders(t: StageTable): string[] {
     : ['Stage', 'mean', 'min', 'p50', 'p90', 'p99', 'max', 'share of wall'];
 }
 
+/**
+ * The rows that have a share of the wall time, each with its share in percent, rounded together (stages and loop
+ * overhead) so the printed figures add up to 100.0%: the one rounding the stage table, its console sentence and the
+ * report's gap sentence all print.
+ */
+export function roundedShares<T extends { share?: number }>(rows: readonly T[]): { row: T; pct: number }[] {
+  const withShare = rows.filter((x) => x.share !== undefined);
+  const pct = roundedPercents(withShare.map((x) => x.share!));
+  return withShare.map((row, i) => ({ row, pct: pct[i] }));
+}
+
 /** Stage rows; the pipelined loop adds the wall time per frame the busy times overlap in. */
 export function stageRows(t: StageTable): string[][] {
-  // The shares (stages and loop overhead) are rounded together, so the printed column adds up to 100.0%.
-  const withShare = t.rows.filter((x) => x.share !== undefined);
-  const rounded = roundedPercents(withShare.map((x) => x.share!));
-  const rows = t.rows.map((x) => stageCells(t, x, withShare.includes(x) ? rounded[withShare.indexOf(x)] : undefined));
+  const shares = new Map(roundedShares(t.rows).map(({ row, pct }) => [row, pct]));
+  const rows = t.rows.map((x) => stageCells(t, x, shares.get(x)));
   if (t.pipelined) rows.push(['wall per frame', f2(t.wallMsPerFrame), '', '', '', '', '']);
   return rows;
 }

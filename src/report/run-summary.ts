@@ -3,11 +3,11 @@
  * two FPS goes, the streams, latency, the model alone, and what a run leaves out.
  */
 import { BACKENDS } from '../backends/types.ts';
-import { modelAloneLine, notInferenceShare, roundedPercents } from '../pipeline/figures.ts';
+import { modelAloneLine, notInferenceShare } from '../pipeline/figures.ts';
 import { loopInferenceMs, type RunResult } from '../pipeline/run-result.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { sumOf } from '../util/stats.ts';
-import { stageHeaders, stageRows } from './report-text.ts';
+import { roundedShares, stageHeaders, stageRows } from './report-text.ts';
 import {
   droppedVerdict,
   intervalLine,
@@ -40,9 +40,9 @@ export function formatSummary(r: RunResult): string {
   lines.push('');
   if (s.loop === 'sequential') {
     // the same rounded shares as the table, so the sentence adds up to what the table says
-    const shares = table.rows.filter((x) => x.share !== undefined);
-    const pct = roundedPercents(shares.map((x) => x.share!));
-    const others = shares.map((x, i) => ({ name: x.stage, pct: pct[i] })).filter((x) => x.name !== 'inference');
+    const others = roundedShares(table.rows)
+      .map(({ row, pct }) => ({ name: row.stage, pct }))
+      .filter((x) => x.name !== 'inference');
     lines.push(
       `Not inference: ${sumOf(others.map((x) => x.pct)).toFixed(1)}% of the wall time (${others.map((x) => `${x.name} ${x.pct.toFixed(1)}%`).join(' + ')})${r.interval ? ': the time besides the model (with --interval, end-to-end FPS counts every frame and inference FPS only those the model ran on, so end-to-end can be the higher)' : ': why end-to-end FPS is below inference FPS'}.`,
     );
