@@ -8,7 +8,7 @@
  * result:`, CSV mode (with its units row), several processes, `======== ` import mode, warnings (with unprefixed
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
-import { camelKey, type Column, headerColumns, rightAlignedBounds } from './columns.ts';
+import { camelKey, type Column, headerColumns } from './columns.ts';
 import {
   type Diagnostic,
   DiagnosticList,
@@ -17,19 +17,12 @@ import {
   overlongLineDiagnostic,
   type ParseResult,
 } from './diagnostics.ts';
-import {
-  digitsValue,
-  isTraceRowStart,
-  splitTraceName,
-  TRACE_ROW_START,
-  type TraceRow,
-  traceTemplates,
-} from './trace-rows.ts';
+import { isTraceRowStart, TRACE_ROW_START, type TraceRow, traceTemplates } from './trace-rows.ts';
+import { readTraceName, TraceCells } from './trace-cells.ts';
 import { decodeLineBytes } from '../util/text-input.ts';
-import { durationNsAt, splitCsvLine } from './units.ts';
+import { splitCsvLine } from './units.ts';
 import { csvFlavour, type CsvRowSink, type CsvTable, readCsvRow } from './nvprof-csv.ts';
 import {
-  cellNs,
   readDependencyRow,
   readMetricRow,
   readSummaryRow,
@@ -85,9 +78,6 @@ function newProcess(pid: number | null): NvprofProcess {
 
 const NOT_BLANK = /\S/;
 
-/** Trace columns read and deduplicated per column (nvprof prints at most 17); a wider table is not a trace. */
-const MAX_INTERN_COLUMNS = 64;
-
 /** Receives kept trace rows in blocks (NvprofParser's `spill`). */
 export type TraceSpill = (process: NvprofProcess, table: 'gpuTrace' | 'apiTrace', rows: TraceRow[]) => void;
 
@@ -99,13 +89,8 @@ export const DEFAULT_MAX_TRACE_ROWS = 20_000;
 
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();
-  private readonly interned = new Map<string, string>();
-  /** Per trace column: the previous row's cell, and how often the map found a value (repeats pay for the map). */
-  private readonly lastCells: string[] = new Array<string>(MAX_INTERN_COLUMNS).fill('');
-  private readonly internLookups = new Uint32Array(MAX_INTERN_COLUMNS);
-  private readonly internHits = new Uint32Array(MAX_INTERN_COLUMNS);
-  /** Start and end of each cell of the trace row being read (reused: no array per row). */
-  private readonly cellBounds = new Int32Array(2 * MAX_INTERN_COLUMNS);
+  /** Reads a text trace row's cells (trace-cells.ts). */
+  private readonly cells = new TraceCells();
   /**
    * `allRuns`: a log holding the same process's run twice keeps both (as `run` 1 and 2); default: the first.
    * `spill`: kept trace rows are handed over in blocks as they are read, all but the last of each table, so that a
@@ -626,62 +611,11 @@ export class NvprofParser {
       p.traceRowsOmitted = (p.traceRowsOmitted ?? 0) + 1;
       return true;
     }
-    // Cells are read in place: their bounds first (right-aligned under each label, trimmed), strings only for the
-    // cells kept as text; a row is not a row unless its first two cells are times.
-    const n = t.cols.length;
-    if (n > MAX_INTERN_COLUMNS || n < 2) return false;
-    const bounds = this.cellBounds;
-    rightAlignedBounds(line, t.cols, bounds);
-    let start = durationNsAt(line, bounds[0], bounds[1]);
-    let duration: number | null | undefined = durationNsAt(line, bounds[2], bounds[3]);
-    if (start === undefined || duration === undefined) {
-      // bare numbers under a units row (`-u ms`), or a row nvprof printed without a duration (`-`, a Unified Memory
-      // page-fault row): read slowly, cell by cell
-      start = cellNs(line.slice(bounds[0], bounds[1]), t.units?.[0]);
-      const d = line.slice(bounds[2], bounds[3]);
-      duration = d === '-' ? null : cellNs(d, t.units?.[1]);
-      if (start === undefined || duration === undefined) return false;
-    }
-    // the name first: it decides which fields the row has, so every row of a kind is a copy of one object
-    const nameCell = line.slice(bounds[2 * n - 2], bounds[2 * n - 1]);
-    const split =
-      t.keys[n - 1] === 'name' && (nameCell.endsWith(']') || nameCell.endsWith('])'))
-        ? splitTraceName(nameCell)
-        : undefined;
-    const row: TraceRow = {
-      ...(split?.kernel !== undefined
-        ? t.templates.launch
-        : split?.correlationId !== undefined
-          ? t.templates.withId
-          : t.templates.plain),
-    };
-    row.startNs = start;
-    if (duration === null) delete row.durationNs;
-    else row.durationNs = duration;
-    for (let i = 2; i < n; i++) {
-      const a = bounds[2 * i];
-      const b = bounds[2 * i + 1];
-      const whole = digitsValue(line, a, b);
-      row[t.keys[i]] = whole !== undefined ? whole : this.intern(i === n - 1 ? nameCell : line.slice(a, b), i);
-    }
-    if (split?.kernel !== undefined) {
-      row.name = this.intern(split.name, n - 1);
-      row.kernel = this.intern(split.kernel, n - 1);
-    }
-    if (split?.correlationId !== undefined) row.correlationId = split.correlationId;
-    if (t.units) this.traceCellUnits(row, t.keys, t.units);
+    const row = this.cells.read(line, t);
+    if (!row) return false;
     this.keepTraceRow(p, t.target, row);
     this.lastTraceRowLine = this.lineNo;
     return true;
-  }
-
-  /** Under a units row, a bare number in a column with a unit (Size in KB, Throughput in GB/s) gets it back. */
-  private traceCellUnits(row: TraceRow, keys: string[], units: string[]): void {
-    for (let i = 2; i < keys.length; i++) {
-      const v = row[keys[i]];
-      if (units[i] && (typeof v === 'number' || /^\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(v)))
-        row[keys[i]] = `${v}${units[i]}`;
-    }
   }
 
   /** A trace row kept (the caller checked the cap), and a block of them handed to the spill when one is full. */
@@ -710,48 +644,13 @@ export class NvprofParser {
     const open = (last.name.match(/\(/g)?.length ?? 0) - (last.name.match(/\)/g)?.length ?? 0);
     const rest = line.trim();
     if (open <= 0 || rest === '') return false;
-    this.readTraceName(last, `${last.name} ${rest}`);
+    readTraceName(last, `${last.name} ${rest}`);
     this.lastTraceRowLine = this.lineNo;
     this.diag(
       'JOINED_LINE',
       `joined to the trace row above (its name was wrapped onto this line): ${rest.slice(0, 120)}`,
     );
     return true;
-  }
-
-  /** splitTraceName's fields set on a row already kept (its name completed by a wrapped line). */
-  private readTraceName(row: TraceRow, name: string): void {
-    const r = splitTraceName(name);
-    row.name = r.name;
-    if (r.kernel !== undefined) row.kernel = r.kernel;
-    if (r.correlationId !== undefined) row.correlationId = r.correlationId;
-  }
-
-  /**
-   * A kept cell as its own string (not a slice that keeps its whole line alive), shared with the previous row's or an
-   * earlier equal cell where values repeat (devices, streams, grid sizes; not names that carry a correlation id).
-   * `column` is below MAX_INTERN_COLUMNS: traceRow refuses wider tables.
-   */
-  private intern(v: string, column: number): string {
-    const last = this.lastCells[column];
-    if (last === v) return last;
-    let s: string | undefined;
-    // a column whose values rarely repeat (names with a correlation id) stops paying for the map after 1000 rows
-    // (the hit test comes first so it runs on every call: code first reached at the 1000th lookup would make V8
-    // throw away the optimised parser, ~20 ms of compiling again on a large trace)
-    const lookups = this.internLookups[column];
-    const useMap = this.internHits[column] * 4 >= lookups || lookups < 1000;
-    if (useMap) {
-      this.internLookups[column] = lookups + 1;
-      s = this.interned.get(v);
-      if (s !== undefined) this.internHits[column]++;
-    }
-    if (s === undefined) {
-      s = v.length < 13 ? v : (' ' + v).slice(1); // V8 copies strings shorter than 13 characters when slicing
-      if (useMap && this.interned.size < 100_000) this.interned.set(s, s);
-    }
-    this.lastCells[column] = s;
-    return s;
   }
 
   private unifiedRow(line: string, units: string[] | undefined): boolean {
