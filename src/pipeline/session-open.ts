@@ -4,25 +4,32 @@
  */
 import { createOnnxSession } from '../backends/onnx.ts';
 import { type EngineSidecar } from '../backends/engine-sidecar.ts';
-import { type DetectorSession } from '../backends/types.ts';
+import { type BackendName, type DetectorSession } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import type { InferOptions } from './infer.ts';
 import { checkBatchFits, darknetFilesOnly, type ResolvedModel } from './model-resolution.ts';
-export async function openSession(
+
+type Opener = (
   o: InferOptions,
   modelPath: string,
   model: YoloModelInfo,
   sidecar: EngineSidecar | undefined,
-): Promise<DetectorSession> {
-  if (o.backend === 'onnx') {
+) => Promise<DetectorSession>;
+
+/**
+ * How each backend's session is opened, one entry a backend (a new backend that has none does not compile); each
+ * session then reports its own precision, runtime and provider (`DetectorSession`).
+ */
+const OPENERS: Record<BackendName, Opener> = {
+  async onnx(o, modelPath) {
     const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
     if (!o.plan.loop.pipelined) return createOnnxSession(modelPath, options);
     const { createOnnxWorkerSession } = await import('../backends/onnx-worker.ts');
     return createOnnxWorkerSession(modelPath, options);
-  }
-  if (o.backend === 'opencv') {
+  },
+  async opencv(o, modelPath, model) {
     const { createOpenCvSession } = await import('../backends/opencv.ts');
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
     const darknet = darknetFilesOnly(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };
@@ -33,15 +40,17 @@ export async function openSession(
       outputNames: model.heads.map((h) => h.output),
       onWarning: o.onWarning,
     });
-  }
-  const { createTensorRtSession } = await import('../backends/tensorrt.ts');
-  if (!o.engine) {
-    throw new JetprofError('BAD_OPTION', 'the tensorrt backend needs --engine E.trt', {
-      suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
-    });
-  }
-  return createTensorRtSession(o.engine, model, { plugins: o.plugins, sidecar, onWarning: o.onWarning });
-}
+  },
+  async tensorrt(o, _modelPath, model, sidecar) {
+    const { createTensorRtSession } = await import('../backends/tensorrt.ts');
+    if (!o.engine) {
+      throw new JetprofError('BAD_OPTION', 'the tensorrt backend needs --engine E.trt', {
+        suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
+      });
+    }
+    return createTensorRtSession(o.engine, model, { plugins: o.plugins, sidecar, onWarning: o.onWarning });
+  },
+};
 
 /**
  * TensorRT must be usable before anything else about a TensorRT run is checked: on a machine without it, the first
@@ -70,7 +79,7 @@ export async function openTimedSession(o: InferOptions, m: ResolvedModel) {
   const t0 = process.hrtime.bigint();
   let session: DetectorSession;
   try {
-    session = await openSession(o, m.modelPath, m.model, m.sidecar);
+    session = await OPENERS[o.backend](o, m.modelPath, m.model, m.sidecar);
   } finally {
     o.nvtx.pop();
   }
