@@ -16,7 +16,7 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
-import { type LoopOptions } from '../src/pipeline/loop-io.ts';
+import { type LoopOptions } from '../src/pipeline/loop-shared.ts';
 import { batchBlob, InputBuffers, letterboxFrame, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { disabledNvtx } from '../src/pipeline/nvtx.ts';
 import { runPipelinedLoop } from '../src/pipeline/pipelined-loop.ts';

@@ -9,7 +9,7 @@ import test from 'ava';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import type { LoopIo, LoopOptions } from '../src/pipeline/loop-io.ts';
+import type { LoopIo, LoopOptions } from '../src/pipeline/loop-shared.ts';
 import type { LoopTally, TallyRow } from '../src/pipeline/loop-tally.ts';
 import type { Nvtx } from '../src/pipeline/nvtx.ts';
 import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';

@@ -117,7 +117,7 @@ export function createOpenCvSession(
         const flat = m.flattenFloat(1, n);
         const d = flat.getData();
         outputs.set(o.outputNames[i], new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4));
-        // copied out: the Mats go back now, not at V8's next collection (as the loops' frames, loop-io.ts)
+        // copied out: the Mats go back now, not at V8's next collection (as the loops' frames, loop-shared.ts)
         flat.release();
         m.release();
       });

@@ -16,7 +16,7 @@ import { repeatPath } from '../pipeline/runset.ts';
 import { JetprofError } from '../util/errors.ts';
 import { defaultOutputPath, type InferOptions } from '../pipeline/infer.ts';
 import { planRun, type RunPlan } from '../pipeline/run-plan.ts';
-import type { StreamSpec } from '../pipeline/loop-io.ts';
+import type { StreamSpec } from '../pipeline/loop-shared.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';

@@ -14,7 +14,7 @@ import type { VideoSource } from '../video/reader.ts';
 import type { RealTime } from '../video/writer.ts';
 import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
-import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-io.ts';
+import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-shared.ts';
 import type { LoopTally } from './loop-tally.ts';
 import type { WriteBehind } from './write-behind.ts';
 import { arrivalMs, latenciesOf, type Latency, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';

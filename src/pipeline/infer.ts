@@ -10,7 +10,7 @@ import { type OnnxExecutionProvider } from '../backends/onnx.ts';
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
 import { timeModelAlone } from './model-alone.ts';
-import type { LoopOptions } from './loop-io.ts';
+import type { LoopOptions } from './loop-shared.ts';
 import type { RunPlan } from './run-plan.ts';
 import { headsRecorder } from './heads-file.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';

@@ -24,7 +24,7 @@ import {
   type RangeOps,
   readNextFrame,
   startEndRanges,
-} from './loop-io.ts';
+} from './loop-shared.ts';
 import { InputBuffers, preprocessFrame } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import type { LastInput, LoopResult } from './sequential-loop.ts';

@@ -24,7 +24,7 @@ import {
   pushPopRanges,
   type RangeOps,
   startEndRanges,
-} from './loop-io.ts';
+} from './loop-shared.ts';
 import { batchBlob, InputBuffers, letterboxFrame } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';

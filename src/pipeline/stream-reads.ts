@@ -9,7 +9,7 @@ import type { Mat } from '../video/opencv.ts';
 import { isLive } from '../video/sources.ts';
 import { maxOf } from '../util/stats.ts';
 import type { StreamState } from './frame-tail.ts';
-import { type LoopIo, type LoopOptions, rangeName, type RangeOps, readNextFrame } from './loop-io.ts';
+import { type LoopIo, type LoopOptions, rangeName, type RangeOps, readNextFrame } from './loop-shared.ts';
 import { nsToMs } from './stages.ts';
 
 /** A frame read for the batch being formed. */

@@ -12,7 +12,7 @@
  * async writer.
  */
 import type { Mat } from '../video/opencv.ts';
-import type { LoopIo, RangeOps } from './loop-io.ts';
+import type { LoopIo, RangeOps } from './loop-shared.ts';
 import type { LoopTally, TallyRow } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 

@@ -10,7 +10,7 @@ import { createOnnxSession } from '../../src/backends/onnx.ts';
 import type { PostprocessOptions } from '../../src/detect/postprocess.ts';
 import { readModelInfo } from '../../src/model/export-file.ts';
 import { sha256File } from '../../src/util/files.ts';
-import { openLoopIo, type LoopOptions } from '../../src/pipeline/loop-io.ts';
+import { openLoopIo, type LoopOptions } from '../../src/pipeline/loop-shared.ts';
 import { preprocessFrame } from '../../src/pipeline/preprocess.ts';
 import { disabledNvtx } from '../../src/pipeline/nvtx.ts';
 import { classifySource } from '../../src/video/sources.ts';
