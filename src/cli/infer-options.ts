@@ -6,9 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { VIDEO_IO_CHOICES, type VideoIo } from '../video/gstreamer.ts';
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
-import type { ClassMode } from '../detect/decode.ts';
-import type { NmsKind } from '../detect/nms.ts';
-import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
+import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET, type PostprocessOptions } from '../detect/postprocess.ts';
 import { type PipelineMode } from '../pipeline/loop-choice.ts';
 import { type ProfilerName } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -18,7 +16,8 @@ import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize, parseSourceFps } from './options.ts';
 import { FRAME_SIZE_MAX, FRAME_SIZE_MIN } from '../video/frame-size.ts';
 
-export interface InferCliOptions {
+/** What commander gives for infer's options; the postprocess settings under their own names (postprocess.ts). */
+export interface InferCliOptions extends PostprocessOptions {
   backend: BackendName;
   modelAlone: number;
   model?: string;
@@ -33,12 +32,6 @@ export interface InferCliOptions {
   write: boolean;
   json?: string;
   heads?: string;
-  conf: number;
-  nms: number;
-  nmsKind: NmsKind;
-  classMode: ClassMode;
-  maxCandidates: number;
-  maxDet: number;
   label?: string;
   repeat: number;
   streams: number;
