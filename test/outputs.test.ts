@@ -24,35 +24,28 @@ import {
 import { join } from 'node:path';
 import {
   canMountTmpfs,
+  freshDir,
   inferRun,
   makeModel,
   makeVideo,
+  partialsIn,
   PERSON_VEHICLE_CFG,
   probeVideo,
   requires,
   runCli,
-  scratchDir,
   YOLOV4_TINY_CFG,
 } from './helpers/fixtures.ts';
 
 const model = makeModel('reliable', PERSON_VEHICLE_CFG, 13);
 const video = makeVideo('reliable.mp4', 12, 160, 120);
-let dirs = 0;
-const fresh = (name: string) => {
-  const d = join(scratchDir(), `rel-${name}-${dirs++}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-};
 const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) =>
   t.is(stderr.trim().split('\n').length, 1, stderr);
-const partials = (dir: string) =>
-  readdirSync(dir).filter((f) => f.includes('.partial') || f.startsWith('.jetprof-out-'));
 
 // a full disk
 
 /** A 300 KB tmpfs, or undefined where mounting is not allowed. */
 function smallDisk(): string | undefined {
-  const dir = fresh('tmpfs');
+  const dir = freshDir('tmpfs');
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300k', 'tmpfs', dir], { encoding: 'utf8' });
   return r.status === 0 ? dir : undefined;
 }
@@ -61,12 +54,12 @@ test.serial(
   'a full disk: exit 2 with the path and ENOSPC, the good file that was there untouched, no partial left (a real 300 KB tmpfs where allowed)',
   (t) => {
     const disk = smallDisk();
-    const dir = disk ?? fresh('enospc');
+    const dir = disk ?? freshDir('enospc');
     const out = join(dir, 'out.mp4');
     const good = makeVideo('good.mp4', 3, 64, 48);
     copyFileSync(good, out);
     const before = readFileSync(out);
-    const json = join(fresh('enospc-json'), 'run.json');
+    const json = join(freshDir('enospc-json'), 'run.json');
     try {
       const r = runCli(
         'infer',
@@ -82,10 +75,10 @@ test.serial(
       );
       oneLine(t, r.stderr);
       t.is(Buffer.compare(readFileSync(out), before), 0, 'the good out.mp4 is untouched');
-      t.deepEqual(partials(dir), []);
+      t.deepEqual(partialsIn(dir), []);
       t.false(existsSync(json), 'no run JSON claims a video that was not written');
       // the same for a JSON output: the old file stays as it was
-      const jsonDir = fresh('enospc-json2');
+      const jsonDir = freshDir('enospc-json2');
       const oldJson = join(jsonDir, 'run.json');
       writeFileSync(oldJson, '{"old": true}');
       const r2 = runCli(
@@ -100,7 +93,7 @@ test.serial(
         /run\.json: cannot write \(ENOSPC: no space left on device \(simulated: JETPROF_FAULT_ENOSPC=run\.json is set, the disk is not full\)\)/,
       );
       t.is(readFileSync(oldJson, 'utf8'), '{"old": true}');
-      t.deepEqual(partials(jsonDir), []);
+      t.deepEqual(partialsIn(jsonDir), []);
     } finally {
       if (disk) spawnSync('umount', [disk]);
     }
@@ -121,11 +114,11 @@ requires(
 )(
   'a disk that fills after the last space check, when the encoder writes the frames it held: exit 2 with ENOSPC and the count, the old .mkv/.avi untouched (a real 12 MB tmpfs)',
   (t) => {
-    const disk = fresh('latefill');
+    const disk = freshDir('latefill');
     t.is(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', disk]).status, 0);
     try {
       // 30 frames of noise: FFmpeg's x264 holds them all (40 frames of look-ahead) and writes them at release, several MB
-      const noise = join(fresh('noise'), 'noise.avi');
+      const noise = join(freshDir('noise'), 'noise.avi');
       execFileSync('ffmpeg', [
         ...['-v', 'error', '-y', '-f', 'lavfi', '-i'],
         'nullsrc=s=960x540:r=25,geq=random(1)*255:random(2)*255:random(3)*255',
@@ -158,7 +151,7 @@ requires(
         );
         oneLine(t, r.stderr);
         t.is(readFileSync(out, 'utf8'), 'the good video of yesterday', `${ext}: the old file is untouched`);
-        t.deepEqual(partials(disk), [], `${ext}: no temporary file left`);
+        t.deepEqual(partialsIn(disk), [], `${ext}: no temporary file left`);
       }
     } finally {
       spawnSync('umount', [disk]);
@@ -169,7 +162,7 @@ requires(
 // an output that is an input
 
 test('an output path equal to an input (or to another output, or through a symlink) is refused before anything runs', (t) => {
-  const dir = fresh('same');
+  const dir = freshDir('same');
   const input = join(dir, 'in.mp4');
   copyFileSync(video, input);
   const before = readFileSync(input);
@@ -224,7 +217,7 @@ test('an output path equal to an input (or to another output, or through a symli
 // special files
 
 test('device files and symlinks: written through, never replaced', async (t) => {
-  const dir = fresh('special');
+  const dir = freshDir('special');
   const runJson = join(dir, 'run.json');
   await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
   const r = runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
@@ -258,8 +251,8 @@ test('device files and symlinks: written through, never replaced', async (t) => 
 
 // the ONNX cache
 
-test('the ONNX cache is keyed on content: another cfg with the same weights, an edited .names, a broken cfg', (t) => {
-  const dir = fresh('cache');
+test('the ONNX cache is keyed on content: another cfg with the same weights, an edited .names, a broken cfg', async (t) => {
+  const dir = freshDir('cache');
   const cfg416 = join(dir, 'a416.cfg');
   const cfg608 = join(dir, 'b608.cfg');
   const text = readFileSync(YOLOV4_TINY_CFG, 'utf8');
@@ -267,29 +260,13 @@ test('the ONNX cache is keyed on content: another cfg with the same weights, an 
   writeFileSync(cfg608, text.replace(/^width=416$/m, 'width=608').replace(/^height=416$/m, 'height=608'));
   const weights = join(dir, 'm.weights');
   t.is(runCli('jetprof', ['make-weights', '--cfg', cfg416, '--out', weights]).code, 0);
-  const run = (cfg: string) => {
-    const r = runCli('infer', [
-      video,
-      '--cfg',
-      cfg,
-      '--weights',
-      weights,
-      '--no-write',
-      '--max-frames',
-      '3',
-      '--warmup',
-      '1',
-      '--json',
-      '-',
-      '-q',
-    ]);
-    t.is(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout);
-  };
-  t.is(run(cfg416).model.inputWidth, 416);
-  t.is(run(cfg608).model.inputWidth, 608, 'the 608 cfg runs the 608 model, not the cached 416 one');
+  const run = async (cfg: string) =>
+    (await inferRun([video, '--cfg', cfg, '--weights', weights, '--no-write', '--max-frames', '3', '--warmup', '1']))
+      .run;
+  t.is((await run(cfg416)).model.inputWidth, 416);
+  t.is((await run(cfg608)).model.inputWidth, 608, 'the 608 cfg runs the 608 model, not the cached 416 one');
   writeFileSync(join(dir, 'a416.names'), Array.from({ length: 80 }, (_, i) => `thing${i}`).join('\n'));
-  t.deepEqual(run(cfg416).model.labels.slice(0, 2), ['thing0', 'thing1'], 'an edited .names file is used');
+  t.deepEqual((await run(cfg416)).model.labels!.slice(0, 2), ['thing0', 'thing1'], 'an edited .names file is used');
   writeFileSync(cfg416, text.replace(/^filters=255$/m, 'filters=25x'));
   const broken = runCli('infer', [video, '--cfg', cfg416, '--weights', weights, '--no-write', '-q']);
   t.is(broken.code, 2, 'a broken cfg fails even though a cached export exists');
@@ -299,7 +276,7 @@ test('the ONNX cache is keyed on content: another cfg with the same weights, an 
 // video writers that cannot open
 
 test('a video writer that cannot open fails before the first frame, in one line', (t) => {
-  const dir = fresh('writer');
+  const dir = freshDir('writer');
   mkdirSync(join(dir, 'folder.mp4'));
   const cases: [string[], RegExp][] = [
     [
@@ -334,7 +311,7 @@ test('--backend foo and report --csv on a file: one line, exit 2, no stack', asy
   t.is(r.code, 2);
   t.regex(r.stderr, /--backend must be onnx, trt or opencv, got 'foo'/);
   t.false(r.stderr.includes('internal error'));
-  const dir = fresh('csv');
+  const dir = freshDir('csv');
   const runJson = join(dir, 'run.json');
   await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
   const file = join(dir, 'existing.csv');
@@ -348,7 +325,7 @@ test('--backend foo and report --csv on a file: one line, exit 2, no stack', asy
 // runs that measure nothing, streams that end early
 
 test('a run that measures no frame exits 2 with why; a stream that ends early is a warning with the counts', (t) => {
-  const dir = fresh('zero');
+  const dir = freshDir('zero');
   const one = makeVideo('one.mp4', 1, 160, 120);
   const r = runCli('infer', [one, '--model', model.onnxPath, '--no-write', '--json', join(dir, 'r.json'), '-q']);
   t.is(r.code, 2);
@@ -391,7 +368,7 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
 });
 
 test("jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", (t) => {
-  const dir = fresh('stale');
+  const dir = freshDir('stale');
   const dead = join(dir, '.out.partial-999999-0123456789ab.mp4');
   const deadFolder = join(dir, '.jetprof-out-999999-AbC123');
   const alive = join(dir, `.out.partial-${process.pid}-0123456789ab.mp4`);
@@ -426,7 +403,7 @@ test("jetprof's temporary files and folders of dead processes are removed at the
 });
 
 test('links planted where temporary names used to be predictable are never written through (video, run JSON)', (t) => {
-  const dir = fresh('planted');
+  const dir = freshDir('planted');
   const victim = join(dir, 'victim.txt');
   writeFileSync(victim, 'keep me');
   // an attacker in a shared folder guesses the next process ids: links for a few hundred of them
@@ -462,7 +439,7 @@ test('links planted where temporary names used to be predictable are never writt
 // cfg keys darknet does not know
 
 test('an unknown cfg key is a warning with the line and the nearest key; --strict makes it an error', (t) => {
-  const dir = fresh('cfgkey');
+  const dir = freshDir('cfgkey');
   const cfg = join(dir, 'typo.cfg');
   writeFileSync(
     cfg,
@@ -515,7 +492,7 @@ test('an unknown cfg key is a warning with the line and the nearest key; --stric
 // profile
 
 test('profile checks its input before the profiler starts: a text file named .mp4 fails at once and leaves nothing', (t) => {
-  const dir = fresh('profile-input');
+  const dir = freshDir('profile-input');
   const fake = join(dir, 'notes.mp4');
   writeFileSync(fake, 'this is not a video\n');
   const out = join(dir, 'profiles');

@@ -3,16 +3,9 @@
  * not have printed, and fuzzed nsys output; the parsers keep what is whole, say what is not, and never make up a value.
  */
 import test from 'ava';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
-
-let dirs = 0;
-const fresh = (name: string) => {
-  const d = join(scratchDir(), `edges-${name}-${dirs++}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-};
+import { freshDir, ROOT, runCli } from './helpers/fixtures.ts';
 
 const SYNTHETIC_NVPROF = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt'), 'utf8');
 
@@ -36,7 +29,7 @@ test('no newline after the last line: a whole row is kept (with a note), a line 
   t.is(rangesOf(cut).length, whole.length - 1, 'the cut row is not kept');
   t.true(r.diagnostics.some((d) => d.code === 'TRUNCATED_LINE' && /the log ends mid-line/.test(d.message)));
   // the same through a file, and for nvprof: the last row of the dependency table cut in its numbers
-  const dir = fresh('cut');
+  const dir = freshDir('cut');
   const file = join(dir, 'cut.txt');
   const nv = SYNTHETIC_NVPROF.trimEnd();
   const nvLast = nv.split('\n').pop()!;

@@ -8,9 +8,12 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  freshDir,
   makeModel,
   makeVideo,
+  partialsIn,
   PERSON_VEHICLE_CFG,
+  previousOutputs,
   probeVideo,
   ROOT,
   scratchDir,
@@ -19,14 +22,6 @@ import {
 } from './helpers/fixtures.ts';
 
 const model = makeModel('signals', PERSON_VEHICLE_CFG, 13);
-let dirs = 0;
-const fresh = (name: string) => {
-  const d = join(scratchDir(), `sig-${name}-${dirs++}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-};
-const partials = (dir: string) =>
-  readdirSync(dir).filter((f) => f.includes('.partial') || f.startsWith('.jetprof-out-'));
 
 /** A 600-frame run to be signalled once its first measured frames went through (condition, not clock). */
 async function startLongRun(dir: string) {
@@ -41,7 +36,7 @@ async function startLongRun(dir: string) {
 }
 
 test.serial('two SIGINTs 10 ms apart: no abort; the video and JSON are finalized', async (t) => {
-  const dir = fresh('sig2');
+  const dir = freshDir('sig2');
   const run = await startLongRun(dir);
   run.child.kill('SIGINT');
   // 10 ms: late enough to be delivered as a second signal, early enough that finishing the frame and closing the
@@ -55,25 +50,25 @@ test.serial('two SIGINTs 10 ms apart: no abort; the video and JSON are finalized
   const json = JSON.parse(readFileSync(run.json, 'utf8'));
   t.true(json.interrupted);
   t.is(probeVideo(run.out).frames, json.frames + json.warmupFrames);
-  t.deepEqual(partials(dir), []);
+  t.deepEqual(partialsIn(dir), []);
 });
 
 test.serial('SIGHUP (an ssh session dropped) finalizes like SIGTERM', async (t) => {
-  const dir = fresh('hup');
+  const dir = freshDir('hup');
   const run = await startLongRun(dir);
   run.child.kill('SIGHUP');
   const code = await run.exit;
   t.is(code, 130, run.stderr());
   t.true(JSON.parse(readFileSync(run.json, 'utf8')).interrupted);
   t.true(probeVideo(run.out).frames > 0);
-  t.deepEqual(partials(dir), []);
+  t.deepEqual(partialsIn(dir), []);
 });
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   test.serial(
     `the OpenCV DNN backend in the sequential loop hears ${signal}: it stops after the frame in flight`,
     async (t) => {
-      const dir = fresh(`cvsig-${signal}`);
+      const dir = freshDir(`cvsig-${signal}`);
       const long = makeVideo('sig-long.mp4', 600, 160, 120);
       const json = join(dir, 'run.json');
       const run = startCli(
@@ -110,12 +105,10 @@ test('a signal sent later by process id (a budget timer, a forwarded Ctrl-C, the
 test.serial(
   'Ctrl-C before the first measured frame keeps the previous files, says nothing was measured, exit 130',
   async (t) => {
-    const dir = fresh('early-int');
+    const dir = freshDir('early-int');
     const long = makeVideo('lost2-long.mp4', 900, 160, 120);
-    const out = join(dir, 'out.mp4');
-    const json = join(dir, 'run.json');
-    writeFileSync(out, 'the previous video');
-    writeFileSync(json, '{"previous": true}');
+    const previous = previousOutputs(dir);
+    const [out, json] = previous.files;
     const run = startCli(
       'infer',
       [long, '--model', model.onnxPath, '--warmup', '850', '--output', out, '--json', json],
@@ -132,8 +125,7 @@ test.serial(
       /stopped before the first measured frame \(\d+ read, --warmup 850\): nothing was measured, and the previous output files are kept as they were/,
     );
     t.notRegex(stderr, /NaN/);
-    t.is(readFileSync(out, 'utf8'), 'the previous video');
-    t.is(readFileSync(json, 'utf8'), '{"previous": true}');
+    previous.kept(t);
   },
 );
 
@@ -143,7 +135,7 @@ test.serial('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE
     { length: 20000 },
     (_, i) => `${(100 + i * 0.01).toPrecision(5)}ms  ${(1 + (i % 7)).toFixed(4)}us  cudaLaunchKernel`,
   );
-  const log = join(fresh('epipe'), 'trace.txt');
+  const log = join(freshDir('epipe'), 'trace.txt');
   writeFileSync(
     log,
     ['==1== Profiling application: ./app', '==1== Profiling result:', '   Start  Duration  Name', ...rows, ''].join(
@@ -166,7 +158,7 @@ test.serial('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE
 test.serial(
   'compare on SIGTERM: the signal reaches the infer it runs, which finalizes; no further backend starts; no child outlives it; exit 130',
   async (t) => {
-    const dir = fresh('compare-term');
+    const dir = freshDir('compare-term');
     const long = makeVideo('lost2-compare-long.mp4', 900, 160, 120);
     const out = join(dir, 'out');
     const run = startCli(
@@ -221,7 +213,7 @@ test.serial(
 test.serial(
   'Ctrl-C at any moment of an export leaves no partial file (signals every 50 ms until it ends)',
   async (t) => {
-    const dir = fresh('export-int');
+    const dir = freshDir('export-int');
     const { YOLOV4_TINY_CFG, makeModel: make } = await import('./helpers/fixtures.ts');
     const m = make('lost2-export', YOLOV4_TINY_CFG, 21);
     const codes: (number | null)[] = [];
@@ -261,8 +253,8 @@ test.serial(
     const dir = join(scratchDir(), 'capacity-ctrl-c');
     mkdirSync(dir, { recursive: true });
     const video = makeVideo('cap-ctrl-c.mp4', 60, 160, 120);
-    const json = join(dir, 'cap.json');
-    writeFileSync(json, '{"previous": true}\n');
+    const previous = previousOutputs(dir, ['cap.json']);
+    const [json] = previous.files;
     const run = startCli('jetprof', [
       'capacity',
       video,
@@ -286,6 +278,6 @@ test.serial(
       run.stderr(),
       /nothing measured \(interrupted before the first count finished\); .*cap\.json left as it was/,
     );
-    t.is(readFileSync(json, 'utf8'), '{"previous": true}\n');
+    previous.kept(t);
   },
 );

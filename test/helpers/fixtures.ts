@@ -3,11 +3,11 @@
  * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { RunResult } from '../../src/pipeline/run-result.ts';
-import test, { type Implementation } from 'ava';
+import test, { type ExecutionContext, type Implementation } from 'ava';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCfg, yoloLayers, type DarknetCfg } from '../../src/model/cfg.ts';
 import { exportOnnx } from '../../src/model/onnx-export.ts';
@@ -319,6 +319,29 @@ export function startCli(
   const framesDone = (n: number) =>
     waitFor((text) => [...text.matchAll(/progress: .*?frame (\d+)/g)].some((m) => Number(m[1]) >= n));
   return { child, stderr: () => stderr, waitFor, framesDone, exit };
+}
+
+/** A new empty folder in the scratch folder, its name starting with `name` (two calls never share one). */
+export function freshDir(name: string): string {
+  return mkdtempSync(join(scratchDir(), `${name}-`));
+}
+
+/** jetprof's temporary outputs in a folder (`.partial` names, `.jetprof-out-` folders): none after any run. */
+export function partialsIn(dir: string): string[] {
+  return readdirSync(dir).filter((f) => f.includes('.partial') || f.startsWith('.jetprof-out-'));
+}
+
+/**
+ * Outputs of an earlier run (a video and a run JSON, or the files named) that a run which fails or is stopped before
+ * it measured anything must leave as they were: their paths, and `kept(t)` to check they are byte for byte.
+ */
+export function previousOutputs(dir: string, names = ['out.mp4', 'run.json']) {
+  const files = names.map((n) => join(dir, n));
+  for (const f of files) writeFileSync(f, `the previous ${basename(f)}\n`);
+  const kept = (t: ExecutionContext) => {
+    for (const f of files) t.is(readFileSync(f, 'utf8'), `the previous ${basename(f)}\n`, `${f} kept as it was`);
+  };
+  return { files, kept };
 }
 
 /** Whether a tmpfs can be mounted here (root, as CI): a real small or read-only disk for the tests that need one. */
