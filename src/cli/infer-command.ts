@@ -14,16 +14,18 @@ import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { columnsOf, fitText, say } from './terminal.ts';
 import { createProgress } from './progress.ts';
-import { type InferCliOptions, inferProgram, parseInferArgs } from './infer-options.ts';
+import { type InferCliOptions, inferProgram, parseInferArgs, withBackend } from './infer-options.ts';
 import { jobSettings, prepareRun, type RunContext } from './infer-prepare.ts';
 
 export { inferArgFacts, parseInferArgs } from './infer-options.ts';
 
 /** infer's program (infer-options.ts) with its action: the job run, or run --repeat times, and its summary. */
 export function inferCommand(name: string, fixedBackend?: BackendName): Command {
-  return inferProgram(name, fixedBackend).action(async (videos: string[], opts: InferCliOptions) => {
-    process.exitCode = await inferAction(videos, { ...opts, backend: fixedBackend ?? opts.backend });
+  const program = inferProgram(name, fixedBackend).action(async (videos, opts) => {
+    process.exitCode = await inferAction(videos, withBackend(opts, fixedBackend));
   });
+  // one class at run time: the typings only infer the options' types (infer-options.ts); handed on as commander's
+  return program as unknown as Command;
 }
 
 /**

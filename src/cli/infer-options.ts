@@ -2,13 +2,10 @@
  * infer's options, declared once (commander) and parsed once: the entry scripts, `jetprof infer`, runInferArgs, and
  * the commands that pass infer arguments on (compare, capacity, profile, through `inferArgFacts`) all read them here.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { VIDEO_IO_CHOICES, type VideoIo } from '../video/gstreamer.ts';
-import type { OnnxExecutionProvider } from '../backends/onnx.ts';
+import { Command, InvalidArgumentError, Option, type OptionValues } from '@commander-js/extra-typings';
+import { VIDEO_IO_CHOICES } from '../video/gstreamer.ts';
 import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts';
-import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET, type PostprocessOptions } from '../detect/postprocess.ts';
-import { type PipelineMode } from '../pipeline/loop-choice.ts';
-import { type ProfilerName } from '../pipeline/run-result.ts';
+import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { JetprofError } from '../util/errors.ts';
 import { PLAN_DEFAULTS } from '../pipeline/run-plan.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
@@ -16,56 +13,9 @@ import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize, parseSourceFps } from './options.ts';
 import { FRAME_SIZE_MAX, FRAME_SIZE_MIN } from '../video/frame-size.ts';
 
-/** What commander gives for infer's options; the postprocess settings under their own names (postprocess.ts). */
-export interface InferCliOptions extends PostprocessOptions {
-  backend: BackendName;
-  modelAlone: number;
-  model?: string;
-  cfg?: string;
-  weights?: string;
-  engine?: string;
-  plugin: string[];
-  labels?: string;
-  cacheDir?: string;
-  strict: boolean;
-  output?: string;
-  write: boolean;
-  json?: string;
-  heads?: string;
-  label?: string;
-  repeat: number;
-  streams: number;
-  outputDir?: string;
-  realtime: boolean;
-  sourceFps?: number;
-  perfInterval?: number;
-  draw: boolean;
-  videoIo: VideoIo;
-  interval: number;
-  batch?: number;
-  batchTimeout?: number;
-  profilerAttached?: ProfilerName;
-  fp16: boolean;
-  tegrastats: boolean;
-  tegrastatsInterval: number;
-  detections?: string;
-  cocoCategoryIds: boolean;
-  letterbox: boolean;
-  frameSize?: [number, number];
-  maxFrames?: number;
-  duration?: number;
-  warmup: number;
-  threads?: number;
-  ep: OnnxExecutionProvider;
-  nvtx: boolean;
-  quiet: boolean;
-  pipeline: PipelineMode;
-  inFlight: number;
-}
-
 /** Which model and engine, and where the annotated video goes. */
-function addModelOptions(cmd: Command): void {
-  cmd
+function addModelOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
+  return cmd
     .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
@@ -90,8 +40,8 @@ function addModelOptions(cmd: Command): void {
 }
 
 /** Several streams, batches, pacing, and the run JSON. */
-function addStreamOptions(cmd: Command): void {
-  cmd
+function addStreamOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
+  return cmd
     .option(
       '--streams <n>',
       "run each source as n streams (the DeepStream samples' load test), in batches of one frame per stream (--batch); at most 64 streams in all",
@@ -149,13 +99,13 @@ function addStreamOptions(cmd: Command): void {
 }
 
 /** Decoding and NMS: thresholds, kinds and caps. */
-function addPostprocessOptions(cmd: Command): void {
-  cmd
+function addPostprocessOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
+  return cmd
     .option('--conf <0..1>', 'keep boxes with objectness x class probability above this', parseFraction('--conf'), 0.3)
     .option('--nms <0..1>', 'NMS overlap threshold', parseFraction('--nms'), 0.5)
     .addOption(
       new Option('--nms-kind <kind>', 'iou: greedy per-class IoU (tensorrt_demos); diou: darknet greedynms')
-        .choices(['iou', 'diou'])
+        .choices(['iou', 'diou'] as const)
         .default('iou'),
     )
     .addOption(
@@ -163,7 +113,7 @@ function addPostprocessOptions(cmd: Command): void {
         '--class-mode <mode>',
         "multi: every class with objectness x p > --conf is a candidate (darknet's rule); best: only each box's best class (OpenCV's and Ultralytics' rule)",
       )
-        .choices(['multi', 'best'])
+        .choices(['multi', 'best'] as const)
         .default('multi'),
     )
     .option(
@@ -181,8 +131,8 @@ function addPostprocessOptions(cmd: Command): void {
 }
 
 /** How the run is repeated, labelled, sized, timed, threaded and looped; profiler and console settings. */
-function addRunOptions(cmd: Command): void {
-  cmd
+function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
+  return cmd
     .option(
       '--repeat <n>',
       'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)',
@@ -195,7 +145,7 @@ function addRunOptions(cmd: Command): void {
     )
     .addOption(
       new Option('--profiler-attached <tool>', 'set by jetprof profile: the FPS were measured under this profiler')
-        .choices(['nsys', 'nvprof'])
+        .choices(['nsys', 'nvprof'] as const)
         .hideHelp(),
     )
     .addOption(
@@ -234,7 +184,7 @@ function addRunOptions(cmd: Command): void {
         '--ep <provider>',
         'execution provider: ONNX Runtime cpu|cuda|tensorrt, OpenCV DNN cpu|cuda (DNN_BACKEND_CUDA); falls back to cpu with a warning',
       )
-        .choices(['cpu', 'cuda', 'tensorrt'])
+        .choices(['cpu', 'cuda', 'tensorrt'] as const)
         .default('cpu'),
     )
     .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
@@ -252,7 +202,7 @@ function addRunOptions(cmd: Command): void {
         '--pipeline <auto|on|off>',
         "on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series (the lab's loop); auto: on when the model runs on the GPU, off when it runs on the CPU and takes its cores",
       )
-        .choices(['auto', 'on', 'off'])
+        .choices(['auto', 'on', 'off'] as const)
         .default('auto'),
     )
     .option(
@@ -330,8 +280,8 @@ export async function parseInferArgs(
   let parsed: { videos: string[]; o: InferCliOptions } | undefined;
   let said = '';
   cmd.exitOverride().configureOutput({ writeErr: (m) => (said += m), writeOut: () => undefined });
-  cmd.action((videos: string[], o: InferCliOptions) => {
-    parsed = { videos, o };
+  cmd.action((videos, o) => {
+    parsed = { videos, o: withBackend(o, fixedBackend) };
   });
   try {
     await cmd.parseAsync(args, { from: 'user' });
@@ -352,7 +302,7 @@ export async function parseInferArgs(
   const given = cmd.options
     .filter((opt) => cmd.getOptionValueSource(opt.attributeName()) === 'cli')
     .map((opt) => opt.long ?? opt.short ?? '');
-  return { videos: parsed!.videos, o: { ...parsed!.o, backend: fixedBackend ?? parsed!.o.backend }, given };
+  return { videos: parsed!.videos, o: parsed!.o, given };
 }
 
 /** The facts compare, capacity and profile need of the infer arguments they pass on (pipeline/infer-args.ts). */
@@ -380,7 +330,7 @@ export async function inferArgFacts(args: string[], fixedBackend?: BackendName):
  * infer's program: its argument and every option, declared once (the entry scripts, `jetprof infer`, and the parser
  * of infer's arguments the other commands use).
  */
-export function inferProgram(name: string, fixedBackend?: BackendName): Command {
+export function inferProgram(name: string, fixedBackend?: BackendName) {
   const cmd = new Command(name)
     .summary(
       fixedBackend
@@ -410,15 +360,25 @@ export function inferProgram(name: string, fixedBackend?: BackendName): Command 
         }),
     );
   }
-  addModelOptions(cmd);
-  addStreamOptions(cmd);
-  addPostprocessOptions(cmd);
-  addRunOptions(cmd);
-  cmd.addHelpText(
+  const program = addRunOptions(addPostprocessOptions(addStreamOptions(addModelOptions(cmd))));
+  program.addHelpText(
     'after',
     helpAfter(inferExamples(name, fixedBackend), [
       'Exit codes: 0 done, 2 bad input (one line says which file and the fix), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the video and JSON are still finalized with "interrupted": true; a second signal does not cut that short).',
     ]),
   );
-  return cmd;
+  return program;
+}
+
+/**
+ * infer's options as its declaration above gives them: inferred from the commander chain (through
+ * @commander-js/extra-typings), so an option is written in one place, with its type, default and parser; and the
+ * backend, which `--backend` sets in infer and the entry scripts fix (infer-onnx, infer-trt, infer-opencv).
+ */
+type DeclaredOptions = ReturnType<ReturnType<typeof inferProgram>['opts']>;
+export type InferCliOptions = DeclaredOptions & { backend: BackendName };
+
+/** The options a program parsed, with the backend: an entry script's, else infer's --backend (default onnx). */
+export function withBackend(o: DeclaredOptions, fixedBackend?: BackendName): InferCliOptions {
+  return { ...o, backend: fixedBackend ?? (o as { backend?: BackendName }).backend! };
 }
