@@ -51,6 +51,20 @@ export function modelOnGpu(
   return executionProvider === 'cuda' && openCvHasCuda();
 }
 
+/**
+ * The device a run names in its record: `GPU: <the GPU, or the board>` where the model runs on a GPU (modelOnGpu),
+ * else `CPU: <the CPU>`. A new run's record and an old run's upgrade both name it so.
+ */
+export function deviceLabel(
+  backend: BackendName,
+  executionProvider: string,
+  env: { gpu?: string; cpu?: string; jetson?: { model?: string } } | undefined,
+): string {
+  return modelOnGpu(backend, executionProvider)
+    ? `GPU: ${env?.gpu ?? env?.jetson?.model ?? 'NVIDIA GPU'}`
+    : `CPU: ${env?.cpu ?? '?'}`;
+}
+
 /** The backend a --backend value names, or undefined. */
 export function backendByAlias(value: string | undefined): BackendName | undefined {
   return (Object.keys(BACKENDS) as BackendName[]).find(

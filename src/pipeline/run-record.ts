@@ -8,7 +8,7 @@ import { COCO80_TO_COCO91 } from '../accuracy/coco.ts';
 import { addLine, emptySeries, summarizeSeries } from '../platform/tegrastats.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
 import { cocoResultsJson } from '../accuracy/detections-file.ts';
-import { type DetectorSession, modelOnGpu } from '../backends/types.ts';
+import { deviceLabel, type DetectorSession } from '../backends/types.ts';
 import { baseEnv, type EnvInfo } from '../platform/env.ts';
 import { writeOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
@@ -36,9 +36,7 @@ function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo): RunF
     ...setupBase,
     write: o.streams.some((s) => s.outputPath !== undefined),
     draw: o.draw !== false,
-    device: modelOnGpu(o.backend, session.executionProvider)
-      ? `GPU: ${env.gpu ?? env.jetson?.model ?? 'NVIDIA GPU'}`
-      : `CPU: ${env.cpu}`,
+    device: deviceLabel(o.backend, session.executionProvider, env),
   };
 }
 

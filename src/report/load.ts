@@ -9,7 +9,7 @@ import type { NvprofLog } from '../parsers/nvprof.ts';
 import { parseProfileFile, readProfileHead, requireTables } from '../parsers/parse-file.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { readJsonFile } from '../util/text-input.ts';
-import { BACKENDS, modelOnGpu } from '../backends/types.ts';
+import { BACKENDS, deviceLabel } from '../backends/types.ts';
 import { defaultLabel, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
 import { validateRunFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -45,7 +45,7 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
     setup: {
       label: defaultLabel(r.backend, base),
       ...base,
-      device: modelOnGpu(r.backend, executionProvider) ? `GPU: ${r.env?.gpu ?? '?'}` : `CPU: ${r.env?.cpu ?? '?'}`,
+      device: deviceLabel(r.backend, executionProvider, r.env),
     },
     ...(device ? { gpuTimings: device } : {}),
   };
