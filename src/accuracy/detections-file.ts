@@ -113,9 +113,12 @@ function namedBoxes(
   return { file, detections: parseCocoDetections(boxes, file) };
 }
 
-/** A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` (or whose streams' files) names one. */
-export function loadDetections(path: string): DetectionSource {
-  const v = readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`') as {
+/**
+ * A COCO results file, or a run JSON (jetprof.run/2) whose `detectionsFile` (or whose streams' files) names one;
+ * `loaded`: the file's content where the caller read it already (the report has its runs), so it is not read again.
+ */
+export function loadDetections(path: string, loaded?: unknown): DetectionSource {
+  const v = (loaded ?? readJsonFile(path, 'detections file', 'write one with `infer --detections F.json`')) as {
     schema?: string;
     detectionsFile?: string;
     detectionsSha256?: string;

@@ -73,7 +73,7 @@ export function reportAccuracy(
   const sources = new Map<(typeof withBoxes)[number], DetectionSource | JetprofError>(
     withBoxes.map((f) => {
       try {
-        return [f, loadDetections(f.path)] as const;
+        return [f, loadDetections(f.path, f.run)] as const;
       } catch (e) {
         if (e instanceof JetprofError) return [f, e] as const;
         throw e;
@@ -124,8 +124,11 @@ export function reportAccuracy(
   }
   if (o.gt) {
     const gt = loadGroundTruth(o.gt);
-    for (const f of withBoxes)
-      out.maps.push({ label: f.run.setup.label, map: cocoMap(gt, loadDetections(f.path).detections) });
+    for (const f of withBoxes) {
+      const boxes = sources.get(f)!;
+      if (boxes instanceof JetprofError) throw boxes;
+      out.maps.push({ label: f.run.setup.label, map: cocoMap(gt, boxes.detections) });
+    }
   }
   return out;
 }
