@@ -22,6 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { writeError } from '../src/output/output.ts';
 import {
   canMountTmpfs,
   freshDir,
@@ -506,4 +507,22 @@ test('profile checks its input before the profiler starts: a text file named .mp
   const none = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', '--model', model.onnxPath]);
   t.is(none.code, 2);
   t.regex(none.stderr, /no video among the infer arguments/);
+});
+
+test("a write error says what jetprof knows of a full disk from the error's own detail, never from its message", (t) => {
+  const fault = (message: string, extra: object = {}) =>
+    Object.assign(new Error(message), { code: 'ENOSPC', ...extra });
+  t.is(
+    writeError('out.mp4', fault('ENOSPC: no space left on device, write')).message,
+    'out.mp4: cannot write (ENOSPC: no space left on device)',
+  );
+  t.is(
+    writeError('out.mp4', fault('ENOSPC (anything)', { detail: 'the encoder wrote 3 of the 30 frames' })).message,
+    'out.mp4: cannot write (ENOSPC: no space left on device (the encoder wrote 3 of the 30 frames))',
+  );
+  t.is(
+    writeError('out.mp4', fault('ENOSPC (a message that only looks like a detail)')).message,
+    'out.mp4: cannot write (ENOSPC: no space left on device)',
+  );
+  t.regex(writeError('out.mp4', fault('x')).suggestion ?? '', /free some space or write elsewhere/);
 });

@@ -188,13 +188,18 @@ export function freeBytes(dir: string): number | undefined {
   }
 }
 
+/** A file-system error as jetprof raises one itself: its code, and what it knows beyond it (writeError shows it). */
+export type FaultWithDetail = NodeJS.ErrnoException & { detail?: string };
+
 /** An Error as the file system gives it (code ENOSPC ...), for the test hook; its message says it is simulated. */
-export function simulatedFault(path: string): NodeJS.ErrnoException | undefined {
+export function simulatedFault(path: string): FaultWithDetail | undefined {
   const marker = process.env.JETPROF_FAULT_ENOSPC;
   if (!marker || !path.includes(marker)) return undefined;
   // said as what it is wherever it shows: a user who left the variable set must not hunt for a full disk
-  return Object.assign(new Error(`ENOSPC (simulated: JETPROF_FAULT_ENOSPC=${marker} is set, the disk is not full)`), {
+  const detail = `simulated: JETPROF_FAULT_ENOSPC=${marker} is set, the disk is not full`;
+  return Object.assign(new Error(`ENOSPC (${detail})`), {
     code: 'ENOSPC',
+    detail,
     errno: -28,
     syscall: 'write',
     path,
@@ -203,11 +208,11 @@ export function simulatedFault(path: string): NodeJS.ErrnoException | undefined 
 
 /** One line for a failed write: the path, the errno and what to do. */
 export function writeError(path: string, e: unknown): JetprofError {
-  const err = e as NodeJS.ErrnoException;
-  // a detail in parentheses after the code (`ENOSPC (the encoder wrote 10 of the 30 frames)`) is kept
-  const detail = err.code === 'ENOSPC' ? /^ENOSPC (\(.*\))$/.exec(err.message ?? '')?.[1] : undefined;
+  const err = e as FaultWithDetail;
+  // what jetprof knows of a full disk beyond its code (`the encoder wrote 10 of the 30 frames`) is kept
+  const detail = err.code === 'ENOSPC' ? err.detail : undefined;
   const why = err.code
-    ? `${err.code}: ${err.code === 'ENOSPC' ? `no space left on device${detail ? ` ${detail}` : ''}` : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
+    ? `${err.code}: ${err.code === 'ENOSPC' ? `no space left on device${detail ? ` (${detail})` : ''}` : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
     : String(err?.message ?? e);
   const fix =
     err.code === 'ENOSPC'

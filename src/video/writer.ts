@@ -363,7 +363,10 @@ export function createVideoSink(
           : 'the encoder left no playable video';
         throw writeError(
           path,
-          Object.assign(new Error(full ? `ENOSPC (${what})` : `EIO: ${what}`), { code: full ? 'ENOSPC' : 'EIO' }),
+          Object.assign(new Error(full ? `ENOSPC (${what})` : `EIO: ${what}`), {
+            code: full ? 'ENOSPC' : 'EIO',
+            detail: what,
+          }),
         );
       }
       sink.written = { width: video.width, height: video.height };
