@@ -8,7 +8,7 @@
  * result:`, CSV mode (with its units row), several processes, `======== ` import mode, warnings (with unprefixed
  * continuation lines), and application output interleaved (reported as diagnostics). Never throws.
  */
-import { camelKey, type Column, headerColumns } from './columns.ts';
+import { camelKey, type Column } from './columns.ts';
 import {
   type Diagnostic,
   DiagnosticList,
@@ -17,11 +17,11 @@ import {
   overlongLineDiagnostic,
   type ParseResult,
 } from './diagnostics.ts';
-import { isTraceRowStart, TRACE_ROW_START, type TraceRow, traceTemplates } from './trace-rows.ts';
+import { isTraceRowStart, TRACE_ROW_START, type TraceRow } from './trace-rows.ts';
 import { readTraceName, TraceCells } from './trace-cells.ts';
 import { decodeLineBytes } from '../util/text-input.ts';
-import { splitCsvLine } from './units.ts';
-import { csvFlavour, type CsvRowSink, type CsvTable, readCsvRow } from './nvprof-csv.ts';
+import { type CsvRowSink, readCsvRow } from './nvprof-csv.ts';
+import { type Section, type Table, tableHeader, type TableHeader } from './nvprof-headers.ts';
 import {
   readDependencyRow,
   readMetricRow,
@@ -30,11 +30,7 @@ import {
   readUnitsRow,
   SYSTEM_ROW,
   systemSample,
-  type TextTable,
 } from './nvprof-rows.ts';
-
-/** A table being read: one of the text tables, or one of the CSV form's. */
-type Table = TextTable | CsvTable;
 
 export { isTraceRowStart, splitTraceName, type TraceRow } from './trace-rows.ts';
 
@@ -52,8 +48,6 @@ export type {
 } from './nvprof-types.ts';
 import type { NvprofLog, NvprofProcess, NvtxRange } from './nvprof-types.ts';
 
-type Section =
-  'none' | 'result' | 'api' | 'activity' | 'nvtx' | 'dependency' | 'metrics' | 'events' | 'unified' | 'system';
 const PREFIX = /^==(\d+)== ?(.*)$/;
 /** nvprof -i's prefix: exactly eight `=` and a space (a banner of `=` signs printed by the program is not one). */
 const IMPORT_PREFIX = /^========(?: (.*))?$/;
@@ -463,65 +457,13 @@ export class NvprofParser {
       return true;
     const trimmed = line.trim();
     let m: RegExpExecArray | null;
-    // headers
-    if (/^Type\s+Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name$/.test(trimmed)) {
-      this.table = { kind: 'summary', typed: true, type: '' };
+    const header = tableHeader(line, trimmed, this.section, this.activityType);
+    if (header) {
+      this.openTable(header);
       return true;
     }
-    if (/^Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name$/.test(trimmed)) {
-      const type =
-        this.section === 'api'
-          ? 'API calls'
-          : this.section === 'activity' && this.activityType
-            ? this.activityType
-            : 'GPU activities';
-      this.table = { kind: 'summary', typed: false, type };
-      return true;
-    }
-    if (this.section === 'system' && /^(?:.*\S\s{2,})?Count\s+Avg\s+Min\s+Max$/.test(trimmed)) {
-      this.table = { kind: 'system' };
-      return true;
-    }
+    // a units row under its header (`-u ms`: only units, which no header above is)
     if (this.table && this.unitsRow(line, this.table)) return true;
-    if (/^Critical path\(%\)\s+Critical path\s+Waiting time\s+Name$/.test(trimmed)) {
-      this.section = 'dependency';
-      this.table = { kind: 'dependency' };
-      return true;
-    }
-    if (/^Invocations\s+(Metric|Event) Name\s+/.test(trimmed)) {
-      this.table = {
-        kind: this.section === 'events' || /Event Name/.test(trimmed) ? 'events' : 'metrics',
-        cols: headerColumns(line),
-      };
-      return true;
-    }
-    if (/^Start\s+Duration\s+/.test(trimmed)) {
-      const cols = headerColumns(line);
-      const isGpu =
-        cols.some((c) => /Grid Size|Size|Throughput|Device/.test(c.label)) &&
-        !/^Start\s+Duration\s+Name$/.test(trimmed);
-      const target = isGpu ? 'gpuTrace' : 'apiTrace';
-      this.proc()[target] ??= [];
-      const keys = cols.map((c) => camelKey(c.label));
-      // every row a copy of one object with all the keys: stores into existing fields, not a new shape per key
-      this.table = { kind: 'trace', cols, keys, templates: traceTemplates(keys), target };
-      return true;
-    }
-    if (/^Count\s+Avg Size\s+Min Size\s+Max Size\s+Total Size\s+Total Time\s+Name$/.test(trimmed)) {
-      this.proc().unifiedMemory ??= { rows: [], totals: {} };
-      this.table = { kind: 'unified', cols: headerColumns(line) };
-      return true;
-    }
-    // (system profiling's header starts with an unnamed column: `"","Device","Count",...`)
-    if (/^"[^"]+"(,"[^"]*")+$/.test(trimmed) || /^""(,"[^"]+")+$/.test(trimmed)) {
-      const header = splitCsvLine(trimmed);
-      const flavour = csvFlavour(header);
-      if (flavour === 'unified') this.proc().unifiedMemory ??= { rows: [], totals: {} };
-      if (flavour === 'gpuTrace' || flavour === 'apiTrace') this.proc()[flavour] ??= [];
-      if (flavour === 'metricTrace') this.proc().metricTrace ??= [];
-      this.table = { kind: 'csv', header, keys: header.map(camelKey), units: undefined, flavour };
-      return true;
-    }
     // context lines
     if ((m = /^Device "(.*)"$/.exec(trimmed))) {
       this.device = m[1];
@@ -567,6 +509,14 @@ export class NvprofParser {
       case 'csv':
         return readCsvRow(this.csvSink, trimmed, t);
     }
+  }
+
+  /** A table opened by its header: the process's row list made ready, and the section the header starts. */
+  private openTable(h: TableHeader): void {
+    if (h.section) this.section = h.section;
+    if (h.rows === 'unifiedMemory') this.proc().unifiedMemory ??= { rows: [], totals: {} };
+    else if (h.rows) this.proc()[h.rows] ??= [];
+    this.table = h.table;
   }
 
   /**
