@@ -59,7 +59,12 @@ export function cellNs(cell: string, unit: string | undefined): number | undefin
   return withUnit !== undefined || !unit ? withUnit : decimalToNs(cell, unit);
 }
 
-/** A units row under the table's header: kept on the table (`t.units`); false when the line is not one. */
+/**
+ * A units row under the table's header (`-u ms`, `--normalized-time-unit col`): kept on the table (`t.units`), whose
+ * cells are then bare numbers; false when the line is not one. Summary and dependency tables take it token by token
+ * (`%  ms  ms  ms  ms`: the share, then each time column; Calls has none), trace and unified-memory tables column by
+ * column.
+ */
 export function readUnitsRow(line: string, t: TextTable | { kind: 'csv' }): boolean {
   if (!UNITS_ROW.test(line)) return false;
   if (t.kind === 'summary' || t.kind === 'dependency') {

@@ -463,7 +463,7 @@ export class NvprofParser {
       return true;
     }
     // a units row under its header (`-u ms`: only units, which no header above is)
-    if (this.table && this.unitsRow(line, this.table)) return true;
+    if (this.table && readUnitsRow(line, this.table)) return true;
     // context lines
     if ((m = /^Device "(.*)"$/.exec(trimmed))) {
       this.device = m[1];
@@ -517,15 +517,6 @@ export class NvprofParser {
     if (h.rows === 'unifiedMemory') this.proc().unifiedMemory ??= { rows: [], totals: {} };
     else if (h.rows) this.proc()[h.rows] ??= [];
     this.table = h.table;
-  }
-
-  /**
-   * The units row under a header (`-u ms`, `--normalized-time-unit col`): kept on the table, whose cells are then
-   * bare numbers. Summary and dependency tables take it token by token (`%  ms  ms  ms  ms`: the share, then each
-   * time column; Calls has none), trace and unified-memory tables column by column.
-   */
-  private unitsRow(line: string, t: Table): boolean {
-    return readUnitsRow(line, t);
   }
 
   private summaryRow(line: string, t: Extract<Table, { kind: 'summary' }>): boolean {
