@@ -4,13 +4,14 @@
  * the line measured again, the answer's margin, and the machine's state over the search.
  */
 import test from 'ava';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
 import { clearlyFailed, combineRuns, judgePoint } from '../src/jobs/capacity-rule.ts';
 import { capacityMachineLine, capacitySentence, type CapacityResult } from '../src/report/capacity-format.ts';
 import {
   errorLines,
+  freshDir,
   makeImages,
   makeModel,
   makeVideo,
@@ -343,8 +344,7 @@ test('capacity names the CPU stage that stopped a count when the model is faster
 });
 
 test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', (t) => {
-  const dir = join(scratchDir(), 'capacity-inputs');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('capacity-inputs');
   const video = makeVideo('cap-inputs.mp4', 4, 160, 120);
   const videoBytes = readFileSync(video);
   const modelBytes = readFileSync(model.onnxPath);

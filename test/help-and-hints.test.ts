@@ -4,9 +4,9 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCpuEngineLib, errorLines, ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
+import { buildCpuEngineLib, errorLines, freshDir, ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const SUBCOMMANDS = [
   'infer',
@@ -265,8 +265,7 @@ test('an install that keeps working: the five install scripts are approved in pa
     'protobufjs',
   ]);
   // setup.sh's check, run where no module is installed: one line per module, naming it and the fix
-  const empty = join(scratchDir(), 'no-modules');
-  mkdirSync(empty, { recursive: true });
+  const empty = freshDir('no-modules');
   const r = spawnSync(
     'bash',
     [

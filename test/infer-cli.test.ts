@@ -16,6 +16,7 @@ import {
   inferRun,
   makeModel,
   makeVideo,
+  partialsIn,
   PERSON_VEHICLE_CFG,
   probeVideo,
   ROOT,
@@ -110,10 +111,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
     t.true(pf.drawMs[i] <= pf.postprocessMs[i], `frame ${i}: drawing is part of postprocess`);
   }
   t.regex(r.stderr, /RANDOM weights/);
-  t.deepEqual(
-    readdirSync(dir).filter((f) => f.includes('partial')),
-    [],
-  );
+  t.deepEqual(partialsIn(dir), []);
 });
 
 test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', (t) => {
@@ -326,10 +324,7 @@ test.serial(
     t.true(run.frames > 0 && run.frames < 598, `frames measured: ${run.frames}`);
     const probe = probeVideo(out);
     t.is(probe.frames, run.frames + run.warmupFrames, 'every frame read was written');
-    t.deepEqual(
-      readdirSync(dir).filter((f) => f.includes('partial')),
-      [],
-    );
+    t.deepEqual(partialsIn(dir), []);
   },
 );
 

@@ -524,8 +524,7 @@ test.serial(
 );
 
 test('a hand-edited run or capacity file with impossible figures is refused on load; a legal 250-byte output name is written; --realtime on an image folder asks for its rate', async (t) => {
-  const dir = join(scratchDir(), 'part3-small');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('part3-small');
   const video = makeVideo('part3.mp4', 4, 160, 120);
   const json = join(dir, 'run.json');
   await inferRun([video, '--model', model.onnxPath, '--warmup', '1', '--no-write', '--json', json]);

@@ -7,9 +7,9 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, scratchDir } from './helpers/fixtures.ts';
+import { freshDir, ROOT } from './helpers/fixtures.ts';
 
 const DIR = join(ROOT, 'board/jetpack4');
 const read = (name: string) => readFileSync(join(DIR, name), 'utf8');
@@ -93,8 +93,7 @@ test('the image is Debian 11 (glibc 2.31: Node 20 runs, no clone3 on the 4.9 ker
 });
 
 test("run.sh's docker command: the runtime, its variables, csv-mounts=all on toolkit 1.9 and later only, the board's files, SYS_ADMIN", (t) => {
-  const bin = join(scratchDir(), 'jp4-bin');
-  mkdirSync(bin, { recursive: true });
+  const bin = freshDir('jp4-bin');
   const cli = join(bin, 'nvidia-container-cli');
   const run = (version?: string) => {
     writeFileSync(

@@ -6,14 +6,13 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withNsysLock } from '../src/profilers/nsys-agents.ts';
 import { processStart } from '../src/util/process.ts';
-import { scratchDir } from './helpers/fixtures.ts';
+import { freshDir } from './helpers/fixtures.ts';
 
-const tmp = join(scratchDir(), 'lock-tmp');
-mkdirSync(tmp, { recursive: true });
+const tmp = freshDir('lock-tmp');
 process.env.TMPDIR = tmp;
 const lock = join(tmp, 'jetprof-nsys.lock');
 

@@ -14,6 +14,7 @@ import { splitBackend } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
 import {
+  freshDir,
   lastLines,
   makeModel,
   makeVideo,
@@ -150,8 +151,7 @@ test.serial(
       t.is(r.code, 2, r.stderr);
       t.regex(r.stderr, new RegExp(`--tries ${tries.replace('.', '\\.')}: a whole number of nsys runs, at least 1`));
     }
-    const out = join(scratchDir(), 'selfjson');
-    mkdirSync(out, { recursive: true });
+    const out = freshDir('selfjson');
     const own = join(out, 'profile_onnx_nsys.json');
     writeFileSync(own, 'the last profile');
     const j = runCli('jetprof', [
@@ -170,8 +170,7 @@ test.serial(
     t.is(j.code, 2, j.stderr);
     t.regex(j.stderr, /profile_onnx_nsys\.json: the run's --json would be the profile's own JSON/);
     t.is(readFileSync(own, 'utf8'), 'the last profile');
-    const lab = join(scratchDir(), 'compare-no-nsys');
-    mkdirSync(lab, { recursive: true });
+    const lab = freshDir('compare-no-nsys');
     writeFileSync(join(lab, 'REPORT.md'), 'the last good report');
     const c = runCli(
       'jetprof',
@@ -211,8 +210,7 @@ requires(
   true,
 )('profile into a read-only out-dir: one line naming it, exit 2, before nsys runs (no stream left in TMPDIR)', (t) => {
   const ro = readOnlyFolder()!;
-  const tmp = join(scratchDir(), 'ro-tmpdir');
-  mkdirSync(tmp, { recursive: true });
+  const tmp = freshDir('ro-tmpdir');
   try {
     const video = makeVideo('ro.mp4', 3, 160, 120);
     const r = runCli(

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   freshDir,
@@ -16,7 +16,6 @@ import {
   previousOutputs,
   probeVideo,
   ROOT,
-  scratchDir,
   startCli,
   TSX_IMPORT,
 } from './helpers/fixtures.ts';
@@ -250,8 +249,7 @@ test.serial(
 test.serial(
   'capacity: Ctrl-C before its first count finishes keeps the previous --json, says nothing was measured, exit 130',
   async (t) => {
-    const dir = join(scratchDir(), 'capacity-ctrl-c');
-    mkdirSync(dir, { recursive: true });
+    const dir = freshDir('capacity-ctrl-c');
     const video = makeVideo('cap-ctrl-c.mp4', 60, 160, 120);
     const previous = previousOutputs(dir, ['cap.json']);
     const [json] = previous.files;

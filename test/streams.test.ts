@@ -11,6 +11,7 @@ import { formatSummary } from '../src/report/run-summary.ts';
 import { BASE_BYTES, estimateBytes, memoryShortage, streamBytes } from '../src/pipeline/memory-estimate.ts';
 import {
   errorLines,
+  freshDir,
   inferRun,
   makeModel,
   makeVideo,
@@ -23,8 +24,7 @@ import {
 const model = makeModel('streams', PERSON_VEHICLE_CFG, 8);
 
 test('two files of different sizes in one run: a record and a playable video per stream, at its own size; figures over both', async (t) => {
-  const dir = join(scratchDir(), 'streams-two');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('streams-two');
   const a = makeVideo('streams-a.mp4', 12, 320, 240);
   const b = makeVideo('streams-b.mp4', 8, 160, 120);
   const json = join(dir, 'run.json');
@@ -85,8 +85,7 @@ test('two files of different sizes in one run: a record and a playable video per
 });
 
 test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at batch 1 and 3 read side by side in one sweep table, not as pairs refused', async (t) => {
-  const dir = join(scratchDir(), 'streams-three');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('streams-three');
   const v = makeVideo('streams-c.mp4', 6, 160, 120);
   const json = join(dir, 'three.json');
   const common = ['--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'];
@@ -402,8 +401,7 @@ test('the IoU tracker: tracks keep their ids across inferences, new objects get 
 });
 
 test('--detections with several streams: stream i writes dets-i.json in its own frame numbers; each is what a one-stream run finds', async (t) => {
-  const dir = join(scratchDir(), 'streams-detections');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('streams-detections');
   const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
   const a = makeVideo('streams-det-a.mp4', 6, 160, 120);
   const b = makeVideo('streams-det-b.mp4', 4, 160, 120, 7);
@@ -441,8 +439,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
 });
 
 test('the report says what --interval buys (end-to-end FPS against interval 0) and what it costs (boxes matched); default labels keep the two rows apart', async (t) => {
-  const dir = join(scratchDir(), 'streams-interval-trade');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('streams-interval-trade');
   const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
   const v = makeVideo('streams-trade.mp4', 24, 160, 120);
   const common = [v, '--model', firing.onnxPath, '--warmup', '3', '--max-det', '20', '--no-write', '-q'];
@@ -608,8 +605,7 @@ test("each stream's video shows its own FPS in the overlay, the figures over all
 });
 
 test('what --interval costs with several streams: the boxes of each stream (dets-<i>.json) held against the same stream at interval 0', async (t) => {
-  const dir = join(scratchDir(), 'streams-interval-cost');
-  mkdirSync(dir, { recursive: true });
+  const dir = freshDir('streams-interval-cost');
   const firing = makeModel('streams-cost', PERSON_VEHICLE_CFG, 9, undefined, 0);
   const v = makeVideo('streams-cost.mp4', 12, 160, 120);
   const common = [

@@ -326,9 +326,9 @@ export function freshDir(name: string): string {
   return mkdtempSync(join(scratchDir(), `${name}-`));
 }
 
-/** jetprof's temporary outputs in a folder (`.partial` names, `.jetprof-out-` folders): none after any run. */
+/** jetprof's temporary outputs in a folder (names with `partial`, `.jetprof-out-` folders): none after any run. */
 export function partialsIn(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.includes('.partial') || f.startsWith('.jetprof-out-'));
+  return readdirSync(dir).filter((f) => f.includes('partial') || f.startsWith('.jetprof-out-'));
 }
 
 /**
