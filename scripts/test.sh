@@ -3,6 +3,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
+# the models and clips the tests make, made once for the whole run and shared by the test files (test/helpers/fixtures.ts)
+JETPROF_TEST_CACHE=$(mktemp -d -t jetprof-test-cache-XXXXXX)
+export JETPROF_TEST_CACHE
+trap 'rm -rf "$JETPROF_TEST_CACHE"' EXIT
 npx ava --tap "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 pass=$(grep -E '^# pass ' "$log" | tail -1 | awk '{print $3}')

@@ -10,12 +10,12 @@ import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './
 
 const dir = scratchDir();
 
-test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --allow-empty); a file against itself warns', (t) => {
+test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --allow-empty); a file against itself warns', async (t) => {
   const empty1 = join(dir, 'empty-1.json');
   const empty2 = join(dir, 'empty-2.json');
   writeFileSync(empty1, '[]');
   writeFileSync(empty2, '[]');
-  const r = runCli('jetprof', ['agree', empty1, empty2]);
+  const r = await runCli('jetprof', ['agree', empty1, empty2]);
   t.is(r.code, 1);
   t.is(r.stdout, '', 'no 100% table printed');
   t.regex(
@@ -23,11 +23,11 @@ test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --all
     /nothing to compare: neither .*empty-1\.json nor .*empty-2\.json has a box in the 0 frame\(s\) compared/,
   );
   t.is(r.stderr.trim().split('\n').length, 1);
-  const allowed = runCli('jetprof', ['agree', empty1, empty2, '--allow-empty']);
+  const allowed = await runCli('jetprof', ['agree', empty1, empty2, '--allow-empty']);
   t.is(allowed.code, 0, allowed.stderr);
   const one = join(dir, 'one-box.json');
   writeFileSync(one, JSON.stringify([{ image_id: 0, category_id: 0, bbox: [1, 2, 30, 40], score: 0.9 }]));
-  const self = runCli('jetprof', ['agree', one, one]);
+  const self = await runCli('jetprof', ['agree', one, one]);
   t.is(self.code, 0, self.stderr);
   t.regex(
     self.stderr,
@@ -35,7 +35,7 @@ test('agree: neither file has a box -> exit 1 "nothing to compare" (unless --all
   );
 });
 
-test('agree --iou 1: a file against its copy matches every box (IoU in floating point is 1 - 1e-16 for identical boxes); two files with no frame in common say nothing overlaps (exit 1), not 0% matched', (t) => {
+test('agree --iou 1: a file against its copy matches every box (IoU in floating point is 1 - 1e-16 for identical boxes); two files with no frame in common say nothing overlaps (exit 1), not 0% matched', async (t) => {
   // boxes whose x + w - x is not w in doubles: exact copies still match at --iou 1
   const boxes = Array.from({ length: 200 }, (_, i) => ({
     image_id: i % 20,
@@ -48,7 +48,7 @@ test('agree --iou 1: a file against its copy matches every box (IoU in floating 
   writeFileSync(a, JSON.stringify(boxes));
   writeFileSync(b, JSON.stringify(boxes));
   const json = join(dir, 'agree-iou1.json');
-  const r = runCli('jetprof', ['agree', a, b, '--iou', '1', '--json', json]);
+  const r = await runCli('jetprof', ['agree', a, b, '--iou', '1', '--json', json]);
   t.is(r.code, 0, r.stderr);
   const agreement = JSON.parse(readFileSync(json, 'utf8'));
   t.is(agreement.matched, 200);
@@ -56,7 +56,7 @@ test('agree --iou 1: a file against its copy matches every box (IoU in floating 
   // the same boxes on frames 100..119: no frame in common with frames 0..19
   const later = join(dir, 'boxes-later.json');
   writeFileSync(later, JSON.stringify(boxes.map((x) => ({ ...x, image_id: x.image_id + 100 }))));
-  const apart = runCli('jetprof', ['agree', a, later]);
+  const apart = await runCli('jetprof', ['agree', a, later]);
   t.is(apart.code, 1, apart.stderr);
   t.regex(
     apart.stderr,
@@ -65,7 +65,7 @@ test('agree --iou 1: a file against its copy matches every box (IoU in floating 
   t.notRegex(apart.stdout, /0\.00%/);
 });
 
-test('map: detections that share no image id with the ground truth -> one line, exit 2; some outside -> a warning', (t) => {
+test('map: detections that share no image id with the ground truth -> one line, exit 2; some outside -> a warning', async (t) => {
   const gt = join(dir, 'gt-ids.json');
   writeFileSync(
     gt,
@@ -80,7 +80,7 @@ test('map: detections that share no image id with the ground truth -> one line, 
     dets,
     JSON.stringify([0, 1, 2].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))),
   );
-  const r = runCli('jetprof', ['map', dets, '--gt', gt]);
+  const r = await runCli('jetprof', ['map', dets, '--gt', gt]);
   t.is(r.code, 2);
   t.regex(
     r.stderr,
@@ -91,12 +91,12 @@ test('map: detections that share no image id with the ground truth -> one line, 
     some,
     JSON.stringify([0, 100].map((i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 }))),
   );
-  const ok = runCli('jetprof', ['map', some, '--gt', gt]);
+  const ok = await runCli('jetprof', ['map', some, '--gt', gt]);
   t.is(ok.code, 0, ok.stderr);
   t.regex(ok.stderr, /warning: 1 of 2 boxes are on images the ground truth does not have/);
 });
 
-test('map over 200,000 boxes on images the ground truth does not have: the same one line (the id range is found without spreading the ids into arguments)', (t) => {
+test('map over 200,000 boxes on images the ground truth does not have: the same one line (the id range is found without spreading the ids into arguments)', async (t) => {
   const gt = join(dir, 'gt-many.json');
   writeFileSync(
     gt,
@@ -113,7 +113,7 @@ test('map over 200,000 boxes on images the ground truth does not have: the same 
       Array.from({ length: 200_000 }, (_, i) => ({ image_id: i, category_id: 0, bbox: [0, 0, 10, 10], score: 0.9 })),
     ),
   );
-  const r = runCli('jetprof', ['map', dets, '--gt', gt]);
+  const r = await runCli('jetprof', ['map', dets, '--gt', gt]);
   t.is(r.code, 2, r.stderr);
   t.regex(
     r.stderr,
@@ -121,13 +121,13 @@ test('map over 200,000 boxes on images the ground truth does not have: the same 
   );
 });
 
-test('weights holding NaN or Inf are refused by export and infer: the file, how many values, the first layer', (t) => {
+test('weights holding NaN or Inf are refused by export and infer: the file, how many values, the first layer', async (t) => {
   const m = makeModel('nan-weights', PERSON_VEHICLE_CFG, 5, (w) => {
     const c = w.convs.get(2)!;
     c.weights[0] = Number.NaN;
     c.weights[1] = Number.POSITIVE_INFINITY;
   });
-  const ex = runCli('jetprof', [
+  const ex = await runCli('jetprof', [
     'export',
     '--cfg',
     m.cfgPath,
@@ -143,12 +143,21 @@ test('weights holding NaN or Inf are refused by export and infer: the file, how 
   );
   t.is(ex.stderr.trim().split('\n').length, 1, ex.stderr);
   const video = makeVideo('nan.mp4', 4, 160, 120);
-  const inf = runCli('infer', [video, '--cfg', m.cfgPath, '--weights', m.weightsPath, '--no-write', '--warmup', '1']);
+  const inf = await runCli('infer', [
+    video,
+    '--cfg',
+    m.cfgPath,
+    '--weights',
+    m.weightsPath,
+    '--no-write',
+    '--warmup',
+    '1',
+  ]);
   t.is(inf.code, 2);
   t.regex(inf.stderr, /NaN or Inf, the first in layer 2/);
 });
 
-test('a model whose outputs are NaN stops the run at the first frame with one line naming the model (no silent 0 detections)', (t) => {
+test('a model whose outputs are NaN stops the run at the first frame with one line naming the model (no silent 0 detections)', async (t) => {
   // the .onnx is written straight from weights holding NaN (as a broken export or engine would be)
   const m = makeModel('nan-model', PERSON_VEHICLE_CFG, 6, (w) => {
     w.convs.get(0)!.biases.fill(Number.NaN);
@@ -156,7 +165,7 @@ test('a model whose outputs are NaN stops the run at the first frame with one li
   const video = makeVideo('nan-out.mp4', 4, 160, 120);
   for (const pipeline of ['on', 'off']) {
     const json = join(dir, `nan-out-${pipeline}.json`);
-    const r = runCli('infer', [
+    const r = await runCli('infer', [
       video,
       '--model',
       m.onnxPath,
@@ -177,7 +186,7 @@ test('a model whose outputs are NaN stops the run at the first frame with one li
   }
 });
 
-test('map: ground truth with two annotations of one id is refused in one line naming both (exit 2), not scored', (t) => {
+test('map: ground truth with two annotations of one id is refused in one line naming both (exit 2), not scored', async (t) => {
   const gt = join(dir, 'gt-dup-ids.json');
   writeFileSync(
     gt,
@@ -192,7 +201,7 @@ test('map: ground truth with two annotations of one id is refused in one line na
   );
   const dets = join(dir, 'dets-dup.json');
   writeFileSync(dets, JSON.stringify([{ image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], score: 0.9 }]));
-  const r = runCli('jetprof', ['map', dets, '--gt', gt]);
+  const r = await runCli('jetprof', ['map', dets, '--gt', gt]);
   t.is(r.code, 2, r.stderr);
   t.regex(
     r.stderr,
@@ -201,7 +210,7 @@ test('map: ground truth with two annotations of one id is refused in one line na
   t.is(r.stderr.trim().split('\n').length, 1);
 });
 
-test("map: ground truth too large for this machine's memory is refused in one line before it is read (16 bytes of memory per byte on disk; a Nano has 4 GB)", (t) => {
+test("map: ground truth too large for this machine's memory is refused in one line before it is read (16 bytes of memory per byte on disk; a Nano has 4 GB)", async (t) => {
   const nano = { memoryBytes: 2.5 * 2 ** 30 };
   // 181 MB of annotations (the case that took 2.9 GB and an OOM)
   const e = t.throws(() =>
@@ -234,5 +243,5 @@ test("map: ground truth too large for this machine's memory is refused in one li
   );
   const dets = join(dir, 'dets-small.json');
   writeFileSync(dets, JSON.stringify([{ image_id: 1, category_id: 1, bbox: [10, 10, 20, 20], score: 0.9 }]));
-  t.is(runCli('jetprof', ['map', dets, '--gt', gt]).code, 0);
+  t.is((await runCli('jetprof', ['map', dets, '--gt', gt])).code, 0);
 });

@@ -306,12 +306,12 @@ test('mAP on a generated case (40 frames, 4 classes, jittered, missing and dupli
 const dir = join(scratchDir(), 'accuracy');
 mkdirSync(dir, { recursive: true });
 
-test('jetprof agree and map from the command line; --min-match gates with exit 1', (t) => {
+test('jetprof agree and map from the command line; --min-match gates with exit 1', async (t) => {
   const ref = join(dir, 'ref.json');
   const other = join(dir, 'other.json');
   writeFileSync(ref, JSON.stringify([det(0, 0, [10, 10, 20, 20], 0.9), det(1, 0, [40, 40, 20, 20], 0.8)]));
   writeFileSync(other, JSON.stringify([det(0, 0, [10, 10, 20, 20], 0.9)]));
-  const r = runCli('jetprof', ['agree', ref, other, '--json', join(dir, 'agree.json')]);
+  const r = await runCli('jetprof', ['agree', ref, other, '--json', join(dir, 'agree.json')]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /50\.00% of boxes matched at IoU >= 0\.5 \(1 matched, 1 only in REF, 0 only in OTHER\)/);
   t.like(JSON.parse(readFileSync(join(dir, 'agree.json'), 'utf8')), {
@@ -319,7 +319,7 @@ test('jetprof agree and map from the command line; --min-match gates with exit 1
     matched: 1,
     onlyRef: 1,
   });
-  const gated = runCli('jetprof', ['agree', ref, other, '--min-match', '0.9']);
+  const gated = await runCli('jetprof', ['agree', ref, other, '--min-match', '0.9']);
   t.is(gated.code, 1);
   t.regex(gated.stderr, /matched share 50\.00% is below --min-match 90\.00%/);
   const gt = join(dir, 'gt.json');
@@ -336,17 +336,17 @@ test('jetprof agree and map from the command line; --min-match gates with exit 1
       ),
     ),
   );
-  const m = runCli('jetprof', ['map', ref, '--gt', gt]);
+  const m = await runCli('jetprof', ['map', ref, '--gt', gt]);
   t.is(m.code, 0, m.stderr);
   t.regex(m.stdout, /\| AP @\[IoU=0\.50:0\.95, area=all, maxDets=100\] \| 1\.000 \|/);
 });
 
-test('bad input - not COCO results, ground truth without images or categories, frames missing from one side: one line, exit 2', (t) => {
+test('bad input - not COCO results, ground truth without images or categories, frames missing from one side: one line, exit 2', async (t) => {
   const notCoco = join(dir, 'not-coco.json');
   writeFileSync(notCoco, JSON.stringify([{ image_id: 0, bbox: [1, 2, 3] }]));
   const ok = join(dir, 'ok.json');
   writeFileSync(ok, '[]');
-  const r1 = runCli('jetprof', ['agree', notCoco, ok]);
+  const r1 = await runCli('jetprof', ['agree', notCoco, ok]);
   t.is(r1.code, 2);
   t.regex(
     r1.stderr,
@@ -355,13 +355,13 @@ test('bad input - not COCO results, ground truth without images or categories, f
   t.is(r1.stderr.trim().split('\n').length, 1);
   const noImages = join(dir, 'no-images.json');
   writeFileSync(noImages, JSON.stringify({ annotations: [], categories: [] }));
-  const r2 = runCli('jetprof', ['map', ok, '--gt', noImages]);
+  const r2 = await runCli('jetprof', ['map', ok, '--gt', noImages]);
   t.is(r2.code, 2);
   t.regex(r2.stderr, /no-images\.json: COCO annotations without "images"/);
   const noCats = join(dir, 'no-cats.json');
   writeFileSync(noCats, JSON.stringify({ images: [{ id: 0 }], annotations: [] }));
   t.regex(
-    runCli('jetprof', ['map', ok, '--gt', noCats]).stderr,
+    (await runCli('jetprof', ['map', ok, '--gt', noCats])).stderr,
     /no-cats\.json: COCO annotations without "categories"/,
   );
   // two run JSONs that did not process the same frames
@@ -376,13 +376,13 @@ test('bad input - not COCO results, ground truth without images or categories, f
   });
   writeFileSync(runA, JSON.stringify(run(10)));
   writeFileSync(runB, JSON.stringify(run(6)));
-  const r3 = runCli('jetprof', ['agree', runA, runB]);
+  const r3 = await runCli('jetprof', ['agree', runA, runB]);
   t.is(r3.code, 2);
   t.regex(
     r3.stderr,
     /run-b\.json: frames 7\.\.10 \(4\) are missing: the two runs did not process the same frames \(fix: run both on the same video with the same --max-frames/,
   );
-  const missing = runCli('jetprof', ['agree', join(dir, 'nope.json'), ok]);
+  const missing = await runCli('jetprof', ['agree', join(dir, 'nope.json'), ok]);
   t.is(missing.code, 2);
   t.regex(missing.stderr, /nope\.json: detections file not found/);
 });
@@ -428,7 +428,7 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
       `tens of boxes per frame: ${perFrame}`,
     );
     const json = join(dir, 'vtest-agree.json');
-    const r = runCli('jetprof', ['agree', runs.onnx, runs.opencv, '--min-match', '0.99', '--json', json]);
+    const r = await runCli('jetprof', ['agree', runs.onnx, runs.opencv, '--min-match', '0.99', '--json', json]);
     t.is(r.code, 0, r.stderr);
     const a = JSON.parse(readFileSync(json, 'utf8'));
     t.is(a.frames, 18, 'the measured frames, warm-up excluded');
@@ -456,7 +456,7 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
         })),
       }),
     );
-    const rep = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv, '--gt', gt]);
+    const rep = await runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv, '--gt', gt]);
     t.is(rep.code, 0, rep.stderr);
     t.regex(rep.stdout, /\| ONNX Runtime \(CPU, FP32\) \| reference \|  \|  \|  \| 1\.000 \| 1\.000 \|/);
     t.regex(
@@ -466,23 +466,23 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
 
     // another run writes its boxes over OpenCV DNN's file (two compares into one --out-dir): never taken for this run's
     writeFileSync(join(dir, 'vtest-opencv-dets.json'), JSON.stringify(dets.slice(1)));
-    const replaced = runCli('jetprof', ['agree', runs.onnx, runs.opencv]);
+    const replaced = await runCli('jetprof', ['agree', runs.onnx, runs.opencv]);
     t.is(replaced.code, 2, replaced.stderr);
     t.regex(
       replaced.stderr,
       /vtest-opencv-dets\.json: not the detections .*vtest-opencv\.json wrote \(the file changed since/,
     );
-    const rep2 = runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv]);
+    const rep2 = await runCli('jetprof', ['report', '--run', runs.onnx, '--run', runs.opencv]);
     t.is(rep2.code, 0, rep2.stderr);
     t.notRegex(rep2.stdout, /\| OpenCV DNN \(CPU, FP32\) \| 100\.00%/);
     t.regex(rep2.stdout, /not the detections .*vtest-opencv\.json wrote/);
   },
 );
 
-test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, then the CPU', (t) => {
+test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, then the CPU', async (t) => {
   const model = makeModel('cv-cuda', PERSON_VEHICLE_CFG, 2);
   const video = makeVideo('cv-cuda.mp4', 4, 160, 120);
-  const r = runCli('infer-opencv', [
+  const r = await runCli('infer-opencv', [
     video,
     '--model',
     model.onnxPath,
@@ -501,12 +501,12 @@ test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, 
     /^infer: OpenCV 4\.\d+\.\d+ here was built without CUDA and cuDNN \(cv\.getBuildInformation\(\)\); using the CPU\. On a Jetson, build OpenCV with -D WITH_CUDA=ON/m,
   );
   t.like(JSON.parse(r.stdout).setup, { executionProvider: 'cpu', label: 'opencv-fp32-cpu-sequential' });
-  const bad = runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'tensorrt']);
+  const bad = await runCli('infer-opencv', [video, '--model', model.onnxPath, '--ep', 'tensorrt']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda/);
 });
 
-test("a run file's detectionsFile is read only inside the run's folder: a path outside it, or one naming a run (itself included), is one line and exit 2; the file itself can be given", (t) => {
+test("a run file's detectionsFile is read only inside the run's folder: a path outside it, or one naming a run (itself included), is one line and exit 2; the file itself can be given", async (t) => {
   const dir = join(scratchDir(), 'dets-confined');
   mkdirSync(join(dir, 'runs'), { recursive: true });
   const secret = join(dir, 'secret.json');
@@ -523,7 +523,7 @@ test("a run file's detectionsFile is read only inside the run's folder: a path o
     [outside, '../secret.json'],
     [absolute, secret],
   ]) {
-    const r = runCli('jetprof', ['agree', file, secret]);
+    const r = await runCli('jetprof', ['agree', file, secret]);
     t.is(r.code, 2, r.stderr);
     t.regex(
       r.stderr,
@@ -533,9 +533,9 @@ test("a run file's detectionsFile is read only inside the run's folder: a path o
     );
     t.notRegex(r.stderr, /bbox|0\.9/, 'nothing of the file outside is echoed');
   }
-  const loop = runCli('jetprof', ['agree', self, secret]);
+  const loop = await runCli('jetprof', ['agree', self, secret]);
   t.is(loop.code, 2, loop.stderr);
   t.regex(loop.stderr, /self\.json: named by .*self\.json as its detections, but not a COCO results list/);
-  const direct = runCli('jetprof', ['agree', secret, secret]);
+  const direct = await runCli('jetprof', ['agree', secret, secret]);
   t.is(direct.code, 0, direct.stderr);
 });

@@ -280,7 +280,13 @@ for (const backend of ['onnx', 'opencv'] as const) {
       t.deepEqual(batched, key(join(dir, `dets-b1-${i}.json`)), `stream ${i}`);
     }
     // the report keeps a batched run and a batch-1 run apart, side by side in a sweep: batch 1 first
-    const rep = runCli('jetprof', ['report', '--run', join(dir, 'run-default.json'), '--run', join(dir, 'run-1.json')]);
+    const rep = await runCli('jetprof', [
+      'report',
+      '--run',
+      join(dir, 'run-default.json'),
+      '--run',
+      join(dir, 'run-1.json'),
+    ]);
     t.is(rep.code, 0, rep.stderr);
     t.notRegex(rep.stdout, /not compared: /);
     t.regex(rep.stdout, /\*\*Sweep: 2 rows that differ only in streams, batch and interval /);
@@ -304,21 +310,21 @@ test('bad input, one line each: --batch above the number of streams; --batch-tim
     t.regex(r.stderr, re);
   };
   oneLine(
-    runCli('infer', [v, v, '--model', m.onnxPath, '--batch', '3', '--no-write']),
+    await runCli('infer', [v, v, '--model', m.onnxPath, '--batch', '3', '--no-write']),
     /--batch 3 is more than the 2 streams of this run: a batch takes one frame from each stream \(fix: pass --batch 2 or less/,
   );
   oneLine(
-    runCli('infer', [v, '--model', m.onnxPath, '--batch', '2', '--no-write']),
+    await runCli('infer', [v, '--model', m.onnxPath, '--batch', '2', '--no-write']),
     /--batch 2 is more than the 1 stream of this run/,
   );
   oneLine(
-    runCli('infer', [v, v, '--model', m.onnxPath, '--batch-timeout', '50', '--no-write']),
+    await runCli('infer', [v, v, '--model', m.onnxPath, '--batch-timeout', '50', '--no-write']),
     /--batch-timeout paces batches of live sources and of --realtime files \(fix: add --realtime/,
   );
   const fixed = join(scratchDir(), 'batch-fixed-1.onnx');
   writeFileSync(fixed, withFixedBatch(readFileSync(m.onnxPath), 1));
   oneLine(
-    runCli('infer', [v, v, '--model', fixed, '--no-write']),
+    await runCli('infer', [v, v, '--model', fixed, '--no-write']),
     /batch-fixed-1\.onnx: the model's input has a fixed batch of 1; this run batches 2 frames \(2 streams\) \(fix: export it with `jetprof export`.*or run with --batch 1/,
   );
   // the fix it names works
@@ -333,7 +339,7 @@ const SMALL_CFG = readFileSync(YOLOV4_TINY_CFG, 'utf8')
   .replace(/^classes=80/gm, 'classes=2')
   .replace(/^filters=255/gm, 'filters=21');
 
-test('--realtime with --batch-timeout: a short timeout lets a fast source go on without the slow one; a long one holds it to the slow pace', (t) => {
+test('--realtime with --batch-timeout: a short timeout lets a fast source go on without the slow one; a long one holds it to the slow pace', async (t) => {
   const dir = join(scratchDir(), 'batch-timeout');
   mkdirSync(dir, { recursive: true });
   const m = makeModel('batch-timeout', SMALL_CFG, 5);
@@ -341,9 +347,9 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
   const fast = makeVideo('batch-fast.mp4', 20, 160, 120, 20);
   const slow = makeVideo('batch-slow.mp4', 4, 160, 120, 4);
   // its own process: a paced run in the test's process would share its event loop with the file's other tests
-  const run = (timeoutMs: number) => {
+  const run = async (timeoutMs: number) => {
     const json = join(dir, `t${timeoutMs}.json`);
-    const r = runCli('infer', [
+    const r = await runCli('infer', [
       fast,
       slow,
       '--model',
@@ -361,8 +367,8 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
     t.is(r.code, 0, r.stderr);
     return JSON.parse(readFileSync(json, 'utf8'));
   };
-  const short = run(5);
-  const long = run(600);
+  const short = await run(5);
+  const long = await run(600);
   const said = (x: typeof short) =>
     `${x.batches.meanImages} frames per batch, fast stream ${x.streams[0].frames} frames (${x.streams[0].droppedFrames} dropped)`;
   t.log(`5 ms: ${said(short)}; 600 ms: ${said(long)}`);
@@ -373,13 +379,13 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
   t.true(short.streams[0].droppedFrames <= 5, `5 ms: the fast stream keeps its pace (${said(short)})`);
 });
 
-test('a slow live camera (GStreamer, 2 FPS) batched with a file paced at 20 FPS: the batch waits for the camera no longer than --batch-timeout, so the file keeps its pace', (t) => {
+test('a slow live camera (GStreamer, 2 FPS) batched with a file paced at 20 FPS: the batch waits for the camera no longer than --batch-timeout, so the file keeps its pace', async (t) => {
   const m = makeModel('batch-live', SMALL_CFG, 6);
   const file = makeVideo('batch-beside-camera.mp4', 200, 160, 120, 20);
   const camera =
     'gst:videotestsrc is-live=true ! video/x-raw,framerate=2/1,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink';
   const json = join(scratchDir(), 'batch-live.json');
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [camera, file, '--model', m.onnxPath, '--realtime', '--batch-timeout', '20', '--duration', '4'].concat([
       '--warmup',

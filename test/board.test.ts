@@ -43,7 +43,7 @@ const stageSum = (r: { stages: Record<string, { meanMs: number }> }) =>
 test('the lab on the stand-in at the Nano figure: compare runs both backends in one loop, prints the TensorRT vs ONNX Runtime speed-up, boxes 100% matched, and says TensorRT alone would have pipelined', async (t) => {
   const nano = await engine('nano.trt', [nanoMs, 0]);
   const out = join(dir, 'lab');
-  const r = runCli(
+  const r = await runCli(
     'jetprof',
     [
       'compare',
@@ -83,7 +83,7 @@ test('the lab on the stand-in at the Nano figure: compare runs both backends in 
 test('--pipeline auto pipelines TensorRT; where the CPU stages fit inside the GPU time, its steady end-to-end FPS (frame ends) is at least 0.9x inference FPS; the sequential loop gives one over the sum of its stages', async (t) => {
   const nano = await engine('nano-auto.trt', [nanoMs, 0]);
   const auto = join(dir, 'auto.json');
-  const r = runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--json', auto], { env: shim });
+  const r = await runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--json', auto], { env: shim });
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /pipelined loop \(--pipeline auto: the model runs on the GPU/);
   const p = run(auto);
@@ -100,8 +100,11 @@ test('--pipeline auto pipelines TensorRT; where the CPU stages fit inside the GP
   else t.true(steadyFps >= (0.9 * 1000) / slowestCpu, `${steadyFps} FPS, slowest CPU stage ${slowestCpu} ms`);
   const seq = join(dir, 'seq.json');
   t.is(
-    runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--pipeline', 'off', '--json', seq], { env: shim })
-      .code,
+    (
+      await runCli('infer-trt', [...common, '--engine', nano, '--no-write', '--pipeline', 'off', '--json', seq], {
+        env: shim,
+      })
+    ).code,
     0,
   );
   const s = run(seq);
@@ -132,11 +135,11 @@ test('jetprof report given both loops of both backends prints one comparison per
       '--model',
       model.onnxPath,
     ];
-    const r = runCli('infer', backend === 'trt' ? [...args, '--engine', nano] : args, { env: shim });
+    const r = await runCli('infer', backend === 'trt' ? [...args, '--engine', nano] : args, { env: shim });
     t.is(r.code, 0, r.stderr);
     files.push(json);
   }
-  const rep = runCli('jetprof', ['report', ...files.flatMap((f) => ['--run', f])]);
+  const rep = await runCli('jetprof', ['report', ...files.flatMap((f) => ['--run', f])]);
   t.is(rep.code, 0, rep.stderr);
   const speedups = rep.stdout
     .split('\n')
@@ -158,7 +161,7 @@ test('several streams in batches: a run of the engine takes its declared time fo
     ['b2', b2, '2'],
   ] as const) {
     const json = join(dir, `streams-${name}.json`);
-    const r = runCli(
+    const r = await runCli(
       'infer-trt',
       [...common, '--streams', '2', '--batch', batch, '--engine', eng, '--no-write', '--json', json],
       {
@@ -176,7 +179,7 @@ test('several streams in batches: a run of the engine takes its declared time fo
 test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames only', async (t) => {
   const nano = await engine('nano-interval.trt', [nanoMs, 0]);
   const json = join(dir, 'interval.json');
-  const r = runCli('infer-trt', [...common, '--interval', '2', '--engine', nano, '--no-write', '--json', json], {
+  const r = await runCli('infer-trt', [...common, '--interval', '2', '--engine', nano, '--no-write', '--json', json], {
     env: shim,
   });
   t.is(r.code, 0, lastLines(r.stderr));
@@ -198,15 +201,19 @@ test('--interval 2 on the stand-in: the GPU time is spent on the inferred frames
 // with koffi's default async stack (128 KiB) this open dies of SIGSEGV, exit 139 (checked by hand on the built dist)
 test("an engine whose open uses 1 MiB of stack, as CUDA's and cuDNN's initializers may on a board, opens and runs: koffi's async calls get a thread's 8 MiB", async (t) => {
   const deep = boardEngine(join(dir, 'deep-stack.trt'), model.onnxPath, { gpuMs: [1, 0], stackKib: 1024 });
-  const r = runCli('infer-trt', [...common, '--engine', deep, '--batch', '1', '--max-frames', '4', '--no-write'], {
-    env: shim,
-  });
+  const r = await runCli(
+    'infer-trt',
+    [...common, '--engine', deep, '--batch', '1', '--max-frames', '4', '--no-write'],
+    {
+      env: shim,
+    },
+  );
   t.is(r.code, 0, r.stderr);
 });
 
 /** jetprof capacity at 10 FPS, a p99 of 2 s and one 2 s run per count, on a stand-in engine of batch 1. */
-const capacity = (eng: string, json: string) =>
-  runCli('jetprof', quickCapacityArgs(video, 10, json, ['--backend', 'trt'], ['--engine', eng, '--batch', '1']), {
+const capacity = async (eng: string, json: string) =>
+  await runCli('jetprof', quickCapacityArgs(video, 10, json, ['--backend', 'trt'], ['--engine', eng, '--batch', '1']), {
     env: shim,
   });
 
@@ -216,7 +223,7 @@ test('jetprof capacity moves with the board: an engine slower than the frame int
   const answers: number[] = [];
   for (const eng of [slow, fast]) {
     const json = join(dir, `cap-${answers.length}.json`);
-    const r = capacity(eng, json);
+    const r = await capacity(eng, json);
     t.is(r.code, 0, r.stderr);
     answers.push(run(json).maxStreams);
   }
@@ -227,7 +234,7 @@ test('jetprof capacity moves with the board: an engine slower than the frame int
 test('an infer that dies of a fault: capacity and compare name the signal; capacity shows the end of what infer printed (its native stack) and names the command to run by hand', async (t) => {
   const crashing = boardEngine(join(dir, 'crashing.trt'), model.onnxPath, { gpuMs: [1, 0], faultAtRun: 3 });
   const json = join(dir, 'cap-crash.json');
-  const r = capacity(crashing, json);
+  const r = await capacity(crashing, json);
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /infer with 1 stream\(s\) died of SIGSEGV \(exit 139\)/);
   // the stand-in's null pointer, in the worker thread that ran the engine, with the library on the stack
@@ -242,7 +249,7 @@ test('an infer that dies of a fault: capacity and compare name the signal; capac
   t.false(existsSync(json), 'no answer, no file');
   // compare: the backend's row says the signal (the last line it printed is the end of a native stack)
   const out = join(dir, 'crash-compare');
-  const c = runCli(
+  const c = await runCli(
     'jetprof',
     ['compare', video, '--engine', crashing, '--backends', 'tensorrt', '--out-dir', out, '--', '--batch', '1'],
     {
@@ -264,7 +271,7 @@ requires(
 )('jetprof profile under real nsys: the inference ranges of the stand-in show its GPU wait', async (t) => {
   const nano = await engine('nano-nsys.trt', [nanoMs, 0]);
   const out = join(dir, 'nsys');
-  const r = runCli(
+  const r = await runCli(
     'jetprof',
     [
       'profile',

@@ -62,7 +62,7 @@ test('the rule: every stream at 95% of the rate, drops within a tolerance as a s
 test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and says the answer in one sentence', async (t) => {
   const v = makeVideo('streams-cap.mp4', 90, 160, 120, 30);
   const json = join(scratchDir(), 'capacity.json');
-  const r = runCli('jetprof', quickCapacityArgs(v, 4, json, [], ['--model', model.onnxPath]));
+  const r = await runCli('jetprof', quickCapacityArgs(v, 4, json, [], ['--model', model.onnxPath]));
   t.is(r.code, 0, r.stderr);
   const cap = JSON.parse(readFileSync(json, 'utf8'));
   t.is(cap.schema, 'jetprof.capacity/1');
@@ -108,7 +108,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   );
   // the report shows the result: caption, one table row per count tried, the rule, a chart bar per count, a CSV
   const out = join(scratchDir(), 'capacity-report');
-  const rep = runCli('jetprof', ['report', '--capacity', json, '--html', `${out}.html`, '--csv', out]);
+  const rep = await runCli('jetprof', ['report', '--capacity', json, '--html', `${out}.html`, '--csv', out]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, /^# YOLOv4-Tiny: how many streams this machine holds/);
   t.regex(rep.stdout, new RegExp(`\\*\\*This machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS`));
@@ -135,16 +135,16 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.regex(figures[1], /class="bar-limit"[^>]*title="the limit, 2000 ms"/);
   t.is(readFileSync(join(out, 'capacity.csv'), 'utf8').trim().split('\n').length, cap.points.length + 1);
   // anything else given as --capacity: one line naming it, exit 2
-  const bad = runCli('jetprof', ['report', '--capacity', v]);
+  const bad = await runCli('jetprof', ['report', '--capacity', v]);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /streams-cap\.mp4: /);
   t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
 });
 
-test("capacity --write searches with every stream's video written, as infer writes by default, and the answer says so", (t) => {
+test("capacity --write searches with every stream's video written, as infer writes by default, and the answer says so", async (t) => {
   const v = makeVideo('cap-write.mp4', 40, 160, 120, 10);
   const json = join(scratchDir(), 'capacity-write.json');
-  const r = runCli(
+  const r = await runCli(
     'jetprof',
     quickCapacityArgs(v, 4, json, ['--write', '--budget', '30'], ['--model', model.onnxPath]),
   );
@@ -152,7 +152,7 @@ test("capacity --write searches with every stream's video written, as infer writ
   t.is(JSON.parse(readFileSync(json, 'utf8')).setup.write, true);
   t.regex(r.stdout.replace(/\s+/g, ' '), /batch all streams, writing every stream's video, on /);
   t.regex(
-    runCli('jetprof', ['capacity', '--help']).stdout.replace(/\s+/g, ' '),
+    (await runCli('jetprof', ['capacity', '--help'])).stdout.replace(/\s+/g, ' '),
     /--write .*without it the search runs infer --no-write/,
   );
 });
@@ -343,13 +343,13 @@ test('capacity names the CPU stage that stopped a count when the model is faster
   t.is(judgePoint(slow, 3, RULE).cpuBound, undefined);
 });
 
-test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', (t) => {
+test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', async (t) => {
   const dir = freshDir('capacity-inputs');
   const video = makeVideo('cap-inputs.mp4', 4, 160, 120);
   const videoBytes = readFileSync(video);
   const modelBytes = readFileSync(model.onnxPath);
-  const cap = (json: string, extra: string[] = []) =>
-    runCli('jetprof', [
+  const cap = async (json: string, extra: string[] = []) =>
+    await runCli('jetprof', [
       'capacity',
       video,
       '--source-fps',
@@ -363,33 +363,33 @@ test('capacity: --json onto the source or the model, or into a missing folder, i
       '--model',
       model.onnxPath,
     ]);
-  const onSource = cap(video);
+  const onSource = await cap(video);
   t.is(onSource.code, 2, onSource.stderr);
   t.regex(onSource.stderr, /the capacity JSON would overwrite the source/);
   t.true(readFileSync(video).equals(videoBytes), 'the source video is untouched');
-  const onModel = cap(model.onnxPath);
+  const onModel = await cap(model.onnxPath);
   t.is(onModel.code, 2, onModel.stderr);
   t.regex(onModel.stderr, /the capacity JSON would overwrite the model/);
   t.true(readFileSync(model.onnxPath).equals(modelBytes), 'the model is untouched');
-  const missing = cap(join(dir, 'no-such-folder', 'cap.json'));
+  const missing = await cap(join(dir, 'no-such-folder', 'cap.json'));
   t.is(missing.code, 2);
   t.regex(missing.stderr, /no-such-folder .*does not exist or is not writable/);
   // at 5 FPS a count runs 22 s by default (100 frames a stream, and a tenth more), 8 when told
-  const small = cap(join(dir, 'cap.json'), ['--budget', '10']);
+  const small = await cap(join(dir, 'cap.json'), ['--budget', '10']);
   t.is(small.code, 2);
   t.regex(
     small.stderr,
     /--budget 10 cannot hold one count: each runs --point-seconds 22 .* \(fix: give --budget 27 or more/,
   );
-  const short = cap(join(dir, 'cap.json'), ['--budget', '10', '--point-seconds', '8']);
+  const short = await cap(join(dir, 'cap.json'), ['--budget', '10', '--point-seconds', '8']);
   t.regex(short.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
   for (const r of [onSource, onModel, missing, small, short]) t.is(errorLines(r.stderr).length, 1, r.stderr);
 });
 
-test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', (t) => {
+test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', async (t) => {
   const folder = makeImages('cap-images', 5);
   const json = join(scratchDir(), 'cap-images.json');
-  const r = runCli('jetprof', [
+  const r = await runCli('jetprof', [
     'capacity',
     folder,
     '--source-fps',

@@ -9,15 +9,15 @@ import { parsePowerMode } from '../src/platform/env.ts';
 import { ROOT, runCli } from './helpers/fixtures.ts';
 
 const BOARDS = join(ROOT, 'test/fixtures/boards');
-const doctorOf = (root?: string) => {
-  const r = runCli('jetprof', ['doctor', '--json', ...(root ? ['--root', join(BOARDS, root)] : [])]);
+const doctorOf = async (root?: string) => {
+  const r = await runCli('jetprof', ['doctor', '--json', ...(root ? ['--root', join(BOARDS, root)] : [])]);
   const report = JSON.parse(r.stdout);
   const row = (check: string) => report.rows.find((x: { check: string }) => x.check === check);
   return { r, report, row };
 };
 
-test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-node; exit 1 with the two routes', (t) => {
-  const { r, report, row } = doctorOf('nano-jp46');
+test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-node; exit 1 with the two routes', async (t) => {
+  const { r, report, row } = await doctorOf('nano-jp46');
   t.is(r.code, 1, r.stderr);
   t.like(row('L4T (JetPack)'), { value: '32.7.6 (JetPack 4.6.1+)' });
   t.like(row('glibc'), { status: 'fail', value: '2.27' });
@@ -34,8 +34,8 @@ test('a Nano on JetPack 4.6: glibc 2.27 stops official Node 20 and onnxruntime-n
   t.regex(report.routes.join('\n'), /the off-board route: .* jetprof report --profile LOG --fps/);
 });
 
-test("inside jetprof's JetPack 4 image: every mount it needs is named, and a missing one with the docker flag that mounts it", (t) => {
-  const whole = doctorOf('nano-jp46-container');
+test("inside jetprof's JetPack 4 image: every mount it needs is named, and a missing one with the docker flag that mounts it", async (t) => {
+  const whole = await doctorOf('nano-jp46-container');
   t.is(whole.r.code, 0, whole.r.stderr);
   t.like(whole.row('glibc'), { status: 'ok', value: '2.31' });
   t.like(whole.row('Board'), { value: 'NVIDIA Jetson Nano Developer Kit' }, 'the model from the copy run.sh passes');
@@ -49,7 +49,7 @@ test("inside jetprof's JetPack 4 image: every mount it needs is named, and a mis
   ])
     t.like(whole.row(`mount: ${m}`), { status: 'ok' }, m);
   // a toolkit that mounts l4t.csv only: Tegra libraries but no CUDA or TensorRT
-  const base = doctorOf('nano-jp46-container-base');
+  const base = await doctorOf('nano-jp46-container-base');
   for (const m of ['CUDA 10.2', 'TensorRT']) {
     t.like(base.row(`mount: ${m}`), { status: 'warn' }, m);
     t.regex(base.row(`mount: ${m}`).fix, /NVIDIA_REQUIRE_JETPACK=csv-mounts=all/);
@@ -57,19 +57,19 @@ test("inside jetprof's JetPack 4 image: every mount it needs is named, and a mis
   t.regex(base.row('mount: tegrastats').fix, /-v \/usr\/bin\/tegrastats:\/usr\/bin\/tegrastats:ro/);
   // the board itself says where the container route is
   t.regex(
-    doctorOf('nano-jp46').report.routes.join('\n'),
+    (await doctorOf('nano-jp46')).report.routes.join('\n'),
     /bash board\/jetpack4\/build\.sh, then bash board\/jetpack4\/run\.sh/,
   );
 });
 
-test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6.1: the job runs, ORT on the CPU, nvprof not on Orin, TensorRT 10', (t) => {
-  const nx = doctorOf('xaviernx-jp51');
+test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6.1: the job runs, ORT on the CPU, nvprof not on Orin, TensorRT 10', async (t) => {
+  const nx = await doctorOf('xaviernx-jp51');
   t.is(nx.r.code, 0, nx.r.stderr);
   t.like(nx.row('L4T (JetPack)'), { value: '35.4.1 (JetPack 5.1.x)' });
   t.like(nx.row('ONNX Runtime (Node)'), { status: 'ok', value: 'CPU only (GPU providers are for linux x64 only)' });
   t.like(nx.row('nvprof'), { status: 'ok' });
   t.like(nx.row('nsys'), { status: 'ok', value: '/opt/nvidia/nsight-systems/2023.2.4/bin/nsys' });
-  const orin = doctorOf('orin-jp6');
+  const orin = await doctorOf('orin-jp6');
   t.is(orin.r.code, 0, orin.r.stderr);
   t.like(orin.row('L4T (JetPack)'), { value: '36.4.0 (JetPack 6.1/6.2)' });
   t.like(orin.row('GPU'), { value: 'NVIDIA Jetson AGX Orin Developer Kit (compute capability 8.7)' });
@@ -79,8 +79,8 @@ test('a Xavier NX on JetPack 5.1 and an AGX Orin on JetPack 6.1: the job runs, O
   t.regex(orin.row('TensorRT').value, /^10\.3\.0/);
 });
 
-test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorRT; exit 0; the table on the console', (t) => {
-  const { r, report, row } = doctorOf();
+test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorRT; exit 0; the table on the console', async (t) => {
+  const { r, report, row } = await doctorOf();
   t.is(r.code, 0, r.stderr);
   t.true(report.canRun);
   t.like(row('ONNX Runtime (Node)'), { status: 'ok' });
@@ -93,7 +93,7 @@ test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorR
       value: `${row('nvprof').value.split(':')[0]}: installed; needs a supported GPU (none here)`,
     });
   t.like(row('Board'), { value: 'not a Jetson' });
-  const md = runCli('jetprof', ['doctor']);
+  const md = await runCli('jetprof', ['doctor']);
   t.is(md.code, 0);
   t.regex(md.stdout, /^\| check \| \| value \| fix \|/);
   t.regex(md.stdout, /The main job \(infer\) can run here\./);

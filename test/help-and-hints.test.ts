@@ -6,7 +6,15 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCpuEngineLib, errorLines, freshDir, ROOT as ROOT_DIR, runCli, scratchDir } from './helpers/fixtures.ts';
+import {
+  buildCpuEngineLib,
+  type CliResult,
+  errorLines,
+  freshDir,
+  ROOT as ROOT_DIR,
+  runCli,
+  scratchDir,
+} from './helpers/fixtures.ts';
 
 const SUBCOMMANDS = [
   'infer',
@@ -22,16 +30,14 @@ const SUBCOMMANDS = [
   'doctor',
 ];
 
-test('every --help fits 80 columns, examples included, with no line of a wrapped sentence left at column 0', (t) => {
-  const pages: [string, ReturnType<typeof runCli>][] = [
-    ['jetprof', runCli('jetprof', ['--help'])],
-    ...SUBCOMMANDS.map(
-      (c) => [`jetprof ${c}`, runCli('jetprof', [c, '--help'])] as [string, ReturnType<typeof runCli>],
-    ),
-    ...(['infer', 'infer-onnx', 'infer-trt', 'infer-opencv'] as const).map(
-      (c) => [c, runCli(c, ['--help'])] as [string, ReturnType<typeof runCli>],
-    ),
+test('every --help fits 80 columns, examples included, with no line of a wrapped sentence left at column 0', async (t) => {
+  // the scripts' own pages as processes (what a user's terminal gets), the subcommands' in this process
+  const pages: [string, CliResult][] = [
+    ['jetprof', await runCli('jetprof', ['--help'], { process: true })],
+    ['infer', await runCli('infer', ['--help'], { process: true })],
   ];
+  for (const c of SUBCOMMANDS) pages.push([`jetprof ${c}`, await runCli('jetprof', [c, '--help'])]);
+  for (const c of ['infer-onnx', 'infer-trt', 'infer-opencv'] as const) pages.push([c, await runCli(c, ['--help'])]);
   for (const [name, r] of pages) {
     t.is(r.code, 0, `${name}: ${r.stderr}`);
     const wide = r.stdout.split('\n').filter((l) => l.length > 80);
@@ -63,10 +69,10 @@ test('every --help fits 80 columns, examples included, with no line of a wrapped
   t.regex(infer, /opencv/, 'option texts that list backends name opencv too');
 });
 
-test('hints that work: build-engine names --out; infer-trt with a missing engine says so; profile without -- says where infer options go', (t) => {
+test('hints that work: build-engine names --out; infer-trt with a missing engine says so; profile without -- says where infer options go', async (t) => {
   const onnx = join(scratchDir(), 'hint.onnx');
   writeFileSync(onnx, 'not read before the output folder is checked');
-  const be = runCli('jetprof', ['build-engine', '--onnx', onnx, '--out', '/nonexistent/dir/e.trt']);
+  const be = await runCli('jetprof', ['build-engine', '--onnx', onnx, '--out', '/nonexistent/dir/e.trt']);
   t.is(be.code, 2, be.stderr);
   t.regex(
     be.stderr,
@@ -74,7 +80,7 @@ test('hints that work: build-engine names --out; infer-trt with a missing engine
   );
   // without TensorRT, the first attempt (no --engine even) tells the whole story: not here, and what works instead
   for (const args of [['v.mp4'], ['v.mp4', '--engine', 'missing.trt']]) {
-    const none = runCli('infer-trt', args, { env: { JETPROF_TRT_SHIM: '' } });
+    const none = await runCli('infer-trt', args, { env: { JETPROF_TRT_SHIM: '' } });
     t.is(none.code, 2, none.stderr);
     t.regex(
       none.stderr,
@@ -83,12 +89,12 @@ test('hints that work: build-engine names --out; infer-trt with a missing engine
     t.is(errorLines(none.stderr).length, 1);
   }
   // with TensorRT (here the stand-in library), a missing engine is the next thing said
-  const trt = runCli('infer-trt', ['v.mp4', '--engine', 'missing.trt'], {
+  const trt = await runCli('infer-trt', ['v.mp4', '--engine', 'missing.trt'], {
     env: { JETPROF_TRT_SHIM: buildCpuEngineLib() },
   });
   t.is(trt.code, 2);
   t.regex(trt.stderr, /missing\.trt: TensorRT engine not found \(fix: build it on this board: jetprof build-engine/);
-  const prof = runCli('jetprof', ['profile', '--tool', 'nsys', 'v.mp4', '--model', 'm.onnx']);
+  const prof = await runCli('jetprof', ['profile', '--tool', 'nsys', 'v.mp4', '--model', 'm.onnx']);
   t.is(prof.code, 2);
   t.regex(prof.stderr, /unknown option '--model'/);
   t.regex(prof.stderr, /infer's options go after --/);
@@ -171,19 +177,19 @@ test('fetch-weights against a server on 127.0.0.1: a good file is written; a sho
   }
 });
 
-test('parse --format md: nsys times carry units as nvprof times do; the CSV keeps integer nanoseconds under the original headers', (t) => {
+test('parse --format md: nsys times carry units as nvprof times do; the CSV keeps integer nanoseconds under the original headers', async (t) => {
   const log = join(ROOT_DIR, 'test/fixtures/profiles/nsys-2022-column.txt');
-  const md = runCli('jetprof', ['parse', log, '--format', 'md']);
+  const md = await runCli('jetprof', ['parse', log, '--format', 'md']);
   t.is(md.code, 0, md.stderr);
   t.regex(md.stdout, /\| Time \(%\) \| Total Time \| Instances \| Avg \|/);
   t.regex(md.stdout, /\| 60 \| 600\.000 ms \| 10 \| 60\.000 ms \|/);
-  const csv = runCli('jetprof', ['parse', log, '--format', 'csv']);
+  const csv = await runCli('jetprof', ['parse', log, '--format', 'csv']);
   t.regex(csv.stdout, /^Time \(%\),Total Time \(ns\),Instances,Avg \(ns\)/);
   t.regex(csv.stdout, /\n60,600000000,10,60000000,/);
 });
 
-test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT run without its engine fails before the profiler starts', (t) => {
-  const q = runCli('jetprof', ['profile', '--query-metrics']);
+test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT run without its engine fails before the profiler starts', async (t) => {
+  const q = await runCli('jetprof', ['profile', '--query-metrics']);
   if (q.code === 0) {
     t.regex(q.stdout, /Available Metrics|Device/, 'a machine with a GPU lists its metrics');
   } else {
@@ -192,7 +198,7 @@ test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT ru
     t.is(q.stderr.trim().split('\n').length, 1, q.stderr);
   }
   const t0 = Date.now();
-  const trt = runCli('jetprof', [
+  const trt = await runCli('jetprof', [
     'profile',
     '--tool',
     'nsys',
@@ -215,7 +221,7 @@ test('say the whole story: infer-opencv on cfg + weights says the export is only
   const m = makeModel('story', PERSON_VEHICLE_CFG, 5);
   const v = makeVideo('story.mp4', 5, 160, 120);
   const dets = join(scratchDir(), 'story-dets.json');
-  const r = runCli('infer-opencv', [
+  const r = await runCli('infer-opencv', [
     v,
     '--cfg',
     m.cfgPath,

@@ -21,18 +21,19 @@ import {
   probeVideo,
   ROOT,
   runCli,
+  type CliResult,
   scratchDir,
   startCli,
 } from './helpers/fixtures.ts';
 
 const labModel = makeModel('lab', PERSON_VEHICLE_CFG, 5);
 
-test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a consistent JSON', (t) => {
+test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a consistent JSON', async (t) => {
   const video = makeVideo('sixty.mp4', 60, 320, 240);
   const dir = freshDir('sixty');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'run.json');
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [video, '--model', labModel.onnxPath, '--frame-size', '480x270', '--output', out, '--json', json, '--warmup', '5'],
     { cwd: dir },
@@ -114,13 +115,18 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.deepEqual(partialsIn(dir), []);
 });
 
-test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', (t) => {
+test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', async (t) => {
   const video = makeVideo('named.mp4', 8, 160, 120);
   const dir = freshDir('named');
-  t.is(runCli('infer-onnx', [video, '--model', labModel.onnxPath, '--warmup', '2', '-q'], { cwd: dir }).code, 0);
+  t.is(
+    (await runCli('infer-onnx', [video, '--model', labModel.onnxPath, '--warmup', '2', '-q'], { cwd: dir })).code,
+    0,
+  );
   t.true(existsSync(join(dir, 'named-onnx-detected.mp4')));
   const dir2 = freshDir('nowrite');
-  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--no-write', '--json', '-', '-q'], { cwd: dir2 });
+  const r = await runCli('infer', [video, '--model', labModel.onnxPath, '--no-write', '--json', '-', '-q'], {
+    cwd: dir2,
+  });
   t.is(r.code, 0, r.stderr);
   t.deepEqual(readdirSync(dir2), []);
   t.is(JSON.parse(r.stdout).frames, 3);
@@ -206,7 +212,7 @@ test('a red square comes out boxed where it is: video -> ONNX Runtime -> decode 
   frame.release();
 });
 
-function assertBadInput(t: import('ava').ExecutionContext, r: ReturnType<typeof runCli>, file: string, dir: string) {
+function assertBadInput(t: import('ava').ExecutionContext, r: CliResult, file: string, dir: string) {
   t.is(r.code, 2, r.stderr);
   const lines = r.stderr.trim().split('\n');
   t.is(lines.length, 1, `one line: ${r.stderr}`);
@@ -219,32 +225,32 @@ function assertBadInput(t: import('ava').ExecutionContext, r: ReturnType<typeof 
   );
 }
 
-test('bad call - missing video', (t) => {
+test('bad call - missing video', async (t) => {
   const dir = freshDir('bad-missing');
   assertBadInput(
     t,
-    runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }),
+    await runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }),
     '/nonexistent/clip.mp4',
     dir,
   );
 });
 
-test('bad call - a file that is not a video', (t) => {
+test('bad call - a file that is not a video', async (t) => {
   const dir = freshDir('bad-notvideo');
   const fake = join(scratchDir(), 'notes.mp4');
   writeFileSync(fake, 'this is not a video\n'.repeat(100));
-  assertBadInput(t, runCli('infer', [fake, '--model', labModel.onnxPath, '-q'], { cwd: dir }), fake, dir);
+  assertBadInput(t, await runCli('infer', [fake, '--model', labModel.onnxPath, '-q'], { cwd: dir }), fake, dir);
 });
 
-test('bad call - a truncated video (no decodable frame)', (t) => {
+test('bad call - a truncated video (no decodable frame)', async (t) => {
   const dir = freshDir('bad-truncated');
   const good = readFileSync(makeVideo('whole.mp4', 30, 160, 120));
   const cut = join(scratchDir(), 'cut.mp4');
   writeFileSync(cut, good.subarray(0, 2000));
-  assertBadInput(t, runCli('infer', [cut, '--model', labModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
+  assertBadInput(t, await runCli('infer', [cut, '--model', labModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
 });
 
-test('bad call - an ONNX model without YOLO metadata, and one whose input is not [batch,3,H,W] float', (t) => {
+test('bad call - an ONNX model without YOLO metadata, and one whose input is not [batch,3,H,W] float', async (t) => {
   const { onnx } = onnxProto;
   const video = makeVideo('tiny.mp4', 3, 64, 48);
   const dir = freshDir('bad-model');
@@ -252,33 +258,35 @@ test('bad call - an ONNX model without YOLO metadata, and one whose input is not
   model.metadataProps = [];
   const bare = join(scratchDir(), 'bare.onnx');
   writeFileSync(bare, onnx.ModelProto.encode(model).finish());
-  assertBadInput(t, runCli('infer', [video, '--model', bare, '-q'], { cwd: dir }), bare, dir);
+  assertBadInput(t, await runCli('infer', [video, '--model', bare, '-q'], { cwd: dir }), bare, dir);
 
   const again = onnx.ModelProto.decode(readFileSync(labModel.onnxPath));
   again.graph!.input![0].type!.tensorType!.shape!.dim![1] = { dimValue: 1 };
   const gray = join(scratchDir(), 'gray.onnx');
   writeFileSync(gray, onnx.ModelProto.encode(again).finish());
-  const r = runCli('infer', [video, '--model', gray, '-q'], { cwd: dir });
+  const r = await runCli('infer', [video, '--model', gray, '-q'], { cwd: dir });
   assertBadInput(t, r, gray, dir);
   t.regex(r.stderr, /input must be float \[batch,3,480,640\], found \[batch,1,480,640\]/);
 });
 
-test('bad call - an output directory that does not exist', (t) => {
+test('bad call - an output directory that does not exist', async (t) => {
   const video = makeVideo('tiny2.mp4', 3, 64, 48);
   const dir = freshDir('bad-outdir');
   assertBadInput(
     t,
-    runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], { cwd: dir }),
+    await runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], {
+      cwd: dir,
+    }),
     '/nonexistent/dir/out.mp4',
     dir,
   );
 });
 
-test('--ep cuda without CUDA: one warning line, then the run completes on the CPU', (t) => {
+test('--ep cuda without CUDA: one warning line, then the run completes on the CPU', async (t) => {
   const video = makeVideo('ep.mp4', 4, 160, 120);
   const dir = freshDir('ep');
   const json = join(dir, 'run.json');
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [video, '--model', labModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json],
     { cwd: dir },
@@ -293,8 +301,8 @@ test('--ep cuda without CUDA: one warning line, then the run completes on the CP
   t.regex(JSON.parse(readFileSync(json, 'utf8')).backendDetail, /\(cpu\)/);
 });
 
-test("bad call - an unknown option value exits 2 with commander's one-line message", (t) => {
-  const r = runCli('infer', ['x.mp4', '--conf', '1.5']);
+test("bad call - an unknown option value exits 2 with commander's one-line message", async (t) => {
+  const r = await runCli('infer', ['x.mp4', '--conf', '1.5']);
   t.is(r.code, 2);
   t.regex(r.stderr, /--conf must be a number between 0 and 1, got '1\.5'/);
 });
@@ -342,11 +350,11 @@ test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x5
   t.like(probe, { width: 960, height: 540, frames: 25 });
 });
 
-test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the report shows mean ± std over 3 runs', (t) => {
+test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the report shows mean ± std over 3 runs', async (t) => {
   const video = makeVideo('repeat.mp4', 10, 160, 120);
   const dir = freshDir('repeat');
   const json = join(dir, 'onnx.json');
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [video, '--model', labModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json],
     { cwd: dir },
@@ -373,7 +381,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   );
   t.is(set.stageP50Ms.inference.max, Math.max(...runs.map((x) => x.stages.inference.p50Ms)));
   t.regex(r.stdout, /3 runs of onnx-fp32-cpu-sequential:\n {2}inference FPS {7}[\d.]+ ± [\d.]+ \(95% CI/);
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(
     rep.stdout,
@@ -439,7 +447,7 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
   const json = join(dir, 'run.json');
-  const r = runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '1', '--no-write', '--json', json]);
+  const r = await runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '1', '--no-write', '--json', json]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 30, JSON.stringify(run.modelAlone));
@@ -463,7 +471,7 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   );
   t.regex(said, /\| Stage \| mean \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
   t.regex(said, /Latency, a frame's read to its boxes: p50 [\d.]+, p90 [\d.]+, p99 [\d.]+ ms \(5 frames\)\./);
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   const page = rep.stdout.replace(/\s+/g, ' ');
   t.regex(page, /- ONNX Runtime \(CPU, FP32\): Model alone [\d.]+ ms a frame/);
   t.regex(page, /- ONNX Runtime \(CPU, FP32\): Latency, a frame's read to its boxes: p50 [\d.]+/);

@@ -20,44 +20,67 @@ import {
   requires,
   ROOT,
   runCli,
+  type CliResult,
   scratchDir,
   TSX_IMPORT,
 } from './helpers/fixtures.ts';
 
 const model = makeModel('lost2', PERSON_VEHICLE_CFG, 4);
 
-test('a run that fails before its first measured frame leaves the previous video and JSON as they were', (t) => {
+test('a run that fails before its first measured frame leaves the previous video and JSON as they were', async (t) => {
   const dir = freshDir('warmup');
   const video = makeVideo('lost2-short.mp4', 6, 160, 120);
   const previous = previousOutputs(dir);
   const [out, json] = previous.files;
-  const r = runCli('infer', [video, '--model', model.onnxPath, '--warmup', '10', '--output', out, '--json', json]);
+  const r = await runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--warmup',
+    '10',
+    '--output',
+    out,
+    '--json',
+    json,
+  ]);
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /no frame was measured: it gave 6 frame\(s\), all within --warmup 10/);
   previous.kept(t);
 });
 
-test('bad input, one line each: a cfg without [yolo], parse on a folder, --model with --cfg/--weights, --labels with --model', (t) => {
+test('bad input, one line each: a cfg without [yolo], parse on a folder, --model with --cfg/--weights, --labels with --model', async (t) => {
   const dir = freshDir('bad');
   const cfg = join(dir, 'noyolo.cfg');
   writeFileSync(cfg, '[net]\nwidth=64\nheight=64\n[convolutional]\nfilters=8\nsize=3\npad=1\nactivation=leaky\n');
   const weights = join(dir, 'noyolo.weights');
-  t.is(runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights]).code, 0);
-  const cases: [string, ReturnType<typeof runCli>, RegExp][] = [
+  t.is((await runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights])).code, 0);
+  const cases: [string, CliResult, RegExp][] = [
     [
       'no [yolo]',
-      runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'x.onnx')]),
+      await runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'x.onnx')]),
       /noyolo\.cfg: no \[yolo\] layer, so this is not a YOLO detector/,
     ],
-    ['parse a folder', runCli('jetprof', ['parse', dir]), new RegExp(`${basename(dir)}: a folder, not a profiler log`)],
+    [
+      'parse a folder',
+      await runCli('jetprof', ['parse', dir]),
+      new RegExp(`${basename(dir)}: a folder, not a profiler log`),
+    ],
     [
       '--model and --cfg',
-      runCli('infer', ['v.mp4', '--model', model.onnxPath, '--cfg', model.cfgPath, '--weights', model.weightsPath]),
+      await runCli('infer', [
+        'v.mp4',
+        '--model',
+        model.onnxPath,
+        '--cfg',
+        model.cfgPath,
+        '--weights',
+        model.weightsPath,
+      ]),
       /--model .*lost2\.onnx and --cfg\/--weights both name a model: which one to run is ambiguous/,
     ],
     [
       '--labels with --model',
-      runCli('infer', ['v.mp4', '--model', model.onnxPath, '--labels', join(ROOT, 'weights/yolov4-tiny.names')]),
+      await runCli('infer', ['v.mp4', '--model', model.onnxPath, '--labels', join(ROOT, 'weights/yolov4-tiny.names')]),
       /--labels .*yolov4-tiny\.names would be ignored: .*lost2\.onnx carries the labels it was exported with/,
     ],
   ];
@@ -68,7 +91,7 @@ test('bad input, one line each: a cfg without [yolo], parse on a folder, --model
   }
 });
 
-test('the export cache: <weights>.onnx beside the weights; a same-named file jetprof did not write is left alone (cache in $XDG_CACHE_HOME/jetprof)', (t) => {
+test('the export cache: <weights>.onnx beside the weights; a same-named file jetprof did not write is left alone (cache in $XDG_CACHE_HOME/jetprof)', async (t) => {
   const dir = freshDir('cache');
   const video = makeVideo('lost2-cache.mp4', 4, 160, 120);
   const cfg = join(dir, 'pv.cfg');
@@ -77,16 +100,20 @@ test('the export cache: <weights>.onnx beside the weights; a same-named file jet
   writeFileSync(weights, readFileSync(model.weightsPath));
   const xdg = join(dir, 'xdg');
   const env = { XDG_CACHE_HOME: xdg };
-  const first = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], { env });
+  const first = await runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], {
+    env,
+  });
   t.is(first.code, 0, first.stderr);
   t.regex(first.stderr, /exported .*pv\.weights\.onnx/);
-  const again = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], { env });
+  const again = await runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], {
+    env,
+  });
   t.regex(again.stderr, /using cached .*pv\.weights\.onnx/);
   // a user's own file under that name (not a jetprof export): never overwritten
   const own = join(dir, 'own.weights');
   writeFileSync(own, readFileSync(model.weightsPath));
   writeFileSync(`${own}.onnx`, "my own model, not jetprof's");
-  const r = runCli('infer', [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1'], { env });
+  const r = await runCli('infer', [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1'], { env });
   t.is(r.code, 0, r.stderr);
   t.is(readFileSync(`${own}.onnx`, 'utf8'), "my own model, not jetprof's");
   t.regex(
@@ -94,7 +121,7 @@ test('the export cache: <weights>.onnx beside the weights; a same-named file jet
     /own\.weights\.onnx is not a model jetprof exported, so it is left alone; the export is cached in .*xdg\/jetprof instead \(--cache-dir to choose\)/,
   );
   const chosen = join(dir, 'chosen');
-  const c = runCli(
+  const c = await runCli(
     'infer',
     [video, '--cfg', cfg, '--weights', own, '--no-write', '--warmup', '1', '--cache-dir', chosen],
     { env },
@@ -103,20 +130,20 @@ test('the export cache: <weights>.onnx beside the weights; a same-named file jet
   t.regex(c.stderr, /exported .*chosen\/own\.weights-[0-9a-f]{12}\.onnx/);
 });
 
-test("implicit inputs are inputs: --json onto the cfg's .names, report --out onto a run file of a runset; --repeat numbers its videos", (t) => {
+test("implicit inputs are inputs: --json onto the cfg's .names, report --out onto a run file of a runset; --repeat numbers its videos", async (t) => {
   const dir = freshDir('implicit');
   const video = makeVideo('lost2-implicit.mp4', 5, 160, 120);
   const cfg = join(dir, 'pv.cfg');
   writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG));
   const names = join(dir, 'pv.names');
   writeFileSync(names, 'person\nvehicle\n');
-  const r = runCli('infer', [video, '--cfg', cfg, '--weights', model.weightsPath, '--no-write', '--json', names]);
+  const r = await runCli('infer', [video, '--cfg', cfg, '--weights', model.weightsPath, '--no-write', '--json', names]);
   t.is(r.code, 2);
   t.regex(r.stderr, /pv\.names/);
   t.is(readFileSync(names, 'utf8'), 'person\nvehicle\n');
   const out = join(dir, 'out.mp4');
   const json = join(dir, 'R.json');
-  const rep = runCli('infer', [
+  const rep = await runCli('infer', [
     video,
     '--model',
     model.onnxPath,
@@ -133,15 +160,15 @@ test("implicit inputs are inputs: --json onto the cfg's .names, report --out ont
   t.is(rep.code, 0, rep.stderr);
   for (const k of [1, 2]) t.true(readFileSync(join(dir, `out-${k}.mp4`)).length > 0, `out-${k}.mp4 written`);
   const before = readFileSync(join(dir, 'R-1.json'), 'utf8');
-  const bad = runCli('jetprof', ['report', '--run', json, '--out', join(dir, 'R-1.json')]);
+  const bad = await runCli('jetprof', ['report', '--run', json, '--out', join(dir, 'R-1.json')]);
   t.is(bad.code, 2, bad.stderr);
   t.is(readFileSync(join(dir, 'R-1.json'), 'utf8'), before);
   // export --out onto the labels file the cfg reads without being told
-  const ex = runCli('jetprof', ['export', '--cfg', cfg, '--weights', model.weightsPath, '--out', names]);
+  const ex = await runCli('jetprof', ['export', '--cfg', cfg, '--weights', model.weightsPath, '--out', names]);
   t.is(ex.code, 2, ex.stderr);
   t.is(readFileSync(names, 'utf8'), 'person\nvehicle\n');
   // compare on a missing video: one line before any backend starts
-  const cmp = runCli('jetprof', [
+  const cmp = await runCli('jetprof', [
     'compare',
     join(dir, 'nope.mp4'),
     '--out-dir',
@@ -155,10 +182,10 @@ test("implicit inputs are inputs: --json onto the cfg's .names, report --out ont
   t.is(cmp.stderr.trim().split('\n').length, 1, cmp.stderr);
 });
 
-test('one line each: a 300-character --output, report on a profile without its run or on a parsed profile, --kind named only where it exists, --ep cuda without CUDA', (t) => {
+test('one line each: a 300-character --output, report on a profile without its run or on a parsed profile, --kind named only where it exists, --ep cuda without CUDA', async (t) => {
   const dir = freshDir('smaller');
   const video = makeVideo('lost2-smaller.mp4', 4, 160, 120);
-  const long = runCli('infer', [
+  const long = await runCli('infer', [
     video,
     '--model',
     model.onnxPath,
@@ -177,7 +204,7 @@ test('one line each: a 300-character --output, report on a profile without its r
     noRun,
     JSON.stringify({ schema: 'jetprof.profile/1', tool: 'nsys', backend: 'onnx', exitCode: 1, notes: [] }),
   );
-  const r1 = runCli('jetprof', ['report', '--run', noRun]);
+  const r1 = await runCli('jetprof', ['report', '--run', noRun]);
   t.is(r1.code, 2);
   t.regex(
     r1.stderr,
@@ -186,20 +213,30 @@ test('one line each: a 300-character --output, report on a profile without its r
   const parsed = join(dir, 'parsed.json');
   writeFileSync(parsed, JSON.stringify({ schema: 'jetprof.nvprof/1', processes: [] }));
   t.regex(
-    runCli('jetprof', ['report', '--run', parsed]).stderr,
+    (await runCli('jetprof', ['report', '--run', parsed])).stderr,
     /parsed\.json: a parsed profile \(jetprof\.nvprof\/1\), not a run result \(fix: pass it with --profile/,
   );
   const garbage = join(dir, 'garbage.txt');
   writeFileSync(garbage, 'hello\nworld\n');
-  const rep = runCli('jetprof', ['report', '--profile', garbage]);
+  const rep = await runCli('jetprof', ['report', '--profile', garbage]);
   t.is(rep.code, 2);
   t.regex(
     rep.stderr,
     /neither nvprof nor Nsight Systems output .*\(jetprof parse --kind nvprof\|nsys forces the kind\)/,
     'report has no --kind: it does not offer one',
   );
-  t.regex(runCli('jetprof', ['parse', garbage]).stderr, /or force the kind with --kind nvprof\|nsys/);
-  const cuda = runCli('infer', [video, '--model', model.onnxPath, '--ep', 'cuda', '--warmup', '1', '--no-write', '-q']);
+  t.regex((await runCli('jetprof', ['parse', garbage])).stderr, /or force the kind with --kind nvprof\|nsys/);
+  const cuda = await runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--ep',
+    'cuda',
+    '--warmup',
+    '1',
+    '--no-write',
+    '-q',
+  ]);
   t.is(cuda.code, 0, cuda.stderr);
   t.notRegex(cuda.stderr, /onnxruntime_src|\[E:onnxruntime/, 'no raw ONNX Runtime error lines');
   t.regex(cuda.stderr, /execution provider 'cuda' is not available here .*; using 'cpu'/);
@@ -252,10 +289,19 @@ test('an odd frame size is written one pixel smaller by H.264: said, and both si
   );
 });
 
-test('a missing videos folder is said before anything runs, naming the option that sets it: --output-dir with several streams, --output with one', (t) => {
+test('a missing videos folder is said before anything runs, naming the option that sets it: --output-dir with several streams, --output with one', async (t) => {
   const video = makeVideo('lost2-outdir.mp4', 3, 160, 120);
   const missing = join(scratchDir(), 'no-such-folder');
-  const several = runCli('infer', [video, '--streams', '2', '--model', model.onnxPath, '--output-dir', missing, '-q']);
+  const several = await runCli('infer', [
+    video,
+    '--streams',
+    '2',
+    '--model',
+    model.onnxPath,
+    '--output-dir',
+    missing,
+    '-q',
+  ]);
   t.is(several.code, 2, several.stderr);
   t.is(errorLines(several.stderr).length, 1, several.stderr);
   t.regex(
@@ -263,7 +309,7 @@ test('a missing videos folder is said before anything runs, naming the option th
     /no-such-folder\/\S+-0-onnx-detected\.mp4: the directory \S+no-such-folder does not exist or is not writable \(fix: create it, or pass --output-dir with a writable path\)/,
   );
   t.notRegex(several.stderr, /WARNING|sequential loop/, 'said before the model loads');
-  const one = runCli('infer', [video, '--model', model.onnxPath, '--output', join(missing, 'a.mp4'), '-q']);
+  const one = await runCli('infer', [video, '--model', model.onnxPath, '--output', join(missing, 'a.mp4'), '-q']);
   t.is(one.code, 2, one.stderr);
   t.regex(
     one.stderr,
@@ -271,7 +317,7 @@ test('a missing videos folder is said before anything runs, naming the option th
   );
 });
 
-test('parse --trace-rows all streams its JSON (rows through scratch files): the same JSON as holding every row, to a file and to stdout, no scratch left', (t) => {
+test('parse --trace-rows all streams its JSON (rows through scratch files): the same JSON as holding every row, to a file and to stdout, no scratch left', async (t) => {
   const dir = freshDir('stream-json');
   // two processes' GPU traces in nvprof's form, 10,000 rows each (more than one spill block), one API trace
   const gpu = (pid: number) => [
@@ -298,17 +344,17 @@ test('parse --trace-rows all streams its JSON (rows through scratch files): the 
   ];
   const log = join(dir, 'trace.txt');
   writeFileSync(log, [...gpu(11), ...gpu(22), ''].join('\n'));
-  const held = runCli('jetprof', ['parse', log, '--trace-rows', '1000000']);
+  const held = await runCli('jetprof', ['parse', log, '--trace-rows', '1000000']);
   t.is(held.code, 0, held.stderr);
   const out = join(dir, 'all.json');
-  const streamed = runCli('jetprof', ['parse', log, '--trace-rows', 'all', '--out', out]);
+  const streamed = await runCli('jetprof', ['parse', log, '--trace-rows', 'all', '--out', out]);
   t.is(streamed.code, 0, streamed.stderr);
   const a = JSON.parse(held.stdout);
   const b = JSON.parse(readFileSync(out, 'utf8'));
   t.is(b.processes.length, 2);
   t.is(b.processes[0].gpuTrace.length, 10000);
   t.deepEqual(b, a, 'the same rows in the same order');
-  const toStdout = runCli('jetprof', ['parse', log, '--trace-rows', 'all']);
+  const toStdout = await runCli('jetprof', ['parse', log, '--trace-rows', 'all']);
   t.deepEqual(JSON.parse(toStdout.stdout), a);
   t.deepEqual(readdirSync(dir).sort(), ['all.json', 'trace.txt'], 'no scratch folder or partial file left');
 });
@@ -324,7 +370,7 @@ requires(
   true,
 )(
   'the export cache of weights in a read-only folder goes to $XDG_CACHE_HOME/jetprof, and says so (a read-only tmpfs where mounting is allowed)',
-  (t) => {
+  async (t) => {
     const dir = freshDir('ro');
     const ro = join(dir, 'weights');
     mkdirSync(ro);
@@ -343,7 +389,7 @@ requires(
       else chmodSync(ro, 0o555);
       const xdg = join(dir, 'xdg');
       const video = makeVideo('lost2-ro.mp4', 4, 160, 120);
-      const r = runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], {
+      const r = await runCli('infer', [video, '--cfg', cfg, '--weights', weights, '--no-write', '--warmup', '1'], {
         env: { XDG_CACHE_HOME: xdg },
       });
       t.is(r.code, 0, r.stderr);
@@ -361,7 +407,7 @@ test.serial(
   '--realtime: a frame rate under one frame in 10 s is refused; --duration bounds the wall time even while waiting for the next frame',
   async (t) => {
     const video = makeVideo('slow-source.mp4', 8, 160, 120);
-    const slow = runCli('infer', [
+    const slow = await runCli('infer', [
       video,
       '--model',
       model.onnxPath,
@@ -372,7 +418,7 @@ test.serial(
     ]);
     t.is(slow.code, 2);
     t.regex(slow.stderr, /--source-fps must be a frame rate from 0\.1 \(one frame in 10 s\) to 1000, got '0\.001'/);
-    const capSlow = runCli('jetprof', ['capacity', video, '--source-fps', '1e-9', '--p99-ms', '400']);
+    const capSlow = await runCli('jetprof', ['capacity', video, '--source-fps', '1e-9', '--p99-ms', '400']);
     t.is(capSlow.code, 2);
     t.regex(capSlow.stderr, /--source-fps must be a frame rate from 0\.1/);
     // at 0.1 FPS the next frame is 10 s away: --duration 1 ends the run at once instead of waiting for it
@@ -394,13 +440,13 @@ test.serial(
   },
 );
 
-test('a run that cannot report what it measured is an error with the counts and writes nothing: --interval with no inferred measured frame, an undecodable file beside a good one', (t) => {
+test('a run that cannot report what it measured is an error with the counts and writes nothing: --interval with no inferred measured frame, an undecodable file beside a good one', async (t) => {
   const dir = join(scratchDir(), 'incomplete');
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('incomplete.mp4', 12, 160, 120);
   const previous = previousOutputs(dir);
   const [out, json] = previous.files;
-  const interval = runCli('infer', [
+  const interval = await runCli('infer', [
     video,
     '--model',
     model.onnxPath,
@@ -423,7 +469,7 @@ test('a run that cannot report what it measured is an error with the counts and 
   // an undecodable file (bytes that are no video, named .mp4) beside a good one
   const broken = join(dir, 'broken.mp4');
   writeFileSync(broken, Buffer.alloc(4096, 7));
-  const two = runCli('infer', [video, broken, '--model', model.onnxPath, '--no-write', '--json', json]);
+  const two = await runCli('infer', [video, broken, '--model', model.onnxPath, '--no-write', '--json', json]);
   t.not(two.code, 0, two.stderr);
   t.is(two.code, 2, two.stderr);
   t.notRegex(`${two.stdout}${two.stderr}`, /NaN/);
@@ -431,7 +477,7 @@ test('a run that cannot report what it measured is an error with the counts and 
   previous.kept(t);
   // a file that opens but yields no measured frame (all within --warmup) beside one that does
   const short = makeVideo('incomplete-short.mp4', 3, 160, 120);
-  const mixed = runCli('infer', [
+  const mixed = await runCli('infer', [
     video,
     short,
     '--model',
@@ -505,7 +551,7 @@ test.serial(
     const video = makeVideo('no-tmp.mp4', 4, 160, 120);
     const file = join(scratchDir(), 'out-dir-is-a-file');
     writeFileSync(file, 'x');
-    const outDir = runCli('jetprof', [
+    const outDir = await runCli('jetprof', [
       'profile',
       '--tool',
       'nsys',
@@ -535,7 +581,7 @@ test('a hand-edited run or capacity file with impossible figures is refused on l
   ]) {
     const forged = join(dir, `forged-${field}.json`);
     writeFileSync(forged, run.replace(new RegExp(`"${field}": [^,]+,`), `"${field}": ${value},`));
-    const r = runCli('jetprof', ['report', '--run', forged]);
+    const r = await runCli('jetprof', ['report', '--run', forged]);
     t.is(r.code, 2, `${field}: ${r.stderr}`);
     t.regex(r.stderr, new RegExp(`${field} (Infinity|-5): not a figure a run can measure`));
     t.notRegex(r.stdout, /Infinity|-5\.00/);
@@ -553,7 +599,7 @@ test('a hand-edited run or capacity file with impossible figures is refused on l
       seconds: 10,
     }),
   );
-  const cap = runCli('jetprof', ['report', '--capacity', capacity]);
+  const cap = await runCli('jetprof', ['report', '--capacity', capacity]);
   t.is(cap.code, 2, cap.stderr);
   t.regex(cap.stderr, /an answer of 9999 streams that none of its counts held/);
   t.notRegex(cap.stdout, /9999/);
@@ -564,7 +610,7 @@ test('a hand-edited run or capacity file with impossible figures is refused on l
   const images = join(dir, 'frames');
   mkdirSync(images, { recursive: true });
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', video, join(images, 'f-%02d.jpg')]);
-  const paced = runCli('infer', [images, '--model', model.onnxPath, '--realtime', '--no-write']);
+  const paced = await runCli('infer', [images, '--model', model.onnxPath, '--realtime', '--no-write']);
   t.is(paced.code, 2);
   t.regex(
     paced.stderr,

@@ -77,7 +77,7 @@ test('a run beside three spinning processes records a busy machine, and its cons
   const json = join(scratchDir(), 'busy.json');
   const spinners = Array.from({ length: 3 }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
   try {
-    const r = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '2', '--json', json]);
+    const r = await runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '2', '--json', json]);
     t.is(r.code, 0, r.stderr);
     const run = JSON.parse(readFileSync(json, 'utf8'));
     t.is(run.machineLoad.cores, availableParallelism());
@@ -90,7 +90,7 @@ test('a run beside three spinning processes records a busy machine, and its cons
   } finally {
     for (const s of spinners) s.kill('SIGKILL');
   }
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, /- onnx-fp32-cpu-sequential: measured on a busy machine \(/);
 });

@@ -163,13 +163,13 @@ requires(
   true,
 )(
   'infer --backend opencv --cfg --weights runs the darknet importer end to end and agrees with ONNX Runtime (jetprof agree --min-match 0.99)',
-  (t) => {
+  async (t) => {
     const m = makeModel('dk-cli', YOLOV4_TINY_CFG, 15, undefined, 0);
     const dir = scratchDir();
     const runs: string[] = [];
     for (const backend of ['onnx', 'opencv']) {
       const json = join(dir, `dk-cli-${backend}.json`);
-      const r = runCli('infer', [
+      const r = await runCli('infer', [
         '--backend',
         backend,
         VTEST,
@@ -192,7 +192,7 @@ requires(
       runs.push(json);
     }
     t.regex(JSON.parse(readFileSync(runs[1], 'utf8')).backendDetail, /darknet importer$/);
-    const r = runCli('jetprof', ['agree', ...runs, '--min-match', '0.99']);
+    const r = await runCli('jetprof', ['agree', ...runs, '--min-match', '0.99']);
     t.is(r.code, 0, r.stdout + r.stderr);
     t.regex(r.stdout, /: (99\.\d\d|100\.00)% of boxes matched/);
   },

@@ -53,7 +53,7 @@ function smallDisk(): string | undefined {
 
 test.serial(
   'a full disk: exit 2 with the path and ENOSPC, the good file that was there untouched, no partial left (a real 300 KB tmpfs where allowed)',
-  (t) => {
+  async (t) => {
     const disk = smallDisk();
     const dir = disk ?? freshDir('enospc');
     const out = join(dir, 'out.mp4');
@@ -62,7 +62,7 @@ test.serial(
     const before = readFileSync(out);
     const json = join(freshDir('enospc-json'), 'run.json');
     try {
-      const r = runCli(
+      const r = await runCli(
         'infer',
         [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '1', '-q'],
         { env: disk ? {} : { JETPROF_FAULT_ENOSPC: 'out.mp4' } },
@@ -82,7 +82,7 @@ test.serial(
       const jsonDir = freshDir('enospc-json2');
       const oldJson = join(jsonDir, 'run.json');
       writeFileSync(oldJson, '{"old": true}');
-      const r2 = runCli(
+      const r2 = await runCli(
         'infer',
         [video, '--model', model.onnxPath, '--no-write', '--json', oldJson, '--warmup', '1', '-q'],
         { env: { JETPROF_FAULT_ENOSPC: 'run.json' } },
@@ -114,7 +114,7 @@ requires(
   true,
 )(
   'a disk that fills after the last space check, when the encoder writes the frames it held: exit 2 with ENOSPC and the count, the old .mkv/.avi untouched (a real 12 MB tmpfs)',
-  (t) => {
+  async (t) => {
     const disk = freshDir('latefill');
     t.is(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', disk]).status, 0);
     try {
@@ -131,7 +131,7 @@ requires(
         writeFileSync(out, 'the good video of yesterday');
         // 4.25 MiB free: above the writer's 4 MiB floor at every check, below what the encoder writes at release
         writeFileSync(join(disk, 'filler'), Buffer.alloc(freeOn(disk) - (4 * 1024 + 256) * 1024));
-        const r = runCli('infer', [
+        const r = await runCli('infer', [
           noise,
           '--model',
           model.onnxPath,
@@ -162,7 +162,7 @@ requires(
 
 // an output that is an input
 
-test('an output path equal to an input (or to another output, or through a symlink) is refused before anything runs', (t) => {
+test('an output path equal to an input (or to another output, or through a symlink) is refused before anything runs', async (t) => {
   const dir = freshDir('same');
   const input = join(dir, 'in.mp4');
   copyFileSync(video, input);
@@ -177,21 +177,21 @@ test('an output path equal to an input (or to another output, or through a symli
     [['--no-write', '--detections', model.onnxPath], /the detections file would overwrite the model/],
   ];
   for (const [args, message] of cases) {
-    const r = runCli('infer', [input, '--model', model.onnxPath, '--warmup', '1', '-q', ...args], { cwd: dir });
+    const r = await runCli('infer', [input, '--model', model.onnxPath, '--warmup', '1', '-q', ...args], { cwd: dir });
     t.is(r.code, 2, r.stderr);
     t.regex(r.stderr, message);
     oneLine(t, r.stderr);
   }
   const link = join(dir, 'link.mp4');
   symlinkSync(input, link);
-  const r = runCli('infer', [input, '--model', model.onnxPath, '--output', link, '-q'], { cwd: dir });
+  const r = await runCli('infer', [input, '--model', model.onnxPath, '--output', link, '-q'], { cwd: dir });
   t.is(r.code, 2);
   t.regex(r.stderr, /link\.mp4: the output video would overwrite the video/);
   t.is(Buffer.compare(readFileSync(input), before), 0, 'the input video is untouched');
   t.true(lstatSync(link).isSymbolicLink());
   // export over its own weights, make-weights over its cfg
   const weights = readFileSync(model.weightsPath);
-  const e = runCli('jetprof', [
+  const e = await runCli('jetprof', [
     'export',
     '--cfg',
     model.cfgPath,
@@ -209,7 +209,7 @@ test('an output path equal to an input (or to another output, or through a symli
   );
   const cfgCopy = join(dir, 'c.cfg');
   copyFileSync(PERSON_VEHICLE_CFG, cfgCopy);
-  const m = runCli('jetprof', ['make-weights', '--cfg', cfgCopy, '--out', cfgCopy]);
+  const m = await runCli('jetprof', ['make-weights', '--cfg', cfgCopy, '--out', cfgCopy]);
   t.is(m.code, 2);
   t.regex(m.stderr, /c\.cfg: the weights would overwrite the cfg/);
   t.is(readFileSync(cfgCopy, 'utf8'), readFileSync(PERSON_VEHICLE_CFG, 'utf8'));
@@ -221,7 +221,7 @@ test('device files and symlinks: written through, never replaced', async (t) => 
   const dir = freshDir('special');
   const runJson = join(dir, 'run.json');
   await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
-  const r = runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
+  const r = await runCli('jetprof', ['report', '--run', runJson, '--out', '/dev/null', '--html', '/dev/null']);
   t.is(r.code, 0, r.stderr);
   t.true(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
   const fifo = join(dir, 'fifo');
@@ -230,19 +230,19 @@ test('device files and symlinks: written through, never replaced', async (t) => 
   let piped = '';
   reader.stdout.on('data', (d) => (piped += d));
   const readerDone = new Promise((r) => reader.on('close', r));
-  const viaFifo = runCli('jetprof', ['report', '--run', runJson, '--out', fifo]);
+  const viaFifo = await runCli('jetprof', ['report', '--run', runJson, '--out', fifo]);
   t.is(viaFifo.code, 0, viaFifo.stderr);
   t.true(lstatSync(fifo).isFIFO(), 'the FIFO is still a FIFO');
   const target = join(dir, 'real.md');
   const link = join(dir, 'link.md');
   writeFileSync(target, 'old');
   symlinkSync(target, link);
-  t.is(runCli('jetprof', ['report', '--run', runJson, '--out', link]).code, 0);
+  t.is((await runCli('jetprof', ['report', '--run', runJson, '--out', link])).code, 0);
   t.true(lstatSync(link).isSymbolicLink(), 'the link is still a link');
   t.regex(readFileSync(target, 'utf8'), /^# YOLOv4-Tiny/, 'its target got the report');
   await readerDone;
   t.regex(piped, /^# YOLOv4-Tiny/, 'the reader of the FIFO got the report');
-  const bad = runCli('infer', [video, '--model', model.onnxPath, '--output', '/dev/null']);
+  const bad = await runCli('infer', [video, '--model', model.onnxPath, '--output', '/dev/null']);
   t.is(bad.code, 2);
   t.regex(
     bad.stderr,
@@ -260,7 +260,7 @@ test('the ONNX cache is keyed on content: another cfg with the same weights, an 
   writeFileSync(cfg416, text);
   writeFileSync(cfg608, text.replace(/^width=416$/m, 'width=608').replace(/^height=416$/m, 'height=608'));
   const weights = join(dir, 'm.weights');
-  t.is(runCli('jetprof', ['make-weights', '--cfg', cfg416, '--out', weights]).code, 0);
+  t.is((await runCli('jetprof', ['make-weights', '--cfg', cfg416, '--out', weights])).code, 0);
   const run = async (cfg: string) =>
     (await inferRun([video, '--cfg', cfg, '--weights', weights, '--no-write', '--max-frames', '3', '--warmup', '1']))
       .run;
@@ -269,14 +269,14 @@ test('the ONNX cache is keyed on content: another cfg with the same weights, an 
   writeFileSync(join(dir, 'a416.names'), Array.from({ length: 80 }, (_, i) => `thing${i}`).join('\n'));
   t.deepEqual((await run(cfg416)).model.labels!.slice(0, 2), ['thing0', 'thing1'], 'an edited .names file is used');
   writeFileSync(cfg416, text.replace(/^filters=255$/m, 'filters=25x'));
-  const broken = runCli('infer', [video, '--cfg', cfg416, '--weights', weights, '--no-write', '-q']);
+  const broken = await runCli('infer', [video, '--cfg', cfg416, '--weights', weights, '--no-write', '-q']);
   t.is(broken.code, 2, 'a broken cfg fails even though a cached export exists');
   t.regex(broken.stderr, /a416\.cfg:\d+: filters=25x is not an integer/);
 });
 
 // video writers that cannot open
 
-test('a video writer that cannot open fails before the first frame, in one line', (t) => {
+test('a video writer that cannot open fails before the first frame, in one line', async (t) => {
   const dir = freshDir('writer');
   mkdirSync(join(dir, 'folder.mp4'));
   const cases: [string[], RegExp][] = [
@@ -295,7 +295,7 @@ test('a video writer that cannot open fails before the first frame, in one line'
   ];
   for (const [args, message] of cases) {
     const t0 = Date.now();
-    const r = runCli('infer', [video, '--model', model.onnxPath, '-q', ...args], { cwd: dir });
+    const r = await runCli('infer', [video, '--model', model.onnxPath, '-q', ...args], { cwd: dir });
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     t.regex(r.stderr, message);
     oneLine(t, r.stderr);
@@ -308,7 +308,7 @@ test('a video writer that cannot open fails before the first frame, in one line'
 // other internal errors
 
 test('--backend foo and report --csv on a file: one line, exit 2, no stack', async (t) => {
-  const r = runCli('infer', [video, '--backend', 'foo']);
+  const r = await runCli('infer', [video, '--backend', 'foo']);
   t.is(r.code, 2);
   t.regex(r.stderr, /--backend must be onnx, trt or opencv, got 'foo'/);
   t.false(r.stderr.includes('internal error'));
@@ -317,7 +317,7 @@ test('--backend foo and report --csv on a file: one line, exit 2, no stack', asy
   await inferRun([video, '--model', model.onnxPath, '--no-write', '--json', runJson, '--warmup', '1']);
   const file = join(dir, 'existing.csv');
   writeFileSync(file, 'x');
-  const c = runCli('jetprof', ['report', '--run', runJson, '--csv', file]);
+  const c = await runCli('jetprof', ['report', '--run', runJson, '--csv', file]);
   t.is(c.code, 2, c.stderr);
   t.regex(c.stderr, /existing\.csv: --csv takes a folder \(one CSV file per table\), and this is a file/);
   oneLine(t, c.stderr);
@@ -325,17 +325,17 @@ test('--backend foo and report --csv on a file: one line, exit 2, no stack', asy
 
 // runs that measure nothing, streams that end early
 
-test('a run that measures no frame exits 2 with why; a stream that ends early is a warning with the counts', (t) => {
+test('a run that measures no frame exits 2 with why; a stream that ends early is a warning with the counts', async (t) => {
   const dir = freshDir('zero');
   const one = makeVideo('one.mp4', 1, 160, 120);
-  const r = runCli('infer', [one, '--model', model.onnxPath, '--no-write', '--json', join(dir, 'r.json'), '-q']);
+  const r = await runCli('infer', [one, '--model', model.onnxPath, '--no-write', '--json', join(dir, 'r.json'), '-q']);
   t.is(r.code, 2);
   t.regex(
     r.stderr,
     /one\.mp4: no frame was measured: it gave 1 frame\(s\), all within --warmup 5 \(fix: use a longer video, or a smaller --warmup \(e\.g\. --warmup 0\)\)/,
   );
   t.false(existsSync(join(dir, 'r.json')));
-  const big = runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '50', '-q']);
+  const big = await runCli('infer', [video, '--model', model.onnxPath, '--no-write', '--warmup', '50', '-q']);
   t.is(big.code, 2);
   t.regex(big.stderr, /no frame was measured: it gave 12 frame\(s\), all within --warmup 50/);
   // a report of an old run JSON that measured nothing: one line, not a crash on null
@@ -352,7 +352,7 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
       stages: { read: { meanMs: null } },
     }),
   );
-  const rep = runCli('jetprof', ['report', '--run', empty]);
+  const rep = await runCli('jetprof', ['report', '--run', empty]);
   t.is(rep.code, 2);
   t.regex(rep.stderr, /empty\.json: this run measured no frame/);
   // an mp4 cut short: fewer frames than the container declares
@@ -360,7 +360,7 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
   const cut = join(dir, 'cut.avi');
   copyFileSync(whole, cut);
   truncateSync(cut, Math.floor(statSync(whole).size * 0.3));
-  const w = runCli('infer', [cut, '--model', model.onnxPath, '--no-write', '--warmup', '1', '--json', '-']);
+  const w = await runCli('infer', [cut, '--model', model.onnxPath, '--no-write', '--warmup', '1', '--json', '-']);
   t.is(w.code, 0, w.stderr);
   t.regex(
     w.stderr,
@@ -368,7 +368,7 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
   );
 });
 
-test("jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", (t) => {
+test("jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", async (t) => {
   const dir = freshDir('stale');
   const dead = join(dir, '.out.partial-999999-0123456789ab.mp4');
   const deadFolder = join(dir, '.jetprof-out-999999-AbC123');
@@ -384,7 +384,7 @@ test("jetprof's temporary files and folders of dead processes are removed at the
   writeFileSync(thesis, 'a chapter');
   writeFileSync(victim, 'keep me');
   symlinkSync(victim, link);
-  const r = runCli('infer', [
+  const r = await runCli('infer', [
     video,
     '--model',
     model.onnxPath,
@@ -403,7 +403,7 @@ test("jetprof's temporary files and folders of dead processes are removed at the
   t.is(readFileSync(victim, 'utf8'), 'keep me');
 });
 
-test('links planted where temporary names used to be predictable are never written through (video, run JSON)', (t) => {
+test('links planted where temporary names used to be predictable are never written through (video, run JSON)', async (t) => {
   const dir = freshDir('planted');
   const victim = join(dir, 'victim.txt');
   writeFileSync(victim, 'keep me');
@@ -412,7 +412,7 @@ test('links planted where temporary names used to be predictable are never writt
     symlinkSync(victim, join(dir, `.out.partial-${pid}.mp4`));
     symlinkSync(victim, join(dir, `.run.partial-${pid}.json`));
   }
-  const r = runCli('infer', [
+  const r = await runCli('infer', [
     video,
     '--model',
     model.onnxPath,
@@ -439,7 +439,7 @@ test('links planted where temporary names used to be predictable are never writt
 
 // cfg keys darknet does not know
 
-test('an unknown cfg key is a warning with the line and the nearest key; --strict makes it an error', (t) => {
+test('an unknown cfg key is a warning with the line and the nearest key; --strict makes it an error', async (t) => {
   const dir = freshDir('cfgkey');
   const cfg = join(dir, 'typo.cfg');
   writeFileSync(
@@ -449,15 +449,15 @@ test('an unknown cfg key is a warning with the line and the nearest key; --stric
       .replace(/^width=640$/m, 'width=640\nwidht=416'),
   );
   const weights = join(dir, 'typo.weights');
-  t.is(runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights]).code, 0);
-  const r = runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'typo.onnx')]);
+  t.is((await runCli('jetprof', ['make-weights', '--cfg', cfg, '--out', weights])).code, 0);
+  const r = await runCli('jetprof', ['export', '--cfg', cfg, '--weights', weights, '--out', join(dir, 'typo.onnx')]);
   t.is(r.code, 0, r.stderr);
   t.regex(
     r.stderr,
     /typo\.cfg:\d+: unknown key 'widht' in \[net\] \(did you mean 'width'\?\); darknet ignores it too \("Unused field"\)/,
   );
   t.regex(r.stderr, /typo\.cfg:\d+: unknown key 'activaton' in \[convolutional\] \(did you mean 'activation'\?\)/);
-  const strict = runCli('jetprof', [
+  const strict = await runCli('jetprof', [
     'export',
     '--cfg',
     cfg,
@@ -475,7 +475,7 @@ test('an unknown cfg key is a warning with the line and the nearest key; --stric
   t.false(existsSync(join(dir, 'strict.onnx')));
   // the shipped cfgs use only keys darknet knows
   for (const c of [YOLOV4_TINY_CFG, PERSON_VEHICLE_CFG]) {
-    const e = runCli('jetprof', [
+    const e = await runCli('jetprof', [
       'export',
       '--cfg',
       c,
@@ -492,19 +492,38 @@ test('an unknown cfg key is a warning with the line and the nearest key; --stric
 
 // profile
 
-test('profile checks its input before the profiler starts: a text file named .mp4 fails at once and leaves nothing', (t) => {
+test('profile checks its input before the profiler starts: a text file named .mp4 fails at once and leaves nothing', async (t) => {
   const dir = freshDir('profile-input');
   const fake = join(dir, 'notes.mp4');
   writeFileSync(fake, 'this is not a video\n');
   const out = join(dir, 'profiles');
   const t0 = Date.now();
-  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', fake, '--model', model.onnxPath]);
+  const r = await runCli('jetprof', [
+    'profile',
+    '--tool',
+    'nsys',
+    '--out-dir',
+    out,
+    '--',
+    fake,
+    '--model',
+    model.onnxPath,
+  ]);
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /notes\.mp4/);
   oneLine(t, r.stderr);
   t.true(Date.now() - t0 < 20_000, `failed in ${Date.now() - t0} ms, before any profiler ran`);
   t.false(existsSync(out), 'no report files for a run that never started');
-  const none = runCli('jetprof', ['profile', '--tool', 'nsys', '--out-dir', out, '--', '--model', model.onnxPath]);
+  const none = await runCli('jetprof', [
+    'profile',
+    '--tool',
+    'nsys',
+    '--out-dir',
+    out,
+    '--',
+    '--model',
+    model.onnxPath,
+  ]);
   t.is(none.code, 2);
   t.regex(none.stderr, /no video among the infer arguments/);
 });

@@ -46,12 +46,12 @@ test('jetprof parse nsys output to CSV with exact nanoseconds, and --strict', (t
   t.is(JSON.parse(readFileSync(join(scratchDir(), 'p.json'), 'utf8')).schema, 'jetprof.nvprof/1');
 });
 
-test('bad call - jetprof parse on a missing file or a file that is no profiler output: one line, exit 2', (t) => {
-  const missing = runCli('jetprof', ['parse', '/nonexistent/log.txt']);
+test('bad call - jetprof parse on a missing file or a file that is no profiler output: one line, exit 2', async (t) => {
+  const missing = await runCli('jetprof', ['parse', '/nonexistent/log.txt']);
   t.is(missing.code, 2);
   t.is(missing.stderr.trim().split('\n').length, 1);
   t.regex(missing.stderr, /\/nonexistent\/log\.txt: profiler log not found/);
-  const notLog = runCli('jetprof', ['parse', join(ROOT, 'README.md')]);
+  const notLog = await runCli('jetprof', ['parse', join(ROOT, 'README.md')]);
   t.is(notLog.code, 2);
   t.regex(notLog.stderr, /README\.md: neither nvprof nor Nsight Systems output/);
 });
@@ -71,19 +71,19 @@ test('jetprof report loads no native module either', (t) => {
   t.regex(r.stdout, /\| 40\.00% \| 800\.000000 ms \| 2\.500000 us \| cudaStreamSynchronize \|/);
 });
 
-test('bad call - a bad option value to a jetprof subcommand exits 2 with one line naming the option', (t) => {
+test('bad call - a bad option value to a jetprof subcommand exits 2 with one line naming the option', async (t) => {
   for (const [args, re] of [
     [['parse', LOG, '--trace-rows', 'abc'], /--trace-rows must be an integer between 0 and \d+, got 'abc'/],
     [['report', '--top', '0'], /--top must be an integer between 1 and 1000, got 0/],
   ] as const) {
-    const r = runCli('jetprof', [...args]);
+    const r = await runCli('jetprof', [...args]);
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     t.is(r.stderr.trim().split('\n').length, 1);
     t.regex(r.stderr, re);
   }
 });
 
-test('hostile text in a log is shown, not obeyed: terminal escapes and bare CRs escaped in parse --format md and its warnings, spreadsheet formulas neutralised in CSV', (t) => {
+test('hostile text in a log is shown, not obeyed: terminal escapes and bare CRs escaped in parse --format md and its warnings, spreadsheet formulas neutralised in CSV', async (t) => {
   const lab = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt'), 'utf8');
   // a kernel renamed to a terminal escape (OSC 52 writes the clipboard), one to a formula, a line nobody understands
   const hostile = lab
@@ -92,20 +92,20 @@ test('hostile text in a log is shown, not obeyed: terminal escapes and bare CRs 
     .replace('==287== NVTX result:', 'garbage \x1b[2J line\n==287== NVTX result:');
   const log = join(scratchDir(), 'hostile.log');
   writeFileSync(log, hostile);
-  const md = runCli('jetprof', ['parse', log, '--format', 'md']);
+  const md = await runCli('jetprof', ['parse', log, '--format', 'md']);
   t.is(md.code, 0, md.stderr);
   t.false(/[\x00-\x08\x0b-\x1f\x7f]/.test(md.stdout), 'no control character reaches the terminal from the table');
   t.regex(md.stdout, /\\x1b\]52;c;ZXZpbA==\\x07evil \|/);
   t.false(/[\x00-\x08\x0b-\x1f\x7f]/.test(md.stderr), 'nor from the warnings');
   t.regex(md.stderr, /garbage \\x1b\[2J line/);
-  const csv = runCli('jetprof', ['parse', log, '--format', 'csv']);
+  const csv = await runCli('jetprof', ['parse', log, '--format', 'csv']);
   t.is(csv.code, 0, csv.stderr);
   t.regex(csv.stdout, /,"'=HYPERLINK\(""http:\/\/x"",""y""\)"/, 'a formula becomes text');
   t.regex(csv.stdout, /,-?\d/, 'numbers stay numbers');
   t.false(/,[=+@]/.test(csv.stdout.replace(/"'[^"]*"/g, '')), 'no cell starts a formula');
 });
 
-test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of names right; a 50 MB kernel name is one cut line, said, never a spliced row', (t) => {
+test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of names right; a 50 MB kernel name is one cut line, said, never a spliced row', async (t) => {
   const dir = scratchDir();
   const head = [
     '==7== NVPROF is profiling process 7, command: ./app',
@@ -122,7 +122,7 @@ test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of 
   ]);
   const mixedLog = join(dir, 'mixed.txt');
   writeFileSync(mixedLog, mixed);
-  const m = runCli('jetprof', ['parse', mixedLog]);
+  const m = await runCli('jetprof', ['parse', mixedLog]);
   t.is(m.code, 0, m.stderr);
   const names = JSON.parse(m.stdout).processes[0].summary.map((r: { name: string }) => r.name);
   t.deepEqual(names, ['noyau_réduit', 'café…']);
@@ -136,7 +136,7 @@ test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of 
     huge,
     `${head}\n${row('before', '40.00')}\n${row(`k${'x'.repeat(50 * 1024 * 1024)}`, '30.00')}\n${row('after', '30.00')}\n`,
   );
-  const h = runCli('jetprof', ['parse', huge, '--out', join(dir, 'huge.json')]);
+  const h = await runCli('jetprof', ['parse', huge, '--out', join(dir, 'huge.json')]);
   t.is(h.code, 0, h.stderr);
   const summary = JSON.parse(readFileSync(join(dir, 'huge.json'), 'utf8')).processes[0].summary;
   t.deepEqual(

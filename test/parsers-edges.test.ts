@@ -35,7 +35,7 @@ test('no newline after the last line: a whole row is kept (with a note), a line 
   const nvLast = nv.split('\n').pop()!;
   const nvCut = nv.slice(0, nv.length - nvLast.length + nvLast.search(/\d/) + 3);
   writeFileSync(file, nvCut);
-  const p = runCli('jetprof', ['parse', file]);
+  const p = await runCli('jetprof', ['parse', file]);
   t.is(p.code, 0, p.stderr);
   const parsed = JSON.parse(p.stdout);
   const lastName = nvLast
@@ -50,7 +50,7 @@ test('no newline after the last line: a whole row is kept (with a note), a line 
   t.is(parseNvprof(nvCut).diagnostics.filter((d) => d.code === 'TRUNCATED_LINE').length, 1);
   // the whole log without its final newline keeps its last row, through the file path (byte scanner) too
   writeFileSync(file, nv);
-  const kept = JSON.parse(runCli('jetprof', ['parse', file]).stdout);
+  const kept = JSON.parse((await runCli('jetprof', ['parse', file])).stdout);
   t.true(
     kept.processes.some((x: { dependency: { name: string }[]; summary: { name: string }[] }) =>
       [...x.dependency, ...x.summary].some((d) => d.name === lastName),

@@ -367,14 +367,14 @@ test('nsys expert system (real nsys analyze 2022.4 output): each rule is a repor
 });
 
 test('jetprof parse --format md shows the expert system advice under its tables; a GPU-trace-only CSV log parses (exit 0)', async (t) => {
-  const md = runCli('jetprof', ['parse', join(PROFILES, 'nsys-analyze-2022.4.txt'), '--format', 'md']);
+  const md = await runCli('jetprof', ['parse', join(PROFILES, 'nsys-analyze-2022.4.txt'), '--format', 'md']);
   t.is(md.code, 0, md.stderr);
   t.regex(md.stdout, /## nsys expert system/);
   t.regex(md.stdout, /> Suggestion: If applicable, use PINNED memory instead\./);
   t.regex(md.stdout, /\| 3\.598 ms \| 3\.900 ms \| 2423839 \| 2423840 \| cudaDeviceSynchronize \|/);
   const file = join(tmp, 'gpu-trace.csv');
   writeFileSync(file, GPU_TRACE_CSV);
-  const json = runCli('jetprof', ['parse', file]);
+  const json = await runCli('jetprof', ['parse', file]);
   t.is(json.code, 0, json.stderr);
   t.is(JSON.parse(json.stdout).processes[0].gpuTrace.length, 3);
 });

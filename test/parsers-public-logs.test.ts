@@ -425,7 +425,7 @@ test('a trace-only log concatenated with itself is noticed as a repeated run, li
 
 test('jetprof parse --format md on a trace-only log shows the trace (there is no summary) and says so', async (t) => {
   const { runCli } = await import('./helpers/fixtures.ts');
-  const r = runCli('jetprof', ['parse', join(PUBLIC, 'nvprof-api-trace-vector-add.txt'), '--format', 'md']);
+  const r = await runCli('jetprof', ['parse', join(PUBLIC, 'nvprof-api-trace-vector-add.txt'), '--format', 'md']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /has no summary table; showing --section api-trace/);
   t.regex(r.stdout, /^### API trace, process 84665/m);

@@ -117,8 +117,8 @@ test("infer arguments read by infer's own parser: the video after value-taking o
   await t.throwsAsync(inferArgFacts(['v.mp4', '--max-det', 'many']), { message: /^infer arguments: .*--max-det/ });
 });
 
-test('bad call - a profiler that is not installed: one line with the install hint, exit 2', (t) => {
-  const r = runCli('jetprof', ['profile', '--tool', 'nsys', '--', 'v.mp4'], {
+test('bad call - a profiler that is not installed: one line with the install hint, exit 2', async (t) => {
+  const r = await runCli('jetprof', ['profile', '--tool', 'nsys', '--', 'v.mp4'], {
     env: { JETPROF_NSYS: '/nonexistent/nsys' },
   });
   t.is(r.code, 2);
@@ -127,17 +127,17 @@ test('bad call - a profiler that is not installed: one line with the install hin
     r.stderr,
     /\/nonexistent\/nsys: nsys \(from JETPROF_NSYS\) is not an executable file \(fix: .*scripts\/setup\.sh --profilers/,
   );
-  const n = runCli('jetprof', ['profile', '--tool', 'nvprof', '--', 'v.mp4'], { env: { PATH: '/nonexistent' } });
+  const n = await runCli('jetprof', ['profile', '--tool', 'nvprof', '--', 'v.mp4'], { env: { PATH: '/nonexistent' } });
   t.is(n.code, 2);
   t.regex(n.stderr, /nvprof is not installed .*use --tool nsys/);
 });
 
 test.serial(
   'bad calls refused before a profiler starts, exit 2, nothing replaced: --tries 0 and -5; --json naming the profile JSON itself; compare --profile nsys where nsys is not installed (the last REPORT.md stays)',
-  (t) => {
+  async (t) => {
     const video = makeVideo('badcalls.mp4', 3, 160, 120);
     for (const tries of ['0', '-5', '1.5']) {
-      const r = runCli('jetprof', [
+      const r = await runCli('jetprof', [
         'profile',
         '--tool',
         'nsys',
@@ -154,7 +154,7 @@ test.serial(
     const out = freshDir('selfjson');
     const own = join(out, 'profile_onnx_nsys.json');
     writeFileSync(own, 'the last profile');
-    const j = runCli('jetprof', [
+    const j = await runCli('jetprof', [
       'profile',
       '--tool',
       'nsys',
@@ -172,7 +172,7 @@ test.serial(
     t.is(readFileSync(own, 'utf8'), 'the last profile');
     const lab = freshDir('compare-no-nsys');
     writeFileSync(join(lab, 'REPORT.md'), 'the last good report');
-    const c = runCli(
+    const c = await runCli(
       'jetprof',
       ['compare', video, '--profile', 'nsys', '--out-dir', lab, '--', '--model', model.onnxPath],
       {
@@ -208,31 +208,34 @@ requires(
   readOnlyPossible(),
   "root here may not mount a tmpfs, and ignores a folder's write bit",
   true,
-)('profile into a read-only out-dir: one line naming it, exit 2, before nsys runs (no stream left in TMPDIR)', (t) => {
-  const ro = readOnlyFolder()!;
-  const tmp = freshDir('ro-tmpdir');
-  try {
-    const video = makeVideo('ro.mp4', 3, 160, 120);
-    const r = runCli(
-      'jetprof',
-      ['profile', '--tool', 'nsys', '--out-dir', ro.dir, '--', video, '--model', model.onnxPath],
-      {
-        env: { TMPDIR: tmp },
-      },
-    );
-    t.is(r.code, 2, r.stderr);
-    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
-    t.regex(r.stderr, /does not exist or is not writable \(fix: create it, or pass --out-dir with a writable path\)/);
-    // (tsx, which runs the tests' jetprof from source, keeps its cache there)
-    t.deepEqual(
-      readdirSync(tmp).filter((f) => !f.startsWith('tsx-')),
-      [],
-      'nothing left in TMPDIR',
-    );
-  } finally {
-    ro.done();
-  }
-});
+)(
+  'profile into a read-only out-dir: one line naming it, exit 2, before nsys runs (no stream left in TMPDIR)',
+  async (t) => {
+    const ro = readOnlyFolder()!;
+    const tmp = freshDir('ro-tmpdir');
+    try {
+      const video = makeVideo('ro.mp4', 3, 160, 120);
+      const r = await runCli(
+        'jetprof',
+        ['profile', '--tool', 'nsys', '--out-dir', ro.dir, '--', video, '--model', model.onnxPath],
+        {
+          env: { TMPDIR: tmp },
+        },
+      );
+      t.is(r.code, 2, r.stderr);
+      t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+      t.regex(r.stderr, /does not exist or is not writable \(fix: create it, or pass --out-dir with a writable path\)/);
+      // (tsx, which runs the tests' jetprof from source, keeps its cache there)
+      t.deepEqual(
+        readdirSync(tmp).filter((f) => !f.startsWith('tsx-')),
+        [],
+        'nothing left in TMPDIR',
+      );
+    } finally {
+      ro.done();
+    }
+  },
+);
 
 test('NVTX from Node: libnvToolsExt loads through koffi and push/pop run', (t) => {
   const nvtx = loadNvtx();
@@ -244,80 +247,83 @@ test('NVTX from Node: libnvToolsExt loads through koffi and push/pop run', (t) =
 
 const model = makeModel('profiled', PERSON_VEHICLE_CFG, 9);
 
-test.serial('real nsys: the five stage ranges, one instance per frame, agreeing with the run JSON within 20%', (t) => {
-  const video = makeVideo('profiled.mp4', 12, 320, 240);
-  const out = join(scratchDir(), 'nsys-profile');
-  const r = runCli(
-    'jetprof',
-    [
-      'profile',
-      '--tool',
-      'nsys',
-      '--out-dir',
-      out,
-      '--',
-      video,
-      '--model',
-      model.onnxPath,
-      '--pipeline',
-      'on',
-      '--warmup',
-      '0',
-      '-q',
-      '--output',
-      join(out, 'v.mp4'),
-    ],
-    { timeout: 900_000 }, // up to three nsys tries, each up to ~4 min on a loaded machine (its stall limit scales with load),
-  );
-  t.is(r.code, 0, lastLines(r.stderr));
-  t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
-  const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
-  t.is(profile.schema, 'jetprof.profile/1');
-  t.is(profile.tool, 'nsys');
-  const stages = nvtxStageRows(profile.nsys);
-  const byName = Object.fromEntries(stages.map((s) => [s.range, s]));
-  for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) {
-    t.truthy(byName[s], `NVTX range ${s} recorded`);
-    t.is(byName[s].instances, 12, `${s}: one instance per frame`);
-    // the run's write stage holds the hand-offs (write ranges) and the waits for the encoder before each model run
-    const nvtxMs = (byName[s].totalNs + (s === 'write' ? (byName['encoder-wait']?.totalNs ?? 0) : 0)) / 1e6;
-    const runMs = profile.run.stages[s].totalMs;
+test.serial(
+  'real nsys: the five stage ranges, one instance per frame, agreeing with the run JSON within 20%',
+  async (t) => {
+    const video = makeVideo('profiled.mp4', 12, 320, 240);
+    const out = join(scratchDir(), 'nsys-profile');
+    const r = await runCli(
+      'jetprof',
+      [
+        'profile',
+        '--tool',
+        'nsys',
+        '--out-dir',
+        out,
+        '--',
+        video,
+        '--model',
+        model.onnxPath,
+        '--pipeline',
+        'on',
+        '--warmup',
+        '0',
+        '-q',
+        '--output',
+        join(out, 'v.mp4'),
+      ],
+      { timeout: 900_000 }, // up to three nsys tries, each up to ~4 min on a loaded machine (its stall limit scales with load),
+    );
+    t.is(r.code, 0, lastLines(r.stderr));
+    t.true(existsSync(join(out, 'profile_onnx.nsys-rep')));
+    const profile = JSON.parse(readFileSync(join(out, 'profile_onnx_nsys.json'), 'utf8'));
+    t.is(profile.schema, 'jetprof.profile/1');
+    t.is(profile.tool, 'nsys');
+    const stages = nvtxStageRows(profile.nsys);
+    const byName = Object.fromEntries(stages.map((s) => [s.range, s]));
+    for (const s of ['read', 'preprocess', 'inference', 'postprocess', 'write']) {
+      t.truthy(byName[s], `NVTX range ${s} recorded`);
+      t.is(byName[s].instances, 12, `${s}: one instance per frame`);
+      // the run's write stage holds the hand-offs (write ranges) and the waits for the encoder before each model run
+      const nvtxMs = (byName[s].totalNs + (s === 'write' ? (byName['encoder-wait']?.totalNs ?? 0) : 0)) / 1e6;
+      const runMs = profile.run.stages[s].totalMs;
+      t.true(
+        Math.abs(nvtxMs - runMs) <= Math.max(0.2 * runMs, 1),
+        `${s}: NVTX ${nvtxMs.toFixed(3)} ms vs run JSON ${runMs.toFixed(3)} ms`,
+      );
+    }
+    t.is(byName['model-load'].instances, 1);
+    t.regex(r.stdout, /\| inference \| 12 \|/);
+    // nsys's words about the stream it could not import are said with what happened, after the import, not before it
+    if (/nsys left its stream to be imported/.test(JSON.stringify(profile))) {
+      t.notRegex(r.stderr, /^(Importer error status|Unable to retrieve the importer version|Generating '.*\.qdstrm')/m);
+      t.regex(
+        r.stderr,
+        /nsys could not import its stream itself \(The importer binary and its dependencies were not found\) and left .*profile_onnx\.qdstrm; jetprof imported it with QdstrmImporter: the report is .*profile_onnx\.nsys-rep/,
+      );
+    } else t.notRegex(r.stderr, /could not import its stream itself/);
+    t.like(
+      profile.run.setup,
+      { profiler: 'nsys', label: 'onnx-fp32-cpu-pipelined3-nsys' },
+      'the run says it was measured under nsys',
+    );
+    const notRunning = ((1 - profile.run.stages.inference.totalMs / profile.run.wallMs) * 100).toFixed(1);
     t.true(
-      Math.abs(nvtxMs - runMs) <= Math.max(0.2 * runMs, 1),
-      `${s}: NVTX ${nvtxMs.toFixed(3)} ms vs run JSON ${runMs.toFixed(3)} ms`,
+      r.stdout.includes(
+        `the model was not running ${notRunning}% of the wall time (pipelined loop: frame ranges overlap`,
+      ),
+      'the same figure as the run JSON',
     );
-  }
-  t.is(byName['model-load'].instances, 1);
-  t.regex(r.stdout, /\| inference \| 12 \|/);
-  // nsys's words about the stream it could not import are said with what happened, after the import, not before it
-  if (/nsys left its stream to be imported/.test(JSON.stringify(profile))) {
-    t.notRegex(r.stderr, /^(Importer error status|Unable to retrieve the importer version|Generating '.*\.qdstrm')/m);
-    t.regex(
-      r.stderr,
-      /nsys could not import its stream itself \(The importer binary and its dependencies were not found\) and left .*profile_onnx\.qdstrm; jetprof imported it with QdstrmImporter: the report is .*profile_onnx\.nsys-rep/,
-    );
-  } else t.notRegex(r.stderr, /could not import its stream itself/);
-  t.like(
-    profile.run.setup,
-    { profiler: 'nsys', label: 'onnx-fp32-cpu-pipelined3-nsys' },
-    'the run says it was measured under nsys',
-  );
-  const notRunning = ((1 - profile.run.stages.inference.totalMs / profile.run.wallMs) * 100).toFixed(1);
-  t.true(
-    r.stdout.includes(
-      `the model was not running ${notRunning}% of the wall time (pipelined loop: frame ranges overlap`,
-    ),
-    'the same figure as the run JSON',
-  );
-  t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
-});
+    t.deepEqual(orphanNsysAgents(), [], 'no nsys agent left running after its nsys ended');
+  },
+);
 
 test.serial(
   'real nsys, two streams in batches of 2: each frame sits inside a stream-<i> range (time per stream), each batch in a range naming its streams, the stage ranges keep their names',
-  (t) => {
+  async (t) => {
     const video = makeVideo('profiled-streams.mp4', 6, 160, 120);
     const out = join(scratchDir(), 'nsys-streams');
-    const r = runCli(
+    const r = await runCli(
       'jetprof',
       [
         'profile',
@@ -354,7 +360,7 @@ test.serial(
       t.is(count(stage), 10, `${stage}: one per measured frame of either stream`);
     t.is(profile.run.streams.length, 2);
     // the report does not divide summed frame ranges that overlap: it says why and points to the stage table
-    const rep = runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx_nsys.json')]);
+    const rep = await runCli('jetprof', ['report', '--profile', join(out, 'profile_onnx_nsys.json')]);
     t.is(rep.code, 0, rep.stderr);
     t.regex(
       rep.stdout.replace(/\s+/g, ' '),
@@ -454,7 +460,7 @@ for (const tool of ['nsys', 'nvprof'] as const) {
 
 test.serial(
   'real nvprof without a GPU: the lab\'s flags are accepted, "no GPU" said clearly (exit 3), and nothing of the previous profile is replaced: its JSON, the lab log a student copied there, a run JSON, an nsys profile beside it; this run\'s log kept as .failed.txt',
-  (t) => {
+  async (t) => {
     const video = makeVideo('nvprofiled.mp4', 4, 160, 120);
     const out = join(scratchDir(), 'nvprof-profile');
     mkdirSync(out, { recursive: true });
@@ -466,7 +472,7 @@ test.serial(
       ['profiling_onnx_log.txt', '==6312== NVPROF is profiling process 6312 (the lab log, copied here)\n'],
     ]);
     for (const [f, text] of before) writeFileSync(join(out, f), text);
-    const r = runCli(
+    const r = await runCli(
       'jetprof',
       ['profile', '--tool', 'nvprof', '--out-dir', out, '--', video, '--model', model.onnxPath, '--no-write', '-q'],
       { timeout: 300_000 },
@@ -515,13 +521,13 @@ function previousProfileWithNsys(name: string, script: string) {
 
 test.serial(
   "nsys that leaves no report: the previous profile (report, stats, log, JSON) stays as it was, this run's log kept as .failed.log, exit 1",
-  (t) => {
+  async (t) => {
     const { fake, out, before } = previousProfileWithNsys(
       'failing-nsys',
       '#!/bin/bash\necho "nsys: something went wrong"\nexit 1\n',
     );
     const video = makeVideo('failing-nsys.mp4', 3, 160, 120);
-    const r = runCli(
+    const r = await runCli(
       'jetprof',
       ['profile', '--tool', 'nsys', '--tries', '1', '--out-dir', out, '--', video, '--model', model.onnxPath, '-q'],
       { env: { JETPROF_NSYS: fake }, timeout: 300_000 },

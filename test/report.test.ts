@@ -157,9 +157,9 @@ const labLog = join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt')
 const nsysLog = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
 const GOLDEN = join(ROOT, 'test/fixtures/report/golden.md');
 
-test('golden: the report for fixed runs and profiles is exactly test/fixtures/report/golden.md', (t) => {
+test('golden: the report for fixed runs and profiles is exactly test/fixtures/report/golden.md', async (t) => {
   const out = join(dir, 'REPORT.md');
-  const r = runCli('jetprof', [
+  const r = await runCli('jetprof', [
     'report',
     '--run',
     onnxJson,
@@ -455,7 +455,7 @@ test('what was measured: a run under a profiler is marked and kept out of the sp
   );
 });
 
-test('several runs of one label: one row with mean ± std and the number of runs; a jetprof.run/1 file still reads', (t) => {
+test('several runs of one label: one row with mean ± std and the number of runs; a jetprof.run/1 file still reads', async (t) => {
   const a = fixedRun('onnx', { read: 8, preprocess: 6, inference: 100, postprocess: 3, write: 12 }, 20);
   const b = fixedRun('onnx', { read: 8, preprocess: 6, inference: 110, postprocess: 3, write: 12 }, 20);
   const report = buildLabReport([a, b], []);
@@ -482,7 +482,7 @@ test('several runs of one label: one row with mean ± std and the number of runs
     ...old
   } = onnxRun;
   writeFileSync(v1, JSON.stringify({ ...old, schema: 'jetprof.run/1', pipeline: { mode: 'on', inFlight: 3 } }));
-  const r = runCli('jetprof', ['report', '--run', v1]);
+  const r = await runCli('jetprof', ['report', '--run', v1]);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /\| ONNX Runtime \(CPU, FP32\) \| \(960,540,3\) \|/);
   t.regex(
@@ -511,9 +511,9 @@ test('profile notes and picks: top critical-path rows, every waiting row, fused 
   t.true(p.notes.some((n) => n.startsWith('conv and activation fused in TensorRT: 1 of the top convolution kernels')));
 });
 
-test('CSV files: fps, stages and one file per profile table, with exact nanoseconds', (t) => {
+test('CSV files: fps, stages and one file per profile table, with exact nanoseconds', async (t) => {
   const csv = join(dir, 'csv');
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--csv', csv]);
+  const r = await runCli('jetprof', ['report', '--run', onnxJson, '--run', trtJson, '--profile', labLog, '--csv', csv]);
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.startsWith('# YOLOv4-Tiny: ONNX Runtime vs TensorRT'));
   t.true(
@@ -538,32 +538,32 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
   );
 });
 
-test('bad input - a missing run file, a run file that is not a run, a missing profile: one line, exit 2', (t) => {
-  const missing = runCli('jetprof', ['report', '--run', join(dir, 'nope.json')]);
+test('bad input - a missing run file, a run file that is not a run, a missing profile: one line, exit 2', async (t) => {
+  const missing = await runCli('jetprof', ['report', '--run', join(dir, 'nope.json')]);
   t.is(missing.code, 2);
   t.regex(missing.stderr, /nope\.json: run JSON not found/);
   const bad = join(dir, 'bad.json');
   writeFileSync(bad, '{"schema": "something/1"}');
-  const r = runCli('jetprof', ['report', '--run', bad]);
+  const r = await runCli('jetprof', ['report', '--run', bad]);
   t.is(r.code, 2);
   t.regex(r.stderr, /bad\.json: not a jetprof run result \(schema jetprof\.run\/2\)/);
   const newer = join(dir, 'newer.json');
   writeFileSync(newer, JSON.stringify({ ...onnxRun, schema: 'jetprof.run/9' }));
-  const rn = runCli('jetprof', ['report', '--run', newer]);
+  const rn = await runCli('jetprof', ['report', '--run', newer]);
   t.is(rn.code, 2);
   t.regex(rn.stderr, /newer\.json: schema jetprof\.run\/9 is newer than this jetprof reads/);
   t.is(r.stderr.trim().split('\n').length, 1);
-  const noLog = runCli('jetprof', ['report', '--profile', join(dir, 'no-such-log.txt')]);
+  const noLog = await runCli('jetprof', ['report', '--profile', join(dir, 'no-such-log.txt')]);
   t.is(noLog.code, 2);
   t.is(noLog.stderr.trim().split('\n').length, 1, noLog.stderr);
   t.regex(noLog.stderr, /no-such-log\.txt: profiler log not found/);
 });
 
-test("report --profile follows parse's rule: a log of a failed nvprof run (no GPU) is one line naming nvprof's error, exit 2, and no report; nvprof's warnings and lines the parser could not read become the profile's notes", (t) => {
+test("report --profile follows parse's rule: a log of a failed nvprof run (no GPU) is one line naming nvprof's error, exit 2, and no report; nvprof's warnings and lines the parser could not read become the profile's notes", async (t) => {
   const failed = join(ROOT, 'test/fixtures/profiles/nvprof-no-gpu.txt');
   const out = join(dir, 'NOGPU.md');
-  const parse = runCli('jetprof', ['parse', failed]);
-  const report = runCli('jetprof', ['report', '--profile', failed, '--out', out]);
+  const parse = await runCli('jetprof', ['parse', failed]);
+  const report = await runCli('jetprof', ['report', '--profile', failed, '--out', out]);
   t.is(parse.code, 2);
   t.is(report.code, 2, report.stderr);
   for (const r of [parse, report])
@@ -576,7 +576,7 @@ test("report --profile follows parse's rule: a log of a failed nvprof run (no GP
   lines.push('==287== Warning: 3 records have invalid timestamps due to insufficient device buffer space.', '');
   const noisy = join(dir, 'noisy_log.txt');
   writeFileSync(noisy, lines.join('\n'));
-  const ok = runCli('jetprof', ['report', '--profile', noisy, '--out', join(dir, 'NOISY.md')]);
+  const ok = await runCli('jetprof', ['report', '--profile', noisy, '--out', join(dir, 'NOISY.md')]);
   t.is(ok.code, 0, ok.stderr);
   const md = readFileSync(join(dir, 'NOISY.md'), 'utf8');
   t.regex(md, /- nvprof warned: 3 records have invalid timestamps/);
@@ -586,25 +586,25 @@ test("report --profile follows parse's rule: a log of a failed nvprof run (no GP
   );
 });
 
-test('report --out and --html into folders that do not exist yet make them, as compare --out-dir does; a folder that cannot be made is one line', (t) => {
+test('report --out and --html into folders that do not exist yet make them, as compare --out-dir does; a folder that cannot be made is one line', async (t) => {
   const out = join(dir, 'new-folder', 'deeper', 'R.md');
   const html = join(dir, 'new-html', 'r.html');
-  const r = runCli('jetprof', ['report', '--run', onnxJson, '--out', out, '--html', html]);
+  const r = await runCli('jetprof', ['report', '--run', onnxJson, '--out', out, '--html', html]);
   t.is(r.code, 0, r.stderr);
   t.true(existsSync(out) && existsSync(html));
   const blocked = join(dir, 'a-file');
   writeFileSync(blocked, 'x');
-  const bad = runCli('jetprof', ['report', '--run', onnxJson, '--out', join(blocked, 'R.md')]);
+  const bad = await runCli('jetprof', ['report', '--run', onnxJson, '--out', join(blocked, 'R.md')]);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /a-file\/R\.md: /);
   t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
 });
 
-test('run files are checked against src/schemas: a missing optional field is fine, a missing or mistyped required one is one line naming the field', (t) => {
+test('run files are checked against src/schemas: a missing optional field is fine, a missing or mistyped required one is one line naming the field', async (t) => {
   const { tegrastats: _t, detectionsFile: _d, output: _o, gpuTimings: _g, ...withoutOptionals } = onnxRun;
   const ok = join(dir, 'schema-ok.json');
   writeFileSync(ok, JSON.stringify(withoutOptionals));
-  t.is(runCli('jetprof', ['report', '--run', ok]).code, 0);
+  t.is((await runCli('jetprof', ['report', '--run', ok])).code, 0);
   const cases: [string, (r: Record<string, any>) => void, RegExp][] = [
     ['no-label', (r) => delete r.setup.label, /not a valid jetprof\.run\/2 file: field setup\.label is missing/],
     ['no-stages', (r) => delete r.stages, /not a valid jetprof\.run\/2 file: field stages is missing/],
@@ -625,7 +625,7 @@ test('run files are checked against src/schemas: a missing optional field is fin
     spoil(run);
     const file = join(dir, `schema-${name}.json`);
     writeFileSync(file, JSON.stringify(run));
-    const r = runCli('jetprof', ['report', '--run', file]);
+    const r = await runCli('jetprof', ['report', '--run', file]);
     t.is(r.code, 2, name);
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
     t.regex(r.stderr, new RegExp(`schema-${name}\\.json: ${expected.source}`), name);
@@ -635,7 +635,7 @@ test('run files are checked against src/schemas: a missing optional field is fin
     set,
     JSON.stringify({ schema: 'jetprof.runset/1', label: 'x', files: ['onnx.json'], runs: 1, inferenceFps: { n: 1 } }),
   );
-  const rs = runCli('jetprof', ['report', '--run', set]);
+  const rs = await runCli('jetprof', ['report', '--run', set]);
   t.is(rs.code, 2);
   t.regex(
     rs.stderr,
@@ -646,8 +646,8 @@ test('run files are checked against src/schemas: a missing optional field is fin
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');
 requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)(
   'the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX',
-  (t) => {
-    const r = runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
+  async (t) => {
+    const r = await runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
     t.is(r.code, 0, r.stderr);
     t.regex(r.stdout, /\| 37\.41% \| 197\.397023 s \| 0 ns \| cudaMalloc \|/);
     t.regex(r.stdout, /cudaMalloc is 37\.41% of the critical path/);
@@ -726,7 +726,7 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     );
     // and in the report, from the command line, whatever the row is called: the lab's script is trt_inference.py
     for (const name of ['TensorRT', 'TRT']) {
-      const r = runCli('jetprof', [
+      const r = await runCli('jetprof', [
         'report',
         '--profile',
         realLog,
@@ -765,7 +765,7 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     }
     // copies over every GPU row of the log (DtoH 1.9367ms is below the listed top): 250.34 + 236.45 + 1.9367 ms + 44.791us
     // = 488.771491 ms of 9.862699491 s = 5.0%; the steady-state sums at the table's precision (microseconds)
-    const lab = runCli('jetprof', ['report', '--profile', realLog]).stdout.replace(/\s+/g, ' ');
+    const lab = (await runCli('jetprof', ['report', '--profile', realLog])).stdout.replace(/\s+/g, ' ');
     t.regex(
       lab,
       /memory copies and sets are 5\.0% of the GPU time \(488\.771 ms of 9\.863 s: HtoD 250\.340 ms, DtoD 236\.450 ms, DtoH 1\.937 ms, memset 44\.791 us\)/,
@@ -773,13 +773,13 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     t.regex(lab, /: 7\.080454 s\), each remaining row's share of the 84\.058238 s left/);
     // rows whose names say nothing: none is picked, and the report says why and how to name one
     const twoRows = ['report', '--profile', realLog, '--fps', 'A@960x540=10.45/4.99', '--fps', 'B@960x540=1.09/0.92'];
-    const none = runCli('jetprof', twoRows);
+    const none = await runCli('jetprof', twoRows);
     t.regex(
       none.stdout,
       /This log is not held against a typed-in row: none of the 2 rows' names says TensorRT or TRT \(A, B\): pass --reconcile ROW/,
     );
     t.notRegex(none.stdout, /- per frame, /);
-    const named = runCli('jetprof', [...twoRows, '--reconcile', 'a']);
+    const named = await runCli('jetprof', [...twoRows, '--reconcile', 'a']);
     t.regex(
       named.stdout,
       /- per frame, A: inference 95\.7 ms .* This log is held against the typed-in row A: the row --reconcile names\./,
@@ -801,7 +801,7 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
         }),
       ),
     );
-    const r = runCli('jetprof', [
+    const r = await runCli('jetprof', [
       'report',
       '--run',
       onnxJson,
@@ -962,7 +962,7 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
 
 test.serial(
   'jetprof compare: both backends (TensorRT through the CPU ABI library) under real nsys, then the report',
-  (t) => {
+  async (t) => {
     const lib = buildCpuEngineLib();
     const model = makeModel('compare', PERSON_VEHICLE_CFG, 3);
     const info = readModelInfo(model.onnxPath);
@@ -979,7 +979,7 @@ test.serial(
     );
     const video = makeVideo('compare.mp4', 10, 320, 240);
     const out = join(dir, 'compare');
-    const r = runCli(
+    const r = await runCli(
       'jetprof',
       [
         'compare',
@@ -1051,10 +1051,20 @@ test.serial(
   },
 );
 
-test('compare: --profile nvprof without a usable GPU is one line before any backend runs (exit 3); a backend that fails is a row of a report that is written, and compare exits 1', (t) => {
+test('compare: --profile nvprof without a usable GPU is one line before any backend runs (exit 3); a backend that fails is a row of a report that is written, and compare exits 1', async (t) => {
   const video = makeVideo('compare-fail.mp4', 3, 160, 120);
   const out = join(dir, 'compare-nvprof');
-  const r = runCli('jetprof', ['compare', video, '--profile', 'nvprof', '--out-dir', out, '--', '--model', 'm.onnx']);
+  const r = await runCli('jetprof', [
+    'compare',
+    video,
+    '--profile',
+    'nvprof',
+    '--out-dir',
+    out,
+    '--',
+    '--model',
+    'm.onnx',
+  ]);
   t.is(r.code, 3, r.stderr);
   t.regex(
     r.stderr,
@@ -1063,7 +1073,7 @@ test('compare: --profile nvprof without a usable GPU is one line before any back
   t.notRegex(r.stderr, /\[1\/\d\]/, 'no backend ran');
   t.false(existsSync(out), 'nothing written');
   const failed = join(dir, 'compare-failed');
-  const f = runCli('jetprof', [
+  const f = await runCli('jetprof', [
     'compare',
     video,
     '--backends',
@@ -1080,11 +1090,11 @@ test('compare: --profile nvprof without a usable GPU is one line before any back
   t.regex(md, /ONNX Runtime failed: exit code 2; its last line: infer: error: .*missing\.onnx: ONNX model not found/);
 });
 
-test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', (t) => {
+test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', async (t) => {
   const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4, undefined, 0); // fires: boxes to agree on
   const video = makeVideo('compare2.mp4', 4, 160, 120);
   const out = join(dir, 'compare2');
-  const r = runCli('jetprof', [
+  const r = await runCli('jetprof', [
     'compare',
     video,
     '--out-dir',
@@ -1134,8 +1144,14 @@ test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the r
   t.regex(html, /<li class="skipped">TensorRT skipped: no --engine given/);
 });
 
-test('report --fps: the lab table from typed-in figures (the off-board route: no run JSON), with the speed-up and the gap', (t) => {
-  const r = runCli('jetprof', ['report', '--fps', 'PyTorch@960x540=1.09/0.92', '--fps', 'TensorRT@960x540=10.45/4.99']);
+test('report --fps: the lab table from typed-in figures (the off-board route: no run JSON), with the speed-up and the gap', async (t) => {
+  const r = await runCli('jetprof', [
+    'report',
+    '--fps',
+    'PyTorch@960x540=1.09/0.92',
+    '--fps',
+    'TensorRT@960x540=10.45/4.99',
+  ]);
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.includes('| PyTorch | (960,540,3) | 1.09 | 0.92 |\n| TensorRT | (960,540,3) | 10.45 | 4.99 |'));
   t.regex(r.stdout, /- TensorRT vs PyTorch: 9\.6x inference, 5\.4x end to end/);
@@ -1144,11 +1160,11 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
     /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/,
   );
   t.regex(r.stdout, /\| PyTorch \(typed in\) \| unknown \| unknown \|/, 'typed-in rows say where they come from');
-  const bad = runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
+  const bad = await runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--fps takes NAME\[@WxH\]\[@DEVICE\]=INFERENCE\/END_TO_END/);
   // end to end includes the inference: a row faster end to end than in inference has its figures swapped
-  const swapped = runCli('jetprof', ['report', '--fps', 'TensorRT@960x540=4.99/10.45']);
+  const swapped = await runCli('jetprof', ['report', '--fps', 'TensorRT@960x540=4.99/10.45']);
   t.is(swapped.code, 2);
   t.regex(
     swapped.stderr,
@@ -1156,12 +1172,12 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
   );
 });
 
-test("rows from more than one device get a Device column: a run measured here beside the lab's typed-in Jetson row does not read as the same machine", (t) => {
+test("rows from more than one device get a Device column: a run measured here beside the lab's typed-in Jetson row does not read as the same machine", async (t) => {
   const x86 = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
   x86.env = { ...x86.env, cpu: 'AMD EPYC x2', jetson: undefined };
   const file = join(dir, 'x86.json');
   writeFileSync(file, JSON.stringify(x86));
-  const r = runCli('jetprof', ['report', '--run', file, '--fps', 'TensorRT@960x540@Jetson Nano=10.45/4.99']);
+  const r = await runCli('jetprof', ['report', '--run', file, '--fps', 'TensorRT@960x540@Jetson Nano=10.45/4.99']);
   t.is(r.code, 0, r.stderr);
   t.regex(
     r.stdout,
@@ -1196,8 +1212,8 @@ test("rows from more than one device get a Device column: a run measured here be
   t.notRegex(reportMarkdown(acc), /100\.00% \(0\)/);
 });
 
-test('speed-ups only between comparable rows: typed-in rows with each other, never with measured ones; each pair not compared says why', (t) => {
-  const r = runCli('jetprof', [
+test('speed-ups only between comparable rows: typed-in rows with each other, never with measured ones; each pair not compared says why', async (t) => {
+  const r = await runCli('jetprof', [
     'report',
     '--run',
     onnxJson,
@@ -1224,7 +1240,10 @@ test('speed-ups only between comparable rows: typed-in rows with each other, nev
     /\| TensorRT \(typed in\) \| unknown \| unknown \| {2}\| {2}\| unknown \(typed in\) \| {2}\| {2}\| 960x540 \| {2}\| {2}\|/,
   );
   const csv = join(dir, 'csv-typed');
-  t.is(runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--csv', csv]).code, 0);
+  t.is(
+    (await runCli('jetprof', ['report', '--run', onnxJson, '--fps', 'TensorRT@960x540=10.45/4.99', '--csv', csv])).code,
+    0,
+  );
   const rows = readFileSync(join(csv, 'fps.csv'), 'utf8').trim().split('\n');
   t.regex(rows[1], /^onnx-fp32-cpu-sequential,.*,[\d.]+,,[\d.]+,,1,20,/, 'one run: std empty (unknown), not 0.00');
   t.regex(rows[2], /^TensorRT,TensorRT,"?\(960,540,3\)"?,10\.45,,4\.99,,1,,/, 'typed in: no spread, no frame count');
@@ -1281,8 +1300,8 @@ test('speed-ups need the same machine and boxes that agree; otherwise one line w
   );
 });
 
-test('a run file given twice counts once (with a warning); an interrupted run is kept out of the mean and said so', (t) => {
-  const twice = runCli('jetprof', ['report', '--run', onnxJson, '--run', onnxJson]);
+test('a run file given twice counts once (with a warning); an interrupted run is kept out of the mean and said so', async (t) => {
+  const twice = await runCli('jetprof', ['report', '--run', onnxJson, '--run', onnxJson]);
   t.is(twice.code, 0, twice.stderr);
   t.regex(twice.stderr, /warning: .*onnx\.json was given twice: it counts as one run/);
   t.regex(
@@ -1379,7 +1398,7 @@ function liveMarkup(md: string): string[] {
   return [...outside.matchAll(/(?<!\\)(<[A-Za-z/!][^>\n]*>?|\]\([^)\n]*\)?|!\[)/g)].map((m) => m[0]);
 }
 
-test('report: a title, a --fps name and kernel names with backticks, HTML and link syntax put no live markup into REPORT.md (CommonMark pairing)', (t) => {
+test('report: a title, a --fps name and kernel names with backticks, HTML and link syntax put no live markup into REPORT.md (CommonMark pairing)', async (t) => {
   const d = join(dir, 'hostile-md');
   mkdirSync(d, { recursive: true });
   const log = join(d, 'log.txt');
@@ -1400,7 +1419,7 @@ test('report: a title, a --fps name and kernel names with backticks, HTML and li
     ].join('\n'),
   );
   const out = join(d, 'REPORT.md');
-  const r = runCli('jetprof', [
+  const r = await runCli('jetprof', [
     'report',
     '--title',
     'lab `3`: x`y<img src=y onerror=alert(2)>',
@@ -1476,7 +1495,7 @@ test.serial(
   },
 );
 
-test('report: every figure a hand-edited run file carries is checked on load: inference below end-to-end, a negative stage, a null FPS, a zero wall time are one line each, exit 2', (t) => {
+test('report: every figure a hand-edited run file carries is checked on load: inference below end-to-end, a negative stage, a null FPS, a zero wall time are one line each, exit 2', async (t) => {
   const d = join(dir, 'edited-runs');
   mkdirSync(d, { recursive: true });
   const good = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
@@ -1487,7 +1506,7 @@ test('report: every figure a hand-edited run file carries is checked on load: in
     writeFileSync(f, JSON.stringify(r));
     return f;
   };
-  const ok = runCli('jetprof', ['report', '--run', write('unedited', () => undefined)]);
+  const ok = await runCli('jetprof', ['report', '--run', write('unedited', () => undefined)]);
   t.is(ok.code, 0, ok.stderr);
   const cases: [string, (r: Record<string, any>) => void, RegExp][] = [
     [
@@ -1500,14 +1519,14 @@ test('report: every figure a hand-edited run file carries is checked on load: in
     ['zero-wall', (r) => (r.wallMs = 0), /wallMs 0: not a figure a run can measure/],
   ];
   for (const [name, edit, said] of cases) {
-    const r = runCli('jetprof', ['report', '--run', write(name, edit)]);
+    const r = await runCli('jetprof', ['report', '--run', write(name, edit)]);
     t.is(r.code, 2, `${name}: ${r.stderr}`);
     t.regex(r.stderr, said, name);
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
 });
 
-test('report: a runset is read as what it is: an entry outside its folder refused without echoing the file, another runset version named, one file listed 20,000 times read once and noted once; a link loop and a non-JSON file said as such', (t) => {
+test('report: a runset is read as what it is: an entry outside its folder refused without echoing the file, another runset version named, one file listed 20,000 times read once and noted once; a link loop and a non-JSON file said as such', async (t) => {
   const d = join(dir, 'runsets');
   mkdirSync(join(d, 'set'), { recursive: true });
   const run = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20);
@@ -1521,7 +1540,7 @@ test('report: a runset is read as what it is: an entry outside its folder refuse
     writeFileSync(f, JSON.stringify({ ...whole, ...v }));
     return f;
   };
-  const outside = runCli('jetprof', [
+  const outside = await runCli('jetprof', [
     'report',
     '--run',
     runset('escape.json', { schema: 'jetprof.runset/1', files: ['r1.json', '../secret.txt'] }),
@@ -1529,14 +1548,14 @@ test('report: a runset is read as what it is: an entry outside its folder refuse
   t.is(outside.code, 2, outside.stderr);
   t.regex(outside.stderr, /escape\.json: lists "\.\.\/secret\.txt", outside the runset's folder/);
   t.notRegex(outside.stderr, /root:x/);
-  const v2 = runCli('jetprof', [
+  const v2 = await runCli('jetprof', [
     'report',
     '--run',
     runset('v2.json', { schema: 'jetprof.runset/2', files: ['r1.json'] }),
   ]);
   t.is(v2.code, 2, v2.stderr);
   t.regex(v2.stderr, /v2\.json: schema jetprof\.runset\/2 is newer than this jetprof reads/);
-  const many = runCli('jetprof', [
+  const many = await runCli('jetprof', [
     'report',
     '--run',
     runset('many.json', { schema: 'jetprof.runset/1', files: Array(20_000).fill('r1.json') }),
@@ -1547,14 +1566,14 @@ test('report: a runset is read as what it is: an entry outside its folder refuse
     [`jetprof report: warning: ${join(d, 'set', 'r1.json')} was given 20000 times: it counts as one run`],
   );
   // a file that is no JSON: said without its content
-  const notJson = runCli('jetprof', ['report', '--run', secret]);
+  const notJson = await runCli('jetprof', ['report', '--run', secret]);
   t.is(notJson.code, 2, notJson.stderr);
   t.regex(notJson.stderr, /secret\.txt: not valid JSON( \(at byte \d+\))?, not a run JSON/);
   t.notRegex(notJson.stderr, /root:x/);
   // a link that loops is not "not found"
   const loop = join(d, 'loop.json');
   symlinkSync(loop, loop);
-  const l = runCli('jetprof', ['report', '--run', loop]);
+  const l = await runCli('jetprof', ['report', '--run', loop]);
   t.is(l.code, 2, l.stderr);
   t.regex(l.stderr, /loop\.json: a symbolic link that loops \(ELOOP\), so it cannot be read as a run JSON/);
 });

@@ -41,9 +41,9 @@ interface Entry {
   figures?: Record<string, number | string>;
 }
 
-function selftest(name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+async function selftest(name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const out = join(dir, name);
-  const r = runCli(
+  const r = await runCli(
     'jetprof',
     ['selftest', '--out-dir', out, '--model', model.onnxPath, '--video', video, '--frames', String(FRAMES), ...args],
     { env, timeout: 600_000 },
@@ -64,8 +64,8 @@ const validate = (() => {
   );
 })();
 
-test('jetprof selftest on this machine: every present component works (exit 0), absent ones say why and how to fix; selftest.json follows its schema', (t) => {
-  const { r, out, result, entry } = selftest('here', []);
+test('jetprof selftest on this machine: every present component works (exit 0), absent ones say why and how to fix; selftest.json follows its schema', async (t) => {
+  const { r, out, result, entry } = await selftest('here', []);
   t.is(r.code, 0, r.stderr);
   t.true(validate(result), JSON.stringify(validate.errors));
   t.like(entry('backend: ONNX Runtime (CPU)'), { status: 'ok' });
@@ -92,7 +92,7 @@ test('jetprof selftest on this machine: every present component works (exit 0), 
 
 test('selftest with the board stand-ins: TensorRT (the CPU ABI library) that replays ONNX Runtime is ok with no difference; the board GStreamer elements are the nvv4l2 path', async (t) => {
   const engine = boardEngine(join(dir, 'good.trt'), model.onnxPath, { gpuMs: [5, 0], replay: await replay });
-  const { r, entry, maybe } = selftest('board', ['--engine', engine, '--only', 'backends,video'], {
+  const { r, entry, maybe } = await selftest('board', ['--engine', engine, '--only', 'backends,video'], {
     ...shim,
     ...gstBoardEnv(),
   });
@@ -111,7 +111,7 @@ test('selftest with the board stand-ins: TensorRT (the CPU ABI library) that rep
 
 test('selftest fails with a clear line against a bad stand-in: heads that differ (the figure), a crash (the signal), a run that never ends (ended, nothing left running)', async (t) => {
   const constant = boardEngine(join(dir, 'constant.trt'), model.onnxPath, { gpuMs: [1, 0] });
-  const differs = selftest('differs', ['--engine', constant, '--only', 'backends'], shim);
+  const differs = await selftest('differs', ['--engine', constant, '--only', 'backends'], shim);
   t.is(differs.r.code, 1, differs.r.stderr);
   const d = differs.entry('backend: TensorRT');
   t.is(d.status, 'fail');
@@ -125,7 +125,7 @@ test('selftest fails with a clear line against a bad stand-in: heads that differ
     replay: await replay,
     faultAtRun: 2,
   });
-  const crash = selftest('crash', ['--engine', crashing, '--only', 'backends'], shim);
+  const crash = await selftest('crash', ['--engine', crashing, '--only', 'backends'], shim);
   t.is(crash.r.code, 1);
   t.like(crash.entry('backend: TensorRT'), { status: 'fail', detail: 'died of SIGSEGV (exit 139)' });
   t.regex(
@@ -134,7 +134,7 @@ test('selftest fails with a clear line against a bad stand-in: heads that differ
   );
 
   const hanging = boardEngine(join(dir, 'hang.trt'), model.onnxPath, { gpuMs: [600_000, 0], replay: await replay });
-  const hang = selftest('hang', ['--engine', hanging, '--only', 'backends', '--timeout', '8'], shim);
+  const hang = await selftest('hang', ['--engine', hanging, '--only', 'backends', '--timeout', '8'], shim);
   t.is(hang.r.code, 1);
   t.like(hang.entry('backend: TensorRT'), {
     status: 'fail',
@@ -144,7 +144,7 @@ test('selftest fails with a clear line against a bad stand-in: heads that differ
   t.false(left.includes('hang.trt'), 'no infer left running on the hanging engine');
 });
 
-test('bad input: --only with an unknown group, a missing --engine: one line, exit 2, nothing written', (t) => {
+test('bad input: --only with an unknown group, a missing --engine: one line, exit 2, nothing written', async (t) => {
   for (const [args, re] of [
     [
       ['--only', 'gpu'],
@@ -153,7 +153,7 @@ test('bad input: --only with an unknown group, a missing --engine: one line, exi
     [['--engine', join(dir, 'missing.trt')], /missing\.trt: not found \(--engine\)/],
   ] as const) {
     const out = join(dir, `bad-${args[0].slice(2)}`);
-    const r = runCli('jetprof', ['selftest', '--out-dir', out, ...args]);
+    const r = await runCli('jetprof', ['selftest', '--out-dir', out, ...args]);
     t.is(r.code, 2, r.stderr);
     t.regex(r.stderr, re);
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);

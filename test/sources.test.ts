@@ -99,7 +99,7 @@ test.serial(
       );
       const out = join(dir, 'rtsp.mp4');
       const json = join(dir, 'rtsp.json');
-      const r = runCli(
+      const r = await runCli(
         'infer',
         [
           `rtsp://127.0.0.1:${port}/live`,
@@ -130,7 +130,7 @@ test.serial(
       mkdirSync(ownTmp, { recursive: true });
       // jetprof profile opens the source as infer does: an RTSP URL passes its check and the profiler starts (a stand-in
       // nsys that writes nothing, so the run ends at the profiler, past the source check)
-      const p = runCli(
+      const p = await runCli(
         'jetprof',
         [
           'profile',
@@ -160,7 +160,14 @@ test.serial(
 test('a refused RTSP port, a camera that does not exist: one line each, exit 2', async (t) => {
   const port = await freePort();
   const t0 = Date.now();
-  const r = runCli('infer', [`rtsp://127.0.0.1:${port}/live`, '--model', model.onnxPath, '--duration', '2', '-q']);
+  const r = await runCli('infer', [
+    `rtsp://127.0.0.1:${port}/live`,
+    '--model',
+    model.onnxPath,
+    '--duration',
+    '2',
+    '-q',
+  ]);
   t.is(r.code, 2);
   t.regex(
     r.stderr,
@@ -170,7 +177,7 @@ test('a refused RTSP port, a camera that does not exist: one line each, exit 2',
   );
   t.is(r.stderr.trim().split('\n').length, 1);
   t.true(Date.now() - t0 < 30_000, 'refused at once');
-  const cam = runCli('infer', ['/dev/video99', '--model', model.onnxPath, '-q']);
+  const cam = await runCli('infer', ['/dev/video99', '--model', model.onnxPath, '-q']);
   t.is(cam.code, 2);
   t.regex(cam.stderr, /\/dev\/video99: no such device \(fix: list the cameras with `v4l2-ctl --list-devices`/);
 });
@@ -222,7 +229,9 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   const names = readdirSync(images).sort();
   t.is(names.length, 6);
   const json = join(dir, 'images.json');
-  const r = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '--json', json, '-q'], { cwd: dir });
+  const r = await runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '--json', json, '-q'], {
+    cwd: dir,
+  });
   t.is(r.code, 0, r.stderr);
   const out = join(dir, 'images-onnx-detected');
   t.deepEqual(readdirSync(out).sort(), names, 'one annotated image per input, same names, no partial file');
@@ -234,36 +243,45 @@ test('a folder of images in, a folder of annotated images out (same names); an o
   mkdirSync(elsewhere, { recursive: true });
   await inferRun([images, '--model', model.onnxPath, '--warmup', '1', '--output-dir', elsewhere, '-q']);
   t.deepEqual(readdirSync(join(elsewhere, 'images-onnx-detected')).sort(), names);
-  const same = runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
+  const same = await runCli('infer', [images, '--model', model.onnxPath, '-o', images, '-q'], { cwd: dir });
   t.is(same.code, 2);
   t.regex(same.stderr, /the annotated images would overwrite the input images/);
 });
 
-test('an image folder holding a folder named x.jpg or a FIFO is refused before the first frame; a late image that fails leaves the previous annotated images as they were; a FIFO given to report, agree or parse is refused, never opened', (t) => {
+test('an image folder holding a folder named x.jpg or a FIFO is refused before the first frame; a late image that fails leaves the previous annotated images as they were; a FIFO given to report, agree or parse is refused, never opened', async (t) => {
   const images = join(dir, 'images-late');
   mkdirSync(images, { recursive: true });
   const clip = makeVideo('for-images-late.mp4', 4, 160, 120);
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', clip, join(images, 'img-%02d.jpg')]);
   const out = join(dir, 'images-late-out');
-  const first = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  const first = await runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], {
+    cwd: dir,
+  });
   t.is(first.code, 0, first.stderr);
   const before = Object.fromEntries(readdirSync(out).map((f) => [f, readFileSync(join(out, f))]));
   t.is(Object.keys(before).length, 4);
   // a folder named like an image, last in order
   mkdirSync(join(dir, 'not-an-image'), { recursive: true });
   symlinkSync(join(dir, 'not-an-image'), join(images, 'zz-last.jpg'));
-  const folder = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  const folder = await runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], {
+    cwd: dir,
+  });
   t.is(folder.code, 2);
   t.regex(folder.stderr, /zz-last\.jpg: a folder, not an image file \(fix: remove it from the folder/);
   unlinkSync(join(images, 'zz-last.jpg'));
   execFileSync('mkfifo', [join(images, 'zz-fifo.jpg')]);
-  const fifo = runCli('infer', [images, '--model', model.onnxPath, '-o', out, '-q'], { cwd: dir, timeout: 60_000 });
+  const fifo = await runCli('infer', [images, '--model', model.onnxPath, '-o', out, '-q'], {
+    cwd: dir,
+    timeout: 60_000,
+  });
   t.is(fifo.code, 2, fifo.stderr);
   t.regex(fifo.stderr, /zz-fifo\.jpg: a FIFO \(named pipe\), not an image file/);
   unlinkSync(join(images, 'zz-fifo.jpg'));
   // a late image that OpenCV cannot decode: the run fails after writing the earlier ones, which stay staged
   writeFileSync(join(images, 'zz-broken.jpg'), 'not a jpeg');
-  const late = runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], { cwd: dir });
+  const late = await runCli('infer', [images, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q'], {
+    cwd: dir,
+  });
   t.is(late.code, 2, late.stderr);
   t.regex(late.stderr, /zz-broken\.jpg: not an image OpenCV can decode/);
   t.deepEqual(readdirSync(out).sort(), Object.keys(before).sort(), 'no new file, no staging folder left');
@@ -276,7 +294,7 @@ test('an image folder holding a folder named x.jpg or a FIFO is refused before t
     ['agree', pipe, pipe],
     ['parse', pipe],
   ]) {
-    const r = runCli('jetprof', args, { timeout: 60_000 });
+    const r = await runCli('jetprof', args, { timeout: 60_000 });
     t.is(r.code, 2, `${args[0]}: ${r.stderr}`);
     t.regex(r.stderr, /a-fifo\.json: a FIFO \(named pipe\), not a /, args[0]);
   }
@@ -343,7 +361,7 @@ test.serial('a live RTSP stream beside a file in one run: two streams, each with
     const out = join(dir, 'two');
     mkdirSync(out, { recursive: true });
     const json = join(out, 'run.json');
-    const r = runCli(
+    const r = await runCli(
       'infer',
       [
         `rtsp://127.0.0.1:${port}/live`,

@@ -75,7 +75,7 @@ test('two files of different sizes in one run: a record and a playable video per
     summary,
     /\| 1 \| .*streams-b\.mp4 \| 6 \| [\d.]+ \| [\d.]+ \| 0 \(0%\) \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| after 8 frames: /,
   );
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(
     rep.stdout,
@@ -104,7 +104,7 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
   const turns = join(dir, 'turns.json');
   await inferRun([v, '--streams', '3', '--batch', '1', ...common, '--json', turns]);
   // rows that differ only in streams and batch are one sweep table, not a "not compared" line per pair
-  const rep = runCli('jetprof', ['report', '--run', one, '--run', json, '--run', turns]);
+  const rep = await runCli('jetprof', ['report', '--run', one, '--run', json, '--run', turns]);
   t.is(rep.code, 0, rep.stderr);
   t.notRegex(rep.stdout, /not compared: /);
   t.regex(
@@ -135,7 +135,7 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
   );
   // the page draws each stream's latency over the run: a line per stream, in colours of their own
   const html = join(dir, 'three.html');
-  t.is(runCli('jetprof', ['report', '--run', json, '--html', html]).code, 0);
+  t.is((await runCli('jetprof', ['report', '--run', json, '--html', html])).code, 0);
   const page = readFileSync(html, 'utf8');
   const chart = page.slice(page.indexOf('aria-label="Latency per stream over the run'));
   t.regex(
@@ -155,7 +155,7 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
   for (const m of lines) t.is(m[2].trim().split(' ').length, 5, `stream ${m[3]}: a point per measured frame`);
 });
 
-test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', (t) => {
+test('bad input, one line each: --streams 0, more than 64 streams, --output or --repeat with several streams', async (t) => {
   const v = makeVideo('streams-d.mp4', 4, 160, 120);
   const cases: [string[], RegExp][] = [
     [['--streams', '0'], /--streams must be/],
@@ -165,7 +165,7 @@ test('bad input, one line each: --streams 0, more than 64 streams, --output or -
     [['--streams', '2', '--repeat', '2'], /--repeat takes one stream/],
   ];
   for (const [args, expected] of cases) {
-    const r = runCli('infer', [v, '--model', model.onnxPath, ...args]);
+    const r = await runCli('infer', [v, '--model', model.onnxPath, ...args]);
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     t.regex(r.stderr, expected, args.join(' '));
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -255,16 +255,20 @@ test.serial(
     t.true(f.frames > 0, `${f.frames} frames measured`);
     t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
     t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);
-    t.is(runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath]).code, 2, '--source-fps needs --realtime');
+    t.is(
+      (await runCli('infer', [v, '--source-fps', '5', '--model', model.onnxPath])).code,
+      2,
+      '--source-fps needs --realtime',
+    );
   },
 );
 
-test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", (t) => {
+test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines; --no-draw writes frames without boxes (no draw time)", async (t) => {
   const dir = join(scratchDir(), 'streams-perf');
   mkdirSync(dir, { recursive: true });
   const v = makeVideo('streams-perf.mp4', 90, 160, 120, 30);
   const json = join(dir, 'perf.json');
-  const r = runCli('infer', [
+  const r = await runCli('infer', [
     v,
     '--streams',
     '2',
@@ -299,14 +303,14 @@ test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines;
   t.like(probeVideo(join(dir, 'streams-perf-0-onnx-detected.mp4')), { width: 160, height: 120 });
 });
 
-test('--interval 2 runs the model on every third frame, the tracker carries the boxes between, and every box has a track_id', (t) => {
+test('--interval 2 runs the model on every third frame, the tracker carries the boxes between, and every box has a track_id', async (t) => {
   const dir = join(scratchDir(), 'streams-interval');
   mkdirSync(dir, { recursive: true });
   const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
   const v = makeVideo('streams-interval.mp4', 30, 160, 120);
   const json = join(dir, 'interval.json');
   const dets = join(dir, 'dets.json');
-  const r = runCli('infer', [
+  const r = await runCli('infer', [
     v,
     '--interval',
     '2',
@@ -336,7 +340,7 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
     r.stdout.replace(/\s+/g, ' '), // the console wraps at 80 columns
     /--interval 2: the model ran on 10 of the 30 measured frames \(every 3rd frame of each stream\); the tracker carried the boxes on the other 20\. Inference FPS is the model's rate over the 10 frames it ran on; end-to-end FPS is over all 30, so it can be the higher of the two\. Latency, read to boxes: inferred frames p50 [\d.]+, p99 [\d.]+ ms; tracked frames p50 [\d.]+, p99 [\d.]+ ms\./,
   );
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout.replace(/\s+/g, ' '), /--interval 2: the model ran on 10 of the 30 measured frames/);
   // no sentence that assumes end-to-end <= inference: the not-inference note and the gap say what each FPS counts
@@ -361,7 +365,7 @@ test('--interval 2 runs the model on every third frame, the tracker carries the 
       .sort();
   t.deepEqual(at(1), at(0));
   t.deepEqual(at(2), at(0));
-  t.is(runCli('infer', [v, '--interval', '-1', '--model', firing.onnxPath]).code, 2);
+  t.is((await runCli('infer', [v, '--interval', '-1', '--model', firing.onnxPath])).code, 2);
 });
 
 test('the IoU tracker: tracks keep their ids across inferences, new objects get new ids, lost ones end at the third miss', async (t) => {
@@ -433,7 +437,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
     await inferRun([src as string, ...common, '--detections', alone]);
     t.deepEqual(key(got as Box[]), key(read(alone)), `stream ${i}`);
     // and jetprof agree takes a stream's file as it takes a run's
-    const ag = runCli('jetprof', ['agree', join(dir, `dets-${i}.json`), alone, '--min-match', '1']);
+    const ag = await runCli('jetprof', ['agree', join(dir, `dets-${i}.json`), alone, '--min-match', '1']);
     t.is(ag.code, 0, ag.stderr + ag.stdout);
   }
 });
@@ -448,7 +452,7 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
   for (const args of [every, third]) await inferRun([...common, ...args]);
   const labels = ['every', 'third'].map((n) => JSON.parse(readFileSync(join(dir, `${n}.json`), 'utf8')).setup.label);
   t.deepEqual(labels, ['onnx-fp32-cpu-sequential', 'onnx-fp32-cpu-sequential-interval2']);
-  const rep = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
+  const rep = await runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
   t.is(rep.code, 0, rep.stderr);
   const m =
     /- what --interval 2 buys: ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential-interval2\] at ([\d.]+) end-to-end FPS against ONNX Runtime \(CPU, FP32\) \[onnx-fp32-cpu-sequential\] at interval 0 at ([\d.]+) \(([\d.]+)x\); what it costs: ([\d.]+)% of the boxes match on the same frames/.exec(
@@ -471,14 +475,14 @@ test('the report says what --interval buys (end-to-end FPS against interval 0) a
   // a run without --detections: the cost is not known, and the report says how to learn it
   const bare = join(dir, 'bare.json');
   await inferRun([...common, '--interval', '2', '--json', bare, '--label', 'bare-interval']);
-  const rep2 = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', bare]);
+  const rep2 = await runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', bare]);
   t.regex(
     rep2.stdout,
     /what it costs: not known \(run both with --detections on the same frames to see what it costs\)/,
   );
 });
 
-test('memory: streams that cannot fit are refused in one line before any writer opens, with the estimate and the fixes', (t) => {
+test('memory: streams that cannot fit are refused in one line before any writer opens, with the estimate and the fixes', async (t) => {
   // per stream and pixel, as measured: 27 B reading, +44 B GStreamer's x264enc, +198 B FFmpeg's libx264
   t.is(streamBytes(1920 * 1080, 'none'), 1920 * 1080 * 27);
   t.is(estimateBytes(64, 1920 * 1080, 'ffmpeg'), BASE_BYTES + 64 * 1920 * 1080 * (27 + 198));
@@ -499,7 +503,7 @@ test('memory: streams that cannot fit are refused in one line before any writer 
   // the CLI: 64 streams of 8192x8192 fit in no machine this runs on; nothing is written
   const out = join(scratchDir(), 'too-many');
   mkdirSync(out);
-  const r = runCli('infer', [
+  const r = await runCli('infer', [
     makeVideo('mem.mp4', 3, 160, 120),
     '--streams',
     '64',
@@ -634,7 +638,7 @@ test('what --interval costs with several streams: the boxes of each stream (dets
   await run('third', ['--interval', '2']);
   for (const name of ['every', 'third'])
     for (const i of [0, 1]) t.true(existsSync(join(dir, `${name}-dets-${i}.json`)), `${name}: stream ${i}'s boxes`);
-  const rep = runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
+  const rep = await runCli('jetprof', ['report', '--run', join(dir, 'every.json'), '--run', join(dir, 'third.json')]);
   t.is(rep.code, 0, rep.stderr);
   t.notRegex(rep.stdout, /run both with --detections/);
   const m = /- what --interval 2 buys: .* what it costs: ([\d.]+)% of the boxes match on the same frames/.exec(

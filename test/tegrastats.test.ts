@@ -118,7 +118,7 @@ test('the summary: means over the measured window only, peak temperature, and en
   t.is(s.energyPerFrameMj, (9272.5 * 50) / 1000);
 });
 
-test('a fake tegrastats on PATH replays real lines beside a real infer run: samples on the run clock, summary, report', (t) => {
+test('a fake tegrastats on PATH replays real lines beside a real infer run: samples on the run clock, summary, report', async (t) => {
   const dir = join(scratchDir(), 'fake-tegrastats');
   mkdirSync(dir, { recursive: true });
   const replay = join(dir, 'lines.txt');
@@ -137,7 +137,7 @@ test('a fake tegrastats on PATH replays real lines beside a real infer run: samp
   const video = makeVideo('tegra.mp4', 30, 160, 120);
   const json = join(dir, 'run.json');
   const env = { PATH: `${dir}${delimiter}${process.env.PATH}` };
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [video, '--model', model.onnxPath, '--no-write', '--warmup', '2', '--tegrastats-interval', '50', '--json', json],
     { env },
@@ -166,11 +166,11 @@ test('a fake tegrastats on PATH replays real lines beside a real infer run: samp
   t.is(ts.summary.samples, inside.length);
   if (inside.length)
     t.is(ts.summary.meanInputMw, inside.reduce((a: number, i: number) => a + ts.series.inputMw[i], 0) / inside.length);
-  const rep = runCli('jetprof', ['report', '--run', json]);
+  const rep = await runCli('jetprof', ['report', '--run', json]);
   t.is(rep.code, 0, rep.stderr);
   t.regex(rep.stdout, /## On the board \(tegrastats\)/);
   t.regex(rep.stdout, /\| ONNX Runtime \(CPU, FP32\) \| [\d.]+ % \| \d+ MHz \|/);
-  const off = runCli(
+  const off = await runCli(
     'infer',
     [video, '--model', model.onnxPath, '--no-write', '--no-tegrastats', '--json', '-', '-q'],
     { env },

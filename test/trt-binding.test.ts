@@ -155,7 +155,7 @@ test('an engine built for a batch of 2 takes one or two images per run: one is p
   await s.dispose();
 });
 
-test('infer with streams on a batch-2 engine: two streams run in batches of 2; three streams are refused with the command that builds the right engine', (t) => {
+test('infer with streams on a batch-2 engine: two streams run in batches of 2; three streams are refused with the command that builds the right engine', async (t) => {
   const video = makeVideo('trt-batch.mp4', 5, 160, 120);
   const json = join(dir, 'trt-batch.json');
   const args = [
@@ -170,7 +170,9 @@ test('infer with streams on a batch-2 engine: two streams run in batches of 2; t
     '--warmup',
     '1',
   ];
-  const ok = runCli('infer', [...args, '--streams', '2', '--json', json, '-q'], { env: { JETPROF_TRT_SHIM: cpuLib } });
+  const ok = await runCli('infer', [...args, '--streams', '2', '--json', json, '-q'], {
+    env: { JETPROF_TRT_SHIM: cpuLib },
+  });
   t.is(ok.code, 0, ok.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.batch, 2);
@@ -179,7 +181,7 @@ test('infer with streams on a batch-2 engine: two streams run in batches of 2; t
   t.is(run.frames, 8);
   // a frame's share of its batch: the batch's inference time over its frames, so the stages add up
   t.true(Math.abs(run.batches.perFrameMs * 2 - run.batches.perBatchMs.mean) < 0.01);
-  const three = runCli('infer', [...args, '--streams', '3'], { env: { JETPROF_TRT_SHIM: cpuLib } });
+  const three = await runCli('infer', [...args, '--streams', '3'], { env: { JETPROF_TRT_SHIM: cpuLib } });
   t.is(three.code, 2, three.stderr);
   t.is(errorLines(three.stderr).length, 1, three.stderr);
   t.regex(
@@ -187,7 +189,7 @@ test('infer with streams on a batch-2 engine: two streams run in batches of 2; t
     /batch2\.engine: the engine runs batches of 2; this run batches 3 frames \(3 streams\) \(fix: build an engine for it: jetprof build-engine --onnx .*trt\.onnx --batch 3 --out .*batch2-b3\.engine/,
   );
   // --batch 2 with three streams fits: batches of two, taken in turn
-  const fits = runCli('infer', [...args, '--streams', '3', '--batch', '2', '-q'], {
+  const fits = await runCli('infer', [...args, '--streams', '3', '--batch', '2', '-q'], {
     env: { JETPROF_TRT_SHIM: cpuLib },
   });
   t.is(fits.code, 0, fits.stderr);
@@ -221,7 +223,7 @@ test('tensorrt_demos detections: top-left x/y and w/h as fractions of the input,
   );
 });
 
-test('infer --backend trt end to end through the binding: video, run JSON with h2d/gpuCompute/d2h, version warning from the sidecar', (t) => {
+test('infer --backend trt end to end through the binding: video, run JSON with h2d/gpuCompute/d2h, version warning from the sidecar', async (t) => {
   const video = makeVideo('trt.mp4', 8, 320, 240);
   writeFileSync(
     `${headsEngine}.json`,
@@ -237,9 +239,13 @@ test('infer --backend trt end to end through the binding: video, run JSON with h
     }),
   );
   const json = join(dir, 'trt-run.json');
-  const r = runCli('infer', ['--backend', 'trt', video, '--engine', headsEngine, '--warmup', '2', '--json', json], {
-    env: { JETPROF_TRT_SHIM: cpuLib },
-  });
+  const r = await runCli(
+    'infer',
+    ['--backend', 'trt', video, '--engine', headsEngine, '--warmup', '2', '--json', json],
+    {
+      env: { JETPROF_TRT_SHIM: cpuLib },
+    },
+  );
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /using .*trt\.onnx, the ONNX .*heads\.engine was built from/);
   t.regex(r.stderr, /heads\.engine was built by TensorRT 8\.2\.1 but the runtime is TensorRT 8\.6\.1: rebuild it/);
@@ -260,10 +266,10 @@ test('infer --backend trt end to end through the binding: video, run JSON with h
   t.is(probeVideo(out).frames, 8);
 });
 
-test('bad call - TensorRT unavailable: the one-line message, exit 2', (t) => {
+test('bad call - TensorRT unavailable: the one-line message, exit 2', async (t) => {
   const video = makeVideo('trt-none.mp4', 2, 160, 120);
   const env = { JETPROF_TRT_SHIM: '', TENSORRT_ROOT: '', LD_LIBRARY_PATH: '' };
-  const r = runCli('infer-trt', [video, '--engine', headsEngine, '--model', model.onnxPath], { env });
+  const r = await runCli('infer-trt', [video, '--engine', headsEngine, '--model', model.onnxPath], { env });
   t.is(r.code, 2);
   t.is(errorLines(r.stderr).length, 1, r.stderr);
   t.regex(
@@ -294,7 +300,7 @@ test('build-engine: trtexec flags per precision and TensorRT version; the banner
   t.is(trtexecVersion('&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec'), '10.3.0');
 });
 
-test('build-engine runs trtexec, writes the engine and its sidecar; trtexec missing is one line', (t) => {
+test('build-engine runs trtexec, writes the engine and its sidecar; trtexec missing is one line', async (t) => {
   // A stand-in for trtexec (not available here): prints TensorRT 8.6's banner and writes --saveEngine's file.
   const fake = join(dir, 'trtexec-standin.sh');
   writeFileSync(
@@ -310,7 +316,7 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   );
   chmodSync(fake, 0o755);
   const out = join(dir, 'built.trt');
-  const r = runCli(
+  const r = await runCli(
     'jetprof',
     ['build-engine', '--onnx', model.onnxPath, '--out', out, '--fp16', '--workspace', '512', '-q'],
     { env: { JETPROF_TRTEXEC: fake } },
@@ -338,7 +344,7 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   );
   // --batch 4: an engine for four images per run (one frame from each of four streams)
   const out4 = join(dir, 'built-b4.trt');
-  const b4 = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', out4, '--batch', '4', '-q'], {
+  const b4 = await runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', out4, '--batch', '4', '-q'], {
     env: { JETPROF_TRTEXEC: fake },
   });
   t.is(b4.code, 0, b4.stderr);
@@ -348,7 +354,7 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   // an ONNX whose batch is fixed (another exporter, or jetprof before batches) builds only that batch
   const fixed = join(dir, 'fixed-b1.onnx');
   writeFileSync(fixed, withFixedBatch(readFileSync(model.onnxPath), 1));
-  const bad = runCli('jetprof', ['build-engine', '--onnx', fixed, '--out', join(dir, 'f.trt'), '--batch', '2'], {
+  const bad = await runCli('jetprof', ['build-engine', '--onnx', fixed, '--out', join(dir, 'f.trt'), '--batch', '2'], {
     env: { JETPROF_TRTEXEC: fake },
   });
   t.is(bad.code, 2, bad.stderr);
@@ -357,7 +363,7 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
     /^jetprof: error: .*fixed-b1\.onnx: the input input has a fixed batch of 1, not 2 \(fix: export it again with `jetprof export`/,
   );
   t.false(existsSync(join(dir, 'f.trt')));
-  const missing = runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], {
+  const missing = await runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], {
     env: { PATH: '/usr/bin:/bin', TENSORRT_ROOT: '' },
   });
   t.is(missing.code, 2);

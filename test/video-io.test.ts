@@ -62,14 +62,26 @@ test('--video-io auto on an odd frame size: FFmpeg writes it (one pixel smaller)
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.output.encoder, 'FFmpeg libx264');
   t.regex(run.output.encoderNote, /not GStreamer \(x264enc encodes even frame sizes only, and the frames are 161x121/);
-  const strict = runCli('infer', [...args, '--output', join(scratchDir(), 'odd-gst.mp4'), '--video-io', 'gstreamer']);
+  const strict = await runCli('infer', [
+    ...args,
+    '--output',
+    join(scratchDir(), 'odd-gst.mp4'),
+    '--video-io',
+    'gstreamer',
+  ]);
   t.is(strict.code, 2, strict.stderr);
   t.deepEqual(errorLines(strict.stderr).length, 1, strict.stderr);
   t.regex(strict.stderr, /x264enc encodes even frame sizes only.*--frame-size 160x120/);
   // the size a fix names is one --frame-size takes (33x17 would be 32x16, below its 32), and it works
   t.is(evenFrameSize(33, 17), '32x32');
   const small = [video, '--model', model.onnxPath, '--warmup', '0', '-q', '--video-io', 'gstreamer'];
-  const refused = runCli('infer', [...small, '--frame-size', '33x33', '--output', join(scratchDir(), 'gst-33.mp4')]);
+  const refused = await runCli('infer', [
+    ...small,
+    '--frame-size',
+    '33x33',
+    '--output',
+    join(scratchDir(), 'gst-33.mp4'),
+  ]);
   t.is(refused.code, 2, refused.stderr);
   const fix = /--frame-size (\d+x\d+)/.exec(refused.stderr)?.[1];
   t.is(fix, '32x32', refused.stderr);
@@ -99,29 +111,38 @@ function pluginsWithout(
   return { GST_PLUGIN_SYSTEM_PATH_1_0: plugins, GST_REGISTRY_1_0: join(scratchDir(), `registry-no-${name}.bin`) };
 }
 
-test('--video-io gstreamer without x264enc: one line naming the element and its package; auto falls back to FFmpeg and says so', (t) => {
+test('--video-io gstreamer without x264enc: one line naming the element and its package; auto falls back to FFmpeg and says so', async (t) => {
   const env = pluginsWithout('libgstx264.so');
   if (!env) return t.fail('no libgstx264.so here: bash scripts/setup.sh installs gstreamer1.0-plugins-ugly');
   const video = makeVideo('writer-nox264.mp4', 4, 160, 120);
   const base = [video, '--model', model.onnxPath, '--warmup', '0', '-q'];
-  const strict = runCli('infer', [...base, '--output', join(scratchDir(), 'nox264.mp4'), '--video-io', 'gstreamer'], {
-    env,
-  });
+  const strict = await runCli(
+    'infer',
+    [...base, '--output', join(scratchDir(), 'nox264.mp4'), '--video-io', 'gstreamer'],
+    {
+      env,
+    },
+  );
   t.is(strict.code, 2, strict.stderr);
   t.is(errorLines(strict.stderr).length, 1, strict.stderr);
   t.regex(strict.stderr, /GStreamer has no x264enc here.*sudo apt install gstreamer1\.0-plugins-ugly/);
   const json = join(scratchDir(), 'run-nox264.json');
-  const auto = runCli('infer', [...base, '--output', join(scratchDir(), 'nox264-auto.mp4'), '--json', json], { env });
+  const auto = await runCli('infer', [...base, '--output', join(scratchDir(), 'nox264-auto.mp4'), '--json', json], {
+    env,
+  });
   t.is(auto.code, 0, auto.stderr);
   t.regex(auto.stderr, /note: the video is encoded by FFmpeg, not GStreamer \(GStreamer has no x264enc here/);
   t.is(JSON.parse(readFileSync(json, 'utf8')).output.encoder, 'FFmpeg libx264');
   // doctor says the same, with the fix
-  const doc = runCli('jetprof', ['doctor'], { env });
+  const doc = await runCli('jetprof', ['doctor'], { env });
   t.regex(
     doc.stdout,
     /\| Video writer \| WARN \| FFmpeg libx264 \(--video-io auto\): not GStreamer, GStreamer has no x264enc here.*\| sudo apt install gstreamer1\.0-plugins-ugly/,
   );
-  t.regex(runCli('jetprof', ['doctor']).stdout, /\| Video writer \| ok \| GStreamer x264enc \(--video-io auto\) \|/);
+  t.regex(
+    (await runCli('jetprof', ['doctor'])).stdout,
+    /\| Video writer \| ok \| GStreamer x264enc \(--video-io auto\) \|/,
+  );
 });
 
 test("the writer's pipeline quotes its file name (spaces, quotes, backslashes)", (t) => {
@@ -274,12 +295,12 @@ test('--video-io gstreamer decodes the frames FFmpeg decodes: H.264 in MP4, MJPE
   }
 });
 
-test('--video-io gstreamer without avdec_h264: one line naming the element and its package; auto stays with FFmpeg without a word', (t) => {
+test('--video-io gstreamer without avdec_h264: one line naming the element and its package; auto stays with FFmpeg without a word', async (t) => {
   const env = pluginsWithout('libgstlibav.so');
   if (!env) return t.fail('no libgstlibav.so here: bash scripts/setup.sh installs gstreamer1.0-libav');
   const video = makeVideo('reader-nolibav.mp4', 6, 160, 120);
   const base = [video, '--model', model.onnxPath, '--warmup', '0', '--no-write', '-q'];
-  const strict = runCli('infer', [...base, '--video-io', 'gstreamer'], { env });
+  const strict = await runCli('infer', [...base, '--video-io', 'gstreamer'], { env });
   t.is(strict.code, 2, strict.stderr);
   t.is(errorLines(strict.stderr).length, 1, strict.stderr);
   t.regex(
@@ -287,19 +308,19 @@ test('--video-io gstreamer without avdec_h264: one line naming the element and i
     /reader-nolibav\.mp4: GStreamer has no avdec_h264 here: the video reader's pipeline needs it.*sudo apt install gstreamer1\.0-libav, or use --video-io ffmpeg/,
   );
   const json = join(scratchDir(), 'run-nolibav.json');
-  const auto = runCli('infer', [...base, '--json', json], { env });
+  const auto = await runCli('infer', [...base, '--json', json], { env });
   t.is(auto.code, 0, auto.stderr);
   t.is(JSON.parse(readFileSync(json, 'utf8')).video.decoder, 'FFmpeg');
   t.notRegex(auto.stderr, /note: decoded/);
 });
 
-test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2decoder and encodes with nvv4l2h264enc, every frame written; other codecs stay with FFmpeg; doctor says which and why', (t) => {
+test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2decoder and encodes with nvv4l2h264enc, every frame written; other codecs stay with FFmpeg; doctor says which and why', async (t) => {
   const env = gstBoardEnv();
   const video = makeVideo('board-io.mp4', 12, 320, 240);
   const out = join(scratchDir(), 'board-io-out.mp4');
   const json = join(scratchDir(), 'run-board-io.json');
   const args = ['--model', model.onnxPath, '--warmup', '2', '--pipeline', 'off', '-q'];
-  const r = runCli('infer', [video, ...args, '--output', out, '--json', json], { env });
+  const r = await runCli('infer', [video, ...args, '--output', out, '--json', json], { env });
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.video.decoder, 'GStreamer nvv4l2decoder');
@@ -309,7 +330,7 @@ test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2dec
   t.is(run.frames + run.warmupFrames, 12, 'every frame decoded');
   // two sources, two decoders: each stream's record names its own
   const mixed = join(scratchDir(), 'run-board-mixed.json');
-  const r3 = runCli('infer', [video, mjpegAvi(), ...args, '--no-write', '--json', mixed], { env });
+  const r3 = await runCli('infer', [video, mjpegAvi(), ...args, '--no-write', '--json', mixed], { env });
   t.is(r3.code, 0, r3.stderr);
   t.deepEqual(
     JSON.parse(readFileSync(mixed, 'utf8')).streams.map((s: { decoder: string }) => s.decoder),
@@ -317,23 +338,23 @@ test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2dec
   );
   // MJPEG is not what jetprof hands NVDEC: FFmpeg decodes it, as expected, so no note
   const json2 = join(scratchDir(), 'run-board-mjpeg.json');
-  const r2 = runCli('infer', [mjpegAvi(), ...args, '--no-write', '--json', json2], { env });
+  const r2 = await runCli('infer', [mjpegAvi(), ...args, '--no-write', '--json', json2], { env });
   t.is(r2.code, 0, r2.stderr);
   t.is(JSON.parse(readFileSync(json2, 'utf8')).video.decoder, 'FFmpeg');
   t.notRegex(r2.stderr, /note: decoded/);
-  const doc = runCli('jetprof', ['doctor'], { env });
+  const doc = await runCli('jetprof', ['doctor'], { env });
   t.regex(
     doc.stdout,
     /\| Video reader \| ok \| GStreamer nvv4l2decoder \(--video-io auto\): the board's NVDEC for H\.264 and H\.265/,
   );
   t.regex(doc.stdout, /\| Video writer \| ok \| GStreamer nvv4l2h264enc \(--video-io auto\) \|/);
   t.regex(
-    runCli('jetprof', ['doctor']).stdout,
+    (await runCli('jetprof', ['doctor'])).stdout,
     /\| Video reader \| ok \| FFmpeg \(--video-io auto\): no nvv4l2decoder here/,
   );
 });
 
-test('on a Jetson whose pipelines cannot start, auto decodes and encodes with FFmpeg and the run says why', (t) => {
+test('on a Jetson whose pipelines cannot start, auto decodes and encodes with FFmpeg and the run says why', async (t) => {
   // the stand-ins hold avdec_h264 and x264enc: without them they cannot link, as with a broken JetPack install
   const without = pluginsWithout('libgstlibav.so', 'libgstx264.so');
   if (!without) return t.fail('no libgstlibav.so or libgstx264.so here: bash scripts/setup.sh installs them');
@@ -345,7 +366,7 @@ test('on a Jetson whose pipelines cannot start, auto decodes and encodes with FF
   const json = join(scratchDir(), 'run-board-broken.json');
   const out = join(scratchDir(), 'board-broken-out.mp4');
   const video = makeVideo('board-broken.mp4', 6, 160, 120);
-  const r = runCli(
+  const r = await runCli(
     'infer',
     [video, '--model', model.onnxPath, '--warmup', '0', '-q', '--output', out, '--json', json],
     {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { inferCommand } from './infer-command.ts';
+import { programFor } from './programs.ts';
 import { runProgram } from './run-program.ts';
 
-await runProgram(inferCommand('infer-onnx', 'onnx'));
+await runProgram(programFor('infer-onnx'));

@@ -1,6 +1,6 @@
 /** Runs a commander program with jetprof's error handling (one line, exit 2 for bad usage). */
-import type { Command } from 'commander';
-import { removeFilesInFlight } from '../output/output.ts';
+import { type Command, CommanderError } from 'commander';
+import { removeFilesInFlight, writeStdoutThroughStream } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { escapeControls } from '../util/text-input.ts';
 import { helpWidth, wrapProse } from './help-text.ts';
@@ -29,18 +29,26 @@ export function reflow(text: string): string {
   return out.join('\n');
 }
 
-/** Applies jetprof's output, help and exit-code rules to a command and every subcommand (addCommand does not inherit them). */
-function configure(cmd: Command): void {
+/** commander's own ends (help, --version, a usage error) as jetprof's exit codes: 0 for the first two, 2 for bad usage. */
+function commanderExitCode(err: CommanderError): number {
+  const done = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
+  return done.includes(err.code) ? 0 : 2;
+}
+
+/**
+ * Applies jetprof's output, help and exit-code rules to a command and every subcommand (addCommand does not inherit
+ * them). In a process of its own commander's ends exit; in-process they are thrown and runInProcess returns the code.
+ */
+function configure(cmd: Command, inProcess = false): void {
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   // the subcommand list shows names only: with their arguments the column left too little room to wrap summaries
   cmd.configureHelp({ subcommandTerm: (c) => c.name() });
   if (cmd.description()) cmd.description(wrapProse(reflow(cmd.description()), helpWidth()));
   cmd.exitOverride((err) => {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
-      process.exit(0);
-    process.exit(2);
+    if (inProcess) throw err;
+    process.exit(commanderExitCode(err));
   });
-  for (const sub of cmd.commands) configure(sub);
+  for (const sub of cmd.commands) configure(sub, inProcess);
 }
 
 /** `jetprof parse LOG | head`: when the reader closes the pipe, stop quietly (no EPIPE stack), as Unix tools do. */
@@ -111,5 +119,28 @@ export async function runProgram(program: Command, argv = process.argv): Promise
     await program.parseAsync(argv);
   } catch (e) {
     process.exitCode = handleError(e, program.name());
+  }
+}
+
+/**
+ * Runs a program in this process (tests, scripts) with the same rules as runProgram, and returns its exit code
+ * instead of exiting: commander's ends and every error are mapped to codes as in a process of its own (handleError).
+ * No signal handler, terminal guard or exit hook is installed; what the command prints goes to process.stdout and
+ * process.stderr, which the caller may redirect for the call (test/helpers/fixtures.ts runCli does). `args` are the
+ * user's (no node and script path).
+ */
+export async function runInProcess(program: Command, args: string[]): Promise<number> {
+  configure(program, true);
+  const before = process.exitCode;
+  process.exitCode = undefined;
+  writeStdoutThroughStream(true);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return Number(process.exitCode ?? 0);
+  } catch (e) {
+    return e instanceof CommanderError ? commanderExitCode(e) : handleError(e, program.name());
+  } finally {
+    process.exitCode = before;
+    writeStdoutThroughStream(false);
   }
 }

@@ -224,6 +224,15 @@ export function writeError(path: string, e: unknown): JetprofError {
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
+ * While a command runs in-process (run-program.ts runInProcess), '-' goes through process.stdout, which its caller may
+ * redirect, instead of straight to file descriptor 1.
+ */
+let stdoutInProcess = false;
+export function writeStdoutThroughStream(on: boolean): void {
+  stdoutInProcess = on;
+}
+
+/**
  * Writes all of `data`. A pipe Node has made non-blocking (stdout, once process.stdout is used) answers EAGAIN while
  * the reader is behind: wait a millisecond and go on, as a blocking write would have waited.
  */
@@ -281,7 +290,7 @@ export function writeOutputChunks(
   const target = resolveTarget(path);
   const toBytes = (c: string | Uint8Array) => (typeof c === 'string' ? Buffer.from(c) : c);
   if (target.kind === 'stdout') {
-    produce((c) => writeAll(1, toBytes(c)));
+    produce((c) => (stdoutInProcess ? process.stdout.write(toBytes(c)) : writeAll(1, toBytes(c))));
     return;
   }
   if (target.kind === 'stream') {

@@ -3,11 +3,22 @@
  * and videos made with ffmpeg. Everything lands in one temporary folder per test process.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import type { RunResult } from '../../src/pipeline/run-result.ts';
-import test, { type ExecutionContext, type Implementation } from 'ava';
+import test, { type ExecutionContext, type Implementation, registerCompletionHandler } from 'ava';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCfg, yoloLayers, type DarknetCfg } from '../../src/model/cfg.ts';
 import { exportOnnx } from '../../src/model/onnx-export.ts';
@@ -54,6 +65,24 @@ export interface ModelFixture {
   onnxPath: string;
 }
 
+/**
+ * A fixture made once per `npm test` and copied to where a test wants it: scripts/test.sh names a folder for the whole
+ * run (JETPROF_TEST_CACHE), shared by the test files' processes; alone, a test file keeps its own. The name is the hash
+ * of `key`, which holds everything the file is made from; made under a name of this process's and renamed, so a file
+ * another process is still writing is never read. `out` gets its own copy: a test may change it.
+ */
+function fromCache(key: string, out: string, make: (path: string) => void): string {
+  const dir = process.env.JETPROF_TEST_CACHE || scratchDir();
+  const cached = join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 24)}${extname(out)}`);
+  if (!existsSync(cached)) {
+    const tmp = join(dir, `.${process.pid}-${basename(cached)}`);
+    make(tmp);
+    renameSync(tmp, cached);
+  }
+  copyFileSync(cached, out);
+  return out;
+}
+
 /** Writes seeded weights and the exported .onnx for a cfg (file path or cfg text); `objectnessBias` as make-weights'. */
 export function makeModel(
   name: string,
@@ -68,37 +97,51 @@ export function makeModel(
     cfgPath = join(dir, `${name}.cfg`);
     writeFileSync(cfgPath, cfgPathOrText);
   }
+  const cfgText = readFileSync(cfgPath, 'utf8');
   const cfg = loadCfgFile(cfgPath);
-  const weights = generateWeights(cfg, seed, objectnessBias);
-  mutate?.(weights, cfg);
-  const weightsPath = join(dir, `${name}.weights`);
-  writeFileSync(weightsPath, serializeWeights(cfg, weights));
-  const onnxPath = join(dir, `${name}.onnx`);
+  let weights: DarknetWeights | undefined;
+  const made = () => {
+    if (weights) return weights;
+    weights = generateWeights(cfg, seed, objectnessBias);
+    mutate?.(weights, cfg);
+    return weights;
+  };
+  // weights a test changed by hand are its own; the rest are the same bytes for the same cfg, seed and bias
+  const key = mutate ? `${process.pid} ${name} ${Math.random()}` : JSON.stringify([cfgText, seed, objectnessBias]);
+  const weightsPath = fromCache(`weights ${key}`, join(dir, `${name}.weights`), (p) =>
+    writeFileSync(p, serializeWeights(cfg, made())),
+  );
   const labels = Array.from({ length: yoloLayers(cfg)[0].classes }, (_, i) => `c${i}`);
-  writeFileSync(onnxPath, exportOnnx(cfg, weights, { labels, source: { generatedWeights: true } }).bytes);
-  return { cfgPath, cfg, weights, weightsPath, onnxPath };
+  const onnxPath = fromCache(`onnx ${key}`, join(dir, `${name}.onnx`), (p) =>
+    writeFileSync(p, exportOnnx(cfg, made(), { labels, source: { generatedWeights: true } }).bytes),
+  );
+  return {
+    cfgPath,
+    cfg,
+    get weights() {
+      return made();
+    },
+    weightsPath,
+    onnxPath,
+  };
 }
 
 /** An H.264 test video from ffmpeg's testsrc2 pattern. */
 export function makeVideo(name: string, frames: number, width = 320, height = 240, fps = 30): string {
-  const out = join(scratchDir(), name);
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=${width}x${height}:rate=${fps}`,
-    '-frames:v',
-    String(frames),
-    '-c:v',
-    'libx264',
-    '-pix_fmt',
-    'yuv420p',
-    out,
-  ]);
-  return out;
+  const args = [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`],
+    ...['-frames:v', String(frames), '-c:v', 'libx264', '-pix_fmt', 'yuv420p'],
+  ];
+  return fromCache(`video ${args.join(' ')} ${extname(name)}`, join(scratchDir(), name), (p) =>
+    // the container from the name's ending, not the temporary name's
+    execFileSync('ffmpeg', [...args, '-f', containerOf(name), p]),
+  );
+}
+
+/** ffmpeg's muxer for a video name's ending. */
+function containerOf(name: string): string {
+  const ext = extname(name).slice(1).toLowerCase();
+  return ({ mkv: 'matroska', avi: 'avi', mov: 'mov', mp4: 'mp4', ts: 'mpegts' } as Record<string, string>)[ext] ?? ext;
 }
 
 /** A folder of `frames` JPEG images (f001.jpg, ...) from ffmpeg's testsrc2 pattern. */
@@ -177,12 +220,91 @@ export function quickCapacityArgs(
   ];
 }
 
-/** Runs one of jetprof's CLIs from source (tsx), returning exit code and output. */
-export function runCli(
-  script: 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof',
+type Script = 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof';
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * Runs one of jetprof's CLIs in this test's process (src/cli/run-program.ts runInProcess): the same program, rules and
+ * exit codes as the script, without a child process and its start-up. What it prints is captured, `cwd` and `env`
+ * hold for the call. In-process runs take turns (they share stdout, stderr, the folder and the environment), and so
+ * does inferRun. `process: true` starts the script as a process instead (runCliProcess): for what only a process
+ * shows (its own exit, a time limit); an environment read when a library loads (LOAD_TIME_ENV) always does.
+ */
+export async function runCli(
+  script: Script,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number; process?: boolean } = {},
+): Promise<CliResult> {
+  const readAtLoad = Object.keys(options.env ?? {}).some((k) => LOAD_TIME_ENV.test(k));
+  if (options.process || options.timeout !== undefined || readAtLoad) return runCliProcess(script, args, options);
+  const [{ programFor }, { runInProcess }] = await Promise.all([
+    import('../../src/cli/programs.ts'),
+    import('../../src/cli/run-program.ts'),
+  ]);
+  return inTurn(async () => {
+    const out = { stdout: '', stderr: '' };
+    const restore = redirect(out, options);
+    try {
+      const code = await runInProcess(programFor(script), args);
+      return { code, stdout: out.stdout, stderr: out.stderr, signal: null };
+    } finally {
+      restore();
+    }
+  });
+}
+
+/** Variables read once, when a native library loads (GStreamer's plugin path and registry, the loader's): a process. */
+const LOAD_TIME_ENV = /^(GST_|LD_)/;
+
+let turns: Promise<unknown> = Promise.resolve();
+/** Runs `fn` once every in-process run before it has ended. */
+function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+  const mine = turns.then(fn, fn);
+  turns = mine.catch(() => undefined);
+  return mine;
+}
+
+/** stdout and stderr into `out` (as a pipe: no TTY), the folder and the environment of `options`; returns the undo. */
+function redirect(out: { stdout: string; stderr: string }, options: { cwd?: string; env?: NodeJS.ProcessEnv }) {
+  const undo: (() => void)[] = [];
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = process[name];
+    const { write, isTTY } = stream;
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      out[name] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      done?.();
+      return true;
+    }) as typeof stream.write;
+    stream.isTTY = false as true;
+    undo.push(() => {
+      stream.write = write;
+      stream.isTTY = isTTY;
+    });
+  }
+  const cwd = process.cwd();
+  process.chdir(options.cwd ?? scratchDir());
+  undo.push(() => process.chdir(cwd));
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    const before = process.env[key];
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+    undo.push(() => (before === undefined ? delete process.env[key] : (process.env[key] = before)));
+  }
+  return () => undo.reverse().forEach((u) => u());
+}
+
+/** Runs one of jetprof's CLIs from source (tsx) as a process of its own, returning exit code and output. */
+export function runCliProcess(
+  script: Script,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {},
-) {
+): CliResult {
   const timeout = options.timeout ?? 240_000;
   const started = Date.now();
   const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
@@ -210,7 +332,7 @@ export function runCli(
 export async function inferRun(args: string[]): Promise<{ run: RunResult; warnings: string[] }> {
   const { runInferArgs } = await import('../../src/cli/infer-command.ts');
   const warnings: string[] = [];
-  const run = await runInferArgs(args, (m) => warnings.push(m));
+  const run = await inTurn(() => runInferArgs(args, (m) => warnings.push(m)));
   return { run, warnings };
 }
 
@@ -364,6 +486,11 @@ export function requires(
   if (condition) return serial ? (title, fn) => test.serial(title, fn) : (title, fn) => test(title, fn);
   return (title, fn) => test.skip(`${title} [skipped: ${reason}]`, fn);
 }
+
+// A test file's process leaves through process.exit() once ava is done with it, as jetprof's commands do (run-program.ts
+// exitBeforeTeardown): Node's teardown could run the finalizers of OpenCV Mats that in-process runs left to the
+// garbage collector, and die of SIGSEGV after every test passed.
+registerCompletionHandler(() => process.exit());
 
 // Each test process removes its scratch folder when it ends (one `npm test` made about 1 GB of them before).
 process.on('exit', () => {
