@@ -13,12 +13,12 @@ import {
   makeModel,
   requires,
   makeVideo,
-  PERSON_VEHICLE_CFG,
   ROOT,
   runCli,
   scratchDir,
   YOLOV4_TINY_CFG,
   inferRun,
+  SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
 
 const det = (
@@ -480,7 +480,7 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
 );
 
 test('--backend opencv --ep cuda without CUDA in this OpenCV: one warning line, then the CPU', async (t) => {
-  const model = makeModel('cv-cuda', PERSON_VEHICLE_CFG, 2);
+  const model = makeModel('cv-cuda', SMALL_LAB_CFG, 2);
   const video = makeVideo('cv-cuda.mp4', 4, 160, 120);
   const r = await runCli('infer-opencv', [
     video,

@@ -24,9 +24,10 @@ import {
   type CliResult,
   scratchDir,
   TSX_IMPORT,
+  SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
 
-const model = makeModel('lost2', PERSON_VEHICLE_CFG, 4);
+const model = makeModel('lost2', SMALL_LAB_CFG, 4);
 
 test('a run that fails before its first measured frame leaves the previous video and JSON as they were', async (t) => {
   const dir = freshDir('warmup');

@@ -16,7 +16,7 @@ import {
   parseProcStat,
   watchMachineLoad,
 } from '../src/platform/machine-load.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
+import { makeModel, makeVideo, runCli, scratchDir, SMALL_LAB_CFG } from './helpers/fixtures.ts';
 
 const quiet: MachineLoad = {
   cores: 2,
@@ -72,7 +72,7 @@ test("watching this process: its CPU time, its peak memory and this machine's co
 });
 
 test('a run beside three spinning processes records a busy machine, and its console summary and the report say so', async (t) => {
-  const model = makeModel('busy', PERSON_VEHICLE_CFG, 2);
+  const model = makeModel('busy', SMALL_LAB_CFG, 2);
   const video = makeVideo('busy.mp4', 40, 320, 240);
   const json = join(scratchDir(), 'busy.json');
   const spinners = Array.from({ length: 3 }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));

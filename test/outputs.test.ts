@@ -35,9 +35,10 @@ import {
   requires,
   runCli,
   YOLOV4_TINY_CFG,
+  SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
 
-const model = makeModel('reliable', PERSON_VEHICLE_CFG, 13);
+const model = makeModel('reliable', SMALL_LAB_CFG, 13);
 const video = makeVideo('reliable.mp4', 12, 160, 120);
 const oneLine = (t: { is: (a: unknown, b: unknown, m?: string) => void }, stderr: string) =>
   t.is(stderr.trim().split('\n').length, 1, stderr);

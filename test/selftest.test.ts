@@ -17,16 +17,16 @@ import {
   gstBoardEnv,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
   ROOT,
   runCli,
   scratchDir,
+  SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
 
 const dir = join(scratchDir(), 'selftest');
 mkdirSync(dir, { recursive: true });
-// a small model that fires on every frame (objectness bias 0), so there are boxes to match
-const model = makeModel('selftest', PERSON_VEHICLE_CFG, 3, undefined, 0);
+// a small model (160x128) that fires on every frame (objectness bias 0), so there are boxes to match
+const model = makeModel('selftest', SMALL_LAB_CFG, 3, undefined, 0);
 const FRAMES = 8;
 const video = makeVideo('selftest.mp4', FRAMES + 2, 320, 240);
 const replay = recordHeads({ video, model: model.onnxPath, frames: FRAMES, out: join(dir, 'heads.bin') });

@@ -15,13 +15,16 @@ import {
   inferRun,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
   probeVideo,
   runCli,
   scratchDir,
+  PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
 
-const model = makeModel('streams', PERSON_VEHICLE_CFG, 8);
+const model = makeModel('streams', SMALL_LAB_CFG, 8);
+// the lab's size where a stream must fall behind its source (200 FPS) for what the test checks
+const labModel = makeModel('streams-lab', PERSON_VEHICLE_CFG, 8);
 
 test('two files of different sizes in one run: a record and a playable video per stream, at its own size; figures over both', async (t) => {
   const dir = freshDir('streams-two');
@@ -221,7 +224,7 @@ test.serial(
       '--source-fps',
       '200',
       '--model',
-      model.onnxPath,
+      labModel.onnxPath,
       '--warmup',
       '2',
       '--output',
@@ -306,7 +309,7 @@ test("--perf-interval prints each stream's FPS as deepstream-app's **PERF lines;
 test('--interval 2 runs the model on every third frame, the tracker carries the boxes between, and every box has a track_id', async (t) => {
   const dir = join(scratchDir(), 'streams-interval');
   mkdirSync(dir, { recursive: true });
-  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const firing = makeModel('streams-firing', SMALL_LAB_CFG, 9, undefined, 0);
   const v = makeVideo('streams-interval.mp4', 30, 160, 120);
   const json = join(dir, 'interval.json');
   const dets = join(dir, 'dets.json');
@@ -406,7 +409,7 @@ test('the IoU tracker: tracks keep their ids across inferences, new objects get 
 
 test('--detections with several streams: stream i writes dets-i.json in its own frame numbers; each is what a one-stream run finds', async (t) => {
   const dir = freshDir('streams-detections');
-  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const firing = makeModel('streams-firing', SMALL_LAB_CFG, 9, undefined, 0);
   const a = makeVideo('streams-det-a.mp4', 6, 160, 120);
   const b = makeVideo('streams-det-b.mp4', 4, 160, 120, 7);
   const json = join(dir, 'run.json');
@@ -444,7 +447,7 @@ test('--detections with several streams: stream i writes dets-i.json in its own 
 
 test('the report says what --interval buys (end-to-end FPS against interval 0) and what it costs (boxes matched); default labels keep the two rows apart', async (t) => {
   const dir = freshDir('streams-interval-trade');
-  const firing = makeModel('streams-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const firing = makeModel('streams-firing', SMALL_LAB_CFG, 9, undefined, 0);
   const v = makeVideo('streams-trade.mp4', 24, 160, 120);
   const common = [v, '--model', firing.onnxPath, '--warmup', '3', '--max-det', '20', '--no-write', '-q'];
   const every = ['--pipeline', 'off', '--json', join(dir, 'every.json'), '--detections', join(dir, 'every-dets.json')];
@@ -610,7 +613,7 @@ test("each stream's video shows its own FPS in the overlay, the figures over all
 
 test('what --interval costs with several streams: the boxes of each stream (dets-<i>.json) held against the same stream at interval 0', async (t) => {
   const dir = freshDir('streams-interval-cost');
-  const firing = makeModel('streams-cost', PERSON_VEHICLE_CFG, 9, undefined, 0);
+  const firing = makeModel('streams-cost', SMALL_LAB_CFG, 9, undefined, 0);
   const v = makeVideo('streams-cost.mp4', 12, 160, 120);
   const common = [
     v,
