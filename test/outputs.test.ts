@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { writeError } from '../src/output/output.ts';
+import { injectWriteFault, writeError } from '../src/output/output.ts';
 import {
   canMountTmpfs,
   freshDir,
@@ -63,17 +63,26 @@ test.serial(
     const before = readFileSync(out);
     const json = join(freshDir('enospc-json'), 'run.json');
     try {
-      const r = await runCli(
-        'infer',
-        [video, '--model', model.onnxPath, '--output', out, '--json', json, '--warmup', '1', '-q'],
-        { env: disk ? {} : { JETPROF_FAULT_ENOSPC: 'out.mp4' } },
-      );
+      if (!disk) injectWriteFault((p) => p.includes('out.mp4'));
+      const r = await runCli('infer', [
+        video,
+        '--model',
+        model.onnxPath,
+        '--output',
+        out,
+        '--json',
+        json,
+        '--warmup',
+        '1',
+        '-q',
+      ]);
+      injectWriteFault();
       t.is(r.code, 2, r.stderr);
       t.regex(
         r.stderr,
         disk
           ? /out\.mp4: cannot write \(ENOSPC: no space left on device\) \(fix: free some space or write elsewhere; the previous file, if any, is untouched\)/
-          : /out\.mp4: cannot write \(ENOSPC: no space left on device \(simulated: JETPROF_FAULT_ENOSPC=out\.mp4 is set, the disk is not full\)\) \(fix: free some space/,
+          : /out\.mp4: cannot write \(ENOSPC: no space left on device \(simulated by a test, the disk is not full\)\) \(fix: free some space/,
       );
       oneLine(t, r.stderr);
       t.is(Buffer.compare(readFileSync(out), before), 0, 'the good out.mp4 is untouched');
@@ -83,20 +92,29 @@ test.serial(
       const jsonDir = freshDir('enospc-json2');
       const oldJson = join(jsonDir, 'run.json');
       writeFileSync(oldJson, '{"old": true}');
-      const r2 = await runCli(
-        'infer',
-        [video, '--model', model.onnxPath, '--no-write', '--json', oldJson, '--warmup', '1', '-q'],
-        { env: { JETPROF_FAULT_ENOSPC: 'run.json' } },
-      );
+      injectWriteFault((p) => p.includes('run.json'));
+      const r2 = await runCli('infer', [
+        video,
+        '--model',
+        model.onnxPath,
+        '--no-write',
+        '--json',
+        oldJson,
+        '--warmup',
+        '1',
+        '-q',
+      ]);
+      injectWriteFault();
       t.is(r2.code, 2, r2.stderr);
-      // the hook says it is one: a user who left it set does not hunt for a full disk
+      // the injected fault says it is one
       t.regex(
         r2.stderr,
-        /run\.json: cannot write \(ENOSPC: no space left on device \(simulated: JETPROF_FAULT_ENOSPC=run\.json is set, the disk is not full\)\)/,
+        /run\.json: cannot write \(ENOSPC: no space left on device \(simulated by a test, the disk is not full\)\)/,
       );
       t.is(readFileSync(oldJson, 'utf8'), '{"old": true}');
       t.deepEqual(partialsIn(jsonDir), []);
     } finally {
+      injectWriteFault();
       if (disk) spawnSync('umount', [disk]);
     }
     if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');

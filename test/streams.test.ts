@@ -212,7 +212,10 @@ test.serial(
       const step = arrivals[k] - arrivals[k - 1];
       t.true(step > 0 && Math.abs(step / 200 - Math.round(step / 200)) < 0.01, `arrivals ${arrivals.join(', ')}`);
     }
-    t.true(s0.endToEndFps < 5.6, `at most the source's pace: ${s0.endToEndFps}`);
+    // n frames span at least n - 1 intervals of 200 ms from first arrival to last; the first measured frame may be
+    // taken up to an interval after it arrived (a loaded machine's slow warm-up), so the wall holds at least n - 2
+    const n = run.perFrame.index.length as number;
+    t.true(s0.endToEndFps <= n / ((n - 2) * 0.2), `at most the source's pace: ${s0.endToEndFps} FPS over ${n} frames`);
     // 200 FPS: more arrive than one stream can take: the ones that arrived while it was busy are dropped and counted.
     // 600 frames (3 s at 200 FPS): however slow a loaded machine makes the warm-up, frames still arrive after it
     const long = makeVideo('streams-rt-long.mp4', 600, 160, 120, 30);

@@ -10,7 +10,7 @@
  */
 import { type CocoDetection, cocoIou } from './coco.ts';
 
-export interface ClassAgreement {
+interface ClassAgreement {
   categoryId: number;
   name: string;
   matched: number;
@@ -19,7 +19,7 @@ export interface ClassAgreement {
   meanIou: number;
 }
 
-export interface FrameDifference {
+interface FrameDifference {
   imageId: number;
   onlyRef: number;
   onlyOther: number;
@@ -57,7 +57,7 @@ function groupBy<T>(items: readonly T[], key: (t: T) => number): Map<number, T[]
   return m;
 }
 
-export interface AgreeOptions {
+interface AgreeOptions {
   iouThreshold?: number;
   /** Category id -> name, for the per-class table. */
   names?: Map<number, string>;

@@ -76,7 +76,7 @@ function confinedDetectionsFile(runPath: string, named: string): string {
  * Several streams in one run: stream i's frames are numbered from 0 in its own file; read together, its frame k is
  * i * STREAM_FRAME_STRIDE + k, so two runs' boxes are held stream against stream.
  */
-export const STREAM_FRAME_STRIDE = 1_000_000_000;
+const STREAM_FRAME_STRIDE = 1_000_000_000;
 
 /** The measured frames of a run, stream by stream where it ran several (as loadDetections numbers them). */
 export function measuredFrames(run: { perFrame?: { index: number[]; stream?: number[] } }): number[] {

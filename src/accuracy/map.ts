@@ -20,10 +20,10 @@ function linspace(start: number, stop: number, num: number): number[] {
   const step = (stop - start) / (num - 1);
   return Array.from({ length: num }, (_, i) => (i === num - 1 ? stop : i * step + start));
 }
-export const IOU_THRESHOLDS = linspace(0.5, 0.95, 10);
+const IOU_THRESHOLDS = linspace(0.5, 0.95, 10);
 const REC_THRESHOLDS = linspace(0, 1, 101);
 const MAX_DETS = [1, 10, 100];
-export const AREA_RANGES: Record<'all' | 'small' | 'medium' | 'large', [number, number]> = {
+const AREA_RANGES: Record<'all' | 'small' | 'medium' | 'large', [number, number]> = {
   all: [0, 1e10],
   small: [0, 32 ** 2],
   medium: [32 ** 2, 96 ** 2],

@@ -16,7 +16,7 @@ import { dropStaging, stagingDir, writeOutput } from '../output/output.ts';
 import { requireWritableDir, sha256File } from '../util/files.ts';
 import { runCommand } from '../util/process.ts';
 
-export interface BuildEngineOptions {
+interface BuildEngineOptions {
   onnx: string;
   out: string;
   precision: 'fp32' | 'fp16' | 'int8';
@@ -32,7 +32,7 @@ export interface BuildEngineOptions {
  * trtexec's --shapes for a batch of `batch` images, when the ONNX's batch dimension is symbolic; undefined when it
  * is fixed at `batch` already. A fixed batch of another size cannot be built for `batch`: one line, with the fix.
  */
-export function batchShapes(onnxPath: string, batch: number): string | undefined {
+function batchShapes(onnxPath: string, batch: number): string | undefined {
   const { inputs } = readOnnxSignature(readFileSync(onnxPath));
   const input = inputs[0];
   if (!input || input.dims.length !== 4)
@@ -54,7 +54,7 @@ export function batchShapes(onnxPath: string, batch: number): string | undefined
   return `${input.name}:${batch}x${c}x${h}x${w}`;
 }
 
-export function findTrtexec(): string {
+function findTrtexec(): string {
   const fromEnv = process.env.JETPROF_TRTEXEC;
   if (fromEnv) {
     if (existsSync(fromEnv)) return fromEnv;

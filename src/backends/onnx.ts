@@ -44,7 +44,7 @@ function loadOrt(): Ort {
   }
 }
 
-export function onnxRuntimeVersion(): string {
+function onnxRuntimeVersion(): string {
   try {
     const require = createRequire(import.meta.url);
     return (require('onnxruntime-node/package.json') as { version: string }).version;

@@ -11,7 +11,7 @@ import { JetprofError, messageOf } from '../util/errors.ts';
 import { loadOpenCv, type Mat } from '../video/opencv.ts';
 import type { DetectorSession, InferenceResult } from './types.ts';
 
-export interface OpenCvSessionOptions {
+interface OpenCvSessionOptions {
   /** 'cpu' (default) or 'cuda' (DNN_BACKEND_CUDA). */
   executionProvider?: string;
   /** With cuda: DNN_TARGET_CUDA_FP16. */

@@ -23,7 +23,7 @@ import {
 } from './trt-abi.ts';
 import { type DetectorSession, type InferenceResult, padBatch, unpadBatch } from './types.ts';
 
-export interface TensorRtSessionOptions {
+interface TensorRtSessionOptions {
   /** Plugin libraries to dlopen before deserializing (e.g. tensorrt_demos' plugins/libyolo_layer.so). */
   plugins?: string[];
   /** TensorRT messages at this severity or worse are printed (0 internal error .. 4 verbose); default 1. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { loadKoffi } from '../util/koffi.ts';
 
-export const ABI_VERSION = 1;
+const ABI_VERSION = 1;
 export const ERR_LEN = 1024;
 
 export const STATUS = {
@@ -80,7 +80,7 @@ function packageRoot(): string {
   return dir;
 }
 
-export function defaultShimPath(): string {
+function defaultShimPath(): string {
   return process.env.JETPROF_TRT_SHIM || join(packageRoot(), 'native', 'build', 'libjetprof_trt.so');
 }
 
@@ -97,7 +97,7 @@ function libnvinferDirs(): string[] {
   ];
 }
 
-export function findLibnvinfer(): string | undefined {
+function findLibnvinfer(): string | undefined {
   for (const dir of libnvinferDirs()) {
     try {
       const hit = readdirSync(dir).find((f) => /^libnvinfer\.so(\.\d+)*$/.test(f));
@@ -109,7 +109,7 @@ export function findLibnvinfer(): string | undefined {
   return undefined;
 }
 
-export const RUNTIME_MISSING = 'TensorRT runtime (libnvinfer) not found: run on JetPack or set TENSORRT_ROOT';
+const RUNTIME_MISSING = 'TensorRT runtime (libnvinfer) not found: run on JetPack or set TENSORRT_ROOT';
 
 /** What makes TensorRT usable from jetprof, in order. */
 const RUNTIME_FIX =

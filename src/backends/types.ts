@@ -5,7 +5,7 @@
 export type BackendName = 'onnx' | 'tensorrt' | 'opencv';
 
 /** Everything jetprof says about a backend by name, in one place. */
-export interface BackendFacts {
+interface BackendFacts {
   /** In tables and titles: the lab's "Model Type" column. */
   title: string;
   /** In file names and labels as the lab names them: profiling_trt_log.txt, run_trt.json, trt-fp16-gpu-sequential. */

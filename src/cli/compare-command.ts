@@ -23,7 +23,7 @@ function parseBackends(value: string): BackendName[] {
 }
 
 /** The Speed section of REPORT.md (the lab table, accuracy, speed-ups and what was not compared), without the rest. */
-export function speedSection(md: string): string {
+function speedSection(md: string): string {
   const lines = md.split('\n');
   const start = lines.findIndex((l) => l === '## Speed');
   if (start < 0) return md.trim();

@@ -36,7 +36,7 @@ export function wrapProse(text: string, width = helpWidth()): string {
  * A shell command indented by 2, broken at spaces with ` \` so that no line is wider than `width`; an option stays
  * on one line with its value.
  */
-export function wrapCommand(cmd: string, width = helpWidth(), indent = '  ', continuation = '      '): string {
+function wrapCommand(cmd: string, width = helpWidth(), indent = '  ', continuation = '      '): string {
   const words: string[] = [];
   for (const w of cmd.trim().split(/ +/)) {
     const prev = words[words.length - 1];
@@ -55,7 +55,7 @@ export function wrapCommand(cmd: string, width = helpWidth(), indent = '  ', con
   return lines.join('\n');
 }
 
-export interface Example {
+interface Example {
   cmd: string;
   /** What it does, printed above it as a shell comment. */
   note?: string;

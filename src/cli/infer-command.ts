@@ -4,7 +4,7 @@
  */
 import { Command } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
-import { type BackendName } from '../backends/types.ts';
+import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
 import { capNotes, realTimeNotes } from '../report/run-lines.ts';
 import { formatSummary } from '../report/run-summary.ts';
@@ -14,6 +14,7 @@ import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { columnsOf, fitText, say } from './terminal.ts';
 import { createProgress } from './progress.ts';
+import { VERSION } from './options.ts';
 import { type InferCliOptions, inferProgram, parseInferArgs, withBackend } from './infer-options.ts';
 import { jobSettings, prepareRun, type RunContext } from './infer-prepare.ts';
 
@@ -26,6 +27,15 @@ export function inferCommand(name: string, fixedBackend?: BackendName): Command 
   });
   // one class at run time: the typings only infer the options' types (infer-options.ts); handed on as commander's
   return program as unknown as Command;
+}
+
+/**
+ * An infer entry script's program: `infer`, or `infer-<backend>` fixing the backend whose entry it is (BACKENDS). The
+ * entry scripts load this file's modules only, not every command's.
+ */
+export function inferScript(script: string): Command {
+  const fixed = (Object.keys(BACKENDS) as BackendName[]).find((b) => BACKENDS[b].entry === script);
+  return inferCommand(script, fixed).version(VERSION);
 }
 
 /**
@@ -57,10 +67,8 @@ function trapStopSignals() {
 }
 
 /**
- * One run of infer in this process, from the arguments the command takes (`['clip.mp4', '--model', 'm.onnx', '--json',
- * 'r.json']`): the same checks, settings and files as the command, its RunResult returned instead of printed. One run
- * (--repeat is the command's), no signal handling and no progress line; warnings go to `onWarning`. For Node scripts,
- * and for tests that read only the run.
+ * One run of infer in this process from the command's arguments: the same checks and files, its RunResult returned
+ * (no --repeat, signals or progress line; warnings to `onWarning`). For scripts and tests that read only the run.
  */
 export async function runInferArgs(
   args: string[],

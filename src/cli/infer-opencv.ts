@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { programFor } from './programs.ts';
+import { inferScript } from './infer-command.ts';
 import { runProgram } from './run-program.ts';
 
-await runProgram(programFor('infer-opencv'));
+await runProgram(inferScript('infer-opencv'));

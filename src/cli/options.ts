@@ -1,6 +1,8 @@
 /** Option parsers shared by the commands: each throws a one-line error that names the option. */
 import { InvalidArgumentError } from 'commander';
 
+export const VERSION = '0.1.0';
+
 export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     if (!/^\d+$/.test(value))
@@ -16,7 +18,7 @@ export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE
  * A camera's frame rate (--source-fps of infer and capacity): from one frame in 10 s to 1000 FPS. Below the floor a
  * paced run would wait minutes for its next frame (0.001 FPS: 1000 s between frames).
  */
-export const SOURCE_FPS_RANGE = { min: 0.1, max: 1000 } as const;
+const SOURCE_FPS_RANGE = { min: 0.1, max: 1000 } as const;
 
 export function parseSourceFps(name: string) {
   return (v: string): number => {

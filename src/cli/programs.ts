@@ -1,11 +1,9 @@
-/**
- * Each of jetprof's scripts (package.json `bin`) as a commander program, built afresh on each call: the entry files
- * run one in a process of its own (runProgram), the tests run any of them in theirs (runInProcess).
- */
+/** Each of jetprof's scripts (package.json `bin`) as a new commander program, for jetprof.ts and the tests. */
 import { Command } from 'commander';
 import { agreeCommand, mapCommand } from './accuracy-commands.ts';
 import { doctorCommand } from './doctor-command.ts';
-import { inferCommand } from './infer-command.ts';
+import { inferCommand, inferScript } from './infer-command.ts';
+import { VERSION } from './options.ts';
 import { compareCommand } from './compare-command.ts';
 import { capacityCommand } from './capacity-command.ts';
 import { buildEngineCommand, exportCommand, fetchWeightsCommand, makeWeightsCommand } from './model-commands.ts';
@@ -16,18 +14,8 @@ import { selftestCommand } from './selftest-command.ts';
 
 export type Script = 'jetprof' | 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv';
 
-export const VERSION = '0.1.0';
-
-/** The backend each entry script fixes (`infer` takes --backend). */
-const INFER_BACKENDS = {
-  infer: undefined,
-  'infer-onnx': 'onnx',
-  'infer-trt': 'tensorrt',
-  'infer-opencv': 'opencv',
-} as const;
-
 export function programFor(script: Script): Command {
-  if (script !== 'jetprof') return inferCommand(script, INFER_BACKENDS[script]).version(VERSION);
+  if (script !== 'jetprof') return inferScript(script);
   return new Command('jetprof')
     .description(
       'YOLOv4-Tiny on Jetson: honest inference and end-to-end FPS, profiler runs (nvprof, nsys) and lab reports',

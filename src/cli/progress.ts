@@ -5,9 +5,9 @@
  */
 import type { FrameProgress } from '../pipeline/loop-shared.ts';
 
-export type ProgressState = FrameProgress;
+type ProgressState = FrameProgress;
 
-export interface Progress {
+interface Progress {
   update(p: ProgressState): void;
   done(): void;
 }

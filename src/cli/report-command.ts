@@ -8,7 +8,7 @@ import { collect, parseFraction, parseIntInRange } from './options.ts';
 import { say } from './terminal.ts';
 
 /** "TensorRT@960x540@Jetson Nano=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
-export function parseTypedFps(value: string): TypedFps {
+function parseTypedFps(value: string): TypedFps {
   const m = /^(.+?)(?:@(\d+)x(\d+))?(?:@([^=@]+))?=(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value.trim());
   if (!m || Number(m[5]) <= 0 || Number(m[6]) <= 0) {
     throw new InvalidArgumentError(

@@ -29,16 +29,13 @@ export function reflow(text: string): string {
   return out.join('\n');
 }
 
-/** commander's own ends (help, --version, a usage error) as jetprof's exit codes: 0 for the first two, 2 for bad usage. */
+/** commander's ends as exit codes: help and --version 0, a usage error 2. */
 function commanderExitCode(err: CommanderError): number {
   const done = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
   return done.includes(err.code) ? 0 : 2;
 }
 
-/**
- * Applies jetprof's output, help and exit-code rules to a command and every subcommand (addCommand does not inherit
- * them). In a process of its own commander's ends exit; in-process they are thrown and runInProcess returns the code.
- */
+/** Applies jetprof's output, help and exit-code rules to a command and every subcommand (addCommand does not inherit them). */
 function configure(cmd: Command, inProcess = false): void {
   cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   // the subcommand list shows names only: with their arguments the column left too little room to wrap summaries
@@ -52,7 +49,7 @@ function configure(cmd: Command, inProcess = false): void {
 }
 
 /** `jetprof parse LOG | head`: when the reader closes the pipe, stop quietly (no EPIPE stack), as Unix tools do. */
-export function quietOnClosedStdout(): void {
+function quietOnClosedStdout(): void {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
@@ -64,7 +61,7 @@ export function quietOnClosedStdout(): void {
  * file is left behind, exit 128 + the signal. A command that handles the signal itself (infer finishes the frame in
  * flight and finalizes its files) has its own listener, and this one then steps aside.
  */
-export function cleanExitOnSignals(): void {
+function cleanExitOnSignals(): void {
   for (const [signal, n] of [
     ['SIGINT', 2],
     ['SIGTERM', 15],
@@ -84,7 +81,7 @@ export function cleanExitOnSignals(): void {
  * Everything printed to a terminal shows control characters instead of obeying them (a shared log's ESC sequences,
  * a bare CR in a name). A CR that starts a write stays: it is the progress line redrawing itself.
  */
-export function guardTerminal(): void {
+function guardTerminal(): void {
   for (const stream of [process.stdout, process.stderr]) {
     if (!stream.isTTY) continue;
     const raw = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
@@ -98,11 +95,9 @@ export function guardTerminal(): void {
 }
 
 /**
- * Once the work is done (the event loop empty), the process exits through process.exit() instead of tearing Node down:
- * in the teardown V8 may finish a garbage collection and run the finalizers of OpenCV Mats still alive, and
- * opencv4nodejs's allocator then reports their memory to an isolate that is being disposed, which dies of SIGSEGV
- * (Isolate::AdjustAmountOfExternalAllocatedMemory) after the command has written everything: the exit code is lost.
- * process.exit() ends the process without that teardown; 'exit' handlers still run.
+ * Once the event loop is empty the process leaves through process.exit() ('exit' handlers run), not Node's teardown:
+ * there V8 may finalize OpenCV Mats still alive, and opencv4nodejs's allocator then reports their memory to an isolate
+ * being disposed and dies of SIGSEGV (Isolate::AdjustAmountOfExternalAllocatedMemory) after the work was written.
  */
 export function exitBeforeTeardown(): void {
   process.once('beforeExit', () => process.exit());
@@ -123,11 +118,8 @@ export async function runProgram(program: Command, argv = process.argv): Promise
 }
 
 /**
- * Runs a program in this process (tests, scripts) with the same rules as runProgram, and returns its exit code
- * instead of exiting: commander's ends and every error are mapped to codes as in a process of its own (handleError).
- * No signal handler, terminal guard or exit hook is installed; what the command prints goes to process.stdout and
- * process.stderr, which the caller may redirect for the call (test/helpers/fixtures.ts runCli does). `args` are the
- * user's (no node and script path).
+ * Runs a program in this process (the tests) and returns the exit code a process of its own would exit with. No
+ * signal handler, terminal guard or exit hook; the output goes to process.stdout/stderr, which the caller may redirect.
  */
 export async function runInProcess(program: Command, args: string[]): Promise<number> {
   configure(program, true);

@@ -19,7 +19,7 @@ export type ClassMode = 'multi' | 'best';
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
 
-export interface DecodeOptions {
+interface DecodeOptions {
   classes: number;
   conf: number;
   /** Default 'multi'. */

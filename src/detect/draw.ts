@@ -16,7 +16,7 @@ const PALETTE: [number, number, number][] = [
   [128, 255, 0],
 ];
 
-export function classColor(classId: number): [number, number, number] {
+function classColor(classId: number): [number, number, number] {
   return PALETTE[classId % PALETTE.length];
 }
 

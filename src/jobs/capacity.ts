@@ -23,7 +23,7 @@ import {
 } from '../report/capacity-format.ts';
 import { clearlyFailed, combineRuns, judgePoint, type CapacityRule } from './capacity-rule.ts';
 
-export interface CapacityOptions {
+interface CapacityOptions {
   source: string;
   backend: BackendName;
   sourceFps: number;

@@ -18,7 +18,7 @@ import { relayedProgressEnv, runCommand } from '../util/process.ts';
 import { classifySource } from '../video/sources.ts';
 import { writeReport } from '../report/write-report.ts';
 
-export interface CompareOptions {
+interface CompareOptions {
   video: string;
   outDir: string;
   profile?: ProfilerTool;
@@ -44,7 +44,7 @@ export interface CompareOptions {
   onChild?: (pid: number, target?: () => number) => () => void;
 }
 
-export interface CompareResult {
+interface CompareResult {
   ran: BackendName[];
   skipped: { backend: BackendName; reason: string; commands: string[] }[];
   failed: { backend: BackendName; exitCode: number; lastLine?: string }[];
@@ -56,7 +56,7 @@ export interface CompareResult {
  * Why TensorRT cannot run here and the commands that would fix it, one command each, for the model the user passed,
  * or undefined when it can run.
  */
-export async function tensorRtUnavailable(
+async function tensorRtUnavailable(
   engine?: string,
   video = 'VIDEO',
   inferArgs: string[] = [],
@@ -171,7 +171,7 @@ async function runBackend(
  * write one frame at a time) unless the infer arguments name one (`-- --pipeline on` compares the pipelined loop).
  * Each backend alone (`--pipeline auto`) might have picked the other: a line says so for each such backend.
  */
-export function compareLoop(
+function compareLoop(
   infer: Pick<InferArgFacts, 'pipeline' | 'threads' | 'ep'>,
   backends: BackendName[],
   cores: number,

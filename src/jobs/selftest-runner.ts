@@ -25,12 +25,12 @@ export interface SelftestOptions {
   onChild?: (pid: number) => () => void;
 }
 
-export const WARMUP = 2;
+const WARMUP = 2;
 
 export const SELFTEST_GROUPS = ['backends', 'video', 'profilers', 'board'] as const;
 export type SelftestGroup = (typeof SELFTEST_GROUPS)[number];
 
-export interface Ran {
+interface Ran {
   code: number;
   signal?: NodeJS.Signals;
   timedOut: boolean;

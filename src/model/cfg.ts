@@ -7,7 +7,7 @@ import { JetprofError } from '../util/errors.ts';
 export type Activation = 'leaky' | 'linear' | 'logistic' | 'mish' | 'swish' | 'relu';
 const ACTIVATIONS: readonly Activation[] = ['leaky', 'linear', 'logistic', 'mish', 'swish', 'relu'];
 
-export interface NetSection {
+interface NetSection {
   width: number;
   height: number;
   channels: number;
@@ -37,23 +37,23 @@ export interface RouteLayer extends LayerBase {
   groups: number;
   groupId: number;
 }
-export interface MaxpoolLayer extends LayerBase {
+interface MaxpoolLayer extends LayerBase {
   kind: 'maxpool';
   size: number;
   stride: number;
   /** Total padding (darknet default size-1); the window starts at -floor(padding/2). */
   padding: number;
 }
-export interface UpsampleLayer extends LayerBase {
+interface UpsampleLayer extends LayerBase {
   kind: 'upsample';
   stride: number;
 }
-export interface ShortcutLayer extends LayerBase {
+interface ShortcutLayer extends LayerBase {
   kind: 'shortcut';
   from: number;
   activation: Activation;
 }
-export interface YoloLayer extends LayerBase {
+interface YoloLayer extends LayerBase {
   kind: 'yolo';
   /** Indices into `anchors` used by this head. */
   mask: number[];
@@ -266,7 +266,7 @@ function unknownKeyWarnings(sections: RawSection[], path: string): string[] {
   return out;
 }
 
-export interface Shape {
+interface Shape {
   c: number;
   h: number;
   w: number;

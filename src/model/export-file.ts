@@ -14,7 +14,7 @@ import { checkModelInfo, METADATA_KEY, type YoloModelInfo } from './metadata.ts'
 import { exportOnnx, readOnnxSignature } from './onnx-export.ts';
 import { GENERATED_WEIGHTS_SEEN, generateWeights, readWeights, serializeWeights } from './weights.ts';
 
-export interface CfgCheck {
+interface CfgCheck {
   /** Unknown keys are errors (exit 2), not warnings. */
   strict?: boolean;
   onWarning?: (message: string) => void;
@@ -37,7 +37,7 @@ export function loadCfg(path: string, check: CfgCheck = {}): DarknetCfg {
 }
 
 /** Labels: the given file, else `<cfg name>.names` beside the cfg, else class0..N-1. */
-export function loadLabels(cfgPath: string, classes: number, labelsPath?: string): string[] {
+function loadLabels(cfgPath: string, classes: number, labelsPath?: string): string[] {
   const candidate = labelsPath ?? join(dirname(cfgPath), `${basename(cfgPath, extname(cfgPath))}.names`);
   if (labelsPath) requireFile(labelsPath, 'labels file', 'pass --labels with one class name per line');
   if (!fileExists(candidate)) return Array.from({ length: classes }, (_, i) => `class${i}`);
@@ -50,7 +50,7 @@ export function loadLabels(cfgPath: string, classes: number, labelsPath?: string
   return labels;
 }
 
-export interface ExportRequest extends CfgCheck {
+interface ExportRequest extends CfgCheck {
   cfgPath: string;
   weightsPath: string;
   outPath: string;
@@ -59,7 +59,7 @@ export interface ExportRequest extends CfgCheck {
 }
 
 /** Bumped whenever the exporter's output for the same inputs changes: cached exports of older versions are redone. */
-export const EXPORTER_VERSION = 'jetprof-export/3'; // 3: symbolic batch dimension
+const EXPORTER_VERSION = 'jetprof-export/3'; // 3: symbolic batch dimension
 
 /** The labels file an export reads: the given one, or `<cfg name>.names` beside the cfg when it exists (an input too). */
 export function labelsFileOf(req: Pick<ExportRequest, 'cfgPath' | 'labelsPath'>): string | undefined {
@@ -110,13 +110,13 @@ export function defaultExportPath(weightsPath: string, inputSize?: [number, numb
 }
 
 /** Where infer caches its export beside the weights: `<weights file>[-WxH].onnx` (yolov4-tiny.weights.onnx). */
-export function cacheFileBeside(weightsPath: string, inputSize?: [number, number]): string {
+function cacheFileBeside(weightsPath: string, inputSize?: [number, number]): string {
   const size = inputSize ? `-${inputSize[0]}x${inputSize[1]}` : '';
   return `${weightsPath}${size}.onnx`;
 }
 
 /** The user's cache folder: $XDG_CACHE_HOME/jetprof, else ~/.cache/jetprof. */
-export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'jetprof');
 }
 

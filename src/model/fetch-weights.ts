@@ -13,7 +13,7 @@ import { expectedWeightsBytes, parseWeights } from './weights.ts';
 export const YOLOV4_TINY_WEIGHTS_URL =
   'https://github.com/AlexeyAB/darknet/releases/download/darknet_yolo_v4_pre/yolov4-tiny.weights';
 
-export interface FetchWeightsOptions {
+interface FetchWeightsOptions {
   url: string;
   cfgPath: string;
   outPath: string;

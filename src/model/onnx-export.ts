@@ -47,7 +47,7 @@ function int64Tensor(name: string, data: number[]): ITensorProto {
 }
 
 /** Folds darknet batch-norm into conv weights and bias. */
-export function foldBatchNorm(
+function foldBatchNorm(
   weights: Float32Array,
   biases: Float32Array,
   bn: { scales: Float32Array; mean: Float32Array; variance: Float32Array } | undefined,
@@ -99,12 +99,12 @@ class GraphBuilder {
   }
 }
 
-export interface ExportOptions {
+interface ExportOptions {
   labels?: string[];
   source?: YoloModelInfo['source'];
 }
 
-export interface ExportedModel {
+interface ExportedModel {
   bytes: Uint8Array;
   info: YoloModelInfo;
 }
@@ -299,7 +299,7 @@ function route(
 }
 
 /** The name of the exported graph's symbolic batch dimension (ONNX Runtime's freeDimensionOverrides key). */
-export const BATCH_DIM = 'batch';
+const BATCH_DIM = 'batch';
 
 /**
  * The same model with its batch dimension fixed to `batch` on the input and every output (what TensorRT builds a

@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { JetprofError } from '../util/errors.ts';
 import { type ConvLayer, type DarknetCfg, layerShapes, yoloLayers } from './cfg.ts';
 
-export interface WeightsHeader {
+interface WeightsHeader {
   major: number;
   minor: number;
   revision: number;
@@ -18,7 +18,7 @@ export interface WeightsHeader {
   headerBytes: 16 | 20;
 }
 
-export interface ConvWeights {
+interface ConvWeights {
   biases: Float32Array;
   /** Present when batch_normalize=1. */
   bn?: { scales: Float32Array; mean: Float32Array; variance: Float32Array };
@@ -32,7 +32,7 @@ export interface DarknetWeights {
   convs: Map<number, ConvWeights>;
 }
 
-export interface ConvParamCount {
+interface ConvParamCount {
   layer: ConvLayer;
   inputChannels: number;
   /** Float count of this layer's block in the file. */
@@ -51,7 +51,7 @@ export function convParamCounts(cfg: DarknetCfg): ConvParamCount[] {
   return counts;
 }
 
-export function headerBytesFor(major: number, minor: number): 16 | 20 {
+function headerBytesFor(major: number, minor: number): 16 | 20 {
   return major * 10 + minor >= 2 ? 20 : 16;
 }
 
@@ -195,7 +195,7 @@ export function serializeWeights(cfg: DarknetCfg, w: DarknetWeights): Uint8Array
 export const GENERATED_WEIGHTS_SEEN = 0x4a455450524f46n;
 
 /** mulberry32: a small seeded PRNG, so generated weights are the same on every machine. */
-export function seededRandom(seed: number): () => number {
+function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -212,7 +212,7 @@ export function seededRandom(seed: number): () => number {
  * `objectnessBias` (default -4, sigmoid 0.018: few cells fire, like a trained model on an empty scene) set high
  * (e.g. 2) makes a model that fires almost everywhere: the dense case postprocess must stay fast on.
  */
-export const DEFAULT_OBJECTNESS_BIAS = -4;
+const DEFAULT_OBJECTNESS_BIAS = -4;
 
 export function generateWeights(
   cfg: DarknetCfg,

@@ -15,8 +15,7 @@
  * - Stale temporary files and folders of processes that no longer run are removed: only names of those two forms,
  *   owned by this user (a user's `.thesis.partial-999998.tex` is not jetprof's).
  *
- * Test hook: JETPROF_FAULT_ENOSPC=<text> makes writes to paths containing <text> fail with ENOSPC, as a full disk
- * does (a real full disk is tested where a small tmpfs can be mounted).
+ * A full disk is simulated by the tests in their own process (`injectWriteFault`), never through the environment.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -41,9 +40,9 @@ import {
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
 
-export type OutputKind = 'file' | 'stream' | 'stdout';
+type OutputKind = 'file' | 'stream' | 'stdout';
 
-export interface OutputTarget {
+interface OutputTarget {
   /** As the user gave it. */
   requested: string;
   /** Where the bytes go: the symlink's target, resolved; '-' for stdout. */
@@ -149,7 +148,7 @@ export function claimOutputs(
  * A temporary name beside `path` that keeps its extension (OpenCV picks the container from it):
  * `out/clip-onnx-detected.mp4` -> `out/.clip-onnx-detected.partial-1234.mp4`.
  */
-export function partialPath(path: string): string {
+function partialPath(path: string): string {
   const ext = extname(path);
   const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const name = `.${basename(path, ext)}.partial-${token}${ext}`;
@@ -189,14 +188,19 @@ export function freeBytes(dir: string): number | undefined {
 }
 
 /** A file-system error as jetprof raises one itself: its code, and what it knows beyond it (writeError shows it). */
-export type FaultWithDetail = NodeJS.ErrnoException & { detail?: string };
+type FaultWithDetail = NodeJS.ErrnoException & { detail?: string };
 
-/** An Error as the file system gives it (code ENOSPC ...), for the test hook; its message says it is simulated. */
+let faultyPath: ((path: string) => boolean) | undefined;
+
+/** For the tests: writes to a path `faulty` accepts fail with ENOSPC until it is called again without one. */
+export function injectWriteFault(faulty?: (path: string) => boolean): void {
+  faultyPath = faulty;
+}
+
+/** The injected fault for a write to `path`, as the file system gives one, saying it is simulated. */
 export function simulatedFault(path: string): FaultWithDetail | undefined {
-  const marker = process.env.JETPROF_FAULT_ENOSPC;
-  if (!marker || !path.includes(marker)) return undefined;
-  // said as what it is wherever it shows: a user who left the variable set must not hunt for a full disk
-  const detail = `simulated: JETPROF_FAULT_ENOSPC=${marker} is set, the disk is not full`;
+  if (!faultyPath?.(path)) return undefined;
+  const detail = 'simulated by a test, the disk is not full';
   return Object.assign(new Error(`ENOSPC (${detail})`), {
     code: 'ENOSPC',
     detail,
@@ -223,10 +227,7 @@ export function writeError(path: string, e: unknown): JetprofError {
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/**
- * While a command runs in-process (run-program.ts runInProcess), '-' goes through process.stdout, which its caller may
- * redirect, instead of straight to file descriptor 1.
- */
+/** While a command runs in-process (runInProcess), '-' goes through process.stdout, which the caller may redirect. */
 let stdoutInProcess = false;
 export function writeStdoutThroughStream(on: boolean): void {
   stdoutInProcess = on;

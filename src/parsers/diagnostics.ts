@@ -1,5 +1,5 @@
 /** Parsers never throw on bad input: what they do not understand becomes a diagnostic with its 1-indexed line. */
-export type DiagnosticCode =
+type DiagnosticCode =
   | 'UNRECOGNIZED_LINE'
   | 'BAD_ROW'
   | 'TRUNCATED'
@@ -29,7 +29,7 @@ export interface ParseResult<T> {
 }
 
 /** Lines of a text, without line terminators (LF or CRLF); a final empty line after a trailing newline is dropped. */
-export function splitLines(text: string): string[] {
+function splitLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return lines;
@@ -40,7 +40,7 @@ export function splitLines(text: string): string[] {
  * is kept only when it is evidently whole, a CSV row closed by a quote (as nvprof --csv ends its rows). Otherwise it
  * becomes a diagnostic: half an NVTX name must not become a row.
  */
-export function lastLineIsWhole(line: string): boolean {
+function lastLineIsWhole(line: string): boolean {
   const t = line.trim();
   return t.endsWith('"') && (t.match(/"/g)?.length ?? 0) % 2 === 0 && t.includes(',');
 }
@@ -64,7 +64,7 @@ export function overlongLineDiagnostic(line: number, head: string, maxBytes: num
   };
 }
 
-export function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
+function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
   return {
     severity: 'warning',
     code: 'NO_FINAL_NEWLINE',
@@ -74,7 +74,7 @@ export function keptLastLineDiagnostic(line: number, text: string): Diagnostic {
 }
 
 /** What both parsers offer for the last line of a log that has no newline after it. */
-export interface LastLineParser {
+interface LastLineParser {
   push(line: string): void;
   /** Rows kept or counted so far: a push that adds one took the line as a row. */
   rowCount(): number;
@@ -116,7 +116,7 @@ export function feedText(text: string, parser: { push(line: string): void; lastL
 }
 
 /** At most this many diagnostics are kept; the rest are counted (a 200 MB log of junk must not fill memory). */
-export const MAX_DIAGNOSTICS = 1000;
+const MAX_DIAGNOSTICS = 1000;
 
 /** A diagnostics list that keeps the first MAX_DIAGNOSTICS and ends with one line counting the others. */
 export class DiagnosticList {

@@ -26,10 +26,10 @@ export const MAX_LINE_BYTES = 1 << 20;
  * Takes a run of lines at `pos` in one go (lines ended by LF or CRLF only, wholly inside `buf[pos, len)`) and returns
  * where it stopped; returning `pos` takes none. A parser counting millions of rows skips the call per line this way.
  */
-export type ByteRunHandler = (buf: Buffer, pos: number, len: number) => number;
+type ByteRunHandler = (buf: Buffer, pos: number, len: number) => number;
 
 /** Receives a line that was longer than MAX_LINE_BYTES: its first MAX_LINE_BYTES only, never to be read as a row. */
-export type CutLineHandler = (head: Buffer) => void;
+type CutLineHandler = (head: Buffer) => void;
 
 /** Splits a stream of chunks into lines. Push chunks with `feed`; `end()` returns the unterminated tail, if any. */
 export class LineSplitter {

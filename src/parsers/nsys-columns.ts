@@ -9,7 +9,7 @@ import { parseGroupedInteger, parseGroupedNumber } from './units.ts';
 export type NsysValue = string | number | null;
 
 /** Old (nsys <= 2022) report names -> current names. */
-export const NSYS_REPORT_ALIASES: Record<string, string> = {
+const NSYS_REPORT_ALIASES: Record<string, string> = {
   nvtxsum: 'nvtx_sum',
   nvtxppsum: 'nvtx_pushpop_sum',
   nvtxpptrace: 'nvtx_pushpop_trace',
@@ -125,7 +125,7 @@ export function convert(value: string, kind: Kind, key: string): NsysValue | und
  * BigInt), `10,203,978.8` -> 10203978.8 (the printed decimal: a double holds it exactly as written up to 15
  * significant digits, 11 days in nanoseconds with one decimal, so JSON shows the digits of the log).
  */
-export function parseGroupedNs(token: string): number | undefined {
+function parseGroupedNs(token: string): number | undefined {
   const t = token.trim().replace(/,/g, '');
   const m = /^(\d+)(?:\.(\d+))?$/.exec(t);
   if (!m) return undefined;

@@ -10,7 +10,7 @@ import type { MetricRow, MetricTraceRow, NvprofProcess, NvtxRange, SummaryRow } 
 import { splitTraceName, type TraceRow } from './trace-rows.ts';
 import { decimalToBytes, decimalToNs, isSizeUnit, parseDurationNs, parsePercent, splitCsvLine } from './units.ts';
 
-export type CsvFlavour =
+type CsvFlavour =
   | 'summary'
   | 'dependency'
   | 'metrics'

@@ -79,7 +79,7 @@ export type TraceSpill = (process: NvprofProcess, table: 'gpuTrace' | 'apiTrace'
 const SPILL_BLOCK = 4096;
 
 /** Trace rows kept per process by default; `jetprof parse --trace-rows all` keeps every one. */
-export const DEFAULT_MAX_TRACE_ROWS = 20_000;
+const DEFAULT_MAX_TRACE_ROWS = 20_000;
 
 export class NvprofParser {
   private readonly processes = new Map<string, NvprofProcess>();

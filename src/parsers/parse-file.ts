@@ -24,19 +24,19 @@ import {
 } from '../util/text-input.ts';
 
 export type ProfileKind = 'nvprof' | 'nsys';
-export type ParsedProfile =
+type ParsedProfile =
   { kind: 'nvprof'; result: ParseResult<NvprofLog> } | { kind: 'nsys'; result: ParseResult<NsysStats> };
 
 const HEAD_BYTES = 64 * 1024;
 
-export function detectProfileKind(head: string): ProfileKind | undefined {
+function detectProfileKind(head: string): ProfileKind | undefined {
   if (looksLikeNvprof(head)) return 'nvprof';
   if (looksLikeNsys(head)) return 'nsys';
   return undefined;
 }
 
 /** The first 64 KiB of a profile file, decoded, and how it was decoded. */
-export interface ProfileHead {
+interface ProfileHead {
   text: string;
   detected: DetectedEncoding;
 }

@@ -14,7 +14,7 @@ import { durationNsAt } from './units.ts';
 const MAX_INTERN_COLUMNS = 64;
 
 /** What reading a row needs of its table: its columns, their keys, the row objects and a units row if any. */
-export interface TraceTableShape {
+interface TraceTableShape {
   cols: Column[];
   keys: string[];
   templates: TraceTemplates;

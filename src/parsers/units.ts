@@ -22,7 +22,7 @@ export function decimalToNs(value: string, unit: string): number | undefined {
  * with its point moved, digit for digit (`0.000023`, `1500`): the value stays exact. Other strings are returned as
  * they are; undefined when an exponent is malformed.
  */
-export function plainDecimal(v: string): string | undefined {
+function plainDecimal(v: string): string | undefined {
   const e = v.search(/[eE]/);
   if (e < 0) return v;
   const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d{1,4})$/.exec(v);

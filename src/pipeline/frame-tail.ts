@@ -44,7 +44,7 @@ export interface TailContext {
 }
 
 /** A frame whose model outputs are in: its clock so far and its own outputs. */
-export interface FrameIn {
+interface FrameIn {
   stream: number;
   /** Its index in its stream. */
   index: number;

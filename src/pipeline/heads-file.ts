@@ -4,12 +4,12 @@
  * header (schema, the frames and each head's name and length), then every head's float32 values, little-endian, in
  * the header's order. Pure but for the copy it keeps (a backend may reuse its output buffers).
  */
-export const HEADS_SCHEMA = 'jetprof.heads/1';
+const HEADS_SCHEMA = 'jetprof.heads/1';
 
 /** Frames recorded by default: enough to see a difference, few enough to keep the file small (about 1 MB a frame). */
-export const HEADS_FRAMES = 4;
+const HEADS_FRAMES = 4;
 
-export interface HeadsFrame {
+interface HeadsFrame {
   /** The frame's index in stream 0, warm-up frames included. */
   index: number;
   heads: Map<string, Float32Array>;

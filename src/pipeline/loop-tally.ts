@@ -8,7 +8,7 @@ import type { FramePostprocess } from '../detect/postprocess.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
-export interface FrameClock {
+interface FrameClock {
   index: number;
   /** read began */
   t0: bigint;

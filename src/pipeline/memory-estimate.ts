@@ -12,8 +12,8 @@
 import { JetprofError } from '../util/errors.ts';
 
 export const BASE_BYTES = 380 * 2 ** 20;
-export const BYTES_PER_PIXEL = { read: 27, gstreamer: 44, ffmpeg: 198 } as const;
-export const ADDRESS_BYTES_PER_PIXEL = { read: 26, gstreamer: 97, ffmpeg: 165 } as const;
+const BYTES_PER_PIXEL = { read: 27, gstreamer: 44, ffmpeg: 198 } as const;
+const ADDRESS_BYTES_PER_PIXEL = { read: 26, gstreamer: 97, ffmpeg: 165 } as const;
 
 export type WriterKind = 'gstreamer' | 'ffmpeg' | 'none';
 
@@ -26,15 +26,14 @@ function perStream(table: typeof BYTES_PER_PIXEL | typeof ADDRESS_BYTES_PER_PIXE
 export const streamBytes = (pixels: number, writer: WriterKind) => perStream(BYTES_PER_PIXEL, pixels, writer);
 
 /** Bytes of address space one stream takes. */
-export const streamAddressBytes = (pixels: number, writer: WriterKind) =>
-  perStream(ADDRESS_BYTES_PER_PIXEL, pixels, writer);
+const streamAddressBytes = (pixels: number, writer: WriterKind) => perStream(ADDRESS_BYTES_PER_PIXEL, pixels, writer);
 
 export function estimateBytes(streams: number, pixels: number, writer: WriterKind): number {
   return BASE_BYTES + streams * streamBytes(pixels, writer);
 }
 
 /** What the process may still take: memory (counting what it holds) and, under `ulimit -v`, address space left. */
-export interface MemoryRoom {
+interface MemoryRoom {
   memoryBytes: number;
   addressRoomBytes?: number;
 }

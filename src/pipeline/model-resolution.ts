@@ -10,7 +10,7 @@ import { sha256File } from '../util/files.ts';
 import type { DetectorSession } from '../backends/types.ts';
 import type { InferOptions } from './infer.ts';
 
-export function resolveModelPath(
+function resolveModelPath(
   o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>,
   onInfo: (m: string) => void,
   sidecar?: EngineSidecar,

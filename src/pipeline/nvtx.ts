@@ -21,7 +21,7 @@ export interface Nvtx {
   end(id: unknown): void;
 }
 
-export const NVTX_LIBRARY_CANDIDATES = [
+const NVTX_LIBRARY_CANDIDATES = [
   'libnvToolsExt.so.1',
   '/usr/local/cuda/lib64/libnvToolsExt.so.1',
   '/usr/local/cuda/targets/aarch64-linux/lib/libnvToolsExt.so.1',

@@ -28,7 +28,7 @@ import {
 } from './stages.ts';
 
 /** A stage's figures over the measured frames; min and max absent in runs written before they were recorded. */
-export type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'> &
+type StageSummary = Pick<StageStats, 'meanMs' | 'p50Ms' | 'p90Ms' | 'p99Ms' | 'totalMs' | 'covPct'> &
   Partial<Pick<StageStats, 'minMs' | 'maxMs'>>;
 
 export type { Precision } from '../backends/types.ts';
@@ -56,7 +56,7 @@ export interface RunSetup {
 }
 
 /** The postprocess settings as the run used them (the same fields infer's options have), and what they did. */
-export interface PostprocessSummary extends PostprocessOptions {
+interface PostprocessSummary extends PostprocessOptions {
   /** Measured frames with more candidates than maxCandidates / more boxes than maxDet after NMS. */
   framesCandidatesCapped: number;
   framesDetectionsCapped: number;

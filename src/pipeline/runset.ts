@@ -6,7 +6,7 @@ import { spread, type Spread } from '../util/stats.ts';
 import { isCompleteRun, type RunResult } from './run-result.ts';
 import { STAGES, type Stage } from './stages.ts';
 
-export interface RunSet {
+interface RunSet {
   schema: 'jetprof.runset/1';
   label: string;
   /** The run files, relative to this file's folder (absent when the runs were not written). */

@@ -58,7 +58,7 @@ export interface LastInput {
 }
 
 /** One run of the model over a batch of frames. */
-export interface BatchRecord {
+interface BatchRecord {
   /** Frames in the batch (fewer than --batch when streams had ended or not yet delivered). */
   images: number;
   inferenceMs: number;

@@ -41,7 +41,7 @@ export const CONTAINER_PATHS = {
   tegrastats: 'usr/bin/tegrastats',
   argus: 'tmp/argus_socket',
 } as const;
-export type ContainerPath = keyof typeof CONTAINER_PATHS;
+type ContainerPath = keyof typeof CONTAINER_PATHS;
 
 const read = (root: string, path: string): string | undefined => {
   try {

@@ -5,9 +5,9 @@
 import { CONTAINER_PATHS, jetsonComputeCapability } from './board.ts';
 import type { BoardFacts } from './board.ts';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'info';
 
-export interface DoctorRow {
+interface DoctorRow {
   check: string;
   status: CheckStatus;
   value: string;
@@ -28,7 +28,7 @@ export interface LiveProbes {
   shim?: { path?: string; built: boolean };
 }
 
-export interface DoctorReport {
+interface DoctorReport {
   schema: 'jetprof.doctor/1';
   root: string;
   rows: DoctorRow[];

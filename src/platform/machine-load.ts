@@ -34,7 +34,7 @@ export function parseProcStat(text: string): { busy: number; total: number; stea
   return { busy: user + nice + system + irq + softirq, total, steal };
 }
 
-export const parseLoadAvg = (text: string): number | undefined => {
+const parseLoadAvg = (text: string): number | undefined => {
   const v = Number(text.trim().split(/\s+/)[0]);
   return Number.isFinite(v) ? v : undefined;
 };

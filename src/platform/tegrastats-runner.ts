@@ -12,12 +12,12 @@ export function findTegrastats(): string | undefined {
   return findExecutable('tegrastats', ['/usr/bin/tegrastats']);
 }
 
-export interface TegrastatsLine {
+interface TegrastatsLine {
   tNs: bigint;
   line: string;
 }
 
-export interface RunningTegrastats {
+interface RunningTegrastats {
   command: string[];
   /** Ends tegrastats and returns every line it printed. */
   stop(): Promise<TegrastatsLine[]>;

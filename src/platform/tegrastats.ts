@@ -15,7 +15,7 @@
  */
 import { maxOf } from '../util/stats.ts';
 
-export interface TegrastatsSample {
+interface TegrastatsSample {
   ramUsedMb?: number;
   ramTotalMb?: number;
   swapUsedMb?: number;

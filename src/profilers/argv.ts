@@ -1,6 +1,6 @@
 /** Command lines for the profilers, as pure functions (tested apart from spawning). */
 
-export interface NvprofArgs {
+interface NvprofArgs {
   logFile: string;
   metrics?: string[];
   /** Needs `%p` in the log file name; off by default since `node <entry>` is the profiled process itself. */
@@ -22,14 +22,14 @@ export function nvprofArgv(a: NvprofArgs): string[] {
   ];
 }
 
-export interface NsysProfileArgs {
+interface NsysProfileArgs {
   /** Report path without extension. */
   output: string;
   trace?: string[];
   command: string[];
 }
 
-export const NSYS_DEFAULT_TRACE = ['cuda', 'nvtx', 'osrt'];
+const NSYS_DEFAULT_TRACE = ['cuda', 'nvtx', 'osrt'];
 
 export function nsysProfileArgv(a: NsysProfileArgs): string[] {
   return [

@@ -13,7 +13,7 @@ import { childrenOf, commandLineOf, processRef, processStart, processState, sign
  * nsys agents now running (`nsys --start-agent --session-name=profile-<app>-<pid of nsys profile>`), by process id,
  * with the process id of the `nsys profile` that started them.
  */
-export function nsysAgents(): Map<number, number | undefined> {
+function nsysAgents(): Map<number, number | undefined> {
   const agents = new Map<number, number | undefined>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -38,7 +38,7 @@ function withRunJson(
  * `profile_<backend>_<tool>.json` and `run_<backend>_<tool>.json`: profiles of two tools in one folder (the README
  * uses one folder throughout) never overwrite each other.
  */
-export function profileFileName(kind: 'profile' | 'run', backend: BackendName, tool: ProfilerTool): string {
+function profileFileName(kind: 'profile' | 'run', backend: BackendName, tool: ProfilerTool): string {
   return `${kind}_${BACKENDS[backend].tag}_${tool}.json`;
 }
 

@@ -7,7 +7,7 @@ const pct = (v: number) => `${(v * 100).toFixed(2)}%`;
 const f3 = (v: number) => (v < 0 ? 'n/a' : v.toFixed(3));
 
 /** One line: the figures a speed table is read with. */
-export function agreementLine(a: Agreement, ref: string, other: string): string {
+function agreementLine(a: Agreement, ref: string, other: string): string {
   return `${other} vs ${ref}: ${pct(a.matchedShare)} of boxes matched at IoU >= ${a.iouThreshold} (${a.matched} matched, ${a.onlyRef} only in ${ref}, ${a.onlyOther} only in ${other}${a.classSwaps ? `, ${a.classSwaps} class swaps` : ''}), mean IoU ${a.meanIou.toFixed(4)}, score difference mean ${a.meanAbsScoreDiff.toFixed(4)} max ${a.maxAbsScoreDiff.toFixed(4)}, over ${a.frames} frames`;
 }
 

@@ -78,7 +78,7 @@ export interface CapacityResult {
 }
 
 /** The machine over a search's runs: the busiest figures, what the runs cost, and on a board its power mode and clocks. */
-export interface CapacityMachine {
+interface CapacityMachine {
   cores: number;
   maxLoadAvg: number;
   maxOtherCores?: number;
@@ -119,7 +119,7 @@ export function droppedShare(p: CapacityPoint): string {
  * The margin of the answer: how the count it names held and how the next one up failed ("4 held: p99 226 ms of 800,
  * 0.0% dropped (1.0% allowed), in 2 of 2 runs; 5 failed: a stream at 4.06 FPS").
  */
-export function capacityMargin(r: CapacityResult): string {
+function capacityMargin(r: CapacityResult): string {
   const sorted = [...r.points].sort((a, b) => a.streams - b.streams);
   const at = sorted.find((p) => p.streams === r.maxStreams && p.held);
   const next = sorted.find((p) => p.streams > r.maxStreams && !p.held);

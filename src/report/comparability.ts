@@ -78,7 +78,7 @@ const BASIS_WORDS: [keyof ComparisonBasis, string][] = [
  * machine, model, video and frame size, loop and profiler, and where both kept boxes, the boxes agree (matched share
  * at least `minMatch`). Typed-in rows compare only with each other (the user typed them from one board).
  */
-export function whyNotComparable(
+function whyNotComparable(
   a: FpsRow,
   b: FpsRow,
   agreement: PairAgreement | undefined,

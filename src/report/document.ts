@@ -55,7 +55,7 @@ import {
   timedHeaders,
 } from './tables.ts';
 
-export type Align = 'l' | 'r';
+type Align = 'l' | 'r';
 
 /** One bar of a bar chart: its label and its segments (stacked, or one bar each). */
 export interface Bar {
@@ -80,7 +80,7 @@ export type Chart =
   | { kind: 'board-over-time'; board: BoardRow };
 
 /** How a list item reads: a failure (warn), a backend skipped, a speed-up, or a line folded away on the page (quiet). */
-export type Tone = 'warn' | 'skipped' | 'speedup' | 'quiet';
+type Tone = 'warn' | 'skipped' | 'speedup' | 'quiet';
 
 export interface ListItem {
   text: string;
@@ -105,7 +105,7 @@ export type Block =
   | { kind: 'group'; cls: string; blocks: Block[] }
   | { kind: 'definitions'; items: [string, string][] };
 
-export interface ReportDocument {
+interface ReportDocument {
   title: string;
   blocks: Block[];
 }

@@ -31,7 +31,7 @@ import { profileSection } from './profile-section.ts';
 import { reconcile } from './steady-state.ts';
 import { sweeps } from './sweep.ts';
 
-export interface ReportExtras {
+interface ReportExtras {
   skipped?: SkippedBackend[];
   failed?: FailedBackend[];
   accuracy?: ReportAccuracy;
@@ -194,7 +194,7 @@ function streamLatency(r: RunResult): StreamsSection['latency'] {
  * one row whose name says TensorRT (TensorRT, TRT, trt_inference) when the log is TensorRT's (its
  * ExecutionContext::enqueue ranges); else the only typed-in row. Undefined, with the reason, when none fits.
  */
-export function matchTypedRow(typed: FpsRow[], asked?: string): { row?: FpsRow; why: string } {
+function matchTypedRow(typed: FpsRow[], asked?: string): { row?: FpsRow; why: string } {
   const names = typed.map((x) => x.label).join(', ');
   if (asked !== undefined) {
     const row = typed.find((x) => x.label.toLowerCase() === asked.toLowerCase());

@@ -20,7 +20,7 @@ function readJson(path: string, what: string): unknown {
 }
 
 /** A jetprof.run/1 result in the /2 shape: its setup is inferred from what /1 recorded; it has no per-frame arrays. */
-export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName = 'none'): RunResult {
+function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName = 'none'): RunResult {
   const r = v as unknown as RunResult & {
     schema: string;
     device?: RunResult['gpuTimings'];
@@ -52,7 +52,7 @@ export function upgradeRunV1(v: Record<string, unknown>, profiler: ProfilerName 
 }
 
 /** A run result from a file, checked against its schema: /2 as written, /1 upgraded; anything else is one line naming the file. */
-export function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'): RunResult {
+function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'): RunResult {
   const schema = (v as { schema?: unknown } | null)?.schema;
   const isRun = typeof schema === 'string' && /^jetprof\.run\/\d+$/.test(schema);
   if (!isRun) {
@@ -122,7 +122,7 @@ function runOfFile(v: unknown, path: string): RunResult {
   return p?.schema === 'jetprof.profile/1' ? runFromJson(p.run, path, p.tool) : runFromJson(v, path);
 }
 
-export function loadRun(path: string): RunResult {
+function loadRun(path: string): RunResult {
   return runOfFile(readJson(path, 'run JSON'), path);
 }
 

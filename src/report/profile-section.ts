@@ -20,7 +20,7 @@ function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] 
 const byTotal = (a: TimedRow, b: TimedRow) => b.totalNs - a.totalNs;
 
 /** Notes a reader would otherwise have to work out from the tables. Each is tied to a number in them. */
-export function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
+function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string[] {
   const notes: string[] = [];
   const cp = p.criticalPath;
   const setup = cp.filter((d) => START_UP_ROW.test(d.name) && d.criticalPathPct >= 1);

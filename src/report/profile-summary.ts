@@ -10,7 +10,7 @@ import { CRITICAL_PATH_HEADERS, criticalPathCells, formatNs, markdownTable } fro
  * Stage ranges jetprof pushes, in frame order. `encoder-wait`: the sequential loop's wait, before a model run, for the
  * encoder of the frames written behind it; the run JSON counts it in the write stage.
  */
-export const NVTX_STAGE_ORDER = [
+const NVTX_STAGE_ORDER = [
   'model-load',
   'frame',
   'read',
@@ -21,7 +21,7 @@ export const NVTX_STAGE_ORDER = [
   'write',
 ];
 
-export interface NvtxStageRow {
+interface NvtxStageRow {
   range: string;
   instances: number;
   totalNs: number;

@@ -14,7 +14,7 @@ import {
 } from '../accuracy/detections-file.ts';
 import { cocoMap, type MapResult } from '../accuracy/map.ts';
 
-export interface AgreementRow {
+interface AgreementRow {
   ref: string;
   other: string;
   agreement?: Agreement;
@@ -22,13 +22,13 @@ export interface AgreementRow {
   note?: string;
 }
 
-export interface MapRow {
+interface MapRow {
   label: string;
   map: MapResult;
 }
 
 /** Agreement of every pair of labels that kept boxes (the speed-up rule needs it for every pair it compares). */
-export interface PairAgreementRow {
+interface PairAgreementRow {
   a: string;
   b: string;
   matchedShare?: number;
@@ -44,7 +44,7 @@ export interface ReportAccuracy {
 }
 
 /** The reference: `ref` when given, else the first ONNX Runtime FP32 run, else the first run. */
-export function pickReference(runs: RunResult[], ref?: string): RunResult | undefined {
+function pickReference(runs: RunResult[], ref?: string): RunResult | undefined {
   if (ref) {
     const r = runs.find((x) => x.setup.label === ref);
     if (!r)

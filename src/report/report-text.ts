@@ -131,7 +131,7 @@ export function setupRows(r: LabReport): string[][] {
  * The stage that bounds end-to-end FPS when it is not inference: a fast model (an Orin-class GPU: a few ms a frame)
  * leaves the CPU stages setting the rate. Sequential: the longest stage per frame; pipelined: the busiest.
  */
-export function boundingStage(x: FpsRow): string {
+function boundingStage(x: FpsRow): string {
   const ms =
     x.pipelined && x.busyMs
       ? x.busyMs

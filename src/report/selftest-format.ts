@@ -4,7 +4,7 @@
  */
 import { markdownTable } from './tables.ts';
 
-export type ComponentStatus = 'ok' | 'fail' | 'absent';
+type ComponentStatus = 'ok' | 'fail' | 'absent';
 
 export interface SelftestEntry {
   /** "backend: TensorRT", "video: GStreamer software", "profiler: nsys", "board: tegrastats". */

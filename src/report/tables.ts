@@ -78,7 +78,7 @@ export function markdownTable(headers: string[], rows: Cell[][], align: ('l' | '
  * @, a tab or a carriage return would be a live formula in a spreadsheet: it gets a leading ' and quotes, as OWASP
  * recommends (numbers, "-0.5" included, stay numbers).
  */
-export function csvEscape(v: Cell): string {
+function csvEscape(v: Cell): string {
   if (v === null || v === undefined) return '';
   const s = String(v);
   const number = typeof v === 'number' || /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s);

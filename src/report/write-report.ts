@@ -13,7 +13,7 @@ import { reportAccuracy } from './report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 import { turnEventLoop } from '../util/process.ts';
 
-export interface ReportFiles {
+interface ReportFiles {
   runs: string[];
   profiles: string[];
   out?: string;

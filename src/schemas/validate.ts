@@ -10,7 +10,7 @@ import runV2 from './run-v2.schema.json' with { type: 'json' };
 import runsetV1 from './runset-v1.schema.json' with { type: 'json' };
 
 /** The schemas this jetprof reads, by the value of a file's `schema` field. */
-export const SCHEMAS: Record<string, object> = {
+const SCHEMAS: Record<string, object> = {
   'jetprof.run/1': runV1,
   'jetprof.run/2': runV2,
   'jetprof.runset/1': runsetV1,
@@ -43,7 +43,7 @@ function fieldName(instancePath: string, child?: unknown): string {
 }
 
 /** One line for the first schema error. Pure. */
-export function describeSchemaError(e: AjvError): string {
+function describeSchemaError(e: AjvError): string {
   if (e.keyword === 'required') return `field ${fieldName(e.instancePath, e.params.missingProperty)} is missing`;
   if (e.keyword === 'const' || e.keyword === 'enum') {
     const allowed = (e.params.allowedValues ?? [e.params.allowedValue]) as unknown[];

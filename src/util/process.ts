@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
-export interface RunCommandOptions {
+interface RunCommandOptions {
   /** Each chunk as it arrives, with the stream it came from. */
   onOutput?: (chunk: Buffer, from: 'stdout' | 'stderr') => void;
   /**

@@ -88,7 +88,7 @@ const T95 = [
   2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
 ];
 
-export function t95(degreesOfFreedom: number): number {
+function t95(degreesOfFreedom: number): number {
   return degreesOfFreedom >= 1 && degreesOfFreedom <= 30 ? T95[degreesOfFreedom - 1] : 1.96;
 }
 

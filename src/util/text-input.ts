@@ -10,7 +10,7 @@ import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync
 import { JetprofError } from './errors.ts';
 import { kindOfEntry } from './files.ts';
 
-export type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be' | 'windows1252';
+type TextEncodingName = 'utf8' | 'utf16le' | 'utf16be' | 'windows1252';
 
 export interface DetectedEncoding {
   encoding: TextEncodingName;
@@ -40,7 +40,7 @@ const CP1252_HIGH = [
 ];
 
 /** Bytes as Windows-1252 (a single-byte code: any chunking decodes the same). Pure. */
-export function decodeWindows1252(bytes: Uint8Array): string {
+function decodeWindows1252(bytes: Uint8Array): string {
   const latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   return latin1.replace(/[\x80-\x9f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80]));
 }
@@ -93,7 +93,7 @@ export function decodeText(bytes: Uint8Array, detected: DetectedEncoding = detec
 }
 
 /** A whole (small) text file, decoded: for JSON inputs a user may have re-saved with a BOM or as UTF-16. */
-export function readTextFile(path: string): string {
+function readTextFile(path: string): string {
   return decodeText(readFileSync(path));
 }
 

@@ -48,7 +48,7 @@ const known = new Map<string, boolean>();
 let inspector: boolean | undefined;
 
 /** Whether GStreamer has `element` here; undefined when gst-inspect-1.0 is not installed to ask. */
-export function gstHas(element: string): boolean | undefined {
+function gstHas(element: string): boolean | undefined {
   inspector ??= spawnSync('gst-inspect-1.0', ['--version'], { encoding: 'utf8' }).status === 0;
   if (!inspector) return undefined;
   let has = known.get(element);
@@ -88,7 +88,7 @@ export const boardEncodes = () => gstHas('nvv4l2h264enc') === true && gstHas('nv
 export const boardDecodes = () => gstHas('nvv4l2decoder') === true && gstHas('nvvidconv') === true;
 
 /** A pipeline for OpenCV's GStreamer back-end, the elements it needs, and its name in the run JSON. */
-export interface GstPlan {
+interface GstPlan {
   pipeline: string;
   elements: string[];
   /** "GStreamer x264enc", "GStreamer nvv4l2decoder": what encodes or decodes, as reports name it. */

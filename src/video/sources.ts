@@ -13,14 +13,14 @@ import { type Cv, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
 import { captureSource, openVideo, type VideoInfo, type VideoSource } from './reader.ts';
 import type { VideoIo } from './gstreamer.ts';
 
-export type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
+type SourceKind = 'file' | 'stream' | 'device' | 'csi' | 'gstreamer' | 'images';
 
 /** Sources that deliver frames at their own pace (cameras, network streams), as opposed to files read at once. */
 export function isLive(kind: SourceKind): boolean {
   return kind === 'stream' || kind === 'device' || kind === 'csi' || kind === 'gstreamer';
 }
 
-export const IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp'];
+const IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp'];
 
 /** A source argument, classified: what it names and the target to open (a path, a URL, a camera number). */
 export interface SourceArg {
@@ -109,7 +109,7 @@ function openCapture(
 }
 
 /** The sorted image files of a folder, as a source (one frame per image; `names` for the output folder). */
-export function openImageFolder(dir: string, cv: Cv): VideoSource & { names: string[] } {
+function openImageFolder(dir: string, cv: Cv): VideoSource & { names: string[] } {
   const names = readdirSync(dir)
     .filter((f) => IMAGE_EXTENSIONS.includes(extname(f).toLowerCase()))
     .sort();

@@ -132,7 +132,7 @@ function playableVideo(
 }
 
 /** Containers OpenCV's FFmpeg writer picks from the extension. */
-export const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.avi', '.mkv'];
+const VIDEO_EXTENSIONS = ['.mp4', '.m4v', '.mov', '.avi', '.mkv'];
 
 /** Below this much free space the writer stops: an encoder on a full disk fails silently and leaves a broken file. */
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
