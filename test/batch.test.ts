@@ -27,6 +27,7 @@ import {
   makeModel,
   makeVideo,
   PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
   requires,
   ROOT,
   errorLines,
@@ -172,7 +173,7 @@ for (const loop of ['sequential', 'pipelined'] as const) {
   test.serial(
     `the ${loop} loop releases each frame's Mats when the frame is done: a few are left after 40 frames, not 4 a frame`,
     async (t) => {
-      const m = makeModel(`mats-${loop}`, PERSON_VEHICLE_CFG, 5);
+      const m = makeModel(`mats-${loop}`, SMALL_LAB_CFG, 5);
       const video = makeVideo(`mats-${loop}.mp4`, 40, 320, 240);
       const { frames, left } = await matsLeftBy(loop, video, m.onnxPath, 40);
       t.is(frames, 40);
@@ -242,7 +243,7 @@ for (const backend of ['onnx', 'opencv'] as const) {
   test(`infer --backend ${backend} with three streams: each stream's boxes at the default batch (3) equal those at --batch 1`, async (t) => {
     const dir = join(scratchDir(), `batch-cli-${backend}`);
     mkdirSync(dir, { recursive: true });
-    const firing = makeModel('batch-firing', PERSON_VEHICLE_CFG, 9, undefined, 0);
+    const firing = makeModel('batch-firing', SMALL_LAB_CFG, 9, undefined, 0);
     const a = makeVideo('batch-a.mp4', 5, 320, 240);
     const b = makeVideo('batch-b.mp4', 4, 160, 120, 7);
     const common = [a, b, a, '--backend', backend, '--model', firing.onnxPath, '--warmup', '1', '--max-det', '20'];
