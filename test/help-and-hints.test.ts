@@ -100,82 +100,87 @@ test('hints that work: build-engine names --out; infer-trt with a missing engine
   t.regex(prof.stderr, /infer's options go after --/);
 });
 
-test('fetch-weights against a server on 127.0.0.1: a good file is written; a short file, a 404 and a hang write nothing, one line each', async (t) => {
-  const { createServer } = await import('node:http');
-  const { existsSync, readdirSync, readFileSync: read } = await import('node:fs');
-  const { makeModel, PERSON_VEHICLE_CFG } = await import('./helpers/fixtures.ts');
-  const m = makeModel('fetch', PERSON_VEHICLE_CFG, 9);
-  const good = read(m.weightsPath);
-  const server = createServer((req, res) => {
-    if (req.url === '/good.weights') res.end(good);
-    else if (req.url === '/short.weights') res.end(good.subarray(0, good.length >> 1));
-    else if (req.url === '/hang.weights') {
-      res.writeHead(200, { 'content-length': String(good.length) });
-      res.write(good.subarray(0, 1000)); // then nothing more
-    } else {
-      res.writeHead(404);
-      res.end('not found');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const dir = join(scratchDir(), 'fetch');
-  const { mkdirSync } = await import('node:fs');
-  mkdirSync(dir, { recursive: true });
-  const out = join(dir, 'w.weights');
-  const { spawn } = await import('node:child_process');
-  const { ROOT, TSX_IMPORT } = await import('./helpers/fixtures.ts');
-  // the server runs in this process: the command runs in a child, asynchronously
-  const run = (url: string) =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const c = spawn(process.execPath, [
-        TSX_IMPORT,
-        join(ROOT, 'src/cli/jetprof.ts'),
-        'fetch-weights',
-        '--url',
-        url,
-        '--cfg',
-        PERSON_VEHICLE_CFG,
-        '--out',
-        out,
-        '--idle-timeout',
-        '2',
-        '--force',
-      ]);
-      let stderr = '';
-      c.stderr.on('data', (d) => (stderr += d));
-      c.on('exit', (code) => resolve({ code, stderr }));
+// serial: the server answers from this process's event loop, which another test's command run in this process would
+// hold up past the client's 2 s idle timeout
+test.serial(
+  'fetch-weights against a server on 127.0.0.1: a good file is written; a short file, a 404 and a hang write nothing, one line each',
+  async (t) => {
+    const { createServer } = await import('node:http');
+    const { existsSync, readdirSync, readFileSync: read } = await import('node:fs');
+    const { makeModel, PERSON_VEHICLE_CFG } = await import('./helpers/fixtures.ts');
+    const m = makeModel('fetch', PERSON_VEHICLE_CFG, 9);
+    const good = read(m.weightsPath);
+    const server = createServer((req, res) => {
+      if (req.url === '/good.weights') res.end(good);
+      else if (req.url === '/short.weights') res.end(good.subarray(0, good.length >> 1));
+      else if (req.url === '/hang.weights') {
+        res.writeHead(200, { 'content-length': String(good.length) });
+        res.write(good.subarray(0, 1000)); // then nothing more
+      } else {
+        res.writeHead(404);
+        res.end('not found');
+      }
     });
-  try {
-    for (const [name, expected] of [
-      [
-        'short',
-        /short\.weights: \d+ bytes arrived where yolov4-tiny-person-vehicle\.cfg needs \d+ \(a cut download, or weights for another cfg\); nothing was written/,
-      ],
-      ['missing', /missing\.weights: the server answered 404 Not Found; nothing was written/],
-      ['hang', /hang\.weights: the server sent nothing for 2 s; nothing was written/],
-    ] as const) {
-      const r = await run(`${base}/${name}.weights`);
-      t.is(r.code, 2, `${name}: ${r.stderr}`);
-      t.regex(r.stderr, expected, name);
-      t.is(
-        r.stderr
-          .trim()
-          .split('\n')
-          .filter((l) => l.includes('error')).length,
-        1,
-        `${name}: one error line`,
-      );
-      t.false(existsSync(out), `${name}: no file`);
-      t.deepEqual(readdirSync(dir), [], `${name}: no partial file left`);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const dir = join(scratchDir(), 'fetch');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    const out = join(dir, 'w.weights');
+    const { spawn } = await import('node:child_process');
+    const { ROOT, TSX_IMPORT } = await import('./helpers/fixtures.ts');
+    // the server runs in this process: the command runs in a child, asynchronously
+    const run = (url: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, [
+          TSX_IMPORT,
+          join(ROOT, 'src/cli/jetprof.ts'),
+          'fetch-weights',
+          '--url',
+          url,
+          '--cfg',
+          PERSON_VEHICLE_CFG,
+          '--out',
+          out,
+          '--idle-timeout',
+          '2',
+          '--force',
+        ]);
+        let stderr = '';
+        c.stderr.on('data', (d) => (stderr += d));
+        c.on('exit', (code) => resolve({ code, stderr }));
+      });
+    try {
+      for (const [name, expected] of [
+        [
+          'short',
+          /short\.weights: \d+ bytes arrived where yolov4-tiny-person-vehicle\.cfg needs \d+ \(a cut download, or weights for another cfg\); nothing was written/,
+        ],
+        ['missing', /missing\.weights: the server answered 404 Not Found; nothing was written/],
+        ['hang', /hang\.weights: the server sent nothing for 2 s; nothing was written/],
+      ] as const) {
+        const r = await run(`${base}/${name}.weights`);
+        t.is(r.code, 2, `${name}: ${r.stderr}`);
+        t.regex(r.stderr, expected, name);
+        t.is(
+          r.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => l.includes('error')).length,
+          1,
+          `${name}: one error line`,
+        );
+        t.false(existsSync(out), `${name}: no file`);
+        t.deepEqual(readdirSync(dir), [], `${name}: no partial file left`);
+      }
+      const ok = await run(`${base}/good.weights`);
+      t.is(ok.code, 0, ok.stderr);
+      t.true(read(out).equals(good), 'the bytes served, written whole');
+    } finally {
+      server.close();
     }
-    const ok = await run(`${base}/good.weights`);
-    t.is(ok.code, 0, ok.stderr);
-    t.true(read(out).equals(good), 'the bytes served, written whole');
-  } finally {
-    server.close();
-  }
-});
+  },
+);
 
 test('parse --format md: nsys times carry units as nvprof times do; the CSV keeps integer nanoseconds under the original headers', async (t) => {
   const log = join(ROOT_DIR, 'test/fixtures/profiles/nsys-2022-column.txt');
