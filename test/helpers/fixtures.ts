@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import type { RunResult } from '../../src/pipeline/run-result.ts';
+import type { Script } from '../../src/cli/programs.ts';
 import test, { type ExecutionContext, type Implementation, registerCompletionHandler } from 'ava';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
@@ -29,7 +30,8 @@ export const YOLOV4_TINY_CFG = join(ROOT, 'weights/yolov4-tiny.cfg');
 export const PERSON_VEHICLE_CFG = join(ROOT, 'weights/yolov4-tiny-person-vehicle.cfg');
 /**
  * The lab's cfg (2 classes) at 160x128 instead of 640x480: for tests in which the model is incidental to what they
- * check (outputs, signals, streams, sources, profilers, selftest), a fifteenth of the lab size's work a frame.
+ * check (outputs, inputs, streams, batch, selftest), a fifteenth of the lab size's work a frame. Not where a test needs
+ * a model slower than its source or its signals (signals, sources, capacity's search).
  */
 export const SMALL_LAB_CFG = readFileSync(PERSON_VEHICLE_CFG, 'utf8')
   .replace(/^width=640$/m, 'width=160')
@@ -76,9 +78,14 @@ export interface ModelFixture {
  * A fixture made once per `npm test` and copied to where a test wants it: scripts/test.sh names a folder for the whole
  * run (JETPROF_TEST_CACHE), shared by the test files' processes; alone, a test file keeps its own. The name is the hash
  * of `key`, which holds everything the file is made from; made under a name of this process's and renamed, so a file
- * another process is still writing is never read. `out` gets its own copy: a test may change it.
+ * another process is still writing is never read. `out` gets its own copy: a test may change it. Without a key (a
+ * fixture no other test makes) it is made at `out` directly.
  */
-function fromCache(key: string, out: string, make: (path: string) => void): string {
+function fromCache(key: string | undefined, out: string, make: (path: string) => void): string {
+  if (key === undefined) {
+    make(out);
+    return out;
+  }
   const dir = process.env.JETPROF_TEST_CACHE || scratchDir();
   const cached = join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 24)}${extname(out)}`);
   if (!existsSync(cached)) {
@@ -114,12 +121,12 @@ export function makeModel(
     return weights;
   };
   // weights a test changed by hand are its own; the rest are the same bytes for the same cfg, seed and bias
-  const key = mutate ? `${process.pid} ${name} ${Math.random()}` : JSON.stringify([cfgText, seed, objectnessBias]);
-  const weightsPath = fromCache(`weights ${key}`, join(dir, `${name}.weights`), (p) =>
+  const key = mutate ? undefined : JSON.stringify([cfgText, seed, objectnessBias]);
+  const weightsPath = fromCache(key && `weights ${key}`, join(dir, `${name}.weights`), (p) =>
     writeFileSync(p, serializeWeights(cfg, made())),
   );
   const labels = Array.from({ length: yoloLayers(cfg)[0].classes }, (_, i) => `c${i}`);
-  const onnxPath = fromCache(`onnx ${key}`, join(dir, `${name}.onnx`), (p) =>
+  const onnxPath = fromCache(key && `onnx ${key}`, join(dir, `${name}.onnx`), (p) =>
     writeFileSync(p, exportOnnx(cfg, made(), { labels, source: { generatedWeights: true } }).bytes),
   );
   return {
@@ -227,7 +234,6 @@ export function quickCapacityArgs(
   ];
 }
 
-type Script = 'infer' | 'infer-onnx' | 'infer-trt' | 'infer-opencv' | 'jetprof';
 export interface CliResult {
   code: number | null;
   stdout: string;
