@@ -343,7 +343,7 @@ test('capacity names the CPU stage that stopped a count when the model is faster
   t.is(judgePoint(slow, 3, RULE).cpuBound, undefined);
 });
 
-test('capacity: --json onto the source or the model, or into a missing folder, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', async (t) => {
+test('capacity: --json onto the source or the model, or into a folder that cannot be made, is refused before the search; a budget that cannot hold one count is refused with the smallest that can', async (t) => {
   const dir = freshDir('capacity-inputs');
   const video = makeVideo('cap-inputs.mp4', 4, 160, 120);
   const videoBytes = readFileSync(video);
@@ -371,9 +371,9 @@ test('capacity: --json onto the source or the model, or into a missing folder, i
   t.is(onModel.code, 2, onModel.stderr);
   t.regex(onModel.stderr, /the capacity JSON would overwrite the model/);
   t.true(readFileSync(model.onnxPath).equals(modelBytes), 'the model is untouched');
-  const missing = await cap(join(dir, 'no-such-folder', 'cap.json'));
-  t.is(missing.code, 2);
-  t.regex(missing.stderr, /no-such-folder .*does not exist or is not writable/);
+  const blocked = await cap(join(video, 'folder', 'cap.json'));
+  t.is(blocked.code, 2);
+  t.regex(blocked.stderr, /folder cannot be created \(a file is in its way\) \(fix: pass --json with a path/);
   // at 5 FPS a count runs 22 s by default (100 frames a stream, and a tenth more), 8 when told
   const small = await cap(join(dir, 'cap.json'), ['--budget', '10']);
   t.is(small.code, 2);
@@ -383,7 +383,7 @@ test('capacity: --json onto the source or the model, or into a missing folder, i
   );
   const short = await cap(join(dir, 'cap.json'), ['--budget', '10', '--point-seconds', '8']);
   t.regex(short.stderr, /--budget 10 cannot hold one count: .* \(fix: give --budget 13 or more/);
-  for (const r of [onSource, onModel, missing, small, short]) t.is(errorLines(r.stderr).length, 1, r.stderr);
+  for (const r of [onSource, onModel, blocked, small, short]) t.is(errorLines(r.stderr).length, 1, r.stderr);
 });
 
 test('capacity on a folder of images: one line before any run (a folder is one stream only), with the ffmpeg line that makes a video of it; no capacity JSON', async (t) => {

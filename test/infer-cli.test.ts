@@ -269,15 +269,14 @@ test('bad call - an ONNX model without YOLO metadata, and one whose input is not
   t.regex(r.stderr, /input must be float \[batch,3,480,640\], found \[batch,1,480,640\]/);
 });
 
-test('bad call - an output directory that does not exist', async (t) => {
+test('bad call - an output directory that cannot be made (a file stands where it would go)', async (t) => {
   const video = makeVideo('tiny2.mp4', 3, 64, 48);
   const dir = freshDir('bad-outdir');
+  const out = join(video, 'dir', 'out.mp4');
   assertBadInput(
     t,
-    await runCli('infer', [video, '--model', labModel.onnxPath, '--output', '/nonexistent/dir/out.mp4', '-q'], {
-      cwd: dir,
-    }),
-    '/nonexistent/dir/out.mp4',
+    await runCli('infer', [video, '--model', labModel.onnxPath, '--output', out, '-q'], { cwd: dir }),
+    out,
     dir,
   );
 });

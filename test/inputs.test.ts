@@ -291,9 +291,10 @@ test('an odd frame size is written one pixel smaller by H.264: said, and both si
   );
 });
 
-test('a missing videos folder is said before anything runs, naming the option that sets it: --output-dir with several streams, --output with one', async (t) => {
+test('a videos folder that cannot be made is said before anything runs, naming the option that sets it: --output-dir with several streams, --output with one; missing folders are made', async (t) => {
   const video = makeVideo('lost2-outdir.mp4', 3, 160, 120);
-  const missing = join(scratchDir(), 'no-such-folder');
+  // a file where the folder would go: root (as CI runs) could make any other
+  const blocked = join(video, 'no-such-folder');
   const several = await runCli('infer', [
     video,
     '--streams',
@@ -301,22 +302,42 @@ test('a missing videos folder is said before anything runs, naming the option th
     '--model',
     model.onnxPath,
     '--output-dir',
-    missing,
+    blocked,
     '-q',
   ]);
   t.is(several.code, 2, several.stderr);
   t.is(errorLines(several.stderr).length, 1, several.stderr);
   t.regex(
     several.stderr,
-    /no-such-folder\/\S+-0-onnx-detected\.mp4: the directory \S+no-such-folder does not exist or is not writable \(fix: create it, or pass --output-dir with a writable path\)/,
+    /no-such-folder\/\S+-0-onnx-detected\.mp4: the directory \S+no-such-folder cannot be created \(a file is in its way\) \(fix: pass --output-dir with a path in a folder you can write\)/,
   );
   t.notRegex(several.stderr, /WARNING|sequential loop/, 'said before the model loads');
-  const one = await runCli('infer', [video, '--model', model.onnxPath, '--output', join(missing, 'a.mp4'), '-q']);
+  const one = await runCli('infer', [video, '--model', model.onnxPath, '--output', join(blocked, 'a.mp4'), '-q']);
   t.is(one.code, 2, one.stderr);
   t.regex(
     one.stderr,
-    /a\.mp4: the directory \S+no-such-folder does not exist or is not writable \(fix: create it, or pass --output with a writable path\)/,
+    /a\.mp4: the directory \S+no-such-folder cannot be created \(a file is in its way\) \(fix: pass --output with a path/,
   );
+  // folders that are only missing are made, as report and compare make theirs (the lab's `--json runs/trt.json`)
+  const fresh = join(scratchDir(), 'made-here');
+  const made = await runCli('infer', [
+    video,
+    '--model',
+    model.onnxPath,
+    '--output',
+    join(fresh, 'videos', 'a.mp4'),
+    '--json',
+    join(fresh, 'runs', 'a.json'),
+    '--detections',
+    join(fresh, 'boxes', 'a.jsonl'),
+    '--warmup',
+    '1',
+    '-q',
+  ]);
+  t.is(made.code, 0, made.stderr);
+  t.deepEqual(readdirSync(fresh).sort(), ['boxes', 'runs', 'videos']);
+  t.deepEqual(readdirSync(join(fresh, 'videos')), ['a.mp4']);
+  t.deepEqual(readdirSync(join(fresh, 'runs')), ['a.json']);
 });
 
 test('parse --trace-rows all streams its JSON (rows through scratch files): the same JSON as holding every row, to a file and to stdout, no scratch left', async (t) => {

@@ -1,6 +1,6 @@
 /** `jetprof selftest`: what works on this machine, proven by running it; the table, DIR/selftest.json and SELFTEST.md. */
 import { Command } from 'commander';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeOutput } from '../output/output.ts';
 import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/selftest-format.ts';
@@ -87,7 +87,6 @@ export function selftestCommand(): Command {
                   ? 'build one: jetprof build-engine --onnx M.onnx --out E.trt --fp16'
                   : `pass an existing file to ${flag}`,
             });
-        mkdirSync(outDir, { recursive: true });
         requireWritableDir(join(outDir, 'selftest.json'), '--out-dir');
         const r = await runSelftest({
           outDir,

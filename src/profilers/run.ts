@@ -4,7 +4,7 @@
  */
 import type { VideoIo } from '../video/gstreamer.ts';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { readdirSync, renameSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
@@ -74,7 +74,6 @@ async function checkVideo(video: string, videoIo: VideoIo = 'auto'): Promise<voi
 export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
   requireProfiler(req.tool); // a profiler that is not installed, then the input and the out-dir: before anything starts
   await checkVideo(req.video, req.videoIo);
-  mkdirSync(req.outDir, { recursive: true });
   const jsonPath = join(req.outDir, profileFileName('profile', req.backend, req.tool));
   requireWritableDir(jsonPath, '--out-dir');
   if (req.json !== undefined && req.json !== '-' && sameFile(req.json, jsonPath))

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { JetprofError } from './errors.ts';
 
@@ -15,16 +15,27 @@ export function requireFile(path: string, what: string, suggestion: string): voi
   if (!ok) throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
 }
 
-/** Throws BAD_OUTPUT unless the directory that will hold `path` exists and is writable. */
+/**
+ * Makes the folder that will hold `path` (with its parents, as `mkdir -p`, as report and compare do) and throws
+ * BAD_OUTPUT, naming `option`, when it cannot be made or written.
+ */
 export function requireWritableDir(path: string, option = '--output'): void {
   const dir = dirname(path);
+  const refuse = (why: string) =>
+    new JetprofError('BAD_OUTPUT', `${path}: the directory ${dir} ${why}`, {
+      suggestion: `pass ${option} with a path in a folder you can write`,
+    });
   try {
-    if (!statSync(dir).isDirectory()) throw new Error();
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw refuse(`cannot be created (${code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in its way' : code})`);
+  }
+  if (!statSync(dir).isDirectory()) throw refuse('is not a folder');
+  try {
     accessSync(dir, constants.W_OK);
   } catch {
-    throw new JetprofError('BAD_OUTPUT', `${path}: the directory ${dir} does not exist or is not writable`, {
-      suggestion: `create it, or pass ${option} with a writable path`,
-    });
+    throw refuse('is not writable');
   }
 }
 
