@@ -3,14 +3,17 @@
  * table, the exit code, and the JetPack 4 limit with its routes.
  */
 import test from 'ava';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { glibcOfOs, jetpackOf } from '../src/platform/board.ts';
 import { parsePowerMode } from '../src/platform/env.ts';
-import { ROOT, runCli } from './helpers/fixtures.ts';
+import { ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const BOARDS = join(ROOT, 'test/fixtures/boards');
-const doctorOf = async (root?: string) => {
-  const r = await runCli('jetprof', ['doctor', '--json', ...(root ? ['--root', join(BOARDS, root)] : [])]);
+/** The model string board/jetpack4/run.sh passes into the container (JETPROF_BOARD_MODEL). */
+const NANO = 'NVIDIA Jetson Nano Developer Kit';
+const doctorOf = async (root?: string, env: NodeJS.ProcessEnv = { JETPROF_BOARD_MODEL: NANO }) => {
+  const r = await runCli('jetprof', ['doctor', '--json', ...(root ? ['--root', join(BOARDS, root)] : [])], { env });
   const report = JSON.parse(r.stdout);
   const row = (check: string) => report.rows.find((x: { check: string }) => x.check === check);
   return { r, report, row };
@@ -38,7 +41,22 @@ test("inside jetprof's JetPack 4 image: every mount it needs is named, and a mis
   const whole = await doctorOf('nano-jp46-container');
   t.is(whole.r.code, 0, whole.r.stderr);
   t.like(whole.row('glibc'), { status: 'ok', value: '2.31' });
-  t.like(whole.row('Board'), { value: 'NVIDIA Jetson Nano Developer Kit' }, 'the model from the copy run.sh passes');
+  t.like(whole.row('Board'), { value: NANO }, 'the model run.sh passes');
+  t.like(whole.row('board model (from run.sh)'), { status: 'ok', value: NANO });
+  const unnamed = await doctorOf('nano-jp46-container', { JETPROF_BOARD_MODEL: '' });
+  t.like(unnamed.row('board model (from run.sh)'), { status: 'warn', value: 'JETPROF_BOARD_MODEL not set' });
+  t.regex(
+    unnamed.row('board model (from run.sh)').fix,
+    /-e JETPROF_BOARD_MODEL="\$\(tr -d '\\0' <\/proc\/device-tree\/model\)"/,
+  );
+  // outside the container neither the variable nor a file another user planted in /tmp names the board
+  const planted = join(scratchDir(), 'planted-root');
+  mkdirSync(join(planted, 'tmp'), { recursive: true });
+  writeFileSync(join(planted, 'tmp/nv_jetson_model'), 'NVIDIA Jetson AGX Orin Developer Kit');
+  const host = await runCli('jetprof', ['doctor', '--json', '--root', planted], {
+    env: { JETPROF_BOARD_MODEL: 'NVIDIA Jetson AGX Orin Developer Kit', JETPROF_CONTAINER: '' },
+  });
+  t.notRegex(host.stdout, /Orin/);
   for (const m of [
     'Tegra libraries',
     'CUDA 10.2',

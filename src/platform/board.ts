@@ -37,7 +37,6 @@ export const CONTAINER_PATHS = {
   tegra: 'usr/lib/aarch64-linux-gnu/tegra',
   gstreamer: 'usr/lib/aarch64-linux-gnu/gstreamer-1.0/libgstnvvideo4linux2.so',
   l4tRelease: 'etc/nv_tegra_release',
-  model: 'tmp/nv_jetson_model',
   tegrastats: 'usr/bin/tegrastats',
   argus: 'tmp/argus_socket',
 } as const;
@@ -121,13 +120,19 @@ function defines(text: string | undefined, names: string[]): string | undefined 
 export function readJetsonIdentity(root = '/'): { model?: string; l4tLine?: string; l4t?: string } {
   const l4tLine = read(root, 'etc/nv_tegra_release');
   const m = l4tLine ? /R(\d+) \(release\), REVISION: ([\d.]+)/.exec(l4tLine) : null;
-  // in a container /proc/device-tree is the host's masked one: board/jetpack4/run.sh passes a copy of the model
-  const model = read(root, 'proc/device-tree/model') || read(root, CONTAINER_PATHS.model);
+  // in a container /proc/device-tree is the host's masked one: board/jetpack4/run.sh passes the board's model in
+  // JETPROF_BOARD_MODEL, trusted inside jetprof's container only (no file in a shared folder decides the board)
+  const passed = containerKind(root) ? process.env.JETPROF_BOARD_MODEL?.replace(/[\x00-\x1f\x7f]/g, '').trim() : '';
+  const model = read(root, 'proc/device-tree/model') || passed || undefined;
   return { model, l4tLine, l4t: m ? `${m[1]}.${m[2]}` : undefined };
 }
 
+/** jetprof's image this runs in (`jetpack4`: /etc/jetprof-container, or JETPROF_CONTAINER on this machine), if any. */
+const containerKind = (root: string) =>
+  read(root, 'etc/jetprof-container') || (root === '/' ? process.env.JETPROF_CONTAINER : undefined);
+
 function containerFacts(root: string): BoardFacts['container'] {
-  const kind = read(root, 'etc/jetprof-container') || (root === '/' ? process.env.JETPROF_CONTAINER : undefined);
+  const kind = containerKind(root);
   if (!kind) return undefined;
   const present = Object.fromEntries(
     Object.entries(CONTAINER_PATHS).map(([k, p]) => [k, existsSync(join(root, p))]),

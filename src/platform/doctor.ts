@@ -78,11 +78,14 @@ function containerRows(f: BoardFacts, add: AddRow): void {
   );
   row('NVIDIA GStreamer plugins', has.gstreamer, CONTAINER_PATHS.gstreamer, RUNTIME_FIX);
   row('L4T release', has.l4tRelease, CONTAINER_PATHS.l4tRelease, '-v /etc/nv_tegra_release:/etc/nv_tegra_release:ro');
-  row(
-    'board model',
-    has.model || !!f.jetsonModel,
-    CONTAINER_PATHS.model,
-    "tr -d '\\0' </proc/device-tree/model >/tmp/m on the board, then -v /tmp/m:/tmp/nv_jetson_model:ro",
+  const model = f.jetsonModel;
+  add(
+    'board model (from run.sh)',
+    model ? 'ok' : 'warn',
+    model ?? 'JETPROF_BOARD_MODEL not set',
+    model
+      ? undefined
+      : `-e JETPROF_BOARD_MODEL="$(tr -d '\\0' </proc/device-tree/model)" (bash board/jetpack4/run.sh passes it)`,
   );
   row(
     'tegrastats',
