@@ -12,6 +12,7 @@ import { jetsonComputeCapability } from '../src/platform/board.ts';
 import { orphanNsysAgents, watchNsys } from '../src/profilers/nsys-agents.ts';
 import { splitBackend } from '../src/cli/profile-command.ts';
 import { loadNvtx } from '../src/pipeline/nvtx.ts';
+import { nvprofStandIn } from './helpers/board-standins.ts';
 import { nvtxStageRows } from '../src/report/profile-summary.ts';
 import {
   freshDir,
@@ -384,38 +385,13 @@ function processesMentioning(text: string): string[] {
   return found;
 }
 
-/**
- * A stand-in for nvprof where nvprof cannot run an application (no GPU here: it stops it at once): it runs the
- * application as its child and, like nsys 2022.4, does not end it on a SIGTERM of its own; then writes a summary as
- * nvprof does on a board.
- */
-function nvprofStandIn(): string {
-  const path = join(scratchDir(), 'nvprof-stand-in');
-  writeFileSync(
-    path,
-    `#!/bin/bash
-trap 'echo "nvprof stand-in: SIGTERM ignored" >&2' TERM
-while [ $# -gt 0 ]; do case "$1" in --log-file) log=$2; shift 2;; --unified-memory-profiling|--metrics) shift 2;; --*) shift;; *) break;; esac; done
-"$@"
-code=$?
-# what nvprof writes on a board once the application has ended: its summary
-{ echo "==1== Profiling application: $*"; echo "==1== Profiling result:"
-  echo "            Type  Time(%)      Time     Calls       Avg       Min       Max  Name"
-  echo " GPU activities:  100.00%  1.0000ms         1  1.0000ms  1.0000ms  1.0000ms  kernel"; } > "$log"
-exit $code
-`,
-    { mode: 0o755 },
-  );
-  return path;
-}
-
 for (const tool of ['nsys', 'nvprof'] as const) {
   test.serial(
     `SIGTERM to jetprof profile --tool ${tool} (a timeout's, which reaches jetprof alone): the profiled application finalizes its files, nothing outlives jetprof, exit 130${tool === 'nvprof' ? ' (nvprof: a stand-in that runs the application)' : ''}`,
     async (t) => {
       const video = makeVideo(`long-${tool}.mp4`, 3000, 160, 120);
       const out = join(scratchDir(), `sigterm-${tool}`);
-      const env = tool === 'nvprof' ? { JETPROF_NVPROF: nvprofStandIn() } : {};
+      const env = tool === 'nvprof' ? { JETPROF_NVPROF: nvprofStandIn(scratchDir()) } : {};
       const run = startCli(
         'jetprof',
         [

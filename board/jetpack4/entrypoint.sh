@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
 # The container's start on the board: builds the TensorRT shim against the board's mounted TensorRT the first time
-# (kept in the jetprof-shim volume that board/jetpack4/run.sh mounts), then runs the command it was given.
+# (kept in the jetprof-shim volume that board/jetpack4/run.sh mounts), puts the lab's inputs the image keeps into a
+# fresh checkout, then runs the command it was given.
 set -euo pipefail
-shim=/opt/jetprof/native/build/libjetprof_trt.so
+home=${JETPROF_HOME:-/opt/jetprof}
+shim=${JETPROF_TRT_SHIM:-$home/native/build/libjetprof_trt.so}
 if [ ! -f "$shim" ]; then
   if [ -e /usr/lib/aarch64-linux-gnu/libnvinfer.so.8 ]; then
     echo "jetprof: building the TensorRT shim against the board's TensorRT (once; about a minute on a Nano)" >&2
-    (cd /opt/jetprof && npm run --silent build:trt) >&2 || echo "jetprof: the shim did not build (above); jetprof doctor says what is missing" >&2
+    (cd "$home" && npm run --silent build:trt) >&2 || echo "jetprof: the shim did not build (above); jetprof doctor says what is missing" >&2
   else
     echo "jetprof: no TensorRT mounted (--runtime nvidia missing?): jetprof doctor says which mount and the flag that fixes it" >&2
   fi
+fi
+# The lab's inputs, into a jetprof checkout that lacks them (a fresh clone is mounted at /work): the public weights
+# fetched when the image was built and the sample video vtest.avi. Copied under a new private name, then renamed: a
+# file already there is never replaced, and nothing planted at the name is written through.
+if [ -f weights/yolov4-tiny.cfg ] && [ "$(realpath .)" != "$(realpath "$home")" ]; then
+  for f in weights/yolov4-tiny.weights videos/vtest.avi; do
+    if [ ! -e "$f" ] && [ ! -L "$f" ] && [ -f "$home/$f" ]; then
+      mkdir -p "$(dirname "$f")"
+      tmp=$(mktemp "$f.partial-XXXXXX")
+      cp "$home/$f" "$tmp" && chmod 644 "$tmp" && mv -n "$tmp" "$f" && echo "jetprof: copied the image's $f here (once)" >&2
+      rm -f "$tmp"
+    fi
+  done
+  [ -e weights/yolov4-tiny.weights ] || echo "jetprof: no weights/yolov4-tiny.weights (the image was built offline): jetprof fetch-weights, or copy the file there" >&2
 fi
 exec "$@"

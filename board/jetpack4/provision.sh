@@ -47,6 +47,9 @@ if dpkg-query -W -f='${Version}' libopencv-dev 2>/dev/null | grep -q '^4\.5\.[01
   export OPENCV_INCLUDE_DIR=$inc
 fi
 bash scripts/setup.sh
+# the lab's sample video, kept in the image (8 MB): the entrypoint copies it and the weights setup.sh fetched into a
+# fresh checkout at its first start, so the documented route finds videos/vtest.avi and weights/yolov4-tiny.weights
+bash scripts/fetch-sample-video.sh || echo "provision.sh: no sample video in the image (above); the route then needs one copied to videos/vtest.avi" >&2
 # doctor reads this: it then checks the mounts a JetPack 4 container needs (src/platform/board.ts CONTAINER_PATHS)
 echo jetpack4 >/etc/jetprof-container
 # what a board's own apt would drop in the way of a mount is checked by scripts/check-arm64.sh (SUITE=bullseye)

@@ -12,6 +12,9 @@ IMAGE=${IMAGE:-jetprof:jetpack4}
 PRINT=0
 if [ "${1:-}" = --print ]; then PRINT=1; shift; fi
 [ $# -gt 0 ] || set -- jetprof doctor
+# JETPROF_REHEARSE=1: no docker: the command runs through the container's entrypoint on this machine, in this folder
+# (the documented route's rehearsal in CI, test/board-route.test.ts, with stand-ins for what only a board has)
+if [ "${JETPROF_REHEARSE:-}" = 1 ] && [ $PRINT = 0 ]; then exec bash "$(dirname "$0")/entrypoint.sh" "$@"; fi
 
 args=(run --rm --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=all -e NVIDIA_DRIVER_CAPABILITIES=all --network host --ipc=host)
 # nvidia-container-toolkit 1.9 and later mounts only l4t.csv, drivers.csv and devices.csv unless asked for all of them
@@ -26,11 +29,8 @@ for dev in /dev/video*; do [ -e "$dev" ] && args+=(--device "$dev"); done
 # what jetprof reads of the board: the L4T release, the model (/proc cannot be mounted into a container: a copy),
 # tegrastats and the power mode's tool (on no CSV list)
 [ -f /etc/nv_tegra_release ] && args+=(-v /etc/nv_tegra_release:/etc/nv_tegra_release:ro)
-if [ -r /proc/device-tree/model ]; then
-  model=${XDG_RUNTIME_DIR:-/tmp}/jetprof-nv_jetson_model
-  tr -d '\0' </proc/device-tree/model >"$model"
-  args+=(-v "$model:/tmp/nv_jetson_model:ro")
-fi
+# (passed as a variable: no file at a name another user of the board could plant)
+[ -r /proc/device-tree/model ] && args+=(-e "JETPROF_BOARD_MODEL=$(tr -d '\0' </proc/device-tree/model)")
 for tool in /usr/bin/tegrastats /usr/sbin/nvpmodel /etc/nvpmodel.conf; do
   [ -e "$tool" ] && args+=(-v "$tool:$tool:ro")
 done

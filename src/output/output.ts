@@ -25,6 +25,7 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -306,6 +307,11 @@ export function writeOutputChunks(
       if (fd !== undefined) closeSync(fd);
     }
     return;
+  }
+  try {
+    mkdirSync(dirname(target.path), { recursive: true }); // a folder the output names is made, as `mkdir -p`
+  } catch (e) {
+    throw writeError(path, e);
   }
   removeStalePartials(dirname(target.path));
   const free = freeBytes(dirname(target.path));

@@ -107,30 +107,23 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
   return o.out;
 }
 
-/**
- * A stand-in engine for a model: its input and heads at `batch` images, one run taking `gpuMs[0] + gpuMs[1] x batch`
- * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, its open using
- * `stackKib` KiB of stack, and the sidecar `build-engine` would write (the ONNX it stands for, FP16), so
- * `infer-trt --engine E.trt` finds the metadata as it does on a board.
- */
-export function boardEngine(
-  path: string,
-  model: string,
-  o: {
-    gpuMs: [number, number];
-    replay?: string;
-    batch?: number;
-    tensorrt?: string;
-    faultAtRun?: number;
-    stackKib?: number;
-  },
-): string {
+/** A stand-in engine's run time on the "GPU", recording, batch, claimed TensorRT version and faults (boardEngine). */
+interface EngineOptions {
+  gpuMs: [number, number];
+  replay?: string;
+  batch?: number;
+  tensorrt?: string;
+  faultAtRun?: number;
+  stackKib?: number;
+}
+
+/** The text of a stand-in engine for a model (the lines the C library reads; see boardEngine). */
+export function engineText(model: string, o: EngineOptions): string {
   const info = readModelInfo(model);
   const b = o.batch ?? 1;
-  const tensorrt = o.tensorrt ?? '8.6.1';
   const lines = [
     'jetprof-cpu-engine 1',
-    `tensorrt ${tensorrt}`,
+    `tensorrt ${o.tensorrt ?? '8.6.1'}`,
     `input ${info.inputName} 0 ${b} 3 ${info.inputHeight} ${info.inputWidth}`,
     ...info.heads.map(
       (h) => `output ${h.output} 0 ${b} ${h.anchors.length * (5 + info.classes)} ${h.gridH} ${h.gridW} -10 0`,
@@ -140,7 +133,19 @@ export function boardEngine(
     ...(o.faultAtRun ? [`fault-at-run ${o.faultAtRun}`] : []),
     ...(o.stackKib ? [`stack-kib ${o.stackKib}`] : []),
   ];
-  writeFileSync(path, `${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A stand-in engine for a model: its input and heads at `batch` images, one run taking `gpuMs[0] + gpuMs[1] x batch`
+ * ms, outputs replayed from `replay` (else constant: no boxes), its run `faultAtRun` dying of SIGSEGV, its open using
+ * `stackKib` KiB of stack, and the sidecar `build-engine` would write (the ONNX it stands for, FP16), so
+ * `infer-trt --engine E.trt` finds the metadata as it does on a board.
+ */
+export function boardEngine(path: string, model: string, o: EngineOptions): string {
+  const b = o.batch ?? 1;
+  const tensorrt = o.tensorrt ?? '8.6.1';
+  writeFileSync(path, engineText(model, o));
   writeFileSync(
     `${path}.json`,
     `${JSON.stringify(
