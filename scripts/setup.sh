@@ -40,7 +40,12 @@ JETPACK=0
 [ -f /etc/nv_tegra_release ] && JETPACK=1
 
 need_node() {
-  command -v node >/dev/null || { echo "Node.js 20.19 or newer is required (https://nodejs.org, or NodeSource on JetPack)" >&2; return 1; }
+  if [ $JETPACK = 1 ] && [ "$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$')" = 2.27 ]; then
+    # JetPack 4 (Ubuntu 18.04): official Node 20 builds and onnxruntime-node need glibc 2.28, NodeSource's too
+    echo "JetPack 4 has glibc 2.27, which no Node 20 build runs on: use jetprof's container (bash board/jetpack4/build.sh, then bash board/jetpack4/run.sh; README: On a Jetson Nano)" >&2
+    return 1
+  fi
+  command -v node >/dev/null || { echo "Node.js 20.19 or newer is required (https://nodejs.org; on JetPack 5 and 6 also NodeSource)" >&2; return 1; }
   node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
     || { echo "Node.js $(node --version) is too old: jetprof needs 20.19 or newer" >&2; return 1; }
 }

@@ -68,6 +68,15 @@ test("inside jetprof's JetPack 4 image: every mount it needs is named, and a mis
     t.like(whole.row(`mount: ${m}`), { status: 'ok' }, m);
   // a toolkit that mounts l4t.csv only: Tegra libraries but no CUDA or TensorRT
   const base = await doctorOf('nano-jp46-container-base');
+  t.regex(
+    base.r.stdout + JSON.stringify(base.report.backends),
+    /"backend":"TensorRT","runs":false,"why":"no TensorRT mounted: the mount rows above name the flag"/,
+  );
+  t.like(
+    base.report.backends.find((b: { backend: string }) => b.backend === 'ONNX Runtime (CPU)'),
+    { runs: true },
+    'ONNX Runtime on the CPU runs in the container without the mounts',
+  );
   for (const m of ['CUDA 10.2', 'TensorRT']) {
     t.like(base.row(`mount: ${m}`), { status: 'warn' }, m);
     t.regex(base.row(`mount: ${m}`).fix, /NVIDIA_REQUIRE_JETPACK=csv-mounts=all/);
@@ -114,7 +123,10 @@ test('this x86 machine, live: ONNX Runtime loads, OpenCV with FFmpeg, no TensorR
   const md = await runCli('jetprof', ['doctor']);
   t.is(md.code, 0);
   t.regex(md.stdout, /^\| check \| \| value \| fix \|/);
-  t.regex(md.stdout, /The main job \(infer\) can run here\./);
+  t.regex(
+    md.stdout,
+    /The main job \(infer\) can run here with ONNX Runtime, OpenCV DNN; not TensorRT \(TensorRT is not installed\)\./,
+  );
 });
 
 test('L4T to JetPack, OS to glibc', (t) => {

@@ -34,6 +34,8 @@ interface DoctorReport {
   rows: DoctorRow[];
   /** The main job (infer) can run here. */
   canRun: boolean;
+  /** Which backend can run here, and why not where one cannot. */
+  backends: { backend: string; runs: boolean; why?: string }[];
   /** What to do when it cannot. */
   routes: string[];
 }
@@ -250,6 +252,19 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
   toolRows(f, live, cc, add);
   containerRows(f, add);
   const canRun = nodeOk && opencvOk && (ortOk || !!f.tensorrt);
+  const backends = [
+    { backend: f.arch === 'arm64' ? 'ONNX Runtime (CPU)' : 'ONNX Runtime', runs: ortOk },
+    {
+      backend: 'TensorRT',
+      runs: !!f.tensorrt,
+      why: f.tensorrt
+        ? undefined
+        : f.container
+          ? 'no TensorRT mounted: the mount rows above name the flag'
+          : 'TensorRT is not installed',
+    },
+    { backend: 'OpenCV DNN', runs: opencvOk },
+  ];
   const routes =
     glibcOk === false
       ? [
@@ -261,7 +276,7 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
       : canRun
         ? []
         : ['bash scripts/setup.sh installs what is missing'];
-  return { schema: 'jetprof.doctor/1', root: f.root, rows, canRun, routes };
+  return { schema: 'jetprof.doctor/1', root: f.root, rows, canRun, backends, routes };
 }
 
 /** The table for the console (and the README). */
@@ -274,7 +289,15 @@ export function doctorMarkdown(r: DoctorReport): string {
   ];
   lines.push(
     '',
-    r.canRun ? 'The main job (infer) can run here.' : 'The main job (infer) cannot run here:',
+    r.canRun
+      ? `The main job (infer) can run here with ${r.backends
+          .filter((b) => b.runs)
+          .map((b) => b.backend)
+          .join(', ')}${r.backends
+          .filter((b) => !b.runs && b.why)
+          .map((b) => `; not ${b.backend} (${b.why})`)
+          .join('')}.`
+      : 'The main job (infer) cannot run here:',
     ...r.routes.map((x) => `- ${x}`),
     '',
     'doctor reads what is installed and runs nothing; `jetprof selftest` proves what works by running each part (a few minutes).',
