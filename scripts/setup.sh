@@ -3,17 +3,23 @@
 #   bash scripts/setup.sh               OpenCV + ffmpeg (+ python3-opencv for the benchmark peer), npm ci, build
 #   bash scripts/setup.sh --profilers   also Nsight Systems, nvprof and libnvToolsExt (Debian: from non-free)
 #   bash scripts/setup.sh --test        everything the tests use: --profilers, Chromium (HTML report test), the sample video
+#   bash scripts/setup.sh --deps        the system packages and npm dependencies only (needs package*.json, not the sources)
+#   bash scripts/setup.sh --project     the build, the commands on PATH and the weights only (after a change of the sources)
 # On JetPack (Jetson) it uses the OpenCV, CUDA, TensorRT and profilers JetPack ships.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROFILERS=0
 TEST=0
+DEPS=1
+PROJECT=1
 for arg in "$@"; do
   case "$arg" in
     --profilers) PROFILERS=1 ;;
     --test) PROFILERS=1; TEST=1 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --deps) PROJECT=0 ;;
+    --project) DEPS=0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -151,12 +157,15 @@ native_modules_load() {
 }
 
 step "check Node.js" need_node
-step "apt-get update" apt_update
-step "system packages (OpenCV, ffmpeg)" system_packages
-[ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
-[ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
-[ $TEST = 1 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
-step "npm ci (builds the OpenCV binding: about 4 min on 2 cores; skipped when node_modules is current)" npm_install
+if [ $DEPS = 1 ]; then
+  step "apt-get update" apt_update
+  step "system packages (OpenCV, ffmpeg)" system_packages
+  [ $PROFILERS = 1 ] && step "profilers (nsys, nvprof, libnvToolsExt)" profiler_packages
+  [ $TEST = 1 ] && step "Chromium (HTML report test)" browser_packages
+  [ $TEST = 1 ] && step "GStreamer RTSP server and plugins (live-source tests)" stream_test_packages
+  step "npm ci (builds the OpenCV binding: about 4 min on 2 cores; skipped when node_modules is current)" npm_install
+fi
+if [ $PROJECT = 0 ]; then echo "setup.sh: dependencies ready (--deps); the sources are built by: bash scripts/setup.sh --project"; exit 0; fi
 step "build (TypeScript -> dist/)" npm run build --silent
 
 commands_on_path() {

@@ -7,9 +7,9 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshDir, ROOT } from './helpers/fixtures.ts';
+import { freshDir, requires, ROOT } from './helpers/fixtures.ts';
 
 const DIR = join(ROOT, 'board/jetpack4');
 const read = (name: string) => readFileSync(join(DIR, name), 'utf8');
@@ -66,7 +66,7 @@ test('the recipe writes nothing at a path the container runtime mounts, and inst
         t.false(under(p, m.path), `${name} writes ${p}, under ${m.path} (${m.kind}), which the runtime mounts`);
   // the packages the recipe installs: its own apt line and setup.sh's system packages (provision.sh runs setup.sh
   // without --profilers or --test, so only system_packages installs anything)
-  t.regex(scripts['provision.sh'], /^bash scripts\/setup\.sh$/m);
+  t.regex(scripts['provision.sh'], /^bash scripts\/setup\.sh \$phase$/m);
   const setup = readFileSync(join(ROOT, 'scripts/setup.sh'), 'utf8');
   const systemPackages = /^system_packages\(\) \{\n([\s\S]*?)\n\}/m.exec(setup)?.[1] ?? '';
   const apt = [
@@ -83,9 +83,9 @@ test('the recipe writes nothing at a path the container runtime mounts, and inst
     t.false(forbidden.test(p), `${p}: the board's container runtime mounts this; a copy in the image clashes`);
 });
 
-test('the image is Debian 11 (glibc 2.31: Node 20 runs, no clone3 on the 4.9 kernel) and asks for the runtime mounts', (t) => {
+test('the image is Debian 11 (glibc 2.31: Node 22 runs, no clone3 on the 4.9 kernel) and asks for the runtime mounts', (t) => {
   const docker = read('Dockerfile');
-  t.regex(docker, /^ARG NODE_IMAGE=node:20-bullseye/m);
+  t.regex(docker, /^ARG NODE_IMAGE=node:22-bullseye/m);
   t.regex(docker, /NVIDIA_VISIBLE_DEVICES=all/);
   t.regex(docker, /NVIDIA_DRIVER_CAPABILITIES=all/);
   t.regex(docker, /RUN bash board\/jetpack4\/provision\.sh/);
@@ -117,10 +117,107 @@ test("run.sh's docker command: the runtime, its variables, csv-mounts=all on too
     '-e NVIDIA_DRIVER_CAPABILITIES=all',
     '--cap-add SYS_ADMIN',
     '-v jetprof-shim:/opt/jetprof/native/build',
+    `-e JETPROF_OWNER=${process.getuid!()}:${process.getgid!()}`,
     'jetprof:jetpack4 jetprof selftest',
   ])
     t.true(old.includes(flag), `${flag} in ${old}`);
   t.false(old.includes('csv-mounts=all'), 'JetPack 4.6 ships toolkit 1.7.0, which mounts every CSV');
   t.true(run('1.10.0').includes('-e NVIDIA_REQUIRE_JETPACK=csv-mounts=all'));
   t.false(run().includes('csv-mounts=all'), 'no toolkit found: nothing to ask');
+});
+
+/** board/jetpack4/entrypoint.sh as the container starts it, in `cwd`, with the image's folder `home`. */
+function entrypoint(cwd: string, home: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return spawnSync('bash', [join(DIR, 'entrypoint.sh'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, JETPROF_HOME: home, JETPROF_TRT_SHIM: join(home, 'no-shim.so'), ...env },
+  });
+}
+
+test("the entrypoint puts the image's weights and sample video into a fresh clone: once, never replacing a file, never through a link planted at their names", (t) => {
+  const home = freshDir('jp4-image');
+  for (const [f, text] of [
+    ['weights/yolov4-tiny.weights', 'the image weights'],
+    ['videos/vtest.avi', 'the image video'],
+  ]) {
+    mkdirSync(join(home, f, '..'), { recursive: true });
+    writeFileSync(join(home, f), text);
+  }
+  const clone = freshDir('jp4-clone');
+  mkdirSync(join(clone, 'weights'));
+  writeFileSync(join(clone, 'weights/yolov4-tiny.cfg'), '[net]\n');
+  const first = entrypoint(clone, home, ['true']);
+  t.is(first.status, 0, first.stderr);
+  t.regex(first.stderr, /copied the image's weights\/yolov4-tiny\.weights here \(once\)/);
+  t.is(readFileSync(join(clone, 'videos/vtest.avi'), 'utf8'), 'the image video');
+  // the user's own file stays; a link planted at the name is not written through
+  writeFileSync(join(clone, 'weights/yolov4-tiny.weights'), 'my weights');
+  const victim = join(freshDir('jp4-victim'), 'victim');
+  writeFileSync(victim, 'not yours');
+  rmSync(join(clone, 'videos/vtest.avi'));
+  symlinkSync(victim, join(clone, 'videos/vtest.avi'));
+  const again = entrypoint(clone, home, ['true']);
+  t.is(again.status, 0, again.stderr);
+  t.notRegex(again.stderr, /copied/);
+  t.is(readFileSync(join(clone, 'weights/yolov4-tiny.weights'), 'utf8'), 'my weights');
+  t.is(readFileSync(victim, 'utf8'), 'not yours');
+  t.deepEqual(readdirSync(join(clone, 'videos')), ['vtest.avi'], 'no partial copy left');
+  // the image's own folder is not a clone to fill
+  const inImage = entrypoint(home, home, ['true']);
+  t.notRegex(inImage.stderr, /copied/);
+});
+
+requires(process.getuid?.() === 0, 'needs root, as the container runs')(
+  "the entrypoint runs a command as run.sh's user (JETPROF_OWNER, in the video group), and a profile as root (nvprof's counters) with what it wrote given to that user; the exit code is the command's",
+  (t) => {
+    const home = freshDir('jp4-image-owner');
+    const work = freshDir('jp4-owned');
+    chmodSync(work, 0o777);
+    const env = { JETPROF_OWNER: '65534:65534', JETPROF_GROUPS: '44' };
+    const plain = entrypoint(work, home, ['sh', '-c', 'touch plain; id -u; id -G'], env);
+    t.is(plain.status, 0, plain.stderr);
+    t.deepEqual(plain.stdout.trim().split('\n'), ['65534', '65534 44']);
+    t.is(statSync(join(work, 'plain')).uid, 65534);
+    const profile = entrypoint(
+      work,
+      home,
+      ['sh', '-c', 'mkdir -p runs/profile && touch runs/profile/log; id -u; exit 3', 'profile'],
+      env,
+    );
+    t.is(profile.status, 3, profile.stderr);
+    t.is(profile.stdout.trim(), '0', 'the profile ran as root');
+    for (const f of ['runs', 'runs/profile', 'runs/profile/log']) t.is(statSync(join(work, f)).uid, 65534, f);
+  },
+);
+
+test("build.sh: a Docker without BuildKit's buildx plugin (23 and later) is told what to install; JetPack 4's Docker 20.10 builds; a git pull rebuilds only the project layer", (t) => {
+  const bin = freshDir('jp4-docker');
+  const log = join(bin, 'calls');
+  const build = (server: string) => {
+    writeFileSync(
+      join(bin, 'docker'),
+      `#!/bin/sh\ncase "$1" in buildx) exit 1;; version) echo ${server};; *) echo "$@" >> ${log};; esac\n`,
+    );
+    chmodSync(join(bin, 'docker'), 0o755);
+    return spawnSync('bash', [join(DIR, 'build.sh')], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    });
+  };
+  const new24 = build('24.0.7');
+  t.is(new24.status, 1);
+  t.regex(new24.stderr, /^build\.sh: Docker 24\.0\.7 needs the buildx plugin .* sudo apt-get install docker-buildx/);
+  const jp4 = build('20.10.21');
+  t.is(jp4.status, 0, jp4.stderr);
+  t.regex(readFileSync(log, 'utf8'), /^build -t jetprof:jetpack4 -f board\/jetpack4\/Dockerfile \.$/m);
+  // the layer the OpenCV binding compiles in is made before the sources are copied: from the lockfile and scripts
+  const docker = read('Dockerfile');
+  const deps = docker.indexOf('RUN bash board/jetpack4/provision.sh --deps');
+  const sources = docker.indexOf('COPY . .');
+  t.true(deps > 0 && sources > deps, 'the dependencies layer comes before COPY . .');
+  for (const m of docker.slice(0, deps).matchAll(/^COPY (.*) \S+$/gm))
+    for (const f of m[1].split(/\s+/))
+      t.regex(f, /^(package(-lock)?\.json|scripts\/[\w-]+\.sh|board\/jetpack4\/provision\.sh)$/, f);
+  t.regex(docker.slice(sources), /RUN bash board\/jetpack4\/provision\.sh --project/);
 });

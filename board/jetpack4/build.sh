@@ -8,4 +8,13 @@ cd "$(dirname "$0")/../.."
 IMAGE=${IMAGE:-jetprof:jetpack4}
 platform=()
 [ -n "${PLATFORM:-}" ] && platform=(--platform "$PLATFORM")
+# Docker 23 and later build with BuildKit only through the buildx plugin (DOCKER_BUILDKIT=1 without it fails with
+# "BuildKit is enabled but the buildx component is missing or broken"); JetPack 4's docker.io 20.10 has it built in
+if ! docker buildx version >/dev/null 2>&1; then
+  server=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true)
+  if [ "${server%%.*}" -ge 23 ] 2>/dev/null; then
+    echo "build.sh: Docker $server needs the buildx plugin for BuildKit, and it is missing: sudo apt-get install docker-buildx (Ubuntu's docker.io) or docker-buildx-plugin (Docker's own packages), then run this again" >&2
+    exit 1
+  fi
+fi
 DOCKER_BUILDKIT=1 exec docker build "${platform[@]}" -t "$IMAGE" -f board/jetpack4/Dockerfile .

@@ -22,9 +22,32 @@ if [ -f weights/yolov4-tiny.cfg ] && [ "$(realpath .)" != "$(realpath "$home")" 
       mkdir -p "$(dirname "$f")"
       tmp=$(mktemp "$f.partial-XXXXXX")
       cp "$home/$f" "$tmp" && chmod 644 "$tmp" && mv -n "$tmp" "$f" && echo "jetprof: copied the image's $f here (once)" >&2
+      [ -n "${JETPROF_OWNER:-}" ] && [ "$(id -u)" = 0 ] && chown -h "$JETPROF_OWNER" "$f" "$(dirname "$f")" 2>/dev/null
       rm -f "$tmp"
     fi
   done
   [ -e weights/yolov4-tiny.weights ] || echo "jetprof: no weights/yolov4-tiny.weights (the image was built offline): jetprof fetch-weights, or copy the file there" >&2
 fi
-exec "$@"
+# The files a command writes belong to the user who ran run.sh (JETPROF_OWNER, uid:gid): the command runs as that user,
+# in the board's video group (the GPU's device nodes). nvprof's GPU counters on Tegra need root: a profile runs as
+# root and what it wrote in this folder is given to the user when it ends (SIGTERM is passed on to it).
+owner=${JETPROF_OWNER:-}
+if [ -z "$owner" ] || [ "$(id -u)" != 0 ] || [ "${owner%%:*}" = 0 ]; then exec "$@"; fi
+case " $* " in
+  *" profile "*)
+    marker=$(mktemp)
+    trap '' INT # Ctrl-C reaches the profile from the terminal; this shell waits for it to finish its files
+    "$@" &
+    child=$!
+    trap 'kill -TERM $child 2>/dev/null' TERM
+    code=0
+    while :; do
+      wait "$child" && code=0 || code=$?
+      kill -0 "$child" 2>/dev/null || break
+    done
+    find . -xdev -newer "$marker" -uid 0 -exec chown -h "$owner" {} + 2>/dev/null || true
+    rm -f "$marker"
+    exit "$code"
+    ;;
+esac
+exec setpriv --reuid="${owner%%:*}" --regid="${owner##*:}" --groups="${JETPROF_GROUPS:-44}" env HOME=/tmp "$@"

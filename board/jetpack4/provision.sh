@@ -4,6 +4,10 @@
 # 4.2 cannot) and GStreamer 1.18. The image recipe (board/jetpack4/Dockerfile) runs it, and so does
 # `SUITE=bullseye bash scripts/check-arm64.sh` on an arm64 Debian 11 root under qemu, so what the image gets is checked
 # without a board. Needs root and Node 20.19+ on PATH; run from anywhere.
+#   provision.sh             everything (the qemu check)
+#   provision.sh --deps      what a change of the sources does not touch: packages, npm dependencies, the sample video
+#                            (the image's first layer, from package*.json and the scripts alone)
+#   provision.sh --project   the build, the commands on PATH, the weights (the image's layer after COPY . .)
 #
 # Nothing from CUDA, cuDNN, TensorRT or nvidia-l4t-* is installed: on the board the NVIDIA container runtime mounts
 # them from the host (board/jetpack4/csv-mounts.txt), and a file of the image at a mounted path makes the container
@@ -12,6 +16,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
+phase=${1:-}
+if [ "$phase" = --project ]; then
+  bash scripts/setup.sh --project
+  echo "provision.sh: done (--project)"
+  exit 0
+fi
 . /etc/os-release
 [ "${VERSION_ID:-}" = 11 ] || echo "provision.sh: written for Debian 11 (bullseye), this is ${PRETTY_NAME:-unknown}" >&2
 
@@ -46,7 +56,10 @@ if dpkg-query -W -f='${Version}' libopencv-dev 2>/dev/null | grep -q '^4\.5\.[01
   grep -v '^#define HAVE_OPENCV_TRACKING$' /usr/include/opencv4/opencv2/opencv_modules.hpp >"$inc/opencv2/opencv_modules.hpp"
   export OPENCV_INCLUDE_DIR=$inc
 fi
-bash scripts/setup.sh
+bash scripts/setup.sh $phase
+# onnxruntime-node carries every platform's library (darwin and win32: 220 MB of its 288); this image loads linux's own
+rm -rf node_modules/onnxruntime-node/bin/napi-v*/darwin node_modules/onnxruntime-node/bin/napi-v*/win32
+find node_modules/onnxruntime-node/bin -mindepth 3 -maxdepth 3 -path '*/linux/*' ! -name "$(node -p 'process.arch')" -exec rm -rf {} +
 # the lab's sample video, kept in the image (8 MB): the entrypoint copies it and the weights setup.sh fetched into a
 # fresh checkout at its first start, so the documented route finds videos/vtest.avi and weights/yolov4-tiny.weights
 bash scripts/fetch-sample-video.sh || echo "provision.sh: no sample video in the image (above); the route then needs one copied to videos/vtest.avi" >&2
