@@ -297,3 +297,12 @@ test('an install that keeps working: the five install scripts are approved in pa
       ),
     );
 });
+
+test("--version on every command prints package.json's version", async (t) => {
+  const { version } = JSON.parse(readFileSync(join(ROOT_DIR, 'package.json'), 'utf8'));
+  for (const script of ['jetprof', 'infer', 'infer-onnx', 'infer-trt', 'infer-opencv'] as const) {
+    const r = await runCli(script, ['--version']);
+    t.is(r.code, 0, `${script}: ${r.stderr}`);
+    t.is(r.stdout.trim(), version, script);
+  }
+});

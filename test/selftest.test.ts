@@ -6,11 +6,14 @@
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseHeadsFile } from '../src/pipeline/heads-file.ts';
 import { headDifference } from '../src/jobs/selftest.ts';
+import { Selftest } from '../src/jobs/selftest-runner.ts';
+import { selftestMarkdown } from '../src/report/selftest-format.ts';
+import { shellLine } from '../src/util/process.ts';
 import { boardEngine, recordHeads } from './helpers/board.ts';
 import {
   buildCpuEngineLib,
@@ -21,6 +24,7 @@ import {
   runCli,
   scratchDir,
   SMALL_LAB_CFG,
+  freshDir,
 } from './helpers/fixtures.ts';
 
 const dir = join(scratchDir(), 'selftest');
@@ -88,6 +92,17 @@ test('jetprof selftest on this machine: every present component works (exit 0), 
   const md = readFileSync(join(out, 'SELFTEST.md'), 'utf8');
   t.regex(md, /\| backend: OpenCV DNN \(CPU\) \| ok \| .*heads vs ONNX Runtime: max \\\|d\\\| /);
   t.regex(r.stdout, /component\(s\) work, 0 failed, \d+ absent \(not a failure\)/);
+  // what a maintainer asks first: the versions of what ran, and doctor's table
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  t.like(result.versions, { jetprof: version, 'Node.js': process.version });
+  for (const v of ['ONNX Runtime (onnxruntime-node)', 'OpenCV', 'GStreamer', 'nsys', 'nvprof'])
+    t.regex(result.versions[v] ?? '', /^\d+\.\d+/, v);
+  t.truthy(
+    result.doctor.find((d: { check: string }) => d.check === 'ONNX Runtime (Node)'),
+    'doctor rows',
+  );
+  t.regex(md, /## Versions\n\n\| Component \| Version \|\n[\s\S]*\| jetprof \| \d/);
+  t.regex(md, /## jetprof doctor\n\n\| Check \| Status \| Value \| Fix \|/);
 });
 
 test('selftest with the board stand-ins: TensorRT (the CPU ABI library) that replays ONNX Runtime is ok with no difference; the board GStreamer elements are the nvv4l2 path', async (t) => {
@@ -128,9 +143,13 @@ test('selftest fails with a clear line against a bad stand-in: heads that differ
   const crash = await selftest('crash', ['--engine', crashing, '--only', 'backends'], shim);
   t.is(crash.r.code, 1);
   t.like(crash.entry('backend: TensorRT'), { status: 'fail', detail: 'died of SIGSEGV (exit 139)' });
+  t.regex(crash.entry('backend: TensorRT').fix!, /^run it by hand to see why: infer-trt .*--engine .*crash\.trt/);
+  // the end of what it printed (here the native stack: the crashing frame), in the JSON and under its own heading
+  const log = (crash.entry('backend: TensorRT') as Entry & { log: string[] }).log;
+  t.true(log.length > 0 && log.length <= 20, JSON.stringify(log));
   t.regex(
-    crash.entry('backend: TensorRT').fix!,
-    /^run it by hand to see why: .*infer-trt\.(ts|js) .*--engine .*crash\.trt/,
+    readFileSync(join(crash.out, 'SELFTEST.md'), 'utf8'),
+    /## backend: TensorRT: the end of its output\n\n```+\n[\s\S]*jp_engine_infer[\s\S]*\n```+\n/,
   );
 
   const hanging = boardEngine(join(dir, 'hang.trt'), model.onnxPath, { gpuMs: [600_000, 0], replay: await replay });
@@ -173,4 +192,64 @@ test('heads files: a round trip keeps every value; the difference of a file with
   t.like(headDifference(base, base), { maxAbs: 0, meanAbs: 0, values: 4 });
   t.like(headDifference(base, files(0.5)), { maxAbs: 0.5, meanAbs: 0.125 });
   t.throws(() => parseHeadsFile(Buffer.from('{"schema":"other"}\n')), { message: /not jetprof\.heads\/1/ });
+});
+
+test('SELFTEST.md, the file a bug report carries: names and tool output from outside are text, never HTML, links or terminal escapes; a command to paste is quoted for the shell', (t) => {
+  const hostile = 'x<img src=x onerror=alert(1)>\x1b]0;pwned\x07[y](http://e.vil)';
+  const md = selftestMarkdown({
+    schema: 'jetprof.selftest/1',
+    startedAt: '2026-11-27T00:00:00.000Z',
+    machine: { board: `NVIDIA Jetson ${hostile}`, os: hostile, node: 'v22.0.0', arch: 'arm64' },
+    versions: { jetprof: '0.1.0', GStreamer: hostile },
+    doctor: [{ check: 'Board', status: 'info', value: hostile }],
+    clip: { path: `/v/${hostile}.mp4`, frames: 24, made: false },
+    model: { path: '/m/$(touch pwned).onnx', made: false },
+    entries: [
+      {
+        component: 'backend: TensorRT',
+        status: 'fail',
+        detail: hostile,
+        fix: `run it by hand to see why: ${shellLine(['infer-trt', '/v/$(touch pwned).mp4', '--engine', "it's.trt"])}`,
+        log: ['``` closes a short fence', `\x1b[2Jcleared ${hostile}`],
+        seconds: 1,
+      },
+    ],
+    ok: false,
+    seconds: 3,
+  });
+  t.notRegex(md, /\x1b|\x07/, 'no terminal escape anywhere');
+  // outside the fenced output (text there is literal), every < and ]( is escaped
+  const prose = md.replace(/\n(`{3,})\n[\s\S]*?\n\1\n/g, '\n');
+  t.notRegex(prose, /(^|[^\\])<img/, 'no live HTML');
+  t.notRegex(prose, /(^|[^\\])\]\(http/, 'no live link');
+  t.regex(prose, /^NVIDIA Jetson x\\<img src=x onerror=alert\(1\)\\>\\x1b\]0;pwned\\x07\[y\\\]\(http/m);
+  // the fix line as the shell reads it (Markdown shows the backslash that it escapes here)
+  t.regex(md, /run it by hand to see why: infer-trt '\/v\/\$\(touch pwned\)\.mp4' --engine 'it'\\\\''s\.trt'/);
+  // the log's fence is longer than any run of backticks inside it
+  t.regex(md, /\n````\n``` closes a short fence\n\\x1b\[2Jcleared .*\n````\n/);
+});
+
+test("selftest's own clip is made in a folder of its own and renamed: a link planted at its name is replaced, never written through", async (t) => {
+  const out = join(dir, 'planted');
+  mkdirSync(out, { recursive: true });
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'not yours');
+  symlinkSync(victim, join(out, 'clip.mp4'));
+  // in a folder without videos/vtest.avi, selftest makes its clip with ffmpeg
+  const r = await runCli(
+    'jetprof',
+    ['selftest', '--out-dir', out, '--model', model.onnxPath, '--frames', '4', '--only', 'board'],
+    { cwd: freshDir('no-vtest') },
+  );
+  t.is(r.code, 0, r.stderr);
+  t.is(readFileSync(victim, 'utf8'), 'not yours');
+  t.false(lstatSync(join(out, 'clip.mp4')).isSymbolicLink());
+  t.is(JSON.parse(readFileSync(join(out, 'selftest.json'), 'utf8')).clip.made, true);
+});
+
+test('a run that reads fewer frames than the clip gives fails, with the count and the fix', (t) => {
+  const s = new Selftest({ outDir: dir, frames: 24, timeoutS: 5, onStep: () => undefined });
+  s.expectedFrames = 24;
+  t.is(s.readShort(24), undefined);
+  t.regex(s.readShort(6)!.detail, /^read 6 of the 24 frames the clip gives: its decoder stopped early$/);
 });

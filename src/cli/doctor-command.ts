@@ -13,7 +13,7 @@ import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 
 /** Probes only this machine can answer: libraries that load, OpenCV's build, the GPU, the power mode. */
-async function liveProbes(): Promise<LiveProbes> {
+export async function liveProbes(): Promise<LiveProbes> {
   const require = createRequire(import.meta.url);
   const probes: LiveProbes = { node: process.version };
   try {

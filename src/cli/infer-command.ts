@@ -14,7 +14,7 @@ import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { columnsOf, fitText, say } from './terminal.ts';
 import { createProgress } from './progress.ts';
-import { VERSION } from './options.ts';
+import { VERSION } from '../platform/env.ts';
 import { type InferCliOptions, inferProgram, parseInferArgs, withBackend } from './infer-options.ts';
 import { jobSettings, prepareRun, type RunContext } from './infer-prepare.ts';
 

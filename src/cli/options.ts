@@ -1,8 +1,6 @@
 /** Option parsers shared by the commands: each throws a one-line error that names the option. */
 import { InvalidArgumentError } from 'commander';
 
-export const VERSION = '0.1.0';
-
 export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     if (!/^\d+$/.test(value))

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { agreeCommand, mapCommand } from './accuracy-commands.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { inferCommand, inferScript } from './infer-command.ts';
-import { VERSION } from './options.ts';
+import { VERSION } from '../platform/env.ts';
 import { compareCommand } from './compare-command.ts';
 import { capacityCommand } from './capacity-command.ts';
 import { buildEngineCommand, exportCommand, fetchWeightsCommand, makeWeightsCommand } from './model-commands.ts';

@@ -7,7 +7,10 @@ import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/self
 import { requireWritableDir } from '../util/files.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { SelftestGroup } from '../jobs/selftest.ts';
+import { doctor } from '../platform/doctor.ts';
+import { readBoard } from '../platform/board.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
+import { liveProbes } from './doctor-command.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
@@ -100,6 +103,8 @@ export function selftestCommand(): Command {
           shouldStop: signals.stopped,
           onChild: signals.onChild,
         });
+        // doctor's table beside what ran: what is installed, and the fix for each gap
+        r.doctor = doctor(readBoard(), await liveProbes()).rows;
         writeOutput(join(outDir, 'selftest.json'), `${JSON.stringify(r, null, 2)}\n`);
         writeOutput(join(outDir, 'SELFTEST.md'), selftestMarkdown(r));
         process.stdout.write(`${selftestTable(r)}\n\n${selftestVerdict(r)}\n${join(outDir, 'SELFTEST.md')}\n`);

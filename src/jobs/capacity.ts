@@ -14,7 +14,7 @@ import { entryCommand } from '../profilers/profile-run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { JetprofError } from '../util/errors.ts';
-import { processRef, runCommand, signalProcess } from '../util/process.ts';
+import { processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
 import {
   droppedShare,
   type CapacityPoint,
@@ -174,7 +174,7 @@ class CapacitySearch {
           ? `infer with ${streams} stream(s) died of ${r.signal} (exit ${r.code})`
           : `infer with ${streams} stream(s) failed (exit ${r.code}): ${said.pop()}`,
         {
-          suggestion: `run that infer command by hand to see why: ${BACKENDS[this.o.backend].entry} ${args.slice(pre.length, -2).join(' ')}`,
+          suggestion: `run that infer command by hand to see why: ${shellLine([BACKENDS[this.o.backend].entry, ...args.slice(pre.length, -2)])}`,
         },
       );
     }

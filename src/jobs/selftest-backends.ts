@@ -108,6 +108,14 @@ async function runBackend(
     frames: run.frames,
     precision: run.setup.precision,
   };
+  const short = t.readShort(run.frames + run.warmupFrames);
+  if (short)
+    return {
+      entry: t.add(
+        { component: c.component, status: 'fail', figure: fps, figures, command: r.command, ...short },
+        r.seconds,
+      ),
+    };
   if (!ref)
     return {
       entry: t.add(
@@ -244,6 +252,7 @@ async function tensorRtEngine(
         detail: `build-engine: ${Selftest.failure(r, t.o.timeoutS * 6)}`,
         fix: `run it by hand to see why: ${r.command}`,
         command: r.command,
+        log: r.tail,
       },
     };
   return { path };

@@ -4,7 +4,7 @@
  */
 import { entryCommand } from '../profilers/profile-run.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
-import { descendants, processRef, runCommand, signalProcess } from '../util/process.ts';
+import { descendants, processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
 
 export interface SelftestOptions {
   outDir: string;
@@ -35,6 +35,8 @@ interface Ran {
   signal?: NodeJS.Signals;
   timedOut: boolean;
   lastLine?: string;
+  /** Its last lines of output (progress lines left out). */
+  tail: string[];
   command: string;
   seconds: number;
 }
@@ -43,6 +45,8 @@ export class Selftest {
   readonly entries: SelftestEntry[] = [];
   readonly t0 = Date.now();
   interrupted = false;
+  /** Frames a run must read: --frames, or all the clip holds when it holds fewer (counted once). */
+  expectedFrames = 0;
 
   constructor(readonly o: SelftestOptions) {}
 
@@ -81,7 +85,8 @@ export class Selftest {
       signal: r.signal,
       timedOut,
       lastLine: lines.at(-1),
-      command: argv.map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' '),
+      tail: lines.slice(-20),
+      command: shellLine(argv),
       seconds: (Date.now() - t) / 1000,
     };
   }
@@ -102,9 +107,19 @@ export class Selftest {
         detail: Selftest.failure(r, timeoutS),
         fix: `run it by hand to see why: ${r.command}`,
         command: r.command,
+        log: r.tail,
       },
       r.seconds,
     );
+  }
+
+  /** For a run that read fewer frames than the clip gives: why and the fix (a decoder that stops early fails). */
+  readShort(read: number): { detail: string; fix: string } | undefined {
+    if (read >= this.expectedFrames) return undefined;
+    return {
+      detail: `read ${read} of the ${this.expectedFrames} frames the clip gives: its decoder stopped early`,
+      fix: 'jetprof doctor shows the readers; try another --video-io, or re-encode the clip: ffmpeg -i CLIP -c:v libx264 clip.mp4',
+    };
   }
 
   add(e: Omit<SelftestEntry, 'seconds'>, seconds = 0): SelftestEntry {

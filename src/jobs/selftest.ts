@@ -5,17 +5,21 @@
  * decodes the clip and encodes it again, and the written file is counted; every profiler profiles a few frames and
  * its output is parsed; on a board, tegrastats and the power mode are sampled. Absent is not a failure.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportModelFile, makeWeightsFile } from '../model/export-file.ts';
-import { readBoard } from '../platform/board.ts';
+import { dropStaging, stagingDir } from '../output/output.ts';
+import { type BoardFacts, readBoard } from '../platform/board.ts';
+import { VERSION } from '../platform/env.ts';
 import type { SelftestResult } from '../report/selftest-format.ts';
 import { JetprofError } from '../util/errors.ts';
 import { findExecutable } from '../util/executables.ts';
 import { loadOpenCv, videoBackends } from '../video/opencv.ts';
 import { backendRows } from './selftest-backends.ts';
-import { boardRows, profilerRows, videoRows } from './selftest-parts.ts';
+import { boardRows, countFrames, profilerRows, videoRows } from './selftest-parts.ts';
 import { Selftest, type SelftestGroup, type SelftestOptions } from './selftest-runner.ts';
 
 export { SELFTEST_GROUPS, type SelftestGroup, type SelftestOptions } from './selftest-runner.ts';
@@ -31,12 +35,15 @@ async function prepareClip(t: Selftest): Promise<{ path: string; made: boolean }
     throw new JetprofError('TOOL_MISSING', 'no clip to test with: no videos/vtest.avi here and no ffmpeg to make one', {
       suggestion: 'pass --video V, or bash scripts/fetch-sample-video.sh',
     });
+  // ffmpeg writes into a folder of this process's own, where nothing can have been planted; the clip is then renamed
+  const staging = stagingDir(t.o.outDir);
+  const made = join(staging, 'clip.mp4');
   const r = await t.run(
     [
       ffmpeg,
       '-v',
       'error',
-      '-y',
+      '-n',
       '-f',
       'lavfi',
       '-i',
@@ -47,10 +54,12 @@ async function prepareClip(t: Selftest): Promise<{ path: string; made: boolean }
       'libx264',
       '-pix_fmt',
       'yuv420p',
-      path,
+      made,
     ],
     t.o.timeoutS,
   );
+  if (r.code === 0) renameSync(made, path);
+  dropStaging(staging);
   if (r.code !== 0)
     throw new JetprofError('TOOL_FAILED', `ffmpeg could not make a clip (${Selftest.failure(r, t.o.timeoutS)})`, {
       suggestion: 'pass --video V',
@@ -78,11 +87,37 @@ function shippedCfg(): string {
   return candidates.find((p) => existsSync(p)) ?? candidates[0];
 }
 
+/** The versions a maintainer asks for first, of what is here: jetprof, Node, the libraries, the board's stack, the profilers. */
+function versionsHere(b: BoardFacts): Record<string, string> {
+  const tool = (cmd: string | undefined, pattern: RegExp) => {
+    if (!cmd) return undefined;
+    const r = spawnSync(cmd, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+    return pattern.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1];
+  };
+  const cv = loadOpenCv().version;
+  const versions: Record<string, string | undefined> = {
+    jetprof: VERSION,
+    'Node.js': process.version,
+    'ONNX Runtime (onnxruntime-node)': (
+      createRequire(import.meta.url)('onnxruntime-node/package.json') as { version: string }
+    ).version,
+    OpenCV: `${cv.major}.${cv.minor}.${cv.revision}`,
+    GStreamer: tool(findExecutable('gst-inspect-1.0'), /GStreamer (\d[\d.]*)/),
+    TensorRT: b.tensorrt,
+    CUDA: b.cuda,
+    L4T: b.l4t,
+    nsys: tool(b.tools.nsys ?? findExecutable('nsys'), /version (\d[\w.-]*)/),
+    nvprof: tool(b.tools.nvprof ?? findExecutable('nvprof'), /Release version ([\d.]+)/),
+  };
+  return Object.fromEntries(Object.entries(versions).filter((e): e is [string, string] => !!e[1]));
+}
+
 export async function runSelftest(o: SelftestOptions): Promise<SelftestResult> {
   mkdirSync(o.outDir, { recursive: true });
   const t = new Selftest(o);
   const startedAt = new Date().toISOString();
   const clip = await prepareClip(t);
+  t.expectedFrames = countFrames(clip.path, o.frames);
   const model = prepareModel(t);
   const has = videoBackends(loadOpenCv());
   // every backend decodes the clip the same way, so their inputs are the same
@@ -104,6 +139,7 @@ export async function runSelftest(o: SelftestOptions): Promise<SelftestResult> {
       node: process.version,
       arch: process.arch,
     },
+    versions: versionsHere(b),
     clip: { ...clip, frames: o.frames },
     model,
     entries: t.entries,

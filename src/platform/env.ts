@@ -3,6 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { cpus, hostname } from 'node:os';
 import { isJetsonModel, readJetsonIdentity } from './board.ts';
 
+/** jetprof's version, as package.json gives it (test/help-and-hints.test.ts holds them equal). */
+export const VERSION = '0.1.0';
+
 export interface EnvInfo {
   node: string;
   /** The machine's host name: runs from two machines are never compared. */

@@ -16,6 +16,19 @@ interface RunCommandOptions {
 }
 
 /**
+ * A command line a user can paste into a shell: `node [--import=tsx] .../src/cli/NAME.ts|js` becomes NAME (the command
+ * on PATH), and every argument a shell would read otherwise is single-quoted (a name holding `$(...)` stays text).
+ */
+export function shellLine(argv: readonly string[]): string {
+  const entry = argv.findIndex((a) => /\/(dist\/)?src\/cli\/[\w-]+\.(ts|js)$/.test(a));
+  const words =
+    argv[0] === process.execPath && entry > 0
+      ? [/([\w-]+)\.(ts|js)$/.exec(argv[entry])![1], ...argv.slice(entry + 1)]
+      : argv;
+  return words.map((a) => (/^[\w./:=,@+%-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+/**
  * The environment for an infer that a job runs and relays (profile, compare): a progress line every `seconds`
  * seconds on its stderr, a pipe where the terminal's one-line display would stay silent. One the user set is kept.
  */
