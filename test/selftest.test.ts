@@ -6,7 +6,16 @@
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseHeadsFile } from '../src/pipeline/heads-file.ts';
@@ -25,6 +34,7 @@ import {
   scratchDir,
   SMALL_LAB_CFG,
   freshDir,
+  startCli,
 } from './helpers/fixtures.ts';
 
 const dir = join(scratchDir(), 'selftest');
@@ -163,21 +173,70 @@ test('selftest fails with a clear line against a bad stand-in: heads that differ
   t.false(left.includes('hang.trt'), 'no infer left running on the hanging engine');
 });
 
-test('bad input: --only with an unknown group, a missing --engine: one line, exit 2, nothing written', async (t) => {
-  for (const [args, re] of [
+test('bad input: --only with an unknown group, a missing --engine, a model that is not ONNX, a FIFO or a file in --out-dir as the video: one line, exit 2, nothing written', async (t) => {
+  const notOnnx = join(dir, 'not-onnx.onnx');
+  writeFileSync(notOnnx, 'a text file, not a model\n');
+  const fifo = join(dir, 'clip.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const inOut = join(dir, 'bad-inside');
+  mkdirSync(inOut, { recursive: true });
+  copyFileSync(video, join(inOut, 'clip.mp4'));
+  const cases: [string, string[], RegExp][] = [
     [
+      'only',
       ['--only', 'gpu'],
       /--only gpu: 'gpu' is not a group \(fix: use one or more of backends, video, profilers, board\)/,
     ],
-    [['--engine', join(dir, 'missing.trt')], /missing\.trt: not found \(--engine\)/],
-  ] as const) {
-    const out = join(dir, `bad-${args[0].slice(2)}`);
+    ['engine', ['--engine', join(dir, 'missing.trt')], /missing\.trt: not found \(--engine\)/],
+    ['model', ['--model', notOnnx], /not-onnx\.onnx: not an ONNX model \(--model\) \(fix: export one/],
+    ['fifo', ['--video', fifo], /clip\.fifo: not a regular file \(--video\); every component reads it again/],
+  ];
+  for (const [name, args, re] of cases) {
+    const out = join(dir, `bad-${name}`);
     const r = await runCli('jetprof', ['selftest', '--out-dir', out, ...args]);
     t.is(r.code, 2, r.stderr);
     t.regex(r.stderr, re);
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
     t.false(existsSync(out), 'no out-dir made for a refused call');
   }
+  const inside = await runCli('jetprof', ['selftest', '--out-dir', inOut, '--video', join(inOut, 'clip.mp4')]);
+  t.is(inside.code, 2, inside.stderr);
+  t.regex(inside.stderr, /clip\.mp4: in --out-dir, where selftest writes its own files \(--video\)/);
+  t.deepEqual(readdirSync(inOut), ['clip.mp4'], 'nothing written beside it');
+});
+
+test('an interrupted selftest writes nothing: the previous selftest.json and SELFTEST.md stay, and it says so (exit 130)', async (t) => {
+  const out = join(dir, 'interrupted');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'selftest.json'), '{"previous": true}\n');
+  writeFileSync(join(out, 'SELFTEST.md'), '# the previous result\n');
+  // 5 s a run: the TensorRT row is still running when Ctrl-C comes, and infer ends it after the run in progress
+  const slow = boardEngine(join(dir, 'slow-int.trt'), model.onnxPath, { gpuMs: [5000, 0], replay: await replay });
+  const run = startCli(
+    'jetprof',
+    [
+      'selftest',
+      '--out-dir',
+      out,
+      '--model',
+      model.onnxPath,
+      '--video',
+      video,
+      '--frames',
+      String(FRAMES),
+      '--engine',
+      slow,
+      '--only',
+      'backends',
+    ],
+    { env: shim },
+  );
+  await run.waitFor(/backend: OpenCV DNN \(CUDA\)/);
+  run.child.kill('SIGINT');
+  t.is(await run.exit, 130, run.stderr());
+  t.regex(run.stderr(), /interrupted: nothing written; \S+selftest\.json is as it was/);
+  t.is(readFileSync(join(out, 'selftest.json'), 'utf8'), '{"previous": true}\n');
+  t.is(readFileSync(join(out, 'SELFTEST.md'), 'utf8'), '# the previous result\n');
 });
 
 test('heads files: a round trip keeps every value; the difference of a file with itself is 0, and a changed value shows', (t) => {
@@ -229,22 +288,36 @@ test('SELFTEST.md, the file a bug report carries: names and tool output from out
   t.regex(md, /\n````\n``` closes a short fence\n\\x1b\[2Jcleared .*\n````\n/);
 });
 
-test("selftest's own clip is made in a folder of its own and renamed: a link planted at its name is replaced, never written through", async (t) => {
+test("selftest works in a folder of its own, which becomes DIR/run when it is complete: nothing planted in DIR is written through, and a second run replaces the first's files", async (t) => {
   const out = join(dir, 'planted');
   mkdirSync(out, { recursive: true });
   const victim = join(dir, 'victim.txt');
   writeFileSync(victim, 'not yours');
-  symlinkSync(victim, join(out, 'clip.mp4'));
+  for (const name of ['clip.mp4', 'selftest.weights', 'selftest.onnx']) symlinkSync(victim, join(out, name));
   // in a folder without videos/vtest.avi, selftest makes its clip with ffmpeg
-  const r = await runCli(
-    'jetprof',
-    ['selftest', '--out-dir', out, '--model', model.onnxPath, '--frames', '4', '--only', 'board'],
-    { cwd: freshDir('no-vtest') },
-  );
-  t.is(r.code, 0, r.stderr);
+  const once = async () => {
+    const r = await runCli(
+      'jetprof',
+      ['selftest', '--out-dir', out, '--model', model.onnxPath, '--frames', '4', '--only', 'board'],
+      {
+        cwd: freshDir('no-vtest'),
+      },
+    );
+    t.is(r.code, 0, r.stderr);
+    return JSON.parse(readFileSync(join(out, 'selftest.json'), 'utf8'));
+  };
+  const first = await once();
+  t.like(first.clip, { path: join(out, 'run', 'clip.mp4'), made: true });
+  t.true(existsSync(first.clip.path));
+  const second = await once();
+  t.is(second.clip.path, first.clip.path);
   t.is(readFileSync(victim, 'utf8'), 'not yours');
-  t.false(lstatSync(join(out, 'clip.mp4')).isSymbolicLink());
-  t.is(JSON.parse(readFileSync(join(out, 'selftest.json'), 'utf8')).clip.made, true);
+  t.deepEqual(
+    readdirSync(out).sort(),
+    ['SELFTEST.md', 'clip.mp4', 'run', 'selftest.json', 'selftest.onnx', 'selftest.weights'],
+    'the run folder, the two result files, and the planted links left as they were',
+  );
+  t.true(lstatSync(join(out, 'clip.mp4')).isSymbolicLink());
 });
 
 test('a run that reads fewer frames than the clip gives fails, with the count and the fix', (t) => {

@@ -1,6 +1,5 @@
 /** `jetprof selftest`: what works on this machine, proven by running it; the table, DIR/selftest.json and SELFTEST.md. */
 import { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeOutput } from '../output/output.ts';
 import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/selftest-format.ts';
@@ -71,25 +70,14 @@ export function selftestCommand(): Command {
       );
       try {
         const outDir = resolve(o.outDir);
-        const { runSelftest, SELFTEST_GROUPS } = await import('../jobs/selftest.ts');
+        const { checkSelftestInputs, runSelftest, SELFTEST_GROUPS } = await import('../jobs/selftest.ts');
         const only = o.only?.split(',').map((g) => g.trim());
         const bad = only?.find((g) => !(SELFTEST_GROUPS as readonly string[]).includes(g));
         if (bad !== undefined)
           throw new JetprofError('BAD_OPTION', `--only ${o.only}: '${bad}' is not a group`, {
             suggestion: `use one or more of ${SELFTEST_GROUPS.join(', ')}`,
           });
-        for (const [flag, file] of [
-          ['--engine', o.engine],
-          ['--model', o.model],
-          ['--video', o.video],
-        ] as const)
-          if (file && !existsSync(file))
-            throw new JetprofError('FILE_NOT_FOUND', `${file}: not found (${flag})`, {
-              suggestion:
-                flag === '--engine'
-                  ? 'build one: jetprof build-engine --onnx M.onnx --out E.trt --fp16'
-                  : `pass an existing file to ${flag}`,
-            });
+        checkSelftestInputs(o, outDir);
         requireWritableDir(join(outDir, 'selftest.json'), '--out-dir');
         const r = await runSelftest({
           outDir,
@@ -103,11 +91,17 @@ export function selftestCommand(): Command {
           shouldStop: signals.stopped,
           onChild: signals.onChild,
         });
-        // doctor's table beside what ran: what is installed, and the fix for each gap
-        r.doctor = doctor(readBoard(), await liveProbes()).rows;
-        writeOutput(join(outDir, 'selftest.json'), `${JSON.stringify(r, null, 2)}\n`);
-        writeOutput(join(outDir, 'SELFTEST.md'), selftestMarkdown(r));
-        process.stdout.write(`${selftestTable(r)}\n\n${selftestVerdict(r)}\n${join(outDir, 'SELFTEST.md')}\n`);
+        process.stdout.write(`${selftestTable(r)}\n\n${selftestVerdict(r)}\n`);
+        if (r.interrupted) {
+          // a partial run is not a result: the previous one, if any, stays the one to attach
+          say('jetprof selftest', `interrupted: nothing written; ${join(outDir, 'selftest.json')} is as it was`);
+        } else {
+          // doctor's table beside what ran: what is installed, and the fix for each gap
+          r.doctor = doctor(readBoard(), await liveProbes()).rows;
+          writeOutput(join(outDir, 'selftest.json'), `${JSON.stringify(r, null, 2)}\n`);
+          writeOutput(join(outDir, 'SELFTEST.md'), selftestMarkdown(r));
+          process.stdout.write(`${join(outDir, 'SELFTEST.md')}\n`);
+        }
         process.exitCode = r.interrupted ? 130 : r.ok ? 0 : 1;
       } catch (e) {
         process.exitCode = handleError(e);

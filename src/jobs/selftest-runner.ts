@@ -100,6 +100,14 @@ export class Selftest {
 
   /** The row of a command that did not succeed: why, and the command to run by hand. */
   failed(component: string, r: Ran, timeoutS = this.o.timeoutS): SelftestEntry {
+    // a run ended by Ctrl-C did not fail: the component was not run to its end
+    if (this.o.shouldStop?.()) {
+      this.interrupted = true;
+      return this.add(
+        { component, status: 'absent', detail: 'not run to its end: interrupted', fix: 'run jetprof selftest again' },
+        r.seconds,
+      );
+    }
     return this.add(
       {
         component,

@@ -6,11 +6,12 @@
  * its output is parsed; on a board, tegrastats and the power mode are sampled. Absent is not a failure.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportModelFile, makeWeightsFile } from '../model/export-file.ts';
+import { readOnnxSignature } from '../model/onnx-export.ts';
 import { dropStaging, stagingDir } from '../output/output.ts';
 import { type BoardFacts, readBoard } from '../platform/board.ts';
 import { VERSION } from '../platform/env.ts';
@@ -112,8 +113,79 @@ function versionsHere(b: BoardFacts): Record<string, string> {
   return Object.fromEntries(Object.entries(versions).filter((e): e is [string, string] => !!e[1]));
 }
 
-export async function runSelftest(o: SelftestOptions): Promise<SelftestResult> {
-  mkdirSync(o.outDir, { recursive: true });
+/**
+ * --engine, --model and --video, checked before anything runs (one line, exit 2): each must be a regular file (every
+ * component reads it again: a FIFO would be drained by the first), outside --out-dir (selftest's own files go there),
+ * the model an ONNX model and the video one that gives a frame.
+ */
+export function checkSelftestInputs(o: Pick<SelftestOptions, 'engine' | 'model' | 'video'>, outDir: string): void {
+  for (const [flag, file] of [
+    ['--engine', o.engine],
+    ['--model', o.model],
+    ['--video', o.video],
+  ] as const) {
+    if (!file) continue;
+    if (!existsSync(file))
+      throw new JetprofError('FILE_NOT_FOUND', `${file}: not found (${flag})`, {
+        suggestion:
+          flag === '--engine'
+            ? 'build one: jetprof build-engine --onnx M.onnx --out E.trt --fp16'
+            : `pass an existing file to ${flag}`,
+      });
+    if (!statSync(file).isFile())
+      throw new JetprofError('BAD_INPUT', `${file}: not a regular file (${flag}); every component reads it again`, {
+        suggestion: `copy it into a file and pass that to ${flag}`,
+      });
+    if (dirname(resolve(file)) === resolve(outDir))
+      throw new JetprofError('BAD_INPUT', `${file}: in --out-dir, where selftest writes its own files (${flag})`, {
+        suggestion: 'move it out of that folder, or give another --out-dir',
+      });
+  }
+  let inputs = 0;
+  try {
+    if (o.model) inputs = readOnnxSignature(readFileSync(o.model)).inputs.length;
+  } catch {
+    /* not protobuf */
+  }
+  if (o.model && inputs === 0)
+    throw new JetprofError('BAD_MODEL', `${o.model}: not an ONNX model (--model)`, {
+      suggestion: 'export one: jetprof export --cfg C --weights W --out M.onnx',
+    });
+  if (o.video && countFrames(o.video, 1) === 0)
+    throw new JetprofError('BAD_VIDEO', `${o.video}: no frame could be decoded (--video)`, {
+      suggestion: 'check it with ffprobe; re-encode it with ffmpeg -i IN -c:v libx264 OUT.mp4',
+    });
+}
+
+/**
+ * A complete run's folder becomes DIR/run, replacing the previous run's; the result's paths follow it. Until then
+ * it is a folder of this run's own, so two runs into one --out-dir never read each other's files.
+ */
+function commitRun(work: string, outDir: string, r: SelftestResult): SelftestResult {
+  const final = join(outDir, 'run');
+  const old = `${final}.old-${process.pid}`;
+  if (existsSync(final)) renameSync(final, old);
+  renameSync(work, final);
+  dropStaging(work);
+  rmSync(old, { recursive: true, force: true });
+  return JSON.parse(JSON.stringify(r), (_k, v: unknown) =>
+    typeof v === 'string' ? v.split(work).join(final) : v,
+  ) as SelftestResult;
+}
+
+/** Runs the test; a run that was interrupted leaves nothing (its result says so, for the console). */
+export async function runSelftest(options: SelftestOptions): Promise<SelftestResult> {
+  mkdirSync(options.outDir, { recursive: true });
+  const work = stagingDir(options.outDir);
+  try {
+    const r = await runIn({ ...options, outDir: work });
+    return r.interrupted ? r : commitRun(work, options.outDir, r);
+  } finally {
+    dropStaging(work);
+  }
+}
+
+async function runIn(o: SelftestOptions): Promise<SelftestResult> {
   const t = new Selftest(o);
   const startedAt = new Date().toISOString();
   const clip = await prepareClip(t);
@@ -127,6 +199,7 @@ export async function runSelftest(o: SelftestOptions): Promise<SelftestResult> {
   if (want('video')) await videoRows(t, clip.path, model.path);
   if (want('profilers')) await profilerRows(t, clip.path, model.path, io);
   if (want('board')) await boardRows(t);
+  if (o.shouldStop?.()) t.interrupted = true;
   const b = readBoard();
   return {
     schema: 'jetprof.selftest/1',
