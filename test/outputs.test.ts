@@ -201,6 +201,26 @@ test('an output path equal to an input (or to another output, or through a symli
     t.regex(r.stderr, message);
     oneLine(t, r.stderr);
   }
+  // --repeat N: the names its runs write (out-1.mp4 ... out-N.mp4, the same for --json and --detections) are claimed
+  const one = join(dir, 'clip-1.mp4');
+  copyFileSync(video, one);
+  for (const [flag, name, what] of [
+    ['--output', 'clip.mp4', 'output video of run 1'],
+    ['--json', 'clip.mp4', 'run JSON of run 1'],
+    ['--detections', 'clip.mp4', 'detections file of run 1'],
+  ]) {
+    const write = flag === '--output' ? [] : ['--no-write'];
+    const r = await runCli(
+      'infer',
+      [one, '--model', model.onnxPath, '--repeat', '2', ...write, flag, join(dir, name), '-q'],
+      {
+        cwd: dir,
+      },
+    );
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, new RegExp(`clip-1\\.mp4: the ${what} would overwrite the video`));
+  }
+  t.is(Buffer.compare(readFileSync(one), before), 0, 'the input clip-1.mp4 is untouched');
   const link = join(dir, 'link.mp4');
   symlinkSync(input, link);
   const r = await runCli('infer', [input, '--model', model.onnxPath, '--output', link, '-q'], { cwd: dir });

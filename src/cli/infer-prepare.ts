@@ -244,6 +244,13 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
     });
   }
   const several = specs.length > 1;
+  // with --repeat N, run k writes out-k.mp4, run-k.json, boxes-k.json: those are the names claimed
+  const repeated = (what: string, path: string | undefined): Record<string, string | undefined> =>
+    o.repeat > 1 && path
+      ? Object.fromEntries(
+          Array.from({ length: o.repeat }, (_, i) => [`${what} of run ${i + 1}`, repeatPath(path, i + 1)]),
+        )
+      : { [what]: path };
   // the videos' folder: --output-dir with several streams (or when given), --output with one
   const videoOption = several || o.outputDir ? '--output-dir' : '--output';
   const videos = specs.filter((s) => s.outputPath && s.arg.kind !== 'images').map((s) => s.outputPath!);
@@ -271,14 +278,15 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
     {
       ...(several
         ? Object.fromEntries(specs.filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]))
-        : { 'output video': first.arg.kind === 'images' ? undefined : first.outputPath }),
-      'run JSON': jsonToStdout ? undefined : o.json,
+        : repeated('output video', first.arg.kind === 'images' ? undefined : first.outputPath)),
+      ...(o.repeat > 1 ? { 'runset JSON': jsonToStdout ? undefined : o.json } : {}),
+      ...repeated('run JSON', jsonToStdout ? undefined : o.json),
       'heads file': o.heads,
       ...(several
         ? Object.fromEntries(
             specs.filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
           )
-        : { 'detections file': first.detectionsPath }),
+        : repeated('detections file', first.detectionsPath)),
     },
   );
 }
