@@ -3,7 +3,7 @@
  * files, the real logs in ../shared, and the HTML page rendered in headless Chromium (Debian's, via playwright-core).
  */
 import test from 'ava';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNvprof } from '../src/parsers/nvprof.ts';
 import {
@@ -536,6 +536,21 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
     readFileSync(join(csv, 'fps.csv'), 'utf8').split('\n')[0],
     'label,model_type,model_input_size,inference_fps,inference_fps_std,end_to_end_fps,end_to_end_fps_std,runs,frames,not_inference_share,loop,profiler,execution_provider,precision,device,machine',
   );
+  // the CSV files are outputs like the others: a run file or the Markdown under one of their names is refused
+  const claimed = join(dir, 'csv-claimed');
+  mkdirSync(claimed, { recursive: true });
+  const runAsCsv = join(claimed, 'fps.csv');
+  copyFileSync(onnxJson, runAsCsv);
+  const before = readFileSync(runAsCsv);
+  const onRun = await runCli('jetprof', ['report', '--run', runAsCsv, '--csv', claimed]);
+  t.is(onRun.code, 2, onRun.stderr);
+  t.regex(onRun.stderr, /fps\.csv: the CSV file fps\.csv would overwrite the run 1/);
+  t.true(readFileSync(runAsCsv).equals(before), 'the run file is untouched');
+  const md = join(dir, 'csv-md');
+  const onMd = await runCli('jetprof', ['report', '--run', onnxJson, '--out', join(md, 'fps.csv'), '--csv', md]);
+  t.is(onMd.code, 2, onMd.stderr);
+  t.regex(onMd.stderr, /fps\.csv: the CSV file fps\.csv and the Markdown are the same file/);
+  t.false(existsSync(md), 'nothing written');
 });
 
 test('bad input - a missing run file, a run file that is not a run, a missing profile: one line, exit 2', async (t) => {

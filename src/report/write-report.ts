@@ -79,16 +79,14 @@ function uniqueRunFiles(files: { path: string; run: RunResult }[]): {
 export async function writeReport(o: ReportFiles): Promise<string> {
   // every run file is an input, those a runset names too (report --out R-1.json would overwrite one of them)
   const listed = o.runs.flatMap(loadRunFiles);
-  claimOutputs(
-    {
-      ...Object.fromEntries(o.runs.map((r, i) => [`run ${i + 1}`, r])),
-      ...Object.fromEntries(listed.map((f, i) => [`run file ${i + 1}`, f.path])),
-      ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])),
-      'ground truth': o.gt,
-      ...Object.fromEntries((o.capacity ?? []).map((c, i) => [`capacity ${i + 1}`, c])),
-    },
-    { Markdown: o.out, HTML: o.html },
-  );
+  const inputs = {
+    ...Object.fromEntries(o.runs.map((r, i) => [`run ${i + 1}`, r])),
+    ...Object.fromEntries(listed.map((f, i) => [`run file ${i + 1}`, f.path])),
+    ...Object.fromEntries(o.profiles.map((p, i) => [`profile ${i + 1}`, p])),
+    'ground truth': o.gt,
+    ...Object.fromEntries((o.capacity ?? []).map((c, i) => [`capacity ${i + 1}`, c])),
+  };
+  claimOutputs(inputs, { Markdown: o.out, HTML: o.html });
   if (o.csv && existsSync(o.csv) && !statSync(o.csv).isDirectory()) {
     throw new JetprofError(
       'BAD_OUTPUT',
@@ -132,6 +130,13 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   const md = reportMarkdown(report, o.title);
   const html = o.html ? reportHtml(report, o.title) : undefined;
   const csvFiles = o.csv ? reportCsv(report) : undefined;
+  // the CSV files' names come with the tables: claimed once they are known, before anything is written
+  if (o.csv && csvFiles)
+    claimOutputs(inputs, {
+      Markdown: o.out,
+      HTML: o.html,
+      ...Object.fromEntries(Object.keys(csvFiles).map((name) => [`CSV file ${name}`, join(o.csv!, name)])),
+    });
   // everything is built: a signal that came meanwhile ends the run here, before any output is replaced
   await turnEventLoop();
   // a folder that does not exist yet is made, as compare --out-dir makes its own (only once the report is built)
