@@ -21,10 +21,12 @@ import { buildLabReport } from '../src/report/lab-report.ts';
 import { speedups } from '../src/report/comparability.ts';
 import { reportCsv, reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
+import { streamLatencyOverTime } from '../src/report/svg-charts.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { orphanNsysAgents } from '../src/profilers/nsys-agents.ts';
 import {
   buildCpuEngineLib,
+  errorLines,
   requires,
   makeModel,
   makeVideo,
@@ -1629,4 +1631,23 @@ test("the console's 'Not inference' sentence prints the stage table's own rounde
     'each part is the table row',
   );
   t.is(Number(sentence![1]), Math.round(1000 - column.get('inference')! * 10) / 10);
+});
+
+test('report.html: a stream name from a run file reaches no SVG unescaped, and a perFrame.stream that is not stream numbers is refused on load naming the field', async (t) => {
+  const svg = streamLatencyOverTime({
+    latency: [{ stream: '<img src=x onerror=alert(1)>' as unknown as number, atS: [0, 1], ms: [1, 2] }],
+  } as Parameters<typeof streamLatencyOverTime>[0]);
+  t.notRegex(svg, /<img/);
+  t.regex(svg, /<title>stream &lt;img src=x onerror=alert\(1\)&gt;<\/title>/);
+  const d = join(dir, 'hostile-stream');
+  mkdirSync(d, { recursive: true });
+  const run = JSON.parse(readFileSync(onnxJson, 'utf8'));
+  run.perFrame.stream = run.perFrame.index.map(() => '<img src=x onerror=alert(1)>');
+  const file = join(d, 'run.json');
+  writeFileSync(file, JSON.stringify(run));
+  const r = await runCli('jetprof', ['report', '--run', file, '--html', join(d, 'report.html')]);
+  t.is(r.code, 2, r.stderr);
+  t.is(errorLines(r.stderr).length, 1, r.stderr);
+  t.regex(r.stderr, /run\.json: not a valid jetprof\.run\/2 file: field perFrame\.stream\.0 must be integer/);
+  t.false(existsSync(join(d, 'report.html')));
 });

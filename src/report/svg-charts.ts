@@ -144,7 +144,7 @@ export function latencyOverTime(s: FrameSeries): string {
     const [xs, ys] = bucketMax(s.index, s.stages[st], 600);
     const pts = xs.map((x, i) => `${px(x).toFixed(1)},${py(ys[i]).toFixed(1)}`).join(' ');
     parts.push(
-      `<polyline fill="none" stroke="${STAGE_COLOR[st]}" stroke-width="1.2" points="${pts}"><title>${st}</title></polyline>`,
+      `<polyline fill="none" stroke="${STAGE_COLOR[st]}" stroke-width="1.2" points="${pts}"><title>${escapeHtml(st)}</title></polyline>`,
     );
   }
   parts.push(
@@ -180,7 +180,7 @@ export function streamLatencyOverTime(m: StreamsSection): string {
     const [xs, ys] = bucketMax(s.atS, s.ms, 600);
     const pts = xs.map((x, k) => `${px(x).toFixed(1)},${py(ys[k]).toFixed(1)}`).join(' ');
     parts.push(
-      `<polyline fill="none" stroke="${color(i)}" stroke-width="1.2" points="${pts}"><title>stream ${s.stream}</title></polyline>`,
+      `<polyline fill="none" stroke="${color(i)}" stroke-width="1.2" points="${pts}"><title>${escapeHtml(`stream ${s.stream}`)}</title></polyline>`,
     );
   });
   parts.push(
