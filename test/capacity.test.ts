@@ -216,6 +216,18 @@ test('capacity: a count holds only when every run held; one held in some runs, o
     one,
     'this machine holds 1 stream of vtest.avi at 10 FPS with p99 latency under 400 ms (1 held: p99 320 ms of 400, 0.0% dropped (1.0% allowed), in 2 of 2 runs; 2 failed: 5 frames dropped, in 0 of 2 runs; borderline: 2 streams did not hold (held in 0 of 2 runs, kept 95% of the frames); onnx-fp32-cpu-sequential, yolov4-tiny.onnx 416x416 (abcdef12), 960x540, batch all streams, on AMD EPYC x2)',
   );
+  // a source name and a label from outside are shown, never obeyed: no escape code clears the screen, no bidi control
+  // turns a label round
+  const hostile = capacitySentence(
+    {
+      ...result(1, [{ ...clear, streams: 1 }] as never[], 0),
+      setup: { ...setup(0), label: 'onnx\u202e61pf-trt' },
+    },
+    'cam\x1b[2J.mp4',
+  );
+  t.regex(hostile, /of cam\\x1b\[2J\.mp4 at 10 FPS/);
+  t.regex(hostile, /onnx\\u202e61pf-trt/);
+  t.notRegex(hostile, /[\x1b\u202e]/);
   // the p99 the answer rests on: the held count's fewest frames a stream (a failed count's drops are not its p99)
   const thinResult = result(
     1,

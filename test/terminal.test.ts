@@ -4,6 +4,8 @@
  */
 import test from 'ava';
 import { fitText, wrapNote } from '../src/cli/terminal.ts';
+import { markdownTable } from '../src/report/tables.ts';
+import { escapeControls } from '../src/util/text-input.ts';
 import { LAB_TABLE_HEADER } from '../src/report/run-lines.ts';
 
 const NOTE =
@@ -33,4 +35,11 @@ test("the lab table's header is 82 characters: on an 80-column terminal the tabl
   t.is(fitted[2], '|ONNX Runtime (CPU, FP32)|(960,540,3)|20.23|18.63|');
   t.is(fitText(text, 120, 120), text);
   t.is(fitText(text, undefined, 80), text);
+});
+
+test('control characters from outside are shown, not obeyed: terminal escapes, CR and the bidi controls that turn a label round (U+202E)', (t) => {
+  t.is(escapeControls('onnx\u202e61pf-trt \x1b[2J\r\n', true), 'onnx\\u202e61pf-trt \\x1b[2J\\r\\n');
+  t.is(escapeControls('a\u2066b\u2069c\u200fd\u061ce\tf\n'), 'a\\u2066b\\u2069c\\u200fd\\u061ce\tf\n');
+  // in a Markdown table cell (REPORT.md, SELFTEST.md) as on the terminal
+  t.regex(markdownTable(['label'], [['onnx\u202e61pf-trt']]), /\| onnx\\u202e61pf-trt \|/);
 });

@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import type { CpuBound } from '../pipeline/figures.ts';
 import { JetprofError } from '../util/errors.ts';
-import { readJsonFile } from '../util/text-input.ts';
+import { escapeControls, readJsonFile } from '../util/text-input.ts';
 
 export interface CapacityPoint {
   streams: number;
@@ -175,7 +175,8 @@ export function capacitySentence(r: CapacityResult, sourceName = basename(r.sour
     busy,
     clocks,
   ].filter(Boolean);
-  return `${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`;
+  // file names and labels come from outside: shown, never obeyed, on a terminal (escape codes, bidi controls)
+  return escapeControls(`${base}${r.cutShort ? ` (at least; ${r.cutShort})` : ''} (${notes.join('; ')}${setup})`, true);
 }
 
 /** The machine over the search, in one line: load, steal, what the runs cost, and on a board its power mode and clocks. */

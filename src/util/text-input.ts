@@ -202,11 +202,20 @@ export function unreadable(path: string, what: string, e: unknown, suggestion: s
 
 /**
  * Control characters shown, not obeyed: a shared log or run file can hold terminal escapes (ESC sequences that move
- * the cursor, retitle the window, or write the clipboard) and bare CRs that overwrite a line. Each becomes a visible
- * `\xNN` (`\r`, `\n` as such); tab stays, and so does newline unless `singleLine`.
+ * the cursor, retitle the window, or write the clipboard), bare CRs that overwrite a line, and Unicode's bidi controls
+ * (U+202E turns `onnx-fp16` into `61pf-xnno` on screen). Each becomes a visible `\xNN` or `\uNNNN` (`\r`, `\n` as
+ * such); tab stays, and so does newline unless `singleLine`.
  */
 export function escapeControls(text: string, singleLine = false): string {
-  return text.replace(singleLine ? /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g : /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) =>
-    c === '\r' ? '\\r' : c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  return text.replace(
+    singleLine
+      ? /[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+      : /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => {
+      const code = c.charCodeAt(0);
+      if (c === '\r') return '\\r';
+      if (c === '\n') return '\\n';
+      return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+    },
   );
 }
