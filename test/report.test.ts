@@ -494,7 +494,7 @@ test('several runs of one label: one row with mean ± std and the number of runs
   );
 });
 
-test('profile notes and picks: top critical-path rows, every waiting row, fused conv+activation, setup allocation', (t) => {
+test('profile notes and picks: top critical-path rows, every waiting row, what the kernels say of fusion without layer ranges, setup allocation', (t) => {
   const report = buildLabReport([], [{ label: 'lab', nvprof: parseNvprof(readFileSync(labLog, 'utf8')).value }], 2);
   const [p] = report.profiles;
   t.deepEqual(
@@ -510,7 +510,15 @@ test('profile notes and picks: top critical-path rows, every waiting row, fused 
   );
   t.true(p.notes.some((n) => n.startsWith('cudaMalloc is 37.41% of the critical path (197.397023 s): start-up')));
   t.true(p.notes.some((n) => n.startsWith('cudaStreamSynchronize waits 12.500000 s in all')));
-  t.true(p.notes.some((n) => n.startsWith('conv and activation fused in TensorRT: 1 of the top convolution kernels')));
+  // no TensorRT layer ranges in this log: a cuDNN kernel built with an activation does not say a layer was fused
+  t.true(
+    p.notes.some((n) =>
+      n.startsWith(
+        'activation kernels: none among the top kernels, and 1 of the top convolution kernels are built with one',
+      ),
+    ),
+  );
+  t.false(p.notes.some((n) => /fused in TensorRT/.test(n)));
 });
 
 test('CSV files: fps, stages and one file per profile table, with exact nanoseconds', async (t) => {
@@ -662,15 +670,39 @@ test('run files are checked against src/schemas: a missing optional field is fin
 
 const realLog = join(SHARED_FIXTURES, 'profiler-logs/nvprof/01-e6692-xs2445-trt-jetson-nvtx-dep.txt');
 requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it)`)(
-  'the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, fused kernels, per-layer NVTX',
+  'the real TensorRT log from a Jetson Nano: critical path, picked waiting rows, unfused activations from the layer ranges, per-layer NVTX',
   async (t) => {
     const r = await runCli('jetprof', ['report', '--profile', realLog, '--top', '5']);
     t.is(r.code, 0, r.stderr);
     t.regex(r.stdout, /\| 37\.41% \| 197\.397023 s \| 0 ns \| cudaMalloc \|/);
     t.regex(r.stdout, /cudaMalloc is 37\.41% of the critical path/);
-    t.regex(r.stdout, /conv and activation fused in TensorRT/);
-    // the kernel named whole, not cut mid-token
-    t.regex(r.stdout, /\(e\.g\. trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1\)/);
+    // by hand from the log: each `*_lrelu` layer range (not its copy) and the kernel it launched
+    const log = readFileSync(realLog, 'utf8');
+    const own = [
+      ...log.matchAll(
+        /Range "(\d+_convolutional_lrelu)"\n.*\n.*\n GPU activities: +100\.00% +([\d.]+)ms +(\d+) .* (\S+)\n/g,
+      ),
+    ];
+    t.is(own.length, 19);
+    t.true(own.every((m) => m[4] === 'generatedNativePointwise' && m[3] === '168'));
+    const ms = own.reduce((a, m) => a + Number(m[2]), 0); // 964.966 (the summary row: 964.97ms, 9.78%)
+    t.is(ms.toFixed(3), '964.966');
+    // the GPU's total: the summary's GPU activities rows, up to its API calls
+    const unit: Record<string, number> = { s: 1000, ms: 1, us: 1e-3, ns: 1e-6 };
+    const gpuRows = log.slice(log.indexOf(' GPU activities:'), log.indexOf('      API calls:')).split('\n');
+    const gpuMs = gpuRows.reduce((a, l) => {
+      const m = /%\s+([\d.]+)(s|ms|us|ns)\s/.exec(l);
+      return m ? a + Number(m[1]) * unit[m[2]] : a;
+    }, 0);
+    t.regex(
+      r.stdout,
+      new RegExp(
+        `activations not fused: leaky ReLU runs as 19 layers with kernels of their own \\(generatedNativePointwise\\): 3,192 calls, 964\\.966 ms, ${(ms / 168).toFixed(1)} ms a frame, ${((ms / gpuMs) * 100).toFixed(1)}% of the GPU time`,
+      ),
+    );
+    t.notRegex(r.stdout, /fused in TensorRT/, 'no claim of fusion against the layer ranges');
+    // a kernel named whole, not cut mid-token
+    t.regex(r.stdout, /trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1/);
     t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
   },
 );

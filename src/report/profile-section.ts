@@ -6,7 +6,7 @@ import { type RunResult } from '../pipeline/run-result.ts';
 import { formatNs, formatPct, formatDependencyNs } from './tables.ts';
 
 import type { LabeledProfile, TimedRow, ProfileSection } from './report-types.ts';
-import { gpuKind, START_UP_ROW, steadyState } from './steady-state.ts';
+import { gpuKind, separateActivations, START_UP_ROW, steadyState } from './steady-state.ts';
 
 function nsysTimed(rows: NsysRow[] | undefined, nameKeys: string[]): TimedRow[] {
   return (rows ?? []).map((r) => ({
@@ -42,16 +42,30 @@ function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string
       `${waits[0].name} waits ${formatDependencyNs(waits[0].waitingNs)} in all: the host blocks there until the GPU is done; overlapping the next frame's read and preprocess with it hides that time (jetprof's pipelined loop).`,
     );
   }
-  const convLike = p.kernels.filter((k) => /conv|cudnn|winograd|gemm|implicit/i.test(k.name));
-  const fused = convLike.filter((k) => /relu|leaky|swish|mish/i.test(k.name));
-  const separate = p.kernels.filter((k) => !convLike.includes(k) && /leaky|relu|activation|sigmoid/i.test(k.name));
-  if (fused.length > 0 && separate.length === 0) {
-    notes.push(
-      `conv and activation fused in TensorRT: ${fused.length} of the top convolution kernels carry the activation (e.g. ${fused[0].name}); no separate activation kernels.`,
-    );
-  }
   // every GPU row of the log, not only the top ones listed: a copy below the cut still counts
   const gpuTotal = p.gpu?.totalNs ?? p.kernels.reduce((s, k) => s + k.totalNs, 0);
+  // fusion, from TensorRT's layer ranges where the log has them (a layer with a kernel of its own is not fused); a
+  // kernel's name alone (cuDNN's `..._relu_...`) says only what that kernel can do
+  const act = p.activations;
+  if (act && act.layers > 0) {
+    const share = gpuTotal > 0 ? `, ${((act.gpuNs / gpuTotal) * 100).toFixed(1)}% of the GPU time` : '';
+    const perFrame = act.frames ? `, ${(act.gpuNs / act.frames / 1e6).toFixed(1)} ms a frame` : '';
+    notes.push(
+      `activations not fused: ${act.kind} runs as ${act.layers} layers with kernels of their own (${act.kernels.join(', ')}): ${act.calls.toLocaleString('en-US')} calls, ${formatNs(act.gpuNs)}${perFrame}${share}. Each layer range launched its own kernel, as trtexec --dumpProfile would list it; fused, they would cost no separate pass over the feature maps.`,
+    );
+  } else if (act) {
+    notes.push(
+      'conv and activation fused in TensorRT: no activation layer range launched a kernel of its own (TensorRT folded them into the convolutions).',
+    );
+  } else {
+    const convLike = p.kernels.filter((k) => /conv|cudnn|winograd|gemm|implicit/i.test(k.name));
+    const fused = convLike.filter((k) => /relu|leaky|swish|mish/i.test(k.name));
+    const separate = p.kernels.filter((k) => !convLike.includes(k) && /leaky|relu|activation|sigmoid/i.test(k.name));
+    if (fused.length > 0 && separate.length === 0)
+      notes.push(
+        `activation kernels: none among the top kernels, and ${fused.length} of the top convolution kernels are built with one (e.g. ${fused[0].name}); without TensorRT's layer ranges (NVTX) the log does not say whether each layer's activation was fused.`,
+      );
+  }
   const copies =
     p.gpu?.copies ??
     p.kernels
@@ -156,6 +170,7 @@ export function profileSection(p: LabeledProfile, top: number): ProfileSection[]
         nvtx: nvtx.sort(byTotal).slice(0, top),
         osRuntime: [],
         ...(proc.dependency.length ? { steadyState: steadyState(proc, top) } : {}),
+        activations: separateActivations(proc),
         gpu: gpuOf(proc.summary),
       });
     }

@@ -205,6 +205,11 @@ export interface ProfileSection {
    * (allocation, context, streams), re-normalised to the rest, and what the log gives per frame.
    */
   steadyState?: SteadyState;
+  /**
+   * Activation layers that launched GPU work of their own (TensorRT's layer ranges named for an activation, e.g.
+   * darknet's `*_convolutional_lrelu`): not fused into their convolutions. Undefined without layer ranges.
+   */
+  activations?: { kind: string; layers: number; kernels: string[]; calls: number; gpuNs: number; frames?: number };
   /** Every GPU row of the log (not only the listed top ones): its total, and the memory copies and sets by kind. */
   gpu?: { totalNs: number; copies: { kind: string; totalNs: number }[] };
 }

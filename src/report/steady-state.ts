@@ -7,7 +7,7 @@
  */
 import type { NvprofProcess, SummaryRow } from '../parsers/nvprof-types.ts';
 import { formatDependencyNs, formatNs } from './tables.ts';
-import type { SteadyState } from './report-types.ts';
+import type { ProfileSection, SteadyState } from './report-types.ts';
 
 /** Rows of the critical path that are start-up and tear-down (allocation, context, streams): outside the frame loop. */
 export const START_UP_ROW =
@@ -47,6 +47,38 @@ function layersOf(proc: NvprofProcess): NonNullable<SteadyState['layers']> {
     })
     .filter((l) => l.calls > 0)
     .sort((a, b) => b.gpuNs - a.gpuNs || a.name.localeCompare(b.name));
+}
+
+/** A layer range named for an activation (leaky ReLU is darknet's `_lrelu`), not the copy TensorRT adds beside it. */
+const ACTIVATION_LAYER = /(^|_)(lrelu|leaky|relu\d*|mish|swish|silu|sigmoid|logistic)$/i;
+
+/**
+ * Activation layers with kernels of their own: a layer range of an activation whose GPU work is a kernel (not a copy)
+ * ran separately from its convolution, as `trtexec --dumpProfile` would list it. Undefined when the log has no layer
+ * ranges (no NVTX from TensorRT: nothing says either way).
+ */
+export function separateActivations(proc: NvprofProcess): ProfileSection['activations'] {
+  // TensorRT's own NVTX: its enqueue range beside one range per layer (jetprof's stage ranges are not layers)
+  const enqueue = proc.nvtx.domains.flatMap((d) => d.ranges).find((r) => r.name === ENQUEUE);
+  const ranges = proc.nvtx.domains.flatMap((d) => d.ranges).filter((rg) => rg.name !== ENQUEUE);
+  if (!enqueue || ranges.length === 0) return undefined;
+  const layers = ranges
+    .filter((rg) => ACTIVATION_LAYER.test(rg.name))
+    .map((rg) => ({
+      name: rg.name,
+      kernels: rg.rows.filter((r) => r.type === 'GPU activities' && !/^\[CUDA mem(cpy|set)/.test(r.name)),
+    }))
+    .filter((l) => l.kernels.length > 0);
+  const own = layers.map((l) => l.kernels);
+  const frames = enqueue?.rows.find((r) => r.type === 'Range')?.calls;
+  return {
+    kind: layers.length && layers.every((l) => /lrelu|leaky/i.test(l.name)) ? 'leaky ReLU' : 'activation',
+    layers: own.length,
+    kernels: [...new Set(own.flat().map((k) => k.name))],
+    calls: own.flat().reduce((a, k) => a + k.calls, 0),
+    gpuNs: own.flat().reduce((a, k) => a + k.totalNs, 0),
+    ...(frames ? { frames } : {}),
+  };
 }
 
 /**
