@@ -33,7 +33,7 @@ function profileNotes(p: Omit<ProfileSection, 'notes'>, run?: RunResult): string
   const other = cp.find((d) => d.name === '<Other>');
   if (other && other.criticalPathPct >= 1) {
     notes.push(
-      `<Other> is ${formatPct(other.criticalPathPct)} of the critical path: CPU work outside CUDA calls (decoding, resizing, drawing, encoding, Python/Node itself).`,
+      `<Other> is ${formatPct(other.criticalPathPct)} of the critical path: the host's time outside CUDA calls over the whole process, start-up and tear-down included (the script's imports and set-up as well as decoding, resizing, drawing and encoding in the frame loop).`,
     );
   }
   const waits = [...p.waiting].sort((a, b) => b.waitingNs - a.waitingNs);

@@ -230,6 +230,9 @@ export interface SteadyState {
   frames?: number;
   /** The host's time inside TensorRT's enqueue, a frame (its Range row's total over the frames). */
   enqueuePerFrameNs?: number;
+  /** The enqueue range's slowest and fastest call (a first call can hold seconds of start-up). */
+  enqueueMaxNs?: number;
+  enqueueMinNs?: number;
   /** GPU activities (kernels and copies) in all, and per frame; per frame by kind (kernels, HtoD, DtoH, ...). */
   gpuNs?: number;
   gpuPerFrameNs?: number;

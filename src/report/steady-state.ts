@@ -127,7 +127,9 @@ export function steadyState(proc: NvprofProcess, top: number): SteadyState | und
     remainingNs,
     ...(other ? { otherNs: other.criticalPathNs } : {}),
     ...(frames ? { frames } : {}),
-    ...(enqueue && frames ? { enqueuePerFrameNs: enqueue.totalNs / frames } : {}),
+    ...(enqueue && frames
+      ? { enqueuePerFrameNs: enqueue.totalNs / frames, enqueueMaxNs: enqueue.maxNs, enqueueMinNs: enqueue.minNs }
+      : {}),
     ...(gpuNs !== undefined ? { gpuNs } : {}),
     ...(frames && gpuNs !== undefined ? { gpuPerFrameNs: gpuNs / frames, gpuByKind: gpuByKind(gpu, frames) } : {}),
     ...(sync ? { sync: { name: sync.name, avgNs: sync.avgNs, calls: sync.calls } } : {}),
@@ -159,7 +161,7 @@ export function reconcile(
     waitMs === undefined
       ? ''
       : waitMs <= gpuMs
-        ? `; of the GPU's ${f1(gpuMs)} ms the host spends ${f1(waitMs)} ms waiting in ${s.sync!.name} (${s.sync!.calls} calls over ${s.frames} frames) and ${f1(gpuMs - waitMs)} ms enqueueing the next work: the wait overlaps the GPU's time, it is not added to it`
+        ? `; of the GPU's ${f1(gpuMs)} ms the host waits ${f1(waitMs)} ms in ${s.sync!.name} (${s.sync!.calls} calls over ${s.frames} frames), and the GPU's other ${f1(gpuMs - waitMs)} ms run while the host is still launching the frame's work: the wait overlaps the GPU's time, it is not added to it`
         : `; the host waits ${f1(waitMs)} ms a frame in ${s.sync!.name}, longer than the GPU's ${f1(gpuMs)} ms: in the profiled run the host also waited for work the log does not count as GPU activity`;
   const host = inferenceMs - gpuMs;
   const split =
@@ -174,5 +176,8 @@ export function reconcile(
         ? ` <Other> (${formatDependencyNs(s.otherNs)}) is longer than the whole frame loop (${s.frames} frames at ${typed.endToEndFps} FPS: ${loopS.toFixed(1)} s), so most of it is host work before the first frame or after the last (imports, reading and deserialising the engine, opening the video), which the log's summary has no timestamps to separate.`
         : ` <Other> (${formatDependencyNs(s.otherNs)}) fits inside the frame loop (${s.frames} frames at ${typed.endToEndFps} FPS: ${loopS.toFixed(1)} s), but the log's summary has no timestamps to say how much of it falls there.`
       : '';
-  return `per frame, ${typed.modelType}: inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) ${split} (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ${ENQUEUE} ranges)${wait}; ${f1(e2eMs - inferenceMs)} ms a frame outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write).${other} The FPS were typed in from a run without the profiler and the log is another, profiled run, so the split is an estimate.`;
+  // the bottom line: how much of each frame the GPU is busy, at the typed-in end-to-end rate
+  const busy = gpuMs / e2eMs;
+  const verdict = `the GPU is busy ${f1(gpuMs)} ms of each ${f1(e2eMs)} ms frame (${(busy * 100).toFixed(0)}%; 1000 / ${typed.endToEndFps} FPS end to end); ${busy < 0.5 ? 'the rest is host work: this pipeline is host-bound, and a faster engine alone would not make it much faster' : 'the GPU sets the pace: this pipeline is GPU-bound'}. `;
+  return `per frame, ${typed.modelType}: ${verdict}Inference ${f1(inferenceMs)} ms (1000 / ${typed.inferenceFps} FPS, typed in) ${split} (the log's GPU activities, ${formatNs(s.gpuNs!)}, over its ${s.frames} ${ENQUEUE} ranges)${wait}; ${f1(e2eMs - inferenceMs)} ms a frame outside inference (1000 / ${typed.endToEndFps} - 1000 / ${typed.inferenceFps}: read, preprocess, postprocess, draw, write).${other} The FPS were typed in from a run without the profiler and the log is another, profiled run, so the split is an estimate.`;
 }
