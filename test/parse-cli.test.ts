@@ -148,3 +148,19 @@ test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of 
     /huge-name\.txt:5: warning: a line of more than 1 MiB \(no profiler prints one\): not read as a row; it starts: GPU activities:/,
   );
 });
+
+test('parse prints tables on a terminal, as nvprof and nsys stats do, and JSON when piped or given --out', async (t) => {
+  const log = join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt');
+  const cli = `"${process.execPath}" ${TSX_IMPORT} "${join(ROOT, 'src/cli/jetprof.ts')}" parse "${log}"`;
+  // `script` gives the command a terminal of its own
+  const tty = spawnSync('script', ['-qec', cli, '/dev/null'], { encoding: 'utf8', cwd: scratchDir() });
+  t.is(tty.status, 0, tty.stderr);
+  t.regex(tty.stdout, /^### Summary, process \d+/m);
+  t.regex(tty.stdout, /\| Type \| Time\(%\) \| Time \| Calls \| Avg \| Min \| Max \| Name \|/);
+  t.notRegex(tty.stdout, /"schema"/);
+  t.regex(tty.stdout, /--format json gives everything/);
+  const piped = await runCli('jetprof', ['parse', log]);
+  t.is(piped.code, 0, piped.stderr);
+  t.is(JSON.parse(piped.stdout).schema, 'jetprof.nvprof/1');
+  t.is(piped.stderr, '');
+});

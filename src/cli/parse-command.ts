@@ -21,7 +21,7 @@ import { helpAfter } from './help-text.ts';
 import { parseIntInRange } from './options.ts';
 
 interface ParseOptions {
-  format: 'json' | 'md' | 'csv';
+  format?: 'json' | 'md' | 'csv';
   section?: string;
   kind?: ProfileKind;
   out?: string;
@@ -44,9 +44,10 @@ export function parseCommand(): Command {
     )
     .argument('<file>', 'profiler output (e.g. profiling_trt_log.txt)')
     .addOption(
-      new Option('-f, --format <format>', 'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv')
-        .choices(['json', 'md', 'csv'])
-        .default('json'),
+      new Option(
+        '-f, --format <format>',
+        'json (jetprof.nvprof/1 or jetprof.nsys/1), md or csv (default: md tables on a terminal, as nvprof and nsys stats print; json when piped or with --out)',
+      ).choices(['json', 'md', 'csv']),
     )
     .option(
       '-s, --section <name>',
@@ -82,7 +83,13 @@ export function parseCommand(): Command {
         { cmd: 'jetprof parse nsys_stats.txt --format csv --section nvtx_sum' },
       ]),
     )
-    .action(async (file: string, o: ParseOptions) => {
+    .action(async (file: string, given: ParseOptions) => {
+      // tables for a person at a terminal, JSON for a program reading a pipe or a file
+      const o = { ...given, format: given.format ?? (!given.out && process.stdout.isTTY ? 'md' : 'json') } as const;
+      if (!given.format && o.format === 'md')
+        process.stderr.write(
+          'jetprof parse: tables, as on a terminal (--section picks another, --format json gives everything)\n',
+        );
       try {
         claimOutputs({ log: file }, { output: o.out });
         // every trace row as JSON: the rows go to scratch files as they are read and are streamed into the output,
