@@ -532,14 +532,25 @@ test('CSV files: fps, stages and one file per profile table, with exact nanoseco
   const files = readdirSync(csv).sort();
   t.deepEqual(files, [
     'fps.csv',
-    'profile1_nvprof-synthetic-trt-lab.txt_api_calls.csv',
-    'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv',
-    'profile1_nvprof-synthetic-trt-lab.txt_kernels.csv',
-    'profile1_nvprof-synthetic-trt-lab.txt_nvtx.csv',
+    'profile1_nvprof-synthetic-trt-lab_api_calls.csv',
+    'profile1_nvprof-synthetic-trt-lab_critical_path.csv',
+    'profile1_nvprof-synthetic-trt-lab_kernels.csv',
+    'profile1_nvprof-synthetic-trt-lab_nvtx.csv',
+    'profile1_nvprof-synthetic-trt-lab_steady_state.csv',
     'stages.csv',
   ]);
+  // every file ends its last line; a column only where the profiler printed it (nvprof's NVTX has no Time(%))
+  for (const f of files) t.true(readFileSync(join(csv, f), 'utf8').endsWith('\n'), f);
+  t.is(
+    readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab_nvtx.csv'), 'utf8').split('\n')[0],
+    'total_ns,calls,name',
+  );
   t.regex(
-    readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab.txt_critical_path.csv'), 'utf8'),
+    readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab_steady_state.csv'), 'utf8'),
+    /^share_of_rest_pct,critical_path_ns,waiting_ns,name\n/,
+  );
+  t.regex(
+    readFileSync(join(csv, 'profile1_nvprof-synthetic-trt-lab_critical_path.csv'), 'utf8'),
     /^37\.41,197397023000,0,cudaMalloc$/m,
   );
   t.is(
@@ -701,6 +712,13 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
       ),
     );
     t.notRegex(r.stdout, /fused in TensorRT/, 'no claim of fusion against the layer ranges');
+    // the per-layer GPU table as CSV too: 036_convolutional's 1.23369 s over 168 frames
+    const csv = join(dir, 'real-csv');
+    t.is((await runCli('jetprof', ['report', '--profile', realLog, '--csv', csv])).code, 0);
+    t.regex(
+      readFileSync(join(csv, 'profile1_01-e6692-xs2445-trt-jetson-nvtx-dep_layers.csv'), 'utf8'),
+      /^gpu_ns,gpu_ns_per_frame,share_of_layers_gpu,host_ns,calls,layer\n1233690000,7343393,0\.1289,11668000,168,036_convolutional\n/,
+    );
     // a kernel named whole, not cut mid-token
     t.regex(r.stdout, /trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1/);
     t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
