@@ -109,11 +109,12 @@ export function notInferenceShare(inferenceTotalMs: number, wallMs: number): num
 export type ShareName = Stage | 'loop overhead';
 
 /**
- * A share's name as printed: in a --realtime run the loop waits for frames to arrive, and that wait (the headroom
- * the machine had, not a cost) is where the loop overhead is measured.
+ * A share's name as printed: in a --realtime run the loop waits for frames to arrive, and that wait is where the loop
+ * overhead is measured: headroom the machine had when it dropped nothing; when it dropped frames, no headroom.
  */
-export function shareLabel(name: ShareName | string, realtime: boolean): string {
-  return name === 'loop overhead' && realtime ? 'waiting for frames (headroom) and loop overhead' : name;
+export function shareLabel(name: ShareName | string, realtime: boolean, dropped = false): string {
+  if (name !== 'loop overhead' || !realtime) return name;
+  return dropped ? 'waiting for frames and loop overhead' : 'waiting for frames (headroom) and loop overhead';
 }
 
 /**

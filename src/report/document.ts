@@ -45,7 +45,7 @@ import {
   streamsCaption,
   streamsVerdict,
 } from './report-text.ts';
-import { STREAM_HEADERS } from './run-lines.ts';
+import { streamHeaders } from './run-lines.ts';
 import {
   type Cell,
   CRITICAL_PATH_HEADERS,
@@ -207,7 +207,12 @@ function streamBlocks(r: LabReport): Block[] {
       { kind: 'caption', level: 3, text: streamsCaption(m) },
       ...(verdict ? [{ kind: 'paragraph' as const, text: verdict }] : []),
       ...(m.intervalLine ? [{ kind: 'paragraph' as const, text: m.intervalLine }] : []),
-      { kind: 'table', headers: STREAM_HEADERS, rows: streamRows(m), align: right(STREAM_HEADERS.length, [1, 7]) },
+      {
+        kind: 'table',
+        headers: streamHeaders(!!m.realtime),
+        rows: streamRows(m),
+        align: right(streamHeaders(!!m.realtime).length, [1, streamHeaders(!!m.realtime).length - 1]),
+      },
       // each stream's latency over the run: a camera that drifts or a board that throttles shows here first
       ...(m.latency?.length
         ? [{ kind: 'chart' as const, chart: { kind: 'stream-latency' as const, section: m } }]

@@ -161,7 +161,7 @@ export function gapSentence(x: FpsRow): string {
   const interval = x.streamSetup?.interval
     ? ` Its inference FPS is the model's rate over the frames it ran on (--interval ${x.streamSetup.interval}), its end-to-end FPS over every frame.`
     : '';
-  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).${interval}${boundingStage(x)}`;
+  return `${x.modelType}: ${total.toFixed(1)}% of the wall time is not inference = ${parts.map((p) => `${shareLabel(p.name, realtime, (x.drops?.dropped ?? 0) > 0)} ${p.pct.toFixed(1)}%`).join(' + ')} (sequential loop, ${x.frames} frames).${interval}${boundingStage(x)}`;
 }
 
 export function skippedSentence(x: LabReport['skipped'][number]): string {
@@ -294,7 +294,7 @@ export function streamsCaption(m: LabReport['multiStream'][number]): string {
 }
 
 export function streamRows(m: LabReport['multiStream'][number]): string[][] {
-  return streamTableRows(m.streams);
+  return streamTableRows(m.streams, !!m.realtime);
 }
 
 /** Above the per-stream table of a --realtime run: kept up, or how much was dropped. */

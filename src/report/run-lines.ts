@@ -65,7 +65,7 @@ const fixed = (v: number | null | undefined, digits: number) =>
   typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '-';
 
 /** The per-stream table, the same on the console and in the reports. */
-export const STREAM_HEADERS = [
+const STREAM_HEADERS = [
   'Stream',
   'Source',
   'Frames processed',
@@ -76,11 +76,20 @@ export const STREAM_HEADERS = [
   'Ended early',
 ];
 
+/** Columns that only a paced run (--realtime) has: a free run reads as fast as it processes, so nothing is dropped. */
+const PACED_ONLY = new Set(['Delivered FPS', 'Dropped']);
+
+/** The per-stream table's headers: delivered rate and drops for a paced run only. */
+export function streamHeaders(paced: boolean): string[] {
+  return STREAM_HEADERS.filter((h) => paced || !PACED_ONLY.has(h));
+}
+
 /**
  * Delivered FPS: the frames its source gave over the stream's wall time (processed and dropped); processed FPS: the
  * frames that went through the pipeline over the same time; dropped: count and share of what was delivered.
  */
-export function streamTableRows(streams: readonly StreamRecord[]): string[][] {
+export function streamTableRows(streams: readonly StreamRecord[], paced: boolean): string[][] {
+  const keep = STREAM_HEADERS.map((h) => paced || !PACED_ONLY.has(h));
   return streams.map((s) => {
     const delivered = s.frames + (s.droppedFrames ?? 0);
     const deliveredFps = s.frames > 0 ? (s.endToEndFps * delivered) / s.frames : NaN;
@@ -94,19 +103,20 @@ export function streamTableRows(streams: readonly StreamRecord[]): string[][] {
       delivered > 0 ? `${s.droppedFrames ?? 0} (${(((s.droppedFrames ?? 0) / delivered) * 100).toFixed(0)}%)` : '0',
       [l.p50, l.p90, l.p99].map((v) => fixed(v, 1)).join(' / '),
       s.endedEarly ? `after ${s.endedEarly.framesRead} frames: ${s.endedEarly.reason}` : '',
-    ];
+    ].filter((_, i) => keep[i]);
   });
 }
 
 /**
- * One line above the per-stream table of a --realtime run: whether the machine kept up with what the sources
- * delivered, and how much it dropped. Undefined for a free-running run (it reads as fast as it processes).
+ * One line above the per-stream table: for a --realtime run whether the machine kept up with what the sources
+ * delivered, and how much it dropped; for a free-running run that it was one (nothing paced, so nothing dropped).
  */
 export function droppedVerdict(
   streams: readonly StreamRecord[],
   realtime: RunSetup['realtime'] | undefined,
 ): string | undefined {
-  if (!realtime) return undefined;
+  if (!realtime)
+    return 'Free-running: each source was read as fast as the loop took its frames, so none could be dropped (--realtime paces them as cameras deliver).';
   const rate = realtime.sourceFps !== undefined ? `${realtime.sourceFps} FPS` : "each source's own rate";
   const dropped = sumOf(streams.map((s) => s.droppedFrames ?? 0));
   const delivered = sumOf(streams.map((s) => s.frames + (s.droppedFrames ?? 0)));

@@ -157,7 +157,8 @@ export function fpsRow(runs: RunResult[]): Omit<FpsRow, 'modelType'> & { baseMod
     basis: comparisonBasis(r),
     keptBoxes: runs.every((x) => keptDetections(x)),
     streamSetup: { streams: r.streams?.length ?? 1, batch: r.batch ?? 1, interval: r.interval ?? 0 },
-    ...(r.setup.realtime || r.streams?.some((s) => s.droppedFrames !== undefined) ? { drops: dropsOf(runs) } : {}),
+    // drops are a paced run's (--realtime) or a source's that dropped: a free run reads as fast as it processes
+    ...(r.setup.realtime || r.streams?.some((s) => (s.droppedFrames ?? 0) > 0) ? { drops: dropsOf(runs) } : {}),
     sweep: sweepFigures(runs),
   };
 }
@@ -191,7 +192,11 @@ export function stageTable(runs: RunResult[], modelType: string): StageTable {
       x.frames > 0 ? (x.wallMs - Object.values(stageTotalsOf(x)).reduce((a, b) => a + b, 0)) / x.frames : 0,
     );
     rows.push({
-      stage: shareLabel('loop overhead', !!r.setup.realtime),
+      stage: shareLabel(
+        'loop overhead',
+        !!r.setup.realtime,
+        runs.some((x) => (x.streams ?? []).some((s) => (s.droppedFrames ?? 0) > 0)),
+      ),
       meanMs: Math.max(0, perFrame),
       p50Ms: NaN,
       p90Ms: NaN,

@@ -15,7 +15,7 @@ import {
   labTableRow,
   latencyLine,
   modelTypeName,
-  STREAM_HEADERS,
+  streamHeaders,
   streamTableRows,
 } from './run-lines.ts';
 import { stageTable } from './run-rows.ts';
@@ -64,8 +64,9 @@ export function formatSummary(r: RunResult): string {
     );
     const verdict = droppedVerdict(r.streams, r.setup.realtime);
     if (verdict) lines.push(verdict);
-    lines.push(`| ${STREAM_HEADERS.join(' | ')} |`, `|${' --- |'.repeat(STREAM_HEADERS.length)}`);
-    for (const row of streamTableRows(r.streams)) lines.push(`| ${row.join(' | ')} |`);
+    const paced = !!r.setup.realtime;
+    lines.push(`| ${streamHeaders(paced).join(' | ')} |`, `|${' --- |'.repeat(streamHeaders(paced).length)}`);
+    for (const row of streamTableRows(r.streams, paced)) lines.push(`| ${row.join(' | ')} |`);
   }
   const line = intervalLine(r);
   if (line) lines.push('', line);
