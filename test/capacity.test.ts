@@ -45,6 +45,7 @@ test('the rule: every stream at 95% of the rate, drops within a tolerance as a s
   // the flip a planner saw: 2 of about 300 frames dropped, p99 229 ms of 800. Under a 1% tolerance it holds, near the line
   const two = judgePoint(runOf([10, 10], 2, 229), 2, { ...RULE, p99LimitMs: 800 });
   t.like(two, { held: true, dropped: 2, delivered: 302, near: '2 frames dropped (0.7%)' });
+  t.is(judgePoint(runOf([10, 10], 1, 229), 2, { ...RULE, p99LimitMs: 800 }).near, '1 frame dropped (0.3%)');
   t.like(judgePoint(runOf([10], 4, 100), 1, RULE), { held: false, why: '4 of 154 frames dropped (2.6%, over 1.0%)' });
   t.like(judgePoint(runOf([10], 1, 100), 1, { ...RULE, dropTolerance: 0 }), {
     held: false,

@@ -259,8 +259,17 @@ test.serial(
     // the note infer prints after the run
     t.regex(
       realTimeNotes(fr.run).join('\n'),
-      /stream 0 dropped \d+ of the frames its camera delivered: its video \(.*fast\.mp4\) is stretched [\d.]+x to the camera's time/,
+      /stream 0 dropped \d+ of the frames its camera delivered: its video \(.*fast\.mp4\) is stretched [\d.]+x \(the camera's time over the video's at its frame rate\) to the camera's time/,
     );
+    // not stretched: the note says which way the video's pace is off (a factor under 1 plays slower, not "faster")
+    const unstretched = (scale: number) =>
+      realTimeNotes({
+        streams: [
+          { ...f, output: { path: 'cam.mp4', codec: 'h264', realTime: { scale, stretched: false, why: 'no ffmpeg' } } },
+        ],
+      }).join('');
+    t.regex(unstretched(0.44), /plays 2\.27x slower than the camera ran/);
+    t.regex(unstretched(2.5), /plays 2\.50x faster than the camera ran/);
     t.true(f.frames > 0, `${f.frames} frames measured`);
     t.true(f.frames + f.droppedFrames <= 598, 'measured and dropped frames are frames of the file after the warm-up');
     t.true(f.endToEndFps < 200, `${f.endToEndFps} FPS: the stream could not keep 200`);

@@ -60,7 +60,7 @@ export function judgePoint(run: RunResult, streams: number, rule: CapacityRule):
   else {
     const near = [
       point.p99Ms > rule.p99LimitMs * NEAR_P99 ? `p99 ${point.p99Ms.toFixed(0)} of ${rule.p99LimitMs} ms` : '',
-      dropped > 0 ? `${dropped} frames dropped (${sharePct(droppedShare)})` : '',
+      dropped > 0 ? `${dropped} frame${dropped === 1 ? '' : 's'} dropped (${sharePct(droppedShare)})` : '',
     ].filter(Boolean);
     if (near.length) point.near = near.join(', ');
   }

@@ -141,10 +141,12 @@ export function realTimeNotes(r: Pick<RunResult, 'streams'>): string[] {
     const t = s.output?.realTime;
     if (!t) return [];
     const of = `stream ${s.index} dropped ${s.droppedFrames} of the frames its camera delivered`;
+    // scale: the camera's time over the video's at its written frame rate (above 1 the unstretched video is shorter)
+    const pace = t.scale >= 1 ? `${t.scale.toFixed(2)}x faster than` : `${(1 / t.scale).toFixed(2)}x slower than`;
     return [
       t.stretched
-        ? `${of}: its video (${s.output!.path}) is stretched ${t.scale.toFixed(2)}x to the camera's time, each written frame standing for the frames dropped after it`
-        : `${of}: its video (${s.output!.path}) plays ${t.scale.toFixed(2)}x faster than the camera ran (not stretched: ${t.why})`,
+        ? `${of}: its video (${s.output!.path}) is stretched ${t.scale.toFixed(2)}x (the camera's time over the video's at its frame rate) to the camera's time, each written frame standing for the frames dropped after it`
+        : `${of}: its video (${s.output!.path}) plays ${pace} the camera ran (the camera's time over the video's at its frame rate; not stretched: ${t.why})`,
     ];
   });
 }

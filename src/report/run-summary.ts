@@ -82,7 +82,7 @@ export function formatSummary(r: RunResult): string {
   const pp = r.postprocess;
   if (pp)
     lines.push(
-      `Postprocess: draw ${pp.draw.meanMs.toFixed(2)} ms of it per frame; at most ${pp.maxCandidatesSeen} candidates in a frame.`,
+      `Postprocess: draw ${pp.draw.meanMs.toFixed(2)} ms of it per frame; ${pp.maxCandidatesSeen > 0 ? `at most ${pp.maxCandidatesSeen} candidate${pp.maxCandidatesSeen === 1 ? '' : 's'} in a frame` : 'no candidate above --conf in any frame'}.`,
     );
   lines.push(
     `Model load ${r.modelLoadMs.toFixed(0)} ms, first frame ${r.firstFrameMs.toFixed(1)} ms (both excluded). Detections: ${r.detections.total}.`,
