@@ -269,6 +269,15 @@ test('bad call - an ONNX model without YOLO metadata, and one whose input is not
   t.regex(r.stderr, /input must be float \[batch,3,480,640\], found \[batch,1,480,640\]/);
 });
 
+test('bad call - a model that is not there: its one line alone, not after the note on the loop chosen', async (t) => {
+  const video = makeVideo('tiny-nomodel.mp4', 3, 64, 48);
+  const dir = freshDir('bad-nomodel');
+  const missing = join(dir, 'missing.onnx');
+  const r = await runCli('infer', [video, '--model', missing], { cwd: dir });
+  assertBadInput(t, r, missing, dir);
+  t.notRegex(r.stderr, /loop \(--pipeline/);
+});
+
 test('bad call - an output directory that cannot be made (a file stands where it would go)', async (t) => {
   const video = makeVideo('tiny2.mp4', 3, 64, 48);
   const dir = freshDir('bad-outdir');

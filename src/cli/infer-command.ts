@@ -102,10 +102,11 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
       process.stderr.write(
         `${program}: recording ${tegrastatsBin} every ${o.tegrastatsInterval} ms beside the run (--no-tegrastats to skip)\n`,
       );
-    if (loop.why && !o.quiet)
-      process.stderr.write(
-        `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (${o.pipeline === 'auto' ? '--pipeline auto: ' : `--pipeline ${o.pipeline}: `}${loop.why})\n`,
-      );
+    // the loop chosen, said once the model and the sources have opened (a bad input is said alone, before it)
+    let loopNote =
+      loop.why && !o.quiet
+        ? `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (${o.pipeline === 'auto' ? '--pipeline auto: ' : `--pipeline ${o.pipeline}: `}${loop.why})\n`
+        : undefined;
     const runs: RunResult[] = [];
     const files: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested(); k++) {
@@ -127,7 +128,11 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
           onInfo: (m) => {
             if (!o.quiet && k === 1) say(program, m);
           },
-          onFrame: (p) => progress.update(p),
+          onFrame: (p) => {
+            if (loopNote) process.stderr.write(loopNote);
+            loopNote = undefined;
+            progress.update(p);
+          },
         },
         specs,
       );
