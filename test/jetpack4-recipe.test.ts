@@ -123,6 +123,18 @@ test("run.sh's docker command: the runtime, its variables, csv-mounts=all on too
     t.true(old.includes(flag), `${flag} in ${old}`);
   t.false(old.includes('csv-mounts=all'), 'JetPack 4.6 ships toolkit 1.7.0, which mounts every CSV');
   t.true(run('1.10.0').includes('-e NVIDIA_REQUIRE_JETPACK=csv-mounts=all'));
+  // the checkout is mounted whole even where its path holds ':' (docker -v would split it there)
+  const colon = freshDir('jp4-a:b');
+  const inColon = spawnSync('bash', [join(DIR, 'run.sh'), '--print', 'jetprof', 'doctor'], {
+    cwd: colon,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+  });
+  t.is(inColon.status, 0, inColon.stderr);
+  // printf %q quotes the argument for the shell; the argument itself is docker's CSV field
+  const mount = /--mount (\S+)/.exec(inColon.stdout)![1];
+  const unquoted = spawnSync('bash', ['-c', `printf '%s' ${mount}`], { encoding: 'utf8' }).stdout;
+  t.is(unquoted, `type=bind,"source=${colon}",target=/work`);
   t.false(run().includes('csv-mounts=all'), 'no toolkit found: nothing to ask');
 });
 

@@ -54,6 +54,16 @@ test('bad call - jetprof parse on a missing file or a file that is no profiler o
   const notLog = await runCli('jetprof', ['parse', join(ROOT, 'README.md')]);
   t.is(notLog.code, 2);
   t.regex(notLog.stderr, /README\.md: neither nvprof nor Nsight Systems output/);
+  // a report the nsys log does not hold: one line with the ones it has, exit 2 (as nvprof's unknown section is)
+  for (const [log, re] of [
+    [NSYS, /--section nvtx_summ: \S+nsys-2022-column\.txt has no such nsys report \(fix: use one of: .*nvtx_sum/],
+    [LOG, /--section nvtx_summ is not an nvprof section \(fix: use one of: /],
+  ] as const) {
+    const r = await runCli('jetprof', ['parse', log, '--format', 'md', '--section', 'nvtx_summ']);
+    t.is(r.code, 2, r.stderr);
+    t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+    t.regex(r.stderr, re);
+  }
 });
 
 test('jetprof report loads no native module either', (t) => {

@@ -363,6 +363,16 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
     /^jetprof: error: .*fixed-b1\.onnx: the input input has a fixed batch of 1, not 2 \(fix: export it again with `jetprof export`/,
   );
   t.false(existsSync(join(dir, 'f.trt')));
+  // a trtexec that says PASSED (exit 0) and writes no engine: said as such, not as a failure with exit code 0
+  const silent = join(dir, 'trtexec-silent.sh');
+  writeFileSync(silent, '#!/bin/sh\necho "&&&& PASSED TensorRT.trtexec [TensorRT v8601]"\n');
+  chmodSync(silent, 0o755);
+  const none = await runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'n.trt')], {
+    env: { JETPROF_TRTEXEC: silent },
+  });
+  t.is(none.code, 1, none.stderr);
+  t.regex(none.stderr, /trtexec exited 0 on \S+ but wrote no engine \(its last line: &&&& PASSED/);
+  t.false(existsSync(join(dir, 'n.trt')));
   const missing = await runCli('jetprof', ['build-engine', '--onnx', model.onnxPath, '--out', join(dir, 'x.trt')], {
     env: { PATH: '/usr/bin:/bin', TENSORRT_ROOT: '' },
   });

@@ -39,7 +39,8 @@ args+=(--cap-add SYS_ADMIN)
 # what the commands write in your folder is yours (the user behind sudo), not root's; the GPU's device nodes belong
 # to the board's video group
 args+=(-e "JETPROF_OWNER=${SUDO_UID:-$(id -u)}:${SUDO_GID:-$(id -g)}" -e "JETPROF_GROUPS=$(getent group video | cut -d: -f3 || true)")
-args+=(-v "$PWD:/work" -w /work -v jetprof-shim:/opt/jetprof/native/build)
+# your folder as /work: --mount, whose source is one quoted field (-v splits a path holding ':' in two)
+args+=(--mount "type=bind,\"source=${PWD//\"/\"\"}\",target=/work" -w /work -v jetprof-shim:/opt/jetprof/native/build)
 [ -t 0 ] && [ -t 1 ] && args+=(-it)
 args+=("$IMAGE" "$@")
 if [ $PRINT = 1 ]; then

@@ -140,9 +140,13 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
         .pop() ??
       r.output.trim().split('\n').pop() ??
       '';
-    throw new JetprofError('TOOL_FAILED', `trtexec failed on ${o.onnx} (exit code ${r.code}): ${last.slice(0, 200)}`, {
-      exitCode: r.code || 1,
-    });
+    throw new JetprofError(
+      'TOOL_FAILED',
+      r.code === 0
+        ? `trtexec exited 0 on ${o.onnx} but wrote no engine (its last line: ${last.slice(0, 200)})`
+        : `trtexec failed on ${o.onnx} (exit code ${r.code}): ${last.slice(0, 200)}`,
+      { exitCode: r.code || 1 },
+    );
   }
   renameSync(partial, o.out);
   dropStaging(staging);

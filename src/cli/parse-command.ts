@@ -158,6 +158,12 @@ async function parseAndWrite(
         }
       }
     } else {
+      // a report this log does not hold is a mistyped name or the wrong log: one line with the ones it has, exit 2
+      const reports = [...new Set(parsed.result.value.tables.map((t) => t.report))];
+      if (o.section !== undefined && !reports.includes(o.section))
+        throw new JetprofError('BAD_OPTION', `--section ${o.section}: ${file} has no such nsys report`, {
+          suggestion: `use one of: ${reports.join(', ') || '(none: the log has no table)'}`,
+        });
       tables = nsysTables(parsed.result.value, o.section);
     }
     if (tables.length === 0) process.stderr.write(`jetprof parse: ${file} has no ${o.section ?? 'summary'} table\n`);
