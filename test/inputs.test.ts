@@ -610,22 +610,40 @@ test('a hand-edited run or capacity file with impossible figures is refused on l
     t.notRegex(r.stdout, /Infinity|-5\.00/);
   }
   const capacity = join(dir, 'forged-capacity.json');
-  writeFileSync(
-    capacity,
-    JSON.stringify({
-      schema: 'jetprof.capacity/1',
-      source: 'vtest.avi',
-      sourceFps: 10,
-      p99LimitMs: 400,
-      maxStreams: 9999,
-      points: [{ streams: 1, minStreamFps: 10, meanStreamFps: 10, p99Ms: 80, dropped: 0, held: true }],
-      seconds: 10,
-    }),
-  );
+  const point = { streams: 1, minStreamFps: 10, meanStreamFps: 10, p99Ms: 80, dropped: 0, held: true };
+  const result = {
+    schema: 'jetprof.capacity/1',
+    source: 'vtest.avi',
+    sourceFps: 10,
+    p99LimitMs: 400,
+    maxStreams: 999,
+    points: [point],
+    seconds: 10,
+  };
+  writeFileSync(capacity, JSON.stringify(result));
   const cap = await runCli('jetprof', ['report', '--capacity', capacity]);
   t.is(cap.code, 2, cap.stderr);
-  t.regex(cap.stderr, /an answer of 9999 streams that none of its counts held/);
-  t.notRegex(cap.stdout, /9999/);
+  t.regex(cap.stderr, /an answer of 999 streams that none of its counts held/);
+  t.notRegex(cap.stdout, /999/);
+  // a mistyped field, a null where a count goes, a search of 200,000 counts: one line naming the field, exit 2
+  for (const [forged, field] of [
+    [
+      { ...result, maxStreams: 1, machine: { cores: 2, maxLoadAvg: '3.1', busyRuns: 0, runs: 1 } },
+      /field machine\.maxLoadAvg must be number/,
+    ],
+    [{ ...result, maxStreams: 1, points: [{ ...point, dropped: null }] }, /field points\.0\.dropped must be integer/],
+    [
+      { ...result, maxStreams: 1, points: Array(200_000).fill(point) },
+      /field points must NOT have more than 1000 items/,
+    ],
+  ] as const) {
+    writeFileSync(capacity, JSON.stringify(forged));
+    const r = await runCli('jetprof', ['report', '--capacity', capacity]);
+    t.is(r.code, 2, r.stderr);
+    t.is(errorLines(r.stderr).length, 1, r.stderr);
+    t.regex(r.stderr, new RegExp(`forged-capacity\\.json: not a valid jetprof\\.capacity/1 file: ${field.source}`));
+    t.notRegex(r.stderr, /TypeError|is not a function|Cannot read/);
+  }
   // 250 bytes: legal; its temporary name, with `.partial-PID` added, would not be
   const long = join(dir, `${'n'.repeat(246)}.mp4`);
   await inferRun([video, '--model', model.onnxPath, '--warmup', '1', '--output', long, '-q']);

@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import type { CpuBound } from '../pipeline/figures.ts';
 import { JetprofError } from '../util/errors.ts';
 import { escapeControls, readJsonFile } from '../util/text-input.ts';
+import { validateRunFile } from '../schemas/validate.ts';
 
 export interface CapacityPoint {
   streams: number;
@@ -246,18 +247,9 @@ export function readCapacityFile(path: string): CapacityResult {
       suggestion: fix,
     });
   }
-  if (
-    !Array.isArray(v.points) ||
-    typeof v.maxStreams !== 'number' ||
-    typeof v.sourceFps !== 'number' ||
-    typeof v.p99LimitMs !== 'number' ||
-    typeof v.source !== 'string' ||
-    v.points.some((p) => typeof p?.streams !== 'number' || typeof p?.minStreamFps !== 'number')
-  ) {
-    throw new JetprofError('BAD_INPUT', `${path}: a capacity result with fields missing or of the wrong type`, {
-      suggestion: fix,
-    });
-  }
+  // every field the report reads, typed and bounded (a search holds tens of counts): one line naming the field
+  validateRunFile(v, path, fix);
+  if (!Array.isArray(v.points)) throw new JetprofError('BAD_INPUT', `${path}: no points`, { suggestion: fix });
   // hand-edited figures: finite, not negative, and an answer that one of its counts measured
   const figure = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
   const implausible =

@@ -8,12 +8,14 @@ import { JetprofError } from '../util/errors.ts';
 import runV1 from './run-v1.schema.json' with { type: 'json' };
 import runV2 from './run-v2.schema.json' with { type: 'json' };
 import runsetV1 from './runset-v1.schema.json' with { type: 'json' };
+import capacityV1 from './capacity-v1.schema.json' with { type: 'json' };
 
 /** The schemas this jetprof reads, by the value of a file's `schema` field. */
 const SCHEMAS: Record<string, object> = {
   'jetprof.run/1': runV1,
   'jetprof.run/2': runV2,
   'jetprof.runset/1': runsetV1,
+  'jetprof.capacity/1': capacityV1,
 };
 
 interface AjvError {
@@ -56,7 +58,11 @@ function describeSchemaError(e: AjvError): string {
  * Checks a parsed run file against the schema its `schema` field names. Throws a one-line JetprofError naming the file
  * and the field; a newer version of a known schema says which versions this jetprof reads.
  */
-export function validateRunFile(value: unknown, path: string): void {
+export function validateRunFile(
+  value: unknown,
+  path: string,
+  suggestion = 'pass the file as infer --json wrote it (an edited or cut file loses fields the report needs)',
+): void {
   const schema = (value as { schema?: unknown } | null)?.schema;
   const name = typeof schema === 'string' ? schema : undefined;
   const validate = name ? validatorFor(name) : undefined;
@@ -82,9 +88,7 @@ export function validateRunFile(value: unknown, path: string): void {
     throw new JetprofError(
       'BAD_INPUT',
       `${path}: not a valid ${name} file: ${first ? describeSchemaError(first) : 'invalid'}`,
-      {
-        suggestion: 'pass the file as infer --json wrote it (an edited or cut file loses fields the report needs)',
-      },
+      { suggestion },
     );
   }
 }
