@@ -202,3 +202,13 @@ test('nsys stats CSV output with quoted names', (t) => {
   });
   t.is(r.value.reports.nvtx_sum.rows[1].range, 'a, b');
 });
+
+test('nsys analyze: each SKIPPED notice belongs to the rule whose Processing line it follows, not to the first rule in the file', (t) => {
+  const text = readFileSync(new URL('./fixtures/profiles/nsys-analyze-skipped.txt', import.meta.url), 'utf8');
+  const r = parseNsysStats(text);
+  t.deepEqual(Object.keys(r.value.skipped).sort(), ['cuda_memset_sync', 'gpu_gaps', 'gpu_time_util']);
+  t.regex(r.value.skipped.cuda_memset_sync, /Does the application use CUDA memset APIs\?/);
+  t.regex(r.value.skipped.gpu_gaps, /does not contain the required CUDA kernel data/);
+  // the rules that ran keep their findings, none of them marked skipped
+  t.deepEqual(Object.keys(r.value.findings ?? {}).sort(), ['cuda_api_sync', 'cuda_memcpy_async', 'cuda_memcpy_sync']);
+});

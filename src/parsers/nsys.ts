@@ -116,8 +116,11 @@ export class NsysParser {
   private readonly findings: NonNullable<NsysStats['findings']> = {};
   /** Reports announced (`Executing`, `Processing`, ` ** Title (name):`), in order. */
   private readonly announced: string[] = [];
-  /** `SKIPPED:` notices in order, each with the report pending when it came (resolved at the end). */
-  private readonly notices: { reason: string; pending: string | undefined }[] = [];
+  /**
+   * `SKIPPED:` notices in order, each with the report pending when it came (resolved at the end); `rule`: it came while
+   * an expert rule was being read (nsys analyze prints a rule's notice right after its Processing line, in order).
+   */
+  private readonly notices: { reason: string; pending: string | undefined; rule: boolean }[] = [];
   /** The first part of a row a notice was written into (nsys's stderr inside its buffered stdout): joined to the rest. */
   private held: { text: string; line: number } | undefined;
 
@@ -184,7 +187,11 @@ export class NsysParser {
   /** A `SKIPPED:` notice: the path goes (`/tmp/report1.sqlite does not contain ...` -> `does not contain ...`). */
   private notice(text: string): void {
     const reason = text.trim().replace(/^(?:.+?\.(?:sqlite|nsys-rep|qdrep)|\S+) does not contain/, 'does not contain');
-    this.notices.push({ reason, pending: this.pendingReport });
+    this.notices.push({
+      reason,
+      pending: this.pendingReport,
+      rule: this.finding !== undefined && this.finding.report === this.pendingReport,
+    });
   }
 
   /** Reports announced and skipped: each notice to the first announced report that printed no table and needs its data. */
@@ -195,7 +202,10 @@ export class NsysParser {
       const kinds = NOTICE_DATA.filter((k) => k.data.test(n.reason));
       const fits = (r: string) =>
         !withTable.has(r) && !given.has(r) && (kinds.length === 0 || kinds.some((k) => k.reports.test(r)));
+      // a rule's notice is its own: the rules print in order, each notice after its Processing line
+      const own = n.rule && n.pending !== undefined && !given.has(n.pending) ? n.pending : undefined;
       const name =
+        own ??
         this.announced.find(fits) ??
         (n.pending !== undefined && !withTable.has(n.pending) ? n.pending : undefined) ??
         kinds.find((k) => k.first)?.first ??
