@@ -212,3 +212,51 @@ test('nsys analyze: each SKIPPED notice belongs to the rule whose Processing lin
   // the rules that ran keep their findings, none of them marked skipped
   t.deepEqual(Object.keys(r.value.findings ?? {}).sort(), ['cuda_api_sync', 'cuda_memcpy_async', 'cuda_memcpy_sync']);
 });
+
+test('nsys stats with a SKIPPED notice spliced after a whole row of cuda_api_sum, then two whole SKIPPED lines, then the rest of the table: every row kept, the notices recorded', (t) => {
+  const header =
+    ' Time (%)  Total Time (ns)  Num Calls    Avg (ns)     Med (ns)    Min (ns)   Max (ns)   StdDev (ns)            Name         ';
+  const rule =
+    ' --------  ---------------  ---------  -----------  -----------  ---------  ---------  -----------  ----------------------';
+  const names = ['cudaStreamSynchronize', 'cudaMemcpyAsync', 'cudaLaunchKernel', 'cudaEventCreate', 'cudaFree'];
+  const rows = names.map((n, i) => {
+    const cells = [
+      `${(50 - i * 10).toFixed(1)}`,
+      `${(5 - i) * 1_000_000}`,
+      `${10 + i}`,
+      '100.0',
+      '90.0',
+      '10',
+      '900',
+      '5.0',
+    ];
+    const widths = [9, 17, 11, 13, 13, 11, 11, 13];
+    // nsys pads every row to its header's width
+    return `${cells.map((c, k) => c.padStart(widths[k])).join('')}  ${n}`.padEnd(header.length);
+  });
+  const head = [
+    'Processing [r.sqlite] with [/opt/nvidia/nsight-systems/2023.2.3/host-linux-x64/reports/cuda_api_sum.py]... ',
+    '',
+    ' ** CUDA API Summary (cuda_api_sum):',
+    '',
+    header,
+    rule,
+  ];
+  const clean = [...head, ...rows, ''].join('\n');
+  const spliced = [
+    ...head,
+    rows[0],
+    rows[1],
+    `${rows[2]}SKIPPED: r.sqlite does not contain CUDA kernel data.`,
+    'SKIPPED: r.sqlite does not contain GPU memory data.',
+    'SKIPPED: r.sqlite does not contain GPU memory data.',
+    rows[3],
+    rows[4],
+    '',
+  ].join('\n');
+  const a = parseNsysStats(clean).value.tables[0];
+  const b = parseNsysStats(spliced);
+  t.is(a.rows.length, 5);
+  t.deepEqual(b.value.tables[0].rows, a.rows, 'the same rows, cudaEventCreate and the row after included');
+  t.true(Object.keys(b.value.skipped).length >= 1, JSON.stringify(b.value.skipped));
+});

@@ -165,6 +165,18 @@ export class NsysParser {
       if (line.trim() === '' && width !== undefined && this.held.text.length < width) return;
       const held = this.held;
       this.held = undefined;
+      // the held part is a whole row already (padded to the header's width) and this line is the next row: the notice
+      // came after the row's padding, and each row stands on its own
+      if (
+        line.trim() !== '' &&
+        width !== undefined &&
+        held.text.trimEnd().length < held.text.length &&
+        held.text.length >= width
+      ) {
+        this.pushLine(held.text);
+        this.pushLine(line);
+        return;
+      }
       line = held.text + line;
       this.diagnostics.push({
         severity: 'note',
