@@ -323,3 +323,20 @@ test("nsys's stderr messages inside its buffered tables: each notice to the repo
     ],
   );
 });
+
+test('a Markdown note whose fences hold no profiler output (the output pasted after the fence closed, a fence opened at the end and never closed) is read whole, with a note', async (t) => {
+  const md = await parseProfileFile(join(ROOT, 'test/fixtures/profiles/markdown/unpaired-fences.md'));
+  if (md.kind !== 'nvprof') return t.fail(`detected as ${md.kind}`);
+  const [p] = md.result.value.processes;
+  t.is(p.pid, 9);
+  t.deepEqual(
+    p.summary.map((r) => [r.type, r.name, r.totalNs]),
+    [
+      ['GPU activities', 'conv_kernel(float const *, float*)', 7_000_000],
+      ['GPU activities', '[CUDA memcpy HtoD]', 3_000_000],
+      ['API calls', 'cudaMalloc', 1_500_000_000],
+    ],
+  );
+  t.is(md.result.diagnostics[0].code, 'READ_WHOLE_NOTE');
+  t.regex(md.result.diagnostics[0].message, /fenced code blocks hold no profiler output/);
+});

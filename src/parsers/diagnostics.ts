@@ -13,7 +13,8 @@ type DiagnosticCode =
   /** a block that is not the profiler's (a compiler's timing report before nvprof's output), skipped whole */
   | 'SKIPPED_BLOCK'
   /** the log was read from inside the fenced code blocks of a Markdown file */
-  | 'READ_FROM_FENCE';
+  | 'READ_FROM_FENCE'
+  | 'READ_WHOLE_NOTE';
 
 export interface Diagnostic {
   /** `note`: nothing lost, but the reader should know (a Markdown file read from its fences); `--strict` passes. */

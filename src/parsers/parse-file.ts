@@ -87,11 +87,18 @@ export async function parseProfileFile(
 ): Promise<ParsedProfile> {
   const { text: rawHead, detected: encoding } = options.head ?? readProfileHead(path);
   // a log kept in Markdown is read from inside its fenced code blocks (the prose around them is not the profiler's)
-  const fences = isMarkdownPath(path) ? new FenceReader() : undefined;
-  const head = fences ? unfence(rawHead) : rawHead;
+  let fences = isMarkdownPath(path) ? new FenceReader() : undefined;
+  let head = fences ? unfence(rawHead) : rawHead;
+  // fences that do not pair, or the output pasted outside them: when the fenced blocks hold no profiler output and the
+  // whole note does, the whole note is read
+  const wholeNote = !!fences && !kind && !detectProfileKind(head) && !!detectProfileKind(rawHead);
+  if (wholeNote) {
+    fences = undefined;
+    head = rawHead;
+  }
   const detected = kind ?? detectProfileKind(head);
   if (!detected) {
-    if (head.length > 0 && head.replace(/[\s\0]/g, '').length === 0) {
+    if (rawHead.length > 0 && rawHead.replace(/[\s\0]/g, '').length === 0) {
       throw new JetprofError('BAD_INPUT', `${path}: holds only blank lines or NUL bytes`, {
         suggestion: 'the log was not written (profiler killed?) or was cut: run the profiler again',
       });
@@ -136,6 +143,14 @@ export async function parseProfileFile(
   if (parser instanceof NvprofParser) legacyLines += parser.legacyLines;
   const assumed = encodingNote(encoding, legacyLines);
   if (assumed) parsed.result.diagnostics.unshift(assumed);
+  if (wholeNote)
+    parsed.result.diagnostics.unshift({
+      severity: 'note',
+      code: 'READ_WHOLE_NOTE',
+      line: 1,
+      message:
+        'a Markdown file whose fenced code blocks hold no profiler output (fences that do not pair, or the output pasted outside them): the whole note was read',
+    });
   if (fences)
     parsed.result.diagnostics.unshift({
       severity: 'note',
