@@ -101,7 +101,13 @@ export function jobSettings(o: InferCliOptions, k: number, run: RunContext, spec
     plan: run.plan,
     ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
     ...(o.perfInterval
-      ? { perf: { everyS: o.perfInterval, onPerf: (line: string) => process.stderr.write(`${line}\n`) } }
+      ? {
+          perf: {
+            everyS: o.perfInterval,
+            // on its own line: a progress line being drawn on the terminal is cleared first (it is drawn again)
+            onPerf: (line: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`),
+          },
+        }
       : {}),
     draw: o.draw,
     videoIo: o.videoIo,

@@ -91,11 +91,15 @@ export function batchFigures(batches: readonly BatchRecord[]): BatchFigures | un
   };
 }
 
-/** deepstream-app's **PERF line: each stream's FPS over the last interval and (in brackets) since the start. */
+/**
+ * deepstream-app's **PERF lines: a header naming the columns once, then each stream's FPS over the last interval and
+ * (in brackets) since the start.
+ */
 function perfPrinter(o: LoopOptions, streams: number) {
   const counts = Array.from({ length: streams }, () => ({ last: 0, total: 0 }));
   const start = process.hrtime.bigint();
   let at = start;
+  let headed = false;
   return {
     count(i: number) {
       counts[i].last++;
@@ -107,8 +111,10 @@ function perfPrinter(o: LoopOptions, streams: number) {
       const s = Number(now - at) / 1e9;
       if (s < o.perf.everyS) return;
       const all = Number(now - start) / 1e9;
+      if (!headed) o.perf.onPerf(`**PERF:  ${counts.map((_, i) => `FPS ${i} (Avg)`).join('\t')}`);
+      headed = true;
       o.perf.onPerf(
-        `**PERF: ${counts.map((c) => `${(c.last / s).toFixed(2)} (${(c.total / all).toFixed(2)})`).join('\t')}`,
+        `**PERF:  ${counts.map((c) => `${(c.last / s).toFixed(2)} (${(c.total / all).toFixed(2)})`).join('\t')}`,
       );
       for (const c of counts) c.last = 0;
       at = now;
