@@ -4,7 +4,6 @@
  * under the final name; FFmpeg's writer or a GStreamer pipeline (x264enc, a Jetson's nvv4l2h264enc); a folder of
  * images for an image folder's frames.
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
@@ -21,6 +20,7 @@ import {
   newFileMode,
 } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
+import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { EncoderThreads } from './encoder-threads.ts';
 import { evenFrameSize } from './frame-size.ts';
 import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
@@ -72,23 +72,40 @@ export interface RealTime {
   why?: string;
 }
 
-/** Stretches the staged video `tmp` (holding `frames` frames) by `scale` in place, or says why not. */
-function stretchToCameraTime(cv: Cv, tmp: string, frames: number, scale: number): RealTime {
+/**
+ * Stretches the staged video `tmp` (holding `frames` frames) by `scale` in place, or says why not. ffmpeg runs beside
+ * the event loop (a slow disk must not hold Ctrl-C and SIGTERM up), ended after 600 s or when this process exits.
+ */
+async function stretchToCameraTime(cv: Cv, tmp: string, frames: number, scale: number): Promise<RealTime> {
   const out = `${tmp}.stretched${extname(tmp)}`;
-  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', '-itsscale', scale.toFixed(6), '-i', tmp, '-c', 'copy', out], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
-  const said = (r.stderr ?? '').trim().split('\n').pop();
-  const why = r.error
-    ? (r.error as NodeJS.ErrnoException).code === 'ENOENT'
-      ? 'ffmpeg is not installed (bash scripts/setup.sh installs it)'
-      : r.error.message
-    : r.status !== 0
-      ? `ffmpeg exit ${r.status}${said ? `: ${said}` : ''}`
+  let r: { code: number; output: Buffer } | undefined;
+  let failed: string | undefined;
+  try {
+    r = await runCommand('ffmpeg', ['-v', 'error', '-y', '-itsscale', scale.toFixed(6), '-i', tmp, '-c', 'copy', out], {
+      onSpawn: (pid) => {
+        const end = () => signalProcess(processRef(pid), 'SIGKILL');
+        const timer = setTimeout(end, 600_000);
+        process.once('exit', end);
+        return () => {
+          clearTimeout(timer);
+          process.removeListener('exit', end);
+        };
+      },
+    });
+  } catch (e) {
+    failed =
+      (e as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'ffmpeg is not installed (bash scripts/setup.sh installs it)'
+        : (e as Error).message;
+  }
+  const said = r?.output.toString('utf8').trim().split('\n').pop();
+  const why =
+    failed ??
+    (r!.code !== 0
+      ? `ffmpeg exit ${r!.code}${said ? `: ${said}` : ''}`
       : playableVideo(cv, out, frames)?.frames !== frames
         ? 'the stretched copy did not hold every frame'
-        : undefined;
+        : undefined);
   if (why) {
     removeQuietly(out);
     return { scale, stretched: false, why };
@@ -372,7 +389,7 @@ export function createVideoSink(
       sink.written = { width: video.width, height: video.height };
       // the camera's span over the video's, from the first frame to the last (at the writer's rate)
       if (o?.cameraSpanS && frames > 1)
-        sink.realTime = stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
+        sink.realTime = await stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
       renameSync(tmp, target.path);
       dropStaging(staging);
