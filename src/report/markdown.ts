@@ -166,47 +166,52 @@ export function reportCsv(r: LabReport): Record<string, string> {
       ]),
     ),
   );
-  r.profiles.forEach((p, i) => {
-    // the profile's name without its file's extension: profile1_profiling_trt_log_kernels.csv
-    const base = `profile${i + 1}_${p.label.replace(/\.(txt|log|md|json|csv|qdrep|nsys-rep)$/i, '').replace(/[^\w.-]+/g, '_')}`;
-    if (p.criticalPath.length) {
-      files[`${base}_critical_path.csv`] = csvTable(
-        ['critical_path_pct', 'critical_path_ns', 'waiting_ns', 'name'],
-        [...p.criticalPath, ...p.waiting].map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
+  r.profiles.forEach((p, i) => Object.assign(files, profileCsvFiles(p, i)));
+  return files;
+}
+
+/** One profile's tables as CSV files, named `profile<i>_<its name>_<table>.csv`. */
+function profileCsvFiles(p: LabReport['profiles'][number], i: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  // the profile's name without its file's extension: profile1_profiling_trt_log_kernels.csv
+  const base = `profile${i + 1}_${p.label.replace(/\.(txt|log|md|json|csv|qdrep|nsys-rep)$/i, '').replace(/[^\w.-]+/g, '_')}`;
+  if (p.criticalPath.length) {
+    files[`${base}_critical_path.csv`] = csvTable(
+      ['critical_path_pct', 'critical_path_ns', 'waiting_ns', 'name'],
+      [...p.criticalPath, ...p.waiting].map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
+    );
+  }
+  for (const [key, rows] of [
+    ['kernels', p.kernels],
+    ['api_calls', p.apiCalls],
+    ['nvtx', p.nvtx],
+    ['os_runtime', p.osRuntime],
+  ] as const) {
+    // a time_pct column only where the profiler printed one (nvprof's NVTX ranges have none)
+    const pct = rows.some((x) => x.pct !== undefined);
+    if (rows.length)
+      files[`${base}_${key}.csv`] = csvTable(
+        [...(pct ? ['time_pct'] : []), 'total_ns', 'calls', 'name'],
+        rows.map((x) => [...(pct ? [x.pct ?? ''] : []), x.totalNs, x.calls, x.name]),
       );
-    }
-    for (const [key, rows] of [
-      ['kernels', p.kernels],
-      ['api_calls', p.apiCalls],
-      ['nvtx', p.nvtx],
-      ['os_runtime', p.osRuntime],
-    ] as const) {
-      // a time_pct column only where the profiler printed one (nvprof's NVTX ranges have none)
-      const pct = rows.some((x) => x.pct !== undefined);
-      if (rows.length)
-        files[`${base}_${key}.csv`] = csvTable(
-          [...(pct ? ['time_pct'] : []), 'total_ns', 'calls', 'name'],
-          rows.map((x) => [...(pct ? [x.pct ?? ''] : []), x.totalNs, x.calls, x.name]),
-        );
-    }
-    const s = p.steadyState;
-    if (s?.rows.length)
-      files[`${base}_steady_state.csv`] = csvTable(
-        ['share_of_rest_pct', 'critical_path_ns', 'waiting_ns', 'name'],
-        s.rows.map((d) => [d.pct.toFixed(2), d.criticalPathNs, d.waitingNs, d.name]),
-      );
-    if (s?.layers?.length)
-      files[`${base}_layers.csv`] = csvTable(
-        ['gpu_ns', 'gpu_ns_per_frame', 'share_of_layers_gpu', 'host_ns', 'calls', 'layer'],
-        s.layers.map((l) => [
-          l.gpuNs,
-          s.frames ? Math.round(l.gpuNs / s.frames) : '',
-          s.layersGpuNs ? (l.gpuNs / s.layersGpuNs).toFixed(4) : '',
-          l.hostNs,
-          l.calls,
-          l.name,
-        ]),
-      );
-  });
+  }
+  const s = p.steadyState;
+  if (s?.rows.length)
+    files[`${base}_steady_state.csv`] = csvTable(
+      ['share_of_rest_pct', 'critical_path_ns', 'waiting_ns', 'name'],
+      s.rows.map((d) => [d.pct.toFixed(2), d.criticalPathNs, d.waitingNs, d.name]),
+    );
+  if (s?.layers?.length)
+    files[`${base}_layers.csv`] = csvTable(
+      ['gpu_ns', 'gpu_ns_per_frame', 'share_of_layers_gpu', 'host_ns', 'calls', 'layer'],
+      s.layers.map((l) => [
+        l.gpuNs,
+        s.frames ? Math.round(l.gpuNs / s.frames) : '',
+        s.layersGpuNs ? (l.gpuNs / s.layersGpuNs).toFixed(4) : '',
+        l.hostNs,
+        l.calls,
+        l.name,
+      ]),
+    );
   return files;
 }
