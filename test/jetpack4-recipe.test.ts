@@ -232,4 +232,16 @@ test("build.sh: a Docker without BuildKit's buildx plugin (23 and later) is told
     for (const f of m[1].split(/\s+/))
       t.regex(f, /^(package(-lock)?\.json|scripts\/[\w-]+\.sh|board\/jetpack4\/provision\.sh)$/, f);
   t.regex(docker.slice(sources), /RUN bash board\/jetpack4\/provision\.sh --project/);
+  // the image leaves out onnxruntime-node's libraries for other platforms: provision.sh's own lines, run on a tree
+  const prune = read('provision.sh')
+    .split('\n')
+    .filter((l) => l.includes('onnxruntime-node/bin') && !l.startsWith('#'));
+  t.is(prune.length, 2, prune.join('\n'));
+  const tree = freshDir('jp4-ort');
+  for (const d of ['darwin/arm64', 'linux/x64', 'linux/arm64', 'win32/x64'])
+    mkdirSync(join(tree, 'node_modules/onnxruntime-node/bin/napi-v6', d), { recursive: true });
+  const pruned = spawnSync('bash', ['-c', prune.join('\n')], { cwd: tree, encoding: 'utf8' });
+  t.is(pruned.status, 0, pruned.stderr);
+  t.deepEqual(readdirSync(join(tree, 'node_modules/onnxruntime-node/bin/napi-v6')), ['linux']);
+  t.deepEqual(readdirSync(join(tree, 'node_modules/onnxruntime-node/bin/napi-v6/linux')), [process.arch]);
 });
