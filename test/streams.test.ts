@@ -134,6 +134,30 @@ test('--streams 3 runs one source as three streams; runs of 1 and 3 streams at b
   );
   const three = JSON.parse(readFileSync(json, 'utf8'));
   t.is(Number(rows[2][4]), Number(three.aggregateFps.toFixed(2)), 'aggregate FPS is the run JSON figure');
+  // under the table, each row against the first: the change, and that one run a row cannot tell it from noise
+  const base = Number(rows[0][4]);
+  t.regex(
+    rep.stdout,
+    new RegExp(
+      `- 3 streams, batch 3 against 1 stream, batch 1: aggregate ${rows[2][4].replace('.', '\\.')} against ${rows[0][4].replace('.', '\\.')} FPS \\(${Number(rows[2][4]) >= base ? '\\+' : ''}${(((Number(rows[2][4]) - base) / base) * 100).toFixed(1).replace('.', '\\.')}%\\), worst p99 \\d+ against \\d+ ms; one run a row, so nothing tells it from noise \\(--repeat 3 gives each row a spread\\)\\.`,
+    ),
+  );
+  // and the sweep as CSV, streams, batch and interval as columns
+  const csvDir = join(dir, 'csv');
+  t.is((await runCli('jetprof', ['report', '--run', one, '--run', json, '--run', turns, '--csv', csvDir])).code, 0);
+  const sweepCsv = readFileSync(join(csvDir, 'sweep.csv'), 'utf8').split('\n');
+  t.is(
+    sweepCsv[0],
+    'sweep,row,streams,batch,interval,aggregate_fps,slowest_stream_fps,worst_p99_ms,dropped,delivered,cpu_ms_per_frame',
+  );
+  t.deepEqual(
+    sweepCsv.slice(1, 4).map((l) => l.split(',').slice(2, 5)),
+    [
+      ['1', '1', '0'],
+      ['3', '1', '0'],
+      ['3', '3', '0'],
+    ],
+  );
   t.regex(rows[2][1], /3streams-batch3/, 'the batch is in the label even at its default');
   t.regex(
     rep.stdout,

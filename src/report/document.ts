@@ -37,6 +37,7 @@ import {
   SWEEP_HEADERS,
   sweepCaption,
   sweepRows,
+  sweepDeltas,
   layersCaption,
   layerRows,
   LAYER_HEADERS,
@@ -226,6 +227,7 @@ function sweepBlocks(r: LabReport): Block[] {
   return r.sweeps.flatMap((s): Block[] => [
     { kind: 'caption', level: 3, text: sweepCaption(s) },
     { kind: 'table', headers: SWEEP_HEADERS, rows: sweepRows(r, s), align: right(SWEEP_HEADERS.length) },
+    { kind: 'list', items: sweepDeltas(r, s).map((text) => ({ text })) },
   ]);
 }
 

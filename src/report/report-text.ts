@@ -427,6 +427,34 @@ export function sweepCaption(s: Sweep): string {
   return `Sweep: ${s.rows.length} rows that differ only in streams, batch and interval (${s.setup}); aggregate FPS is every stream's frames over the wall time, the slowest stream and the worst p99 (a frame's read or arrival to its boxes) over all runs, CPU ms a frame is infer's CPU time over the frames it ran`;
 }
 
+/**
+ * Each row of a sweep against its first (fewest streams, batch 1): the change in aggregate FPS and worst p99, and
+ * whether it stands out of the noise: only repeats (--repeat) give a spread to tell; one run a row says so.
+ */
+export function sweepDeltas(r: LabReport, s: Sweep): string[] {
+  const rows = s.rows.map((name) => r.fps.find((y) => y.modelType === name)!);
+  const [base, ...rest] = rows;
+  const setup = (x: FpsRow) =>
+    `${x.streamSetup!.streams} stream${x.streamSetup!.streams === 1 ? '' : 's'}, batch ${x.streamSetup!.batch}${x.streamSetup!.interval ? `, interval ${x.streamSetup!.interval}` : ''}`;
+  return rest.map((x) => {
+    const a = base.sweep!.aggregateFps;
+    const b = x.sweep!.aggregateFps;
+    const p99 =
+      base.sweep!.worstP99Ms !== undefined && x.sweep!.worstP99Ms !== undefined
+        ? `, worst p99 ${x.sweep!.worstP99Ms.toFixed(0)} against ${base.sweep!.worstP99Ms.toFixed(0)} ms`
+        : '';
+    const [sa, sb] = [base.endToEndFps, x.endToEndFps];
+    const noise =
+      sa.n > 1 && sb.n > 1
+        ? // the 95% intervals of the two rows' end-to-end FPS
+          sa.ci95[1] < sb.ci95[0] || sb.ci95[1] < sa.ci95[0]
+          ? "outside the noise: the rows' 95% intervals do not overlap"
+          : "within the noise: the rows' 95% intervals overlap"
+        : 'one run a row, so nothing tells it from noise (--repeat 3 gives each row a spread)';
+    return `${setup(x)} against ${setup(base)}: aggregate ${b.toFixed(2)} against ${a.toFixed(2)} FPS (${b >= a ? '+' : ''}${(((b - a) / a) * 100).toFixed(1)}%)${p99}; ${noise}.`;
+  });
+}
+
 /** One row per sweep row, fewest streams first. */
 export function sweepRows(r: LabReport, s: Sweep): string[][] {
   const opt = (v: number | undefined, digits: number) => (v === undefined ? '' : v.toFixed(digits));
