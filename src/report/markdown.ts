@@ -166,44 +166,47 @@ export function reportCsv(r: LabReport): Record<string, string> {
       ]),
     ),
   );
-  // each sweep's rows with streams, batch and interval as columns (the table's figures, unrounded)
-  if (r.sweeps.length)
-    files['sweep.csv'] = csvTable(
-      [
-        'sweep',
-        'row',
-        'streams',
-        'batch',
-        'interval',
-        'aggregate_fps',
-        'slowest_stream_fps',
-        'worst_p99_ms',
-        'dropped',
-        'delivered',
-        'cpu_ms_per_frame',
-      ],
-      r.sweeps.flatMap((s, i) =>
-        s.rows.map((name) => {
-          const x = r.fps.find((y) => y.modelType === name)!;
-          const f = x.sweep!;
-          return [
-            i + 1,
-            x.label,
-            x.streamSetup!.streams,
-            x.streamSetup!.batch,
-            x.streamSetup!.interval,
-            f.aggregateFps.toFixed(3),
-            f.minStreamFps.toFixed(3),
-            f.worstP99Ms === undefined ? '' : f.worstP99Ms.toFixed(3),
-            x.drops?.dropped ?? '',
-            x.drops?.delivered ?? '',
-            f.cpuMsPerFrame === undefined ? '' : f.cpuMsPerFrame.toFixed(3),
-          ];
-        }),
-      ),
-    );
+  if (r.sweeps.length) files['sweep.csv'] = sweepCsv(r);
   r.profiles.forEach((p, i) => Object.assign(files, profileCsvFiles(p, i)));
   return files;
+}
+
+/** Each sweep's rows with streams, batch and interval as columns (the table's figures, unrounded). */
+function sweepCsv(r: LabReport): string {
+  return csvTable(
+    [
+      'sweep',
+      'row',
+      'streams',
+      'batch',
+      'interval',
+      'aggregate_fps',
+      'slowest_stream_fps',
+      'worst_p99_ms',
+      'dropped',
+      'delivered',
+      'cpu_ms_per_frame',
+    ],
+    r.sweeps.flatMap((s, i) =>
+      s.rows.map((name) => {
+        const x = r.fps.find((y) => y.modelType === name)!;
+        const f = x.sweep!;
+        return [
+          i + 1,
+          x.label,
+          x.streamSetup!.streams,
+          x.streamSetup!.batch,
+          x.streamSetup!.interval,
+          f.aggregateFps.toFixed(3),
+          f.minStreamFps.toFixed(3),
+          f.worstP99Ms === undefined ? '' : f.worstP99Ms.toFixed(3),
+          x.drops?.dropped ?? '',
+          x.drops?.delivered ?? '',
+          f.cpuMsPerFrame === undefined ? '' : f.cpuMsPerFrame.toFixed(3),
+        ];
+      }),
+    ),
+  );
 }
 
 /** One profile's tables as CSV files, named `profile<i>_<its name>_<table>.csv`. */
