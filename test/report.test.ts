@@ -17,6 +17,8 @@ import { wallShares } from '../src/pipeline/figures.ts';
 import { sumOf } from '../src/util/stats.ts';
 import { formatSummary } from '../src/report/run-summary.ts';
 import { emptyPerFrame, type PerFrame } from '../src/pipeline/stages.ts';
+import { sweepDeltas } from '../src/report/report-text.ts';
+import type { LabReport } from '../src/report/report-types.ts';
 import { buildLabReport } from '../src/report/lab-report.ts';
 import { speedups } from '../src/report/comparability.ts';
 import { reportCsv, reportMarkdown } from '../src/report/markdown.ts';
@@ -1713,4 +1715,28 @@ test('report.html: a stream name from a run file reaches no SVG unescaped, and a
   t.is(errorLines(r.stderr).length, 1, r.stderr);
   t.regex(r.stderr, /run\.json: not a valid jetprof\.run\/2 file: field perFrame\.stream\.0 must be integer/);
   t.false(existsSync(join(d, 'report.html')));
+});
+
+test('a sweep row against its first: outside the noise only when both rows have a spread and their 95% intervals part; one run a row says it cannot tell', (t) => {
+  const row = (name: string, streams: number, fps: number, spread: [number, number] | undefined) =>
+    ({
+      modelType: name,
+      streamSetup: { streams, batch: streams, interval: 0 },
+      sweep: { aggregateFps: fps, minStreamFps: fps / streams, worstP99Ms: 100 * streams },
+      endToEndFps: spread
+        ? { n: 3, mean: fps, std: 0.1, min: spread[0], max: spread[1], ci95: spread }
+        : { n: 1, mean: fps, std: 0, min: fps, max: fps, ci95: [fps, fps] },
+    }) as unknown as LabReport['fps'][number];
+  const sweep = { setup: 'x', rows: ['one', 'four'] };
+  const said = (a: [number, number] | undefined, b: [number, number] | undefined, fps = 11.15) =>
+    sweepDeltas({ fps: [row('one', 1, 10.96, a), row('four', 4, fps, b)] } as unknown as LabReport, sweep)[0];
+  t.is(
+    said(undefined, undefined),
+    '4 streams, batch 4 against 1 stream, batch 1: aggregate 11.15 against 10.96 FPS (+1.7%), worst p99 400 against 100 ms; one run a row, so nothing tells it from noise (--repeat 3 gives each row a spread).',
+  );
+  t.regex(said([10.8, 11.1], [11.0, 11.3]), /; within the noise: the rows' 95% intervals overlap\.$/);
+  t.regex(
+    said([10.8, 11.0], [13.9, 14.3], 14.1),
+    /\(\+28\.6%\).*; outside the noise: the rows' 95% intervals do not overlap\.$/,
+  );
 });
