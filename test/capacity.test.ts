@@ -7,6 +7,7 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchAt } from '../src/jobs/capacity.ts';
+import { escapeHtml as escapeHtmlText } from '../src/report/svg-charts.ts';
 import { clearlyFailed, combineRuns, judgePoint } from '../src/jobs/capacity-rule.ts';
 import { capacityMachineLine, capacitySentence, type CapacityResult } from '../src/report/capacity-format.ts';
 import {
@@ -51,7 +52,8 @@ test('the rule: every stream at 95% of the rate, drops within a tolerance as a s
     held: false,
     why: '1 of 151 frames dropped (0.7%, over 0.0%)',
   });
-  t.like(judgePoint(runOf([10], 0, 500), 1, RULE), { held: false, why: 'p99 500 ms' });
+  t.like(judgePoint(runOf([10], 0, 500), 1, RULE), { held: false, why: 'p99 500 ms, over 400' });
+  t.like(judgePoint(runOf([10], 0, 400.4), 1, RULE), { held: false, why: 'p99 400.4 ms, over 400' });
   t.is(judgePoint(runOf([10], 0, 330), 1, RULE).near, 'p99 330 of 400 ms');
   // every run held, one near the line: borderline (the search runs it again), held, the reason kept
   const near = combineRuns([judgePoint(runOf([10], 0, 100), 1, RULE), judgePoint(runOf([10], 0, 330, 120), 1, RULE)]);
@@ -131,6 +133,16 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.regex(figures[0], /aria-label="Slowest stream's FPS per count of streams \(each stream must keep 4 FPS\)"/);
   t.regex(figures[1], /aria-label="Worst stream's p99 latency per count of streams \(limit 2000 ms\)"/);
   for (const f of figures) t.is((f.match(/<span class="bar" /g) ?? []).length, cap.points.length, 'a bar per count');
+  // a count that failed says why on its bars (its FPS and p99 bars alone can look as if it held)
+  for (const p of cap.points as { streams: number; held: boolean; why?: string }[])
+    if (!p.held)
+      for (const f of figures)
+        t.true(
+          f.includes(
+            `>${p.streams} stream${p.streams === 1 ? '' : 's'}: no: ${escapeHtmlText(p.why!.split(';')[0].replace(/ \(.*\)$/, ''))}<`,
+          ),
+          `${p.streams} streams: ${p.why}`,
+        );
   // the target and the limit drawn across the bars, and named in the legend
   t.regex(figures[0], /class="bar-limit"[^>]*title="the target, 4 FPS"/);
   t.regex(figures[1], /class="bar-limit"[^>]*title="the limit, 2000 ms"/);

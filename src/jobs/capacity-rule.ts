@@ -49,7 +49,10 @@ export function judgePoint(run: RunResult, streams: number, rule: CapacityRule):
       ? `${dropped} of ${delivered} frames dropped (${sharePct(droppedShare)}, over ${sharePct(rule.dropTolerance)})`
       : '',
     point.minStreamFps < rule.sourceFps * 0.95 ? `a stream at ${point.minStreamFps.toFixed(2)} FPS` : '',
-    point.p99Ms > rule.p99LimitMs ? `p99 ${point.p99Ms.toFixed(0)} ms` : '',
+    // over the limit, said with the digits that show it (500.4 is not "500 ms" against a 500 ms limit)
+    point.p99Ms > rule.p99LimitMs
+      ? `p99 ${point.p99Ms.toFixed(Math.round(point.p99Ms) > rule.p99LimitMs ? 0 : 1)} ms, over ${rule.p99LimitMs}`
+      : '',
   ].filter(Boolean);
   point.held = why.length === 0;
   point.heldRuns = point.held ? 1 : 0;

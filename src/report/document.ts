@@ -238,8 +238,9 @@ function capacityBlocks(r: LabReport): Block[] {
   for (const c of r.capacity) {
     // one bar per count of streams tried, fewest first, in both charts
     const points = [...c.points].sort((a, b) => a.streams - b.streams);
+    // a count that failed says why on its bars (drops show in neither chart: the FPS and p99 bars can look fine)
     const bar = (p: (typeof points)[number], name: string, value: number): Bar => ({
-      label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : 'no'}`,
+      label: `${p.streams} stream${p.streams === 1 ? '' : 's'}: ${p.held ? 'held' : `no: ${(p.why ?? 'did not hold').split(';')[0].replace(/ \(.*\)$/, '')}`}`,
       fullLabel: `${p.streams} streams: ${p.held ? 'held' : `did not hold (${p.why})`}`,
       segments: [{ name, value }],
     });
