@@ -245,3 +245,19 @@ test("build.sh: a Docker without BuildKit's buildx plugin (23 and later) is told
   t.deepEqual(readdirSync(join(tree, 'node_modules/onnxruntime-node/bin/napi-v6')), ['linux']);
   t.deepEqual(readdirSync(join(tree, 'node_modules/onnxruntime-node/bin/napi-v6/linux')), [process.arch]);
 });
+
+test('setup.sh on JetPack 4 (glibc 2.27) sends its owner to the container instead of asking for a Node it cannot run', (t) => {
+  const bin = freshDir('jp4-ldd');
+  writeFileSync(join(bin, 'ldd'), '#!/bin/sh\necho "ldd (Ubuntu GLIBC 2.27-3ubuntu1.6) 2.27"\n', { mode: 0o755 });
+  const needNode = /^need_node\(\) \{\n[\s\S]*?\n\}$/m.exec(readFileSync(join(ROOT, 'scripts/setup.sh'), 'utf8'))![0];
+  const r = spawnSync('bash', ['-c', `${needNode}\nJETPACK=1\nneed_node`], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+  });
+  t.is(r.status, 1);
+  t.regex(
+    r.stderr,
+    /^JetPack 4 has glibc 2\.27, which no Node 20 build runs on: use jetprof's container \(bash board\/jetpack4\/build\.sh/,
+  );
+  t.notRegex(r.stderr, /NodeSource/);
+});
