@@ -3,7 +3,7 @@
  * Runtime and OpenCV, and ffprobe to check what was written.
  */
 import test from 'ava';
-import { validateRunFile } from '../src/schemas/validate.ts';
+import { validateSchemaFile } from '../src/schemas/validate.ts';
 import { summarize } from '../src/util/stats.ts';
 import { createProgress, progressLine } from '../src/cli/progress.ts';
 import { execFileSync } from 'node:child_process';
@@ -46,7 +46,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.true(['h264', 'mpeg4'].includes(probe.codec));
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.is(run.schema, 'jetprof.run/2');
-  t.notThrows(() => validateRunFile(run, json), 'what infer writes follows src/schemas/run-v2.schema.json');
+  t.notThrows(() => validateSchemaFile(run, json), 'what infer writes follows src/schemas/run-v2.schema.json');
   t.is(run.backend, 'onnx');
   t.is(run.frames, 55);
   t.is(run.warmupFrames, 5);

@@ -21,7 +21,9 @@ export function countFrames(path: string, limit = Infinity): number {
   const cv = loadOpenCv();
   const cap = new cv.VideoCapture(path);
   let n = 0;
-  for (let m = n < limit ? cap.read() : undefined; m && !m.empty; m = n < limit ? cap.read() : undefined) {
+  while (n < limit) {
+    const m = cap.read();
+    if (m.empty) break;
     n++;
     m.release();
   }

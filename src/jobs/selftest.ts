@@ -36,9 +36,7 @@ async function prepareClip(t: Selftest): Promise<{ path: string; made: boolean }
     throw new JetprofError('TOOL_MISSING', 'no clip to test with: no videos/vtest.avi here and no ffmpeg to make one', {
       suggestion: 'pass --video V, or bash scripts/fetch-sample-video.sh',
     });
-  // ffmpeg writes into a folder of this process's own, where nothing can have been planted; the clip is then renamed
-  const staging = stagingDir(t.o.outDir);
-  const made = join(staging, 'clip.mp4');
+  // t.o.outDir is this run's own folder (runSelftest), where nothing can have been planted; -n never overwrites
   const r = await t.run(
     [
       ffmpeg,
@@ -55,12 +53,10 @@ async function prepareClip(t: Selftest): Promise<{ path: string; made: boolean }
       'libx264',
       '-pix_fmt',
       'yuv420p',
-      made,
+      path,
     ],
     t.o.timeoutS,
   );
-  if (r.code === 0) renameSync(made, path);
-  dropStaging(staging);
   if (r.code !== 0)
     throw new JetprofError('TOOL_FAILED', `ffmpeg could not make a clip (${Selftest.failure(r, t.o.timeoutS)})`, {
       suggestion: 'pass --video V',
@@ -166,7 +162,6 @@ function commitRun(work: string, outDir: string, r: SelftestResult): SelftestRes
   const old = `${final}.old-${process.pid}`;
   if (existsSync(final)) renameSync(final, old);
   renameSync(work, final);
-  dropStaging(work);
   rmSync(old, { recursive: true, force: true });
   return JSON.parse(JSON.stringify(r), (_k, v: unknown) =>
     typeof v === 'string' ? v.split(work).join(final) : v,

@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import type { CpuBound } from '../pipeline/figures.ts';
 import { JetprofError } from '../util/errors.ts';
 import { escapeControls, readJsonFile } from '../util/text-input.ts';
-import { validateRunFile } from '../schemas/validate.ts';
+import { validateSchemaFile } from '../schemas/validate.ts';
 
 export interface CapacityPoint {
   streams: number;
@@ -248,22 +248,22 @@ export function readCapacityFile(path: string): CapacityResult {
     });
   }
   // every field the report reads, typed and bounded (a search holds tens of counts): one line naming the field
-  validateRunFile(v, path, fix);
-  if (!Array.isArray(v.points)) throw new JetprofError('BAD_INPUT', `${path}: no points`, { suggestion: fix });
-  // hand-edited figures: finite, not negative, and an answer that one of its counts measured
+  validateSchemaFile(v, path, fix);
+  const r = v as CapacityResult;
+  // hand-edited figures: finite (JSON's 1e999 is Infinity), and an answer that one of its counts measured
   const figure = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
   const implausible =
-    !(figure(v.sourceFps) && v.sourceFps! > 0) ||
-    !figure(v.p99LimitMs) ||
-    v.points.some(
+    !(figure(r.sourceFps) && r.sourceFps > 0) ||
+    !figure(r.p99LimitMs) ||
+    r.points.some(
       (p) => !figure(p.streams) || !figure(p.minStreamFps) || !figure(p.meanStreamFps) || !figure(p.dropped),
     ) ||
-    (v.maxStreams !== 0 && !v.points.some((p) => p.held && p.streams === v.maxStreams));
+    (r.maxStreams !== 0 && !r.points.some((p) => p.held && p.streams === r.maxStreams));
   if (implausible)
     throw new JetprofError(
       'BAD_INPUT',
-      `${path}: figures no capacity search gives (infinite or negative, or an answer of ${v.maxStreams} streams that none of its counts held)`,
+      `${path}: figures no capacity search gives (infinite or negative, or an answer of ${r.maxStreams} streams that none of its counts held)`,
       { suggestion: fix },
     );
-  return v as CapacityResult;
+  return r;
 }

@@ -11,7 +11,7 @@ import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { readJsonFile } from '../util/text-input.ts';
 import { BACKENDS, deviceLabel } from '../backends/types.ts';
 import { defaultLabel, type ProfilerName, type RunResult } from '../pipeline/run-result.ts';
-import { validateRunFile } from '../schemas/validate.ts';
+import { validateSchemaFile } from '../schemas/validate.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { LabeledProfile } from './report-types.ts';
 
@@ -70,7 +70,7 @@ function runFromJson(v: unknown, path: string, profiler: ProfilerName = 'none'):
       { suggestion: 'run infer again on a longer video or with a smaller --warmup' },
     );
   }
-  validateRunFile(v, path);
+  validateSchemaFile(v, path);
   requirePlausibleFigures(v as Record<string, unknown>, path);
   return schema === 'jetprof.run/1' ? upgradeRunV1(v as Record<string, unknown>, profiler) : (v as RunResult);
 }
@@ -131,7 +131,7 @@ export function loadRunFiles(path: string): { path: string; run: RunResult }[] {
   const v = readJson(path, 'run JSON') as { schema?: string; files?: unknown };
   if (typeof v?.schema !== 'string' || !/^jetprof\.runset\/\d+$/.test(v.schema))
     return [{ path, run: runOfFile(v, path) }];
-  validateRunFile(v, path); // a runset of another version is said as such
+  validateSchemaFile(v, path); // a runset of another version is said as such
   if (!Array.isArray(v.files) || v.files.length === 0) {
     throw new JetprofError('BAD_INPUT', `${path}: a runset without its run files (it was written with --json -)`, {
       suggestion: 'pass the run files themselves with --run',

@@ -69,14 +69,14 @@ export function separateActivations(proc: NvprofProcess): ProfileSection['activa
       kernels: rg.rows.filter((r) => r.type === 'GPU activities' && !/^\[CUDA mem(cpy|set)/.test(r.name)),
     }))
     .filter((l) => l.kernels.length > 0);
-  const own = layers.map((l) => l.kernels);
+  const kernels = layers.flatMap((l) => l.kernels);
   const frames = enqueue?.rows.find((r) => r.type === 'Range')?.calls;
   return {
     kind: layers.length && layers.every((l) => /lrelu|leaky/i.test(l.name)) ? 'leaky ReLU' : 'activation',
-    layers: own.length,
-    kernels: [...new Set(own.flat().map((k) => k.name))],
-    calls: own.flat().reduce((a, k) => a + k.calls, 0),
-    gpuNs: own.flat().reduce((a, k) => a + k.totalNs, 0),
+    layers: layers.length,
+    kernels: [...new Set(kernels.map((k) => k.name))],
+    calls: kernels.reduce((a, k) => a + k.calls, 0),
+    gpuNs: kernels.reduce((a, k) => a + k.totalNs, 0),
     ...(frames ? { frames } : {}),
   };
 }

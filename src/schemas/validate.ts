@@ -55,10 +55,10 @@ function describeSchemaError(e: AjvError): string {
 }
 
 /**
- * Checks a parsed run file against the schema its `schema` field names. Throws a one-line JetprofError naming the file
+ * Checks a parsed file (a run, a runset, a capacity result) against the schema its `schema` field names. Throws a one-line JetprofError naming the file
  * and the field; a newer version of a known schema says which versions this jetprof reads.
  */
-export function validateRunFile(
+export function validateSchemaFile(
   value: unknown,
   path: string,
   suggestion = 'pass the file as infer --json wrote it (an edited or cut file loses fields the report needs)',
