@@ -110,3 +110,63 @@ test('no function in src/ runs over 120 lines (a function a newcomer can read at
   t.is(functionLengths(body(130))[0].lines, 130);
   t.is(functionLengths(body(20))[0].lines, 20);
 });
+
+/** Each file's imports of other src/ files (type-only ones too), read from its import lines. */
+function importGraph(src: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of tsFiles(src)) {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(/(?:from|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) =>
+      relative(src, normalize(join(dirname(file), m[1]))),
+    );
+    graph.set(relative(src, file), targets);
+  }
+  return graph;
+}
+
+/** The circles of a graph, each as its files in a walk order (depth-first; one circle per back edge). */
+function circles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, 'open');
+    path.push(f);
+    for (const to of graph.get(f) ?? []) {
+      if (state.get(to) === 'open') found.push(path.slice(path.indexOf(to)));
+      else if (!state.has(to) && graph.has(to)) visit(to);
+    }
+    path.pop();
+    state.set(f, 'done');
+  };
+  for (const f of graph.keys()) if (!state.has(f)) visit(f);
+  return found;
+}
+
+test('no import circle in src/, type-only imports included (a newcomer reads a module after what it imports)', (t) => {
+  t.deepEqual(
+    circles(importGraph(join(ROOT, 'src'))).map((c) => c.join(' -> ')),
+    [],
+  );
+  // the search finds what it should: a -> b -> a is a circle, a -> b -> c is not
+  const g = (edges: [string, string][]) =>
+    new Map(['a', 'b', 'c'].map((f) => [f, edges.filter(([x]) => x === f).map(([, y]) => y)]));
+  t.deepEqual(
+    circles(
+      g([
+        ['a', 'b'],
+        ['b', 'a'],
+      ]),
+    ),
+    [['a', 'b']],
+  );
+  t.deepEqual(
+    circles(
+      g([
+        ['a', 'b'],
+        ['b', 'c'],
+      ]),
+    ),
+    [],
+  );
+});

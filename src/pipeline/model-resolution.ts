@@ -8,7 +8,7 @@ import { ensureExported, readModelInfo } from '../model/export-file.ts';
 import { JetprofError } from '../util/errors.ts';
 import { sha256File } from '../util/files.ts';
 import type { DetectorSession } from '../backends/types.ts';
-import type { InferOptions } from './infer.ts';
+import type { InferOptions } from './infer-settings.ts';
 
 function resolveModelPath(
   o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>,

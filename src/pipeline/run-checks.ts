@@ -4,7 +4,7 @@
  */
 import { JetprofError } from '../util/errors.ts';
 import { type LoopResult } from './sequential-loop.ts';
-import type { InferOptions } from './infer.ts';
+import type { InferOptions } from './infer-settings.ts';
 import { evenFrameSize } from '../video/frame-size.ts';
 
 /** A run that measured no frame is an error, whichever way it ended; its output files were left as they were. */

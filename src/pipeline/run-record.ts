@@ -16,7 +16,7 @@ import { loadOpenCv } from '../video/opencv.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import { batchFigures, type LoopResult } from './sequential-loop.ts';
 import { buildRunResult, defaultLabel, type RunFacts, type RunResult } from './run-result.ts';
-import type { InferOptions } from './infer.ts';
+import type { InferOptions } from './infer-settings.ts';
 import { engineOnnxSha, type ResolvedModel } from './model-resolution.ts';
 /** The run's setup: what ran the model, in which precision and loop, under which profiler; its label. */
 function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo): RunFacts['setup'] {

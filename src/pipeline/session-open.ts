@@ -8,7 +8,7 @@ import { type BackendName, type DetectorSession } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import { loadOpenCv } from '../video/opencv.ts';
-import type { InferOptions } from './infer.ts';
+import type { InferOptions } from './infer-settings.ts';
 import { checkBatchFits, darknetFilesOnly, type ResolvedModel } from './model-resolution.ts';
 
 type Opener = (

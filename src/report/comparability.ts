@@ -5,9 +5,17 @@
  * agree), and what --interval buys and costs against the same setup at interval 0. Pure.
  */
 import { type RunResult, videoNames } from '../pipeline/run-result.ts';
-import { inOneSweep, type Sweep } from './sweep.ts';
+import { inOneSweep } from './sweep.ts';
 
-import type { FpsRow, ComparisonBasis, NotCompared, PairAgreement, Speedup, IntervalTrade } from './report-types.ts';
+import type {
+  FpsRow,
+  ComparisonBasis,
+  NotCompared,
+  PairAgreement,
+  Speedup,
+  IntervalTrade,
+  Sweep,
+} from './report-types.ts';
 
 /** What decoded a run's frames, in words: every stream's decoder where streams were recorded. */
 export function decodedBy(r: RunResult): string {

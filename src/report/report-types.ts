@@ -10,7 +10,6 @@ import { type ShareName } from '../pipeline/figures.ts';
 import { type RunResult } from '../pipeline/run-result.ts';
 import { type Stage } from '../pipeline/stages.ts';
 import { type Spread } from '../util/stats.ts';
-import type { Sweep, SweepFigures } from './sweep.ts';
 import type { CapacityResult } from './capacity-format.ts';
 
 export interface LabeledProfile {
@@ -345,4 +344,23 @@ export interface LabReport {
   profiles: ProfileSection[];
   env: EnvBlock[];
   definitions: [string, string][];
+}
+
+/** What a sweep table shows of a row, over its runs. */
+export interface SweepFigures {
+  /** Frames of every stream over the wall time (the row's end-to-end FPS for one stream), mean of the runs. */
+  aggregateFps: number;
+  /** The slowest stream's end-to-end FPS, lowest over the runs. */
+  minStreamFps: number;
+  /** The worst stream's p99 latency (arrival or read to boxes), highest over the runs; absent when not recorded. */
+  worstP99Ms?: number;
+  /** infer's CPU time over the frames it ran (warm-up included), mean of the runs; absent when not recorded. */
+  cpuMsPerFrame?: number;
+}
+
+export interface Sweep {
+  /** What the rows share, in words (videos, frame size, loop, pacing, output, backend). */
+  setup: string;
+  /** The rows' model types, fewest streams first, then batch, then interval. */
+  rows: string[];
 }

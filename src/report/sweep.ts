@@ -5,19 +5,7 @@
  */
 import type { RunResult } from '../pipeline/run-result.ts';
 import { meanOf } from '../util/stats.ts';
-import type { ComparisonBasis, FpsRow } from './report-types.ts';
-
-/** What a sweep table shows of a row, over its runs. */
-export interface SweepFigures {
-  /** Frames of every stream over the wall time (the row's end-to-end FPS for one stream), mean of the runs. */
-  aggregateFps: number;
-  /** The slowest stream's end-to-end FPS, lowest over the runs. */
-  minStreamFps: number;
-  /** The worst stream's p99 latency (arrival or read to boxes), highest over the runs; absent when not recorded. */
-  worstP99Ms?: number;
-  /** infer's CPU time over the frames it ran (warm-up included), mean of the runs; absent when not recorded. */
-  cpuMsPerFrame?: number;
-}
+import type { ComparisonBasis, FpsRow, Sweep, SweepFigures } from './report-types.ts';
 
 export function sweepFigures(runs: RunResult[]): SweepFigures {
   const minFps = (r: RunResult) =>
@@ -32,13 +20,6 @@ export function sweepFigures(runs: RunResult[]): SweepFigures {
     ...(p99s.every(Number.isFinite) ? { worstP99Ms: Math.max(...p99s) } : {}),
     ...(cpu.every(Number.isFinite) ? { cpuMsPerFrame: meanOf(cpu) } : {}),
   };
-}
-
-export interface Sweep {
-  /** What the rows share, in words (videos, frame size, loop, pacing, output, backend). */
-  setup: string;
-  /** The rows' model types, fewest streams first, then batch, then interval. */
-  rows: string[];
 }
 
 /** The basis without what a sweep varies: stream count, batch and interval (and the count of each video). */
