@@ -3,7 +3,14 @@
  * Used by `jetprof parse --format md|csv` and by the report.
  */
 import type { NsysStats, NsysTable } from '../parsers/nsys.ts';
-import type { NvprofLog, NvprofProcess, SummaryRow, SystemSampleRow, UnifiedMemoryRow } from '../parsers/nvprof.ts';
+import type {
+  MetricTraceRow,
+  NvprofLog,
+  NvprofProcess,
+  SummaryRow,
+  SystemSampleRow,
+  UnifiedMemoryRow,
+} from '../parsers/nvprof.ts';
 import { type Cell, criticalPathCells, csvTable, formatNs, formatPct, markdownTable, mdInline } from './tables.ts';
 
 export const NVPROF_SECTIONS = [
@@ -53,125 +60,96 @@ function summaryTable(title: string, rows: SummaryRow[]): Table {
   };
 }
 
-export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
-  const tables: Table[] = [];
-  for (const p of log.processes) {
-    const who = procLabel(p);
-    switch (section) {
-      case 'summary':
-        if (p.summary.length) tables.push(summaryTable(`Summary, ${who}`, p.summary));
-        break;
-      case 'nvtx':
-        for (const d of p.nvtx.domains)
-          for (const r of d.ranges) tables.push(summaryTable(`NVTX ${d.name} / ${r.name}, ${who}`, r.rows));
-        break;
-      case 'dependency':
-        if (p.dependency.length) {
-          tables.push({
+/** A process's tables of one section (none when it has no rows of it). */
+const SECTION_TABLES: Record<NvprofSection, (p: NvprofProcess, who: string) => Table[]> = {
+  summary: (p, who) => (p.summary.length ? [summaryTable(`Summary, ${who}`, p.summary)] : []),
+  nvtx: (p, who) =>
+    p.nvtx.domains.flatMap((d) => d.ranges.map((r) => summaryTable(`NVTX ${d.name} / ${r.name}, ${who}`, r.rows))),
+  dependency: (p, who) =>
+    p.dependency.length
+      ? [
+          {
             title: `Dependency analysis, ${who}`,
             headers: ['Critical path(%)', 'Critical path', 'Waiting time', 'Name'],
             display: p.dependency.map(criticalPathCells),
             raw: p.dependency.map((d) => [d.criticalPathPct, d.criticalPathNs, d.waitingNs, d.name]),
             align: ['r', 'r', 'r', 'l'],
-          });
-        }
-        break;
-      case 'metrics':
-        if (p.metrics.length) {
-          const rows = p.metrics.map((m) => [
-            m.device ?? '',
-            m.kernel,
-            m.invocations,
-            m.metric,
-            m.description ?? '',
-            m.min,
-            m.max,
-            m.avg,
-            m.total ?? '',
-          ]);
-          tables.push({
-            title: `Metrics and events, ${who}`,
-            headers: ['Device', 'Kernel', 'Invocations', 'Metric', 'Description', 'Min', 'Max', 'Avg', 'Total'],
-            display: rows,
-            raw: rows,
-          });
-        }
-        break;
-      case 'metric-trace':
-        if (p.metricTrace?.length) {
-          // one row per launch, a column per metric (unit in the header where the units row gave one); a flag
-          // (`<OVERFLOW>`) stands where nvprof printed it, never as a number
-          const mt = p.metricTrace;
-          const metrics = [...new Set(mt.flatMap((r) => Object.keys(r.values)))];
-          const unitOf = (m: string) => mt.find((r) => r.units?.[m])?.units?.[m];
-          const rows = mt.map((r) => [
-            r.device,
-            r.context,
-            r.stream,
-            r.kernel,
-            r.correlationId ?? '',
-            ...metrics.map((m) => r.values[m] ?? r.flags?.[m] ?? ''),
-          ]);
-          tables.push({
-            title: `Metrics per kernel launch, ${who}`,
-            headers: [
-              'Device',
-              'Context',
-              'Stream',
-              'Kernel',
-              'Correlation ID',
-              ...metrics.map((m) => (unitOf(m) ? `${m} (${unitOf(m)})` : m)),
-            ],
-            display: rows,
-            raw: rows,
-          });
-        }
-        break;
-      case 'gpu-trace':
-      case 'api-trace': {
-        const rows = section === 'gpu-trace' ? p.gpuTrace : p.apiTrace;
-        if (rows?.length) {
-          // every key any row has, in first-seen order (only rows that launched a kernel have `kernel`)
-          const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-          tables.push({
-            title: `${section === 'gpu-trace' ? 'GPU' : 'API'} trace, ${who}`,
-            headers: keys,
-            display: rows.map((r) =>
-              // a row nvprof printed without a duration (a page fault) has none: `-` as nvprof shows it
-              keys.map((k) =>
-                k === 'startNs' || k === 'durationNs'
-                  ? r[k] === undefined
-                    ? '-'
-                    : formatNs(r[k] as number)
-                  : (r[k] ?? ''),
-              ),
-            ),
-            raw: rows.map((r) => keys.map((k) => r[k] ?? '')),
-          });
-        }
-        break;
-      }
-      case 'unified-memory':
-        if (p.unifiedMemory?.rows.length) {
-          const um = p.unifiedMemory.rows;
-          tables.push({
-            title: `Unified memory, ${who}`,
-            headers: ['Device', 'Count', 'Avg Size', 'Min Size', 'Max Size', 'Total Size', 'Total Time', 'Name'],
-            // the same cells, the total time with its unit in Markdown and as integer nanoseconds in the CSV
-            display: um.map((r) => umCells(r, r.totalNs === null ? '-' : formatNs(r.totalNs))),
-            raw: um.map((r) => umCells(r, r.totalNs)),
-          });
-        }
-        break;
-      case 'system':
-        if (p.system?.length) tables.push(systemTable(p.system, who));
-        break;
-    }
-  }
-  return tables;
+          },
+        ]
+      : [],
+  metrics: (p, who) => {
+    if (!p.metrics.length) return [];
+    const rows = p.metrics.map((m) => [
+      ...[m.device ?? '', m.kernel, m.invocations, m.metric, m.description ?? ''],
+      ...[m.min, m.max, m.avg, m.total ?? ''],
+    ]);
+    const headers = ['Device', 'Kernel', 'Invocations', 'Metric', 'Description', 'Min', 'Max', 'Avg', 'Total'];
+    return [{ title: `Metrics and events, ${who}`, headers, display: rows, raw: rows }];
+  },
+  'metric-trace': (p, who) => (p.metricTrace?.length ? [metricTraceTable(p.metricTrace, who)] : []),
+  'gpu-trace': (p, who) => (p.gpuTrace?.length ? [traceTable(p.gpuTrace, `GPU trace, ${who}`)] : []),
+  'api-trace': (p, who) => (p.apiTrace?.length ? [traceTable(p.apiTrace, `API trace, ${who}`)] : []),
+  'unified-memory': (p, who) => {
+    const um = p.unifiedMemory?.rows;
+    if (!um?.length) return [];
+    return [
+      {
+        title: `Unified memory, ${who}`,
+        headers: ['Device', 'Count', 'Avg Size', 'Min Size', 'Max Size', 'Total Size', 'Total Time', 'Name'],
+        // the same cells, the total time with its unit in Markdown and as integer nanoseconds in the CSV
+        display: um.map((r) => umCells(r, r.totalNs === null ? '-' : formatNs(r.totalNs))),
+        raw: um.map((r) => umCells(r, r.totalNs)),
+      },
+    ];
+  },
+  system: (p, who) => (p.system?.length ? [systemTable(p.system, who)] : []),
+};
+
+export function nvprofTables(log: NvprofLog, section: NvprofSection): Table[] {
+  return log.processes.flatMap((p) => SECTION_TABLES[section](p, procLabel(p)));
+}
+
+/**
+ * One row per launch, a column per metric (unit in the header where the units row gave one); a flag (`<OVERFLOW>`)
+ * stands where nvprof printed it, never as a number.
+ */
+function metricTraceTable(mt: MetricTraceRow[], who: string): Table {
+  const metrics = [...new Set(mt.flatMap((r) => Object.keys(r.values)))];
+  const unitOf = (m: string) => mt.find((r) => r.units?.[m])?.units?.[m];
+  const rows = mt.map((r) => [
+    ...[r.device, r.context, r.stream, r.kernel, r.correlationId ?? ''],
+    ...metrics.map((m) => r.values[m] ?? r.flags?.[m] ?? ''),
+  ]);
+  return {
+    title: `Metrics per kernel launch, ${who}`,
+    headers: [
+      ...['Device', 'Context', 'Stream', 'Kernel', 'Correlation ID'],
+      ...metrics.map((m) => (unitOf(m) ? `${m} (${unitOf(m)})` : m)),
+    ],
+    display: rows,
+    raw: rows,
+  };
+}
+
+/** A GPU or API trace: every key any row has, in first-seen order (only rows that launched a kernel have `kernel`). */
+function traceTable(rows: NonNullable<NvprofProcess['gpuTrace']>, title: string): Table {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  // a row nvprof printed without a duration (a page fault) has none: `-` as nvprof shows it
+  const shown = (r: (typeof rows)[number], k: string) =>
+    k === 'startNs' || k === 'durationNs' ? (r[k] === undefined ? '-' : formatNs(r[k] as number)) : (r[k] ?? '');
+  return {
+    title,
+    headers: keys,
+    display: rows.map((r) => keys.map((k) => shown(r, k))),
+    raw: rows.map((r) => keys.map((k) => r[k] ?? '')),
+  };
 }
 
 /** A unified-memory row's cells, with its total time given as shown (formatted, or the raw nanoseconds). */
+function umCells(r: UnifiedMemoryRow, totalTime: Cell): Cell[] {
+  return [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, totalTime, r.name];
+}
+
 /** `--system-profiling on`: a sampled quantity per device, with its count, avg, min and max as nvprof printed them. */
 function systemTable(system: SystemSampleRow[], who: string): Table {
   const rows = system.map((r) => [r.device ?? '', r.name, r.count, r.avg, r.min, r.max]);
@@ -182,10 +160,6 @@ function systemTable(system: SystemSampleRow[], who: string): Table {
     raw: rows,
     align: ['l', 'l', 'r', 'r', 'r', 'r'],
   };
-}
-
-function umCells(r: UnifiedMemoryRow, totalTime: Cell): Cell[] {
-  return [r.device ?? '', r.count, r.avgSize, r.minSize, r.maxSize, r.totalSize, totalTime, r.name];
 }
 
 function nsysTable(t: NsysTable, index: number): Table {
