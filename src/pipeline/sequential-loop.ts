@@ -165,6 +165,38 @@ async function runBatch(
   return { result, preprocessMs, tInf, input: { input, blob, images: inferred.length } };
 }
 
+/** What finishing a frame needs of the run: its streams, tally, model, ranges and writer (frame-tail.ts). */
+function tailContext(
+  ios: readonly LoopIo[],
+  tally: LoopTally,
+  session: DetectorSession,
+  model: YoloModelInfo,
+  o: LoopOptions,
+  ranges: RangeOps,
+  writes: WriteBehind,
+): TailContext {
+  return {
+    ios,
+    tally,
+    backend: session.backend,
+    model,
+    warmupFrames: o.warmupFrames,
+    ranges,
+    trackers: o.interval ? ios.map(() => new IouTracker()) : undefined,
+    boxes: o.keepBoxes ? ios.map(() => []) : undefined,
+    streamColumn: !!o.streamColumn,
+    onHeads: o.onHeads,
+    writes,
+  };
+}
+
+/** The frames the run will read over all streams, for the progress line (0 where a source does not say). */
+function framesToRead(ios: LoopIo[], o: LoopOptions): number {
+  const count = (io: LoopIo) =>
+    o.maxFrames ? Math.min(o.maxFrames, io.source.info.frameCount || o.maxFrames) : io.source.info.frameCount;
+  return sumOf(ios.map(count));
+}
+
 export async function runSequentialLoop(
   session: DetectorSession,
   model: YoloModelInfo,
@@ -180,26 +212,10 @@ export async function runSequentialLoop(
   const ranges: RangeOps = batched ? startEndRanges(o.nvtx) : pushPopRanges(o.nvtx);
   // each frame is written after the model's next run and its encoding waited for before the run after that
   const writes = new WriteBehind(tally, ranges);
-  const tail: TailContext = {
-    ios,
-    tally,
-    backend: session.backend,
-    model,
-    warmupFrames: o.warmupFrames,
-    ranges,
-    trackers: o.interval ? ios.map(() => new IouTracker()) : undefined,
-    boxes: o.keepBoxes ? ios.map(() => []) : undefined,
-    streamColumn: !!o.streamColumn,
-    onHeads: o.onHeads,
-    writes,
-  };
+  const tail = tailContext(ios, tally, session, model, o, ranges, writes);
   const reads = new StreamReads(ios, o, { batched, ranges, begin: (t) => tally.begin(t) });
   const perf = perfPrinter(o, ios.length);
-  const totalFrames = sumOf(
-    ios.map((io) =>
-      o.maxFrames ? Math.min(o.maxFrames, io.source.info.frameCount || o.maxFrames) : io.source.info.frameCount,
-    ),
-  );
+  const totalFrames = framesToRead(ios, o);
   let interrupted = false;
   let framesRead = 0;
   let inferredFrames = 0;
