@@ -125,6 +125,24 @@ let cached: TrtAbi | undefined;
 
 export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
   if (cached?.path === path) return cached;
+  const koffi = loadKoffi();
+  const abi = bindAbi(koffi, openShim(koffi, path), path);
+  const abiVersion = abi.abiVersion();
+  if (abiVersion !== ABI_VERSION) {
+    throw new JetprofError(
+      'TENSORRT_UNAVAILABLE',
+      `${path} speaks ABI version ${abiVersion}, this jetprof speaks ${ABI_VERSION}`,
+      { suggestion: 'rebuild it with npm run build:trt' },
+    );
+  }
+  cached = abi;
+  return abi;
+}
+
+type Koffi = ReturnType<typeof loadKoffi>;
+
+/** The shim loaded, or why not in one line: not built, not where JETPROF_TRT_SHIM says, TensorRT itself missing. */
+function openShim(koffi: Koffi, path: string): ReturnType<Koffi['load']> {
   if (!existsSync(path)) {
     if (process.env.JETPROF_TRT_SHIM) {
       throw new JetprofError('TENSORRT_UNAVAILABLE', `${path} (from JETPROF_TRT_SHIM) does not exist`, {
@@ -136,10 +154,8 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
       suggestion: 'run npm run build:trt',
     });
   }
-  const koffi = loadKoffi();
-  let lib: ReturnType<typeof koffi.load>;
   try {
-    lib = koffi.load(path);
+    return koffi.load(path);
   } catch (e) {
     const why = messageOf(e).split('\n')[0];
     if (/libnvinfer|libcudart|libnvinfer_plugin/.test(why))
@@ -148,6 +164,10 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
       suggestion: 'rebuild it with npm run build:trt',
     });
   }
+}
+
+/** The shim's C functions and structs (native/jetprof_trt.h) as JavaScript functions. */
+function bindAbi(koffi: Koffi, lib: ReturnType<Koffi['load']>, path: string): TrtAbi {
   const info = koffi.struct('jp_tensor_info', {
     name: koffi.array('char', 256, 'String'),
     is_input: 'int32_t',
@@ -164,7 +184,7 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
   });
   const engine = koffi.opaque('jp_engine');
   const fn = (sig: string) => lib.func(sig) as unknown as Fn;
-  const abi: TrtAbi = {
+  return {
     path,
     abiVersion: fn('int32_t jp_abi_version(void)') as unknown as () => number,
     runtimeVersion: fn('int32_t jp_runtime_version(void)') as unknown as () => number,
@@ -226,16 +246,6 @@ export function loadTrtAbi(path = defaultShimPath()): TrtAbi {
       };
     },
   };
-  const abiVersion = abi.abiVersion();
-  if (abiVersion !== ABI_VERSION) {
-    throw new JetprofError(
-      'TENSORRT_UNAVAILABLE',
-      `${path} speaks ABI version ${abiVersion}, this jetprof speaks ${ABI_VERSION}`,
-      { suggestion: 'rebuild it with npm run build:trt' },
-    );
-  }
-  cached = abi;
-  return abi;
 }
 
 /** A C string out of a Buffer the library wrote into. */
