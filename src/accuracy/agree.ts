@@ -110,52 +110,23 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
     for (const cls of classes) {
       const rs = r.filter((d) => d.category_id === cls).sort(byScore);
       const ts = t.filter((d) => d.category_id === cls).sort(byScore);
-      const used = new Uint8Array(ts.length);
       const row = classRow(cls);
-      for (const a of rs) {
-        let best = -1;
-        let bestIou = thr;
-        for (let j = 0; j < ts.length; j++) {
-          if (used[j]) continue;
-          const v = cocoIou(a.bbox, ts[j].bbox);
-          // IoU in floating point: a box and its exact copy give 0.9999999..., which --iou 1 must still match
-          if (v + IOU_EPSILON < thr) continue;
-          if (best < 0 || v > bestIou) {
-            best = j;
-            bestIou = v;
-          }
-        }
-        if (best < 0) {
-          leftRef.push(a);
-          row.onlyRef++;
-          continue;
-        }
-        used[best] = 1;
+      const m = matchBoxes(rs, ts, thr);
+      for (const [d, e, v] of m.pairs) {
         matched++;
         row.matched++;
-        iouSum += bestIou;
-        row.iouSum += bestIou;
-        const diff = Math.abs(a.score - ts[best].score);
+        iouSum += v;
+        row.iouSum += v;
+        const diff = Math.abs(d.score - e.score);
         scoreDiffSum += diff;
         if (diff > maxScoreDiff) maxScoreDiff = diff;
       }
-      ts.forEach((d, j) => {
-        if (!used[j]) {
-          leftOther.push(d);
-          row.onlyOther++;
-        }
-      });
+      leftRef.push(...m.onlyRef);
+      leftOther.push(...m.onlyOther);
+      row.onlyRef += m.onlyRef.length;
+      row.onlyOther += m.onlyOther.length;
     }
-    const swapped = new Uint8Array(leftOther.length);
-    for (const a of leftRef) {
-      const j = leftOther.findIndex(
-        (d, k) => !swapped[k] && d.category_id !== a.category_id && cocoIou(a.bbox, d.bbox) >= thr,
-      );
-      if (j >= 0) {
-        swapped[j] = 1;
-        classSwaps++;
-      }
-    }
+    classSwaps += countClassSwaps(leftRef, leftOther, thr);
     if (leftRef.length || leftOther.length)
       frameDiffs.push({ imageId: frame, onlyRef: leftRef.length, onlyOther: leftOther.length });
   }
@@ -183,4 +154,51 @@ export function agree(ref: readonly CocoDetection[], other: readonly CocoDetecti
       .sort((a, b) => b.onlyRef + b.onlyOther - (a.onlyRef + a.onlyOther) || a.imageId - b.imageId)
       .slice(0, o.top ?? 10),
   };
+}
+
+/**
+ * One class of one frame: REF's boxes in score order each take the unmatched OTHER box of highest IoU (at least
+ * `thr`); the pairs with their IoU, and the boxes left on each side.
+ */
+function matchBoxes(rs: CocoDetection[], ts: CocoDetection[], thr: number) {
+  const used = new Uint8Array(ts.length);
+  const pairs: [CocoDetection, CocoDetection, number][] = [];
+  const onlyRef: CocoDetection[] = [];
+  for (const a of rs) {
+    let best = -1;
+    let bestIou = thr;
+    for (let j = 0; j < ts.length; j++) {
+      if (used[j]) continue;
+      const v = cocoIou(a.bbox, ts[j].bbox);
+      // IoU in floating point: a box and its exact copy give 0.9999999..., which --iou 1 must still match
+      if (v + IOU_EPSILON < thr) continue;
+      if (best < 0 || v > bestIou) {
+        best = j;
+        bestIou = v;
+      }
+    }
+    if (best < 0) {
+      onlyRef.push(a);
+      continue;
+    }
+    used[best] = 1;
+    pairs.push([a, ts[best], bestIou]);
+  }
+  return { pairs, onlyRef, onlyOther: ts.filter((_, j) => !used[j]) };
+}
+
+/** Boxes left unmatched in REF that an unmatched OTHER box of another class covers (IoU >= thr): a class swap each. */
+function countClassSwaps(leftRef: CocoDetection[], leftOther: CocoDetection[], thr: number): number {
+  const swapped = new Uint8Array(leftOther.length);
+  let swaps = 0;
+  for (const a of leftRef) {
+    const j = leftOther.findIndex(
+      (d, k) => !swapped[k] && d.category_id !== a.category_id && cocoIou(a.bbox, d.bbox) >= thr,
+    );
+    if (j >= 0) {
+      swapped[j] = 1;
+      swaps++;
+    }
+  }
+  return swaps;
 }

@@ -2,7 +2,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { agree } from '../accuracy/agree.ts';
-import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
+import { type DetectionSource, loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
 import { agreementMarkdown, mapMarkdown } from '../report/accuracy-format.ts';
 import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -57,6 +57,35 @@ function requireCommonFrames(
   );
 }
 
+/**
+ * The frames both detection files say they processed (warm-up frames left out unless asked), or undefined when a file
+ * does not list its frames; two lists that differ are refused in one line.
+ */
+function framesCompared(
+  ref: DetectionSource,
+  other: DetectionSource,
+  refPath: string,
+  otherPath: string,
+  includeWarmup: boolean,
+): number[] | undefined {
+  if (!ref.frames || !other.frames) return undefined;
+  const inOther = new Set(other.frames);
+  const inRef = new Set(ref.frames);
+  const missing = ref.frames.filter((f) => !inOther.has(f));
+  const extra = other.frames.filter((f) => !inRef.has(f));
+  if (missing.length || extra.length) {
+    const [path, list] = missing.length ? [otherPath, missing] : [refPath, extra];
+    throw new JetprofError(
+      'BAD_INPUT',
+      `${path}: frames ${list[0]}${list.length > 1 ? `..${list[list.length - 1]} (${list.length})` : ''} are missing: the two runs did not process the same frames`,
+      { suggestion: 'run both on the same video with the same --max-frames (an interrupted run has fewer frames)' },
+    );
+  }
+  if (includeWarmup) return ref.frames;
+  const warmupFrames = new Set([...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id));
+  return ref.frames.filter((f) => !warmupFrames.has(f));
+}
+
 export function agreeCommand(): Command {
   return new Command('agree')
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
@@ -109,29 +138,7 @@ export function agreeCommand(): Command {
             );
           }
           const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
-          let frames: number[] | undefined;
-          if (ref.frames && other.frames) {
-            const inOther = new Set(other.frames);
-            const inRef = new Set(ref.frames);
-            const missing = ref.frames.filter((f) => !inOther.has(f));
-            const extra = other.frames.filter((f) => !inRef.has(f));
-            if (missing.length || extra.length) {
-              const [path, list] = missing.length ? [otherPath, missing] : [refPath, extra];
-              throw new JetprofError(
-                'BAD_INPUT',
-                `${path}: frames ${list[0]}${list.length > 1 ? `..${list[list.length - 1]} (${list.length})` : ''} are missing: the two runs did not process the same frames`,
-                {
-                  suggestion:
-                    'run both on the same video with the same --max-frames (an interrupted run has fewer frames)',
-                },
-              );
-            }
-            frames = ref.frames;
-          }
-          const warmupFrames = new Set(
-            [...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id),
-          );
-          if (frames && !o.includeWarmup) frames = frames.filter((f) => !warmupFrames.has(f));
+          const frames = framesCompared(ref, other, refPath, otherPath, o.includeWarmup);
           if (!frames) requireCommonFrames(ref.detections, other.detections, refPath, otherPath);
           const a = agree(ref.detections.filter(keep), other.detections.filter(keep), {
             iouThreshold: o.iou,
