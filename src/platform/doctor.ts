@@ -168,6 +168,44 @@ function toolRows(f: BoardFacts, live: LiveProbes | undefined, cc: number | unde
   }
 }
 
+/** The ONNX Runtime row: whether it loads (live), or whether it can on that board (--root); returns which. */
+function ortRow(f: BoardFacts, live: LiveProbes | undefined, glibcOk: boolean | undefined, add: AddRow): boolean {
+  if (live?.ort) {
+    const ortOk = live.ort.loads;
+    const gpuNote =
+      f.arch === 'arm64' ? ' (onnxruntime-node has GPU providers for linux x64 only: CPU on a Jetson)' : '';
+    add(
+      'ONNX Runtime (Node)',
+      ortOk ? 'ok' : 'fail',
+      ortOk ? `loads; providers ${live.ort.providers.join(', ')}${gpuNote}` : `does not load: ${live.ort.error ?? ''}`,
+      ortOk ? undefined : 'bash scripts/setup.sh',
+    );
+    return ortOk;
+  }
+  const ortOk = f.arch !== 'arm64' || glibcOk === true;
+  add(
+    'ONNX Runtime (Node)',
+    ortOk ? 'ok' : 'fail',
+    f.arch === 'arm64'
+      ? ortOk
+        ? 'CPU only (GPU providers are for linux x64 only)'
+        : 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load'
+      : 'CPU (CUDA with the cuda12 install)',
+    ortOk ? undefined : 'use --backend trt or --backend opencv on this board',
+  );
+  return ortOk;
+}
+
+/** JetPack 4's two routes (glibc 2.27): the container, or profiling on the board and reading the logs on a PC. */
+function jetpack4Routes(glibc: string | undefined): string[] {
+  return [
+    'this board has glibc ' +
+      glibc +
+      " (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board's TensorRT: bash board/jetpack4/build.sh, then bash board/jetpack4/run.sh (README: On a Jetson Nano), or",
+    'the off-board route: run the lab\'s scripts here under nvprof, then on a PC: jetprof parse LOG and jetprof report --profile LOG --fps "TensorRT@960x540=INF/E2E"',
+  ];
+}
+
 export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorReport {
   const rows: DoctorRow[] = [];
   const add = (check: string, status: CheckStatus, value: string, fix?: string) =>
@@ -206,30 +244,7 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
   const gpu = f.jetsonModel ? `${f.jetsonModel} (compute capability ${cc ?? '?'})` : live?.gpu;
   add('GPU', gpu ? 'info' : 'warn', gpu ?? 'none found (inference on the CPU only)');
 
-  let ortOk: boolean;
-  if (live?.ort) {
-    ortOk = live.ort.loads;
-    const gpuNote =
-      f.arch === 'arm64' ? ' (onnxruntime-node has GPU providers for linux x64 only: CPU on a Jetson)' : '';
-    add(
-      'ONNX Runtime (Node)',
-      ortOk ? 'ok' : 'fail',
-      ortOk ? `loads; providers ${live.ort.providers.join(', ')}${gpuNote}` : `does not load: ${live.ort.error ?? ''}`,
-      ortOk ? undefined : 'bash scripts/setup.sh',
-    );
-  } else {
-    ortOk = f.arch !== 'arm64' || glibcOk === true;
-    add(
-      'ONNX Runtime (Node)',
-      ortOk ? 'ok' : 'fail',
-      f.arch === 'arm64'
-        ? ortOk
-          ? 'CPU only (GPU providers are for linux x64 only)'
-          : 'libonnxruntime.so.1 (arm64) needs GLIBC_2.28: cannot load'
-        : 'CPU (CUDA with the cuda12 install)',
-      ortOk ? undefined : 'use --backend trt or --backend opencv on this board',
-    );
-  }
+  const ortOk = ortRow(f, live, glibcOk, add);
   const opencvOk = live?.opencv ? live.opencv.loads : f.opencv !== undefined;
   const io = live?.opencv
     ? `; video I/O ${live.opencv.videoIo.join(', ') || 'none'}; CUDA ${live.opencv.cuda ? 'yes' : 'no'}`
@@ -266,16 +281,7 @@ export function doctor(f: BoardFacts, live: LiveProbes | undefined): DoctorRepor
     { backend: 'OpenCV DNN', runs: opencvOk },
   ];
   const routes =
-    glibcOk === false
-      ? [
-          'this board has glibc ' +
-            f.glibc +
-            " (JetPack 4): run jetprof in a container with glibc >= 2.28 and the board's TensorRT: bash board/jetpack4/build.sh, then bash board/jetpack4/run.sh (README: On a Jetson Nano), or",
-          'the off-board route: run the lab\'s scripts here under nvprof, then on a PC: jetprof parse LOG and jetprof report --profile LOG --fps "TensorRT@960x540=INF/E2E"',
-        ]
-      : canRun
-        ? []
-        : ['bash scripts/setup.sh installs what is missing'];
+    glibcOk === false ? jetpack4Routes(f.glibc) : canRun ? [] : ['bash scripts/setup.sh installs what is missing'];
   return { schema: 'jetprof.doctor/1', root: f.root, rows, canRun, backends, routes };
 }
 
