@@ -290,6 +290,42 @@ function openWriter(
 }
 
 /**
+ * What the encoder left in `tmp`, once it opens and holds all `frames`; else `drop` and a write error (a full disk
+ * named as such). writeAsync's workers hold the encoder too: the container is finalized when the last of them is
+ * freed, just after its callback, so this waits for the event loop and tries again for a moment. Accepted only with
+ * every frame written: an encoder that held 40 frames writes them at release, and a disk that fills then leaves a file
+ * that opens with the last ones missing.
+ */
+async function encodedVideo(
+  cv: Cv,
+  path: string,
+  tmp: string,
+  frames: number,
+  drop: () => void,
+): Promise<{ width: number; height: number; frames: number }> {
+  let video: { width: number; height: number; frames: number } | undefined;
+  for (let attempt = 0; attempt < 40 && video?.frames !== frames; attempt++) {
+    await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
+    video = playableVideo(cv, tmp, frames);
+  }
+  if (video?.frames === frames) return video;
+  // the space as the encoder left it, before its file goes
+  const free = freeBytes(dirname(tmp));
+  const full = free !== undefined && free < MIN_FREE_BYTES;
+  drop();
+  const what = video
+    ? `the encoder wrote ${video.frames} of the ${frames} frames`
+    : 'the encoder left no playable video';
+  throw writeError(
+    path,
+    Object.assign(new Error(full ? `ENOSPC (${what})` : `EIO: ${what}`), {
+      code: full ? 'ENOSPC' : 'EIO',
+      detail: what,
+    }),
+  );
+}
+
+/**
  * Opens an mp4 writer: H.264 (avc1) when this OpenCV/FFmpeg can encode it, else MPEG-4 part 2 (mp4v). Every failure
  * OpenCV does not report is checked here: the writer really opened (its file exists), free space while writing, and
  * on finish() a file that opens and holds frames, before it replaces anything under the final name.
@@ -360,32 +396,7 @@ export function createVideoSink(
     },
     async finish(o) {
       close();
-      // What the encoder left must open and hold frames before it replaces an older file under the final name.
-      // writeAsync's workers hold the encoder too: the container is finalized when the last of them is freed, just
-      // after its callback, so the check waits for the event loop and tries again for a moment.
-      let video: { width: number; height: number; frames: number } | undefined;
-      for (let attempt = 0; attempt < 40 && video?.frames !== frames; attempt++) {
-        await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
-        video = playableVideo(cv, tmp, frames);
-      }
-      // accepted only when it holds every frame written: an encoder that held 40 frames writes them at release, and
-      // a disk that fills then leaves a file that opens with the last ones missing
-      if (video?.frames !== frames) {
-        // the space as the encoder left it, before its file goes
-        const free = freeBytes(dir);
-        const full = free !== undefined && free < MIN_FREE_BYTES;
-        dropStaging(staging);
-        const what = video
-          ? `the encoder wrote ${video.frames} of the ${frames} frames`
-          : 'the encoder left no playable video';
-        throw writeError(
-          path,
-          Object.assign(new Error(full ? `ENOSPC (${what})` : `EIO: ${what}`), {
-            code: full ? 'ENOSPC' : 'EIO',
-            detail: what,
-          }),
-        );
-      }
+      const video = await encodedVideo(cv, path, tmp, frames, () => dropStaging(staging));
       sink.written = { width: video.width, height: video.height };
       // the camera's span over the video's, from the first frame to the last (at the writer's rate)
       if (o?.cameraSpanS && frames > 1)
