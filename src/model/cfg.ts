@@ -377,6 +377,85 @@ function resolveRef(ref: number, index: number, path: string, line: number): num
   return abs;
 }
 
+/** One layer section of the cfg (index: its place among the layers, for relative references). */
+function parseLayer(s: RawSection, r: SectionReader, index: number, path: string): Layer {
+  const base = { index, line: s.line };
+  switch (s.name) {
+    case 'convolutional':
+    case 'conv': {
+      const size = r.positiveInt('size', 1);
+      const pad = r.int('pad', 0);
+      return {
+        ...base,
+        kind: 'convolutional',
+        filters: r.positiveInt('filters', 1),
+        size,
+        stride: r.positiveInt('stride', 1),
+        padding: pad ? Math.floor(size / 2) : r.int('padding', 0),
+        groups: r.positiveInt('groups', 1),
+        batchNormalize: r.int('batch_normalize', 0) !== 0,
+        activation: r.activation('logistic'),
+      };
+    }
+    case 'route': {
+      const refs = r.ints('layers');
+      if (!refs) throw cfgError(path, s.line, '[route] needs layers=');
+      return {
+        ...base,
+        kind: 'route',
+        layers: refs.map((ref) => resolveRef(ref, index, path, r.lineOf('layers'))),
+        groups: r.positiveInt('groups', 1),
+        groupId: r.int('group_id', 0),
+      };
+    }
+    case 'maxpool': {
+      const stride = r.positiveInt('stride', 1);
+      const size = r.positiveInt('size', stride);
+      return { ...base, kind: 'maxpool', size, stride, padding: r.int('padding', size - 1) };
+    }
+    case 'upsample':
+      return { ...base, kind: 'upsample', stride: r.positiveInt('stride', 2) };
+    case 'shortcut': {
+      const from = r.int('from', -1);
+      return {
+        ...base,
+        kind: 'shortcut',
+        from: resolveRef(from, index, path, r.lineOf('from')),
+        activation: r.activation('linear'),
+      };
+    }
+    case 'yolo': {
+      const num = r.positiveInt('num', 1);
+      const classes = r.positiveInt('classes', 20);
+      const flat = r.floats('anchors') ?? [];
+      if (flat.length !== num * 2) {
+        throw cfgError(path, r.lineOf('anchors'), `anchors has ${flat.length} numbers but num=${num} needs ${num * 2}`);
+      }
+      const anchors: [number, number][] = [];
+      for (let i = 0; i < num; i++) anchors.push([flat[2 * i], flat[2 * i + 1]]);
+      const mask = r.ints('mask') ?? anchors.map((_, i) => i);
+      for (const m of mask) {
+        if (m < 0 || m >= num) throw cfgError(path, r.lineOf('mask'), `mask index ${m} is out of range [0, ${num})`);
+      }
+      return {
+        ...base,
+        kind: 'yolo',
+        mask,
+        anchors,
+        classes,
+        scaleXY: r.float('scale_x_y', 1),
+        newCoords: r.int('new_coords', 0) !== 0,
+      };
+    }
+    default:
+      throw cfgError(
+        path,
+        s.line,
+        `section [${s.name}] is not supported (convolutional, route, maxpool, upsample, shortcut, yolo)`,
+      );
+  }
+}
+
 export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
   const sections = splitSections(text, path);
   if (sections.length === 0 || (sections[0].name !== 'net' && sections[0].name !== 'network')) {
@@ -390,93 +469,7 @@ export function parseCfg(text: string, path = 'model.cfg'): DarknetCfg {
   };
   const layers: Layer[] = [];
   for (const s of sections.slice(1)) {
-    const r = new SectionReader(s, path);
-    const index = layers.length;
-    const base = { index, line: s.line };
-    switch (s.name) {
-      case 'convolutional':
-      case 'conv': {
-        const size = r.positiveInt('size', 1);
-        const pad = r.int('pad', 0);
-        layers.push({
-          ...base,
-          kind: 'convolutional',
-          filters: r.positiveInt('filters', 1),
-          size,
-          stride: r.positiveInt('stride', 1),
-          padding: pad ? Math.floor(size / 2) : r.int('padding', 0),
-          groups: r.positiveInt('groups', 1),
-          batchNormalize: r.int('batch_normalize', 0) !== 0,
-          activation: r.activation('logistic'),
-        });
-        break;
-      }
-      case 'route': {
-        const refs = r.ints('layers');
-        if (!refs) throw cfgError(path, s.line, '[route] needs layers=');
-        layers.push({
-          ...base,
-          kind: 'route',
-          layers: refs.map((ref) => resolveRef(ref, index, path, r.lineOf('layers'))),
-          groups: r.positiveInt('groups', 1),
-          groupId: r.int('group_id', 0),
-        });
-        break;
-      }
-      case 'maxpool': {
-        const stride = r.positiveInt('stride', 1);
-        const size = r.positiveInt('size', stride);
-        layers.push({ ...base, kind: 'maxpool', size, stride, padding: r.int('padding', size - 1) });
-        break;
-      }
-      case 'upsample':
-        layers.push({ ...base, kind: 'upsample', stride: r.positiveInt('stride', 2) });
-        break;
-      case 'shortcut': {
-        const from = r.int('from', -1);
-        layers.push({
-          ...base,
-          kind: 'shortcut',
-          from: resolveRef(from, index, path, r.lineOf('from')),
-          activation: r.activation('linear'),
-        });
-        break;
-      }
-      case 'yolo': {
-        const num = r.positiveInt('num', 1);
-        const classes = r.positiveInt('classes', 20);
-        const flat = r.floats('anchors') ?? [];
-        if (flat.length !== num * 2) {
-          throw cfgError(
-            path,
-            r.lineOf('anchors'),
-            `anchors has ${flat.length} numbers but num=${num} needs ${num * 2}`,
-          );
-        }
-        const anchors: [number, number][] = [];
-        for (let i = 0; i < num; i++) anchors.push([flat[2 * i], flat[2 * i + 1]]);
-        const mask = r.ints('mask') ?? anchors.map((_, i) => i);
-        for (const m of mask) {
-          if (m < 0 || m >= num) throw cfgError(path, r.lineOf('mask'), `mask index ${m} is out of range [0, ${num})`);
-        }
-        layers.push({
-          ...base,
-          kind: 'yolo',
-          mask,
-          anchors,
-          classes,
-          scaleXY: r.float('scale_x_y', 1),
-          newCoords: r.int('new_coords', 0) !== 0,
-        });
-        break;
-      }
-      default:
-        throw cfgError(
-          path,
-          s.line,
-          `section [${s.name}] is not supported (convolutional, route, maxpool, upsample, shortcut, yolo)`,
-        );
-    }
+    layers.push(parseLayer(s, new SectionReader(s, path), layers.length, path));
   }
   const cfg: DarknetCfg = { path, net, layers, warnings: unknownKeyWarnings(sections, path) };
   layerShapes(cfg); // validates channel arithmetic, with line numbers
