@@ -88,49 +88,52 @@ export function reportCommand(): Command {
         },
       ]),
     )
-    .action(
-      async (o: {
-        run: string[];
-        fps: TypedFps[];
-        profile: string[];
-        capacity: string[];
-        out?: string;
-        html?: string;
-        csv?: string;
-        top: number;
-        title?: string;
-        ref?: string;
-        gt?: string;
-        minMatch: number;
-        reconcile?: string;
-      }) => {
-        try {
-          const md = await writeReport({
-            runs: o.run,
-            typedFps: o.fps,
-            reconcileRow: o.reconcile,
-            profiles: o.profile,
-            capacity: o.capacity,
-            out: o.out,
-            html: o.html,
-            csv: o.csv,
-            top: o.top,
-            title: o.title,
-            ref: o.ref,
-            gt: o.gt,
-            minMatch: o.minMatch,
-            onWarning: (m) => say('jetprof report', `warning: ${m}`),
-          });
-          if (!o.out) process.stdout.write(md);
-          for (const [what, path] of [
-            ['Markdown', o.out],
-            ['HTML', o.html],
-            ['CSV', o.csv],
-          ])
-            if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
-        } catch (e) {
-          process.exitCode = handleError(e);
-        }
-      },
-    );
+    .action(reportAction);
+}
+
+/** report's flags, as commander parses them. */
+interface ReportFlags {
+  run: string[];
+  fps: TypedFps[];
+  profile: string[];
+  capacity: string[];
+  out?: string;
+  html?: string;
+  csv?: string;
+  top: number;
+  title?: string;
+  ref?: string;
+  gt?: string;
+  minMatch: number;
+  reconcile?: string;
+}
+
+async function reportAction(o: ReportFlags): Promise<void> {
+  try {
+    const md = await writeReport({
+      runs: o.run,
+      typedFps: o.fps,
+      reconcileRow: o.reconcile,
+      profiles: o.profile,
+      capacity: o.capacity,
+      out: o.out,
+      html: o.html,
+      csv: o.csv,
+      top: o.top,
+      title: o.title,
+      ref: o.ref,
+      gt: o.gt,
+      minMatch: o.minMatch,
+      onWarning: (m) => say('jetprof report', `warning: ${m}`),
+    });
+    if (!o.out) process.stdout.write(md);
+    for (const [what, path] of [
+      ['Markdown', o.out],
+      ['HTML', o.html],
+      ['CSV', o.csv],
+    ])
+      if (path) process.stderr.write(`jetprof report: wrote ${what} ${path}\n`);
+  } catch (e) {
+    process.exitCode = handleError(e);
+  }
 }

@@ -65,6 +65,46 @@ interface BackendCase {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * A backend's heads and boxes held against ONNX Runtime's: the figure's words, the differences added to `figures`,
+ * and what is wrong (heads beyond the precision's tolerance, boxes matched below MIN_MATCH).
+ */
+function againstReference(
+  ref: Reference,
+  heads: ReturnType<typeof parseHeadsFile>,
+  dets: string,
+  precision: string,
+  figures: Record<string, number | string>,
+): { text: string; problems: string[] } {
+  const diff = headDifference(ref.heads, heads);
+  const match = agree(loadDetections(ref.detections).detections, loadDetections(dets).detections, {
+    iouThreshold: 0.5,
+  });
+  const boxes =
+    match.refBoxes + match.otherBoxes === 0
+      ? 'no boxes in either'
+      : `${(match.matchedShare * 100).toFixed(1)}% of boxes matched (${match.refBoxes} / ${match.otherBoxes})`;
+  const tol = TOLERANCE[precision] ?? TOLERANCE.unknown;
+  const headsText = diff
+    ? `heads vs ONNX Runtime: max |d| ${diff.maxAbs.toPrecision(3)}, mean |d| ${diff.meanAbs.toPrecision(3)}`
+    : 'heads not comparable with ONNX Runtime (other shapes or frames)';
+  Object.assign(figures, diff ? { maxAbsDiff: diff.maxAbs, meanAbsDiff: diff.meanAbs } : {}, {
+    matchedShare: match.matchedShare,
+  });
+  const problems = [
+    ...(!diff ? ['its heads could not be compared'] : []),
+    ...(diff && (diff.meanAbs > tol.meanAbs || diff.maxAbs > tol.maxAbs)
+      ? [`its heads differ beyond ${precision}'s tolerance (mean ${tol.meanAbs}, max ${tol.maxAbs})`]
+      : []),
+    ...(match.refBoxes + match.otherBoxes > 0 && match.matchedShare < MIN_MATCH
+      ? [
+          `it finds other boxes (${(match.matchedShare * 100).toFixed(1)}% matched, at least ${MIN_MATCH * 100}% needed)`,
+        ]
+      : []),
+  ];
+  return { text: `${headsText}; ${boxes}`, problems };
+}
+
 /** One backend on the clip: its FPS, and against the reference its head differences and boxes. */
 async function runBackend(
   t: Selftest,
@@ -131,38 +171,13 @@ async function runBackend(
       ),
       reference: { heads, detections: files.dets },
     };
-  const diff = headDifference(ref.heads, heads);
-  const match = agree(loadDetections(ref.detections).detections, loadDetections(files.dets).detections, {
-    iouThreshold: 0.5,
-  });
-  const boxes =
-    match.refBoxes + match.otherBoxes === 0
-      ? 'no boxes in either'
-      : `${(match.matchedShare * 100).toFixed(1)}% of boxes matched (${match.refBoxes} / ${match.otherBoxes})`;
-  const tol = TOLERANCE[run.setup.precision] ?? TOLERANCE.unknown;
-  const headsText = diff
-    ? `heads vs ONNX Runtime: max |d| ${diff.maxAbs.toPrecision(3)}, mean |d| ${diff.meanAbs.toPrecision(3)}`
-    : 'heads not comparable with ONNX Runtime (other shapes or frames)';
-  Object.assign(figures, diff ? { maxAbsDiff: diff.maxAbs, meanAbsDiff: diff.meanAbs } : {}, {
-    matchedShare: match.matchedShare,
-  });
-  const problems = [
-    ...(!diff ? ['its heads could not be compared'] : []),
-    ...(diff && (diff.meanAbs > tol.meanAbs || diff.maxAbs > tol.maxAbs)
-      ? [`its heads differ beyond ${run.setup.precision}'s tolerance (mean ${tol.meanAbs}, max ${tol.maxAbs})`]
-      : []),
-    ...(match.refBoxes + match.otherBoxes > 0 && match.matchedShare < MIN_MATCH
-      ? [
-          `it finds other boxes (${(match.matchedShare * 100).toFixed(1)}% matched, at least ${MIN_MATCH * 100}% needed)`,
-        ]
-      : []),
-  ];
+  const { text, problems } = againstReference(ref, heads, files.dets, run.setup.precision, figures);
   return {
     entry: t.add(
       {
         component: c.component,
         status: problems.length ? 'fail' : 'ok',
-        figure: `${fps}; ${headsText}; ${boxes}`,
+        figure: `${fps}; ${text}`,
         figures,
         command: r.command,
         ...(problems.length
