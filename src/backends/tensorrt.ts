@@ -147,21 +147,10 @@ async function openEngine(
   return handleOut[0];
 }
 
-export async function createTensorRtSession(
-  enginePath: string,
-  model: YoloModelInfo,
-  o: TensorRtSessionOptions,
-): Promise<DetectorSession> {
-  if (!existsSync(enginePath)) {
-    throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: engine file not found`, {
-      suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
-    });
-  }
-  const abi = loadTrtAbi();
-  abi.setLogSeverity(o.logSeverity ?? 1);
-  const runtime = formatTrtVersion(abi.runtimeVersion());
+/** The plugin libraries asked for (none: TensorRT's own, libnvinfer_plugin), or one line naming the one that fails. */
+function loadPlugins(abi: TrtAbi, plugins: string[] | undefined): void {
   const err = Buffer.alloc(ERR_LEN);
-  for (const plugin of o.plugins?.length ? o.plugins : ['']) {
+  for (const plugin of plugins?.length ? plugins : ['']) {
     if (abi.loadPlugin(plugin, err, ERR_LEN) !== STATUS.OK) {
       throw new JetprofError(
         'BAD_ENGINE',
@@ -172,13 +161,11 @@ export async function createTensorRtSession(
       );
     }
   }
-  const { sidecar } = o;
-  if (sidecar?.tensorrt && sidecar.tensorrt !== runtime) {
-    o.onWarning(
-      `warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`,
-    );
-  }
-  const handle = await openEngine(abi, enginePath, runtime, sidecar);
+}
+
+/** The engine's tensors, checked against the model's inputs and outputs; the engine is closed when they do not fit. */
+function engineTensors(abi: TrtAbi, handle: unknown, enginePath: string, model: YoloModelInfo): TensorInfo[] {
+  const err = Buffer.alloc(ERR_LEN);
   const tensors: TensorInfo[] = [];
   try {
     const count = abi.tensorCount(handle) as number;
@@ -193,6 +180,31 @@ export async function createTensorRtSession(
     abi.close(handle);
     throw e;
   }
+  return tensors;
+}
+
+export async function createTensorRtSession(
+  enginePath: string,
+  model: YoloModelInfo,
+  o: TensorRtSessionOptions,
+): Promise<DetectorSession> {
+  if (!existsSync(enginePath)) {
+    throw new JetprofError('FILE_NOT_FOUND', `${enginePath}: engine file not found`, {
+      suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
+    });
+  }
+  const abi = loadTrtAbi();
+  abi.setLogSeverity(o.logSeverity ?? 1);
+  const runtime = formatTrtVersion(abi.runtimeVersion());
+  loadPlugins(abi, o.plugins);
+  const { sidecar } = o;
+  if (sidecar?.tensorrt && sidecar.tensorrt !== runtime) {
+    o.onWarning(
+      `warning: ${enginePath} was built by TensorRT ${sidecar.tensorrt} but the runtime is TensorRT ${runtime}: ${REBUILD(enginePath)}`,
+    );
+  }
+  const handle = await openEngine(abi, enginePath, runtime, sidecar);
+  const tensors = engineTensors(abi, handle, enginePath, model);
   const inputIndex = tensors.findIndex((t) => t.isInput);
   const input = tensors[inputIndex];
   const engineBatch = input.dims[0];
