@@ -13,7 +13,7 @@
  */
 import onnxProto from 'onnx-proto';
 import { JetprofError } from '../util/errors.ts';
-import { type Activation, type ConvLayer, type DarknetCfg, layerShapes, type RouteLayer } from './cfg.ts';
+import { type Activation, type ConvLayer, type DarknetCfg, type Layer, layerShapes, type RouteLayer } from './cfg.ts';
 import { METADATA_KEY, type YoloHead, type YoloModelInfo } from './metadata.ts';
 import type { DarknetWeights } from './weights.ts';
 
@@ -109,6 +109,30 @@ interface ExportedModel {
   info: YoloModelInfo;
 }
 
+/** Darknet's maxpool: pads [floor(p/2), p - floor(p/2)], so the output size is (w + p - size)/stride + 1. */
+function maxPool(g: GraphBuilder, l: Extract<Layer, { kind: 'maxpool' }>, id: string, prev: string): string {
+  const begin = Math.floor(l.padding / 2);
+  const end = l.padding - begin;
+  const attrs = [
+    ints('kernel_shape', [l.size, l.size]),
+    ints('strides', [l.stride, l.stride]),
+    ints('pads', [begin, begin, end, end]),
+  ];
+  return g.node('MaxPool', [prev], attrs, id);
+}
+
+/** Darknet's upsample: nearest, asymmetric, floor (each value repeated stride x stride times). */
+function upsample(g: GraphBuilder, l: Extract<Layer, { kind: 'upsample' }>, id: string, prev: string): string {
+  const scales = `${id}_scales`;
+  g.initializers.push(floatTensor(scales, [4], new Float32Array([1, 1, l.stride, l.stride])));
+  const attrs = [
+    str('mode', 'nearest'),
+    str('coordinate_transformation_mode', 'asymmetric'),
+    str('nearest_mode', 'floor'),
+  ];
+  return g.node('Resize', [prev, '', scales], attrs, id);
+}
+
 export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: ExportOptions = {}): ExportedModel {
   const shapes = layerShapes(cfg);
   const g = new GraphBuilder();
@@ -130,32 +154,12 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
       case 'route':
         out = route(g, l, id, tensorOf, shapes);
         break;
-      case 'maxpool': {
-        const begin = Math.floor(l.padding / 2);
-        const end = l.padding - begin;
-        out = g.node(
-          'MaxPool',
-          [prev],
-          [
-            ints('kernel_shape', [l.size, l.size]),
-            ints('strides', [l.stride, l.stride]),
-            ints('pads', [begin, begin, end, end]),
-          ],
-          id,
-        );
+      case 'maxpool':
+        out = maxPool(g, l, id, prev);
         break;
-      }
-      case 'upsample': {
-        const scales = `${id}_scales`;
-        g.initializers.push(floatTensor(scales, [4], new Float32Array([1, 1, l.stride, l.stride])));
-        out = g.node(
-          'Resize',
-          [prev, '', scales],
-          [str('mode', 'nearest'), str('coordinate_transformation_mode', 'asymmetric'), str('nearest_mode', 'floor')],
-          id,
-        );
+      case 'upsample':
+        out = upsample(g, l, id, prev);
         break;
-      }
       case 'shortcut':
         out = g.activation(
           g.node('Add', [prev, tensorOf[l.from]], [], l.activation === 'linear' ? id : `${id}_add`),
