@@ -104,6 +104,35 @@ export async function profileWithNsys(
   );
 }
 
+/** Why no report came: interrupted (exit 130), or nsys failed every try (its log named). */
+function noReport(interrupted: boolean, tries: number, exitCode: number, logPath: string): JetprofError {
+  if (interrupted)
+    return new JetprofError('INTERRUPTED', `interrupted before nsys wrote a report; its output is in ${logPath}`, {
+      suggestion: 'run it again, with --max-frames N for a shorter run',
+      exitCode: 130,
+    });
+  return new JetprofError(
+    'TOOL_FAILED',
+    `nsys produced no report after ${tries} tries (last exit code ${exitCode}); its output is in ${logPath}`,
+    {
+      suggestion:
+        'check the log; on Debian nsys 2022.4 this is a known intermittent agent failure with Node, try again',
+      exitCode: exitCode || 1,
+    },
+  );
+}
+
+/** `nsys stats` of the report (the older report names where this nsys lacks the newer), kept beside it and parsed. */
+function writeStats(nsys: string, rep: string, base: string) {
+  const statsPath = `${base}_stats.txt`;
+  let stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (/could not be found/.test(stats.stderr ?? ''))
+    stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
+  writeFileSync(statsPath, stats.stdout ?? '');
+  const parsed = parseNsysStats(stats.stdout ?? '');
+  return { statsPath, parsed };
+}
+
 async function profileWithNsysLocked(
   nsys: string,
   req: ProfileRequest,
@@ -164,29 +193,8 @@ async function profileWithNsysLocked(
     ok = existsSync(rep);
     if (!ok) req.onLog(`nsys produced no report on try ${attempt} (exit code ${exitCode}); see ${logPath}`);
   }
-  if (!ok && stopped()) {
-    throw new JetprofError('INTERRUPTED', `interrupted before nsys wrote a report; its output is in ${logPath}`, {
-      suggestion: 'run it again, with --max-frames N for a shorter run',
-      exitCode: 130,
-    });
-  }
-  if (!ok) {
-    throw new JetprofError(
-      'TOOL_FAILED',
-      `nsys produced no report after ${tries} tries (last exit code ${exitCode}); its output is in ${logPath}`,
-      {
-        suggestion:
-          'check the log; on Debian nsys 2022.4 this is a known intermittent agent failure with Node, try again',
-        exitCode: exitCode || 1,
-      },
-    );
-  }
-  const statsPath = `${base}_stats.txt`;
-  let stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS), { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (/could not be found/.test(stats.stderr ?? ''))
-    stats = spawnSync(nsys, nsysStatsArgv(rep, NSYS_STATS_REPORTS_OLD), { encoding: 'utf8', maxBuffer: 1 << 28 });
-  writeFileSync(statsPath, stats.stdout ?? '');
-  const parsed = parseNsysStats(stats.stdout ?? '');
+  if (!ok) throw noReport(stopped(), tries, exitCode, logPath);
+  const { statsPath, parsed } = writeStats(nsys, rep, base);
   const run = readRun(runJson.path, runJson.before);
   if (!run) {
     notes.push(`the profiled run did not finish (it wrote no ${runJson.path}); its messages are in ${logPath}`);
