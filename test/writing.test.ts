@@ -64,7 +64,7 @@ async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg
     cap.release();
     // every Mat released here: one left to V8 may be finalized while the process exits, after the isolate it reports
     // its memory to is gone (opencv4nodejs's allocator then dies of SIGSEGV)
-    r.lastInput?.blob.release();
+    r.lastInput?.blob?.release();
     return { r, nvtx, written };
   } finally {
     await session.dispose();

@@ -5,9 +5,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf } from '../util/errors.ts';
 import { createOnnxSession, type OnnxSessionOptions } from './onnx.ts';
-import type { DetectorSession, Precision } from './types.ts';
+import type { DetectorSession, ImageBatch, Precision } from './types.ts';
 
-export type WorkerRequest = { type: 'run'; id: number; input: Float32Array } | { type: 'dispose' };
+export type WorkerRequest = { type: 'run'; id: number; input: ImageBatch } | { type: 'dispose' };
 export type WorkerReply =
   | {
       type: 'ready';

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { type ErrorCode, JetprofError } from '../util/errors.ts';
 import { disableOrtTelemetry, type OnnxSessionOptions } from './onnx.ts';
 import type { WorkerReply, WorkerRequest } from './onnx-worker-thread.ts';
-import type { DetectorSession, InferenceResult } from './types.ts';
+import type { DetectorSession, ImageBatch, InferenceResult } from './types.ts';
 
 /** The built .js; from source (tsx), a bootstrap that registers tsx in the worker before importing the .ts. */
 function startWorker(workerData: unknown): Worker {
@@ -76,7 +76,7 @@ export async function createOnnxWorkerSession(
     inputName: info.inputName,
     outputNames: info.outputNames,
     batchSize: info.batchSize,
-    run(input: Float32Array): Promise<InferenceResult> {
+    run(input: ImageBatch): Promise<InferenceResult> {
       if (failure) return Promise.reject(failure);
       const id = nextId++;
       return new Promise((resolve, reject) => {

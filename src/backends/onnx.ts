@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { JetprofError, messageOf } from '../util/errors.ts';
-import { type DetectorSession, type InferenceResult, padBatch, unpadBatch } from './types.ts';
+import { type DetectorSession, type ImageBatch, type InferenceResult, padBatch, unpadBatch } from './types.ts';
 
 export type OnnxExecutionProvider = 'cpu' | 'cuda' | 'tensorrt';
 
@@ -110,9 +110,13 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
       ? (session.inputMetadata[0].shape as readonly (number | string)[])
       : undefined;
   if (!dims || dims.length !== 4) {
-    throw new JetprofError('BAD_MODEL', `${modelPath}: model input must be [batch,3,H,W] float32`, {
-      suggestion: 'export it again with `jetprof export`',
-    });
+    throw new JetprofError(
+      'BAD_MODEL',
+      `${modelPath}: model input must be [batch,3,H,W] float32 (or [batch,H,W,3] uint8 from export --frame-input)`,
+      {
+        suggestion: 'export it again with `jetprof export`',
+      },
+    );
   }
   // a symbolic batch dimension takes any number of images; a fixed one exactly that many (a shorter batch is padded)
   const fixed = typeof dims[0] === 'number' && dims[0] > 0 ? dims[0] : undefined;
@@ -126,11 +130,12 @@ export async function createOnnxSession(modelPath: string, options: OnnxSessionO
     inputName,
     outputNames,
     batchSize: fixed ?? 'dynamic',
-    async run(input: Float32Array): Promise<InferenceResult> {
+    async run(input: ImageBatch): Promise<InferenceResult> {
       const n = input.length / perImage;
       const batch = fixed ?? n;
+      const type = input instanceof Uint8Array ? 'uint8' : 'float32';
       const feeds = {
-        [inputName]: new ort.Tensor('float32', padBatch(input, n, batch), [
+        [inputName]: new ort.Tensor(type, padBatch(input, n, batch), [
           batch,
           Number(dims[1]),
           Number(dims[2]),

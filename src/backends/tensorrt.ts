@@ -21,7 +21,7 @@ import {
   type Timing,
   type TrtAbi,
 } from './trt-abi.ts';
-import { type DetectorSession, type InferenceResult, padBatch, unpadBatch } from './types.ts';
+import { type DetectorSession, type ImageBatch, type InferenceResult, padBatch, unpadBatch } from './types.ts';
 
 interface TensorRtSessionOptions {
   /** Plugin libraries to dlopen before deserializing (e.g. tensorrt_demos' plugins/libyolo_layer.so). */
@@ -63,21 +63,26 @@ export function checkEngineIo(
       `${enginePath}: has ${inputs.length} inputs; jetprof runs YOLO engines with one image input`,
     );
   const [input] = inputs;
-  const [n, c, h, w] = input.dims;
-  if (input.dims.length !== 4 || !(n >= 1) || c !== 3 || DTYPE_NAMES[input.dtype] !== 'float32') {
+  // the model's input: float32 Nx3xHxW, or a frame-input model's uint8 NxHxWx3 (its frame size)
+  const f = model.frameInput;
+  const [n, ...rest] = input.dims;
+  const [type, layout, want] = f
+    ? ['uint8', 'NxHxWx3', [f.height, f.width, 3]]
+    : ['float32', 'Nx3xHxW', [3, model.inputHeight, model.inputWidth]];
+  if (input.dims.length !== 4 || !(n >= 1) || DTYPE_NAMES[input.dtype] !== type || rest[f ? 2 : 0] !== 3) {
     throw new JetprofError(
       'BAD_ENGINE',
-      `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not float32 Nx3xHxW`,
+      `${enginePath}: input ${input.name} is ${DTYPE_NAMES[input.dtype] ?? input.dtype} ${shape(input)}, not ${type} ${layout}`,
       {
-        suggestion:
-          "build the engine from jetprof's ONNX (jetprof build-engine [--batch N]), which has a float32 Nx3xHxW input",
+        suggestion: `build the engine from the model it runs with (jetprof build-engine --onnx M.onnx [--batch N]), which has a ${type} ${layout} input`,
       },
     );
   }
-  if (h !== model.inputHeight || w !== model.inputWidth) {
+  if (rest.some((d, i) => d !== want[i])) {
+    const size = f ? `takes ${f.width}x${f.height} frames` : `is ${model.inputWidth}x${model.inputHeight}`;
     throw new JetprofError(
       'BAD_ENGINE',
-      `${name} expects input ${shape(input)} but the model is ${model.inputWidth}x${model.inputHeight} (input shape mismatch)`,
+      `${name} expects input ${shape(input)} but the model ${size} (input shape mismatch)`,
       {
         suggestion: 'pass the --model/--cfg the engine was built from, or build the engine again from this model',
       },
@@ -221,13 +226,13 @@ export async function createTensorRtSession(
     outputNames: outputs.map((t) => t.name),
     // the engine's batch is fixed when it is built: a shorter batch is padded with zero images
     batchSize: engineBatch,
-    async run(images: Float32Array): Promise<InferenceResult> {
+    async run(images: ImageBatch): Promise<InferenceResult> {
       if (closed) throw new Error('TensorRT session used after dispose');
       const n = images.byteLength / (input.bytes / engineBatch);
       if (!Number.isInteger(n) || n < 1 || n > engineBatch) {
         throw new JetprofError(
           'BAD_INPUT',
-          `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} float32), got ${images.byteLength}`,
+          `${enginePath}: input ${input.name} takes ${input.bytes} bytes (${shape(input)} ${DTYPE_NAMES[input.dtype]}), got ${images.byteLength}`,
         );
       }
       const data = padBatch(images, n, engineBatch);

@@ -95,10 +95,13 @@ export function imageOutputs(outputs: Map<string, Float32Array>, k: number, n: n
   return one;
 }
 
+/** A model's input: float32 NCHW values, or a frame-input model's uint8 bytes (model/metadata.ts frameInput). */
+export type ImageBatch = Float32Array | Uint8Array;
+
 /** A batch of `n` images padded with zero images to `fixed` (a fixed-batch model or engine takes exactly that). */
-export function padBatch(input: Float32Array, n: number, fixed: number): Float32Array {
+export function padBatch<T extends ImageBatch>(input: T, n: number, fixed: number): T {
   if (n >= fixed) return input;
-  const padded = new Float32Array((input.length / n) * fixed);
+  const padded = new (input.constructor as new (length: number) => T)((input.length / n) * fixed);
   padded.set(input);
   return padded;
 }
@@ -130,9 +133,10 @@ export interface DetectorSession {
    */
   readonly batchSize: number | 'dynamic';
   /**
-   * `input`: N images, NCHW float32, one after the other (N = its length / (3*H*W)); `blob`: the same as an OpenCV
-   * Mat (the OpenCV DNN backend takes that). Each output holds the N images' heads, image after image.
+   * `input`: N images one after the other, NCHW float32 (N = its length / (3*H*W)), or, for a model that preprocesses
+   * in its graph, the frames' uint8 BGR bytes (N = its length / (H*W*3)); `blob`: the float images as an OpenCV Mat
+   * (the OpenCV DNN backend takes that). Each output holds the N images' heads, image after image.
    */
-  run(input: Float32Array, blob?: unknown): Promise<InferenceResult>;
+  run(input: ImageBatch, blob?: unknown): Promise<InferenceResult>;
   dispose(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultExportPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
 import { fetchWeights, YOLOV4_TINY_WEIGHTS_URL } from '../model/fetch-weights.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
 import { parseWeights } from '../model/weights.ts';
 import { claimOutputs } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
@@ -25,11 +26,20 @@ export function exportCommand(): Command {
       'network input size (default: width/height from the cfg; multiples of 32)',
       parseSize('--input-size'),
     )
+    .option(
+      '--frame-input <WxH>',
+      "the model takes the frame's own bytes (uint8 BGR at WxH, e.g. 960x540) and resizes, reorders and scales them in the graph: TensorRT does the preprocessing on the GPU, the CPU only copies the frame",
+      parseSize('--frame-input'),
+    )
     .addHelpText(
       'after',
       helpAfter([
         {
           cmd: 'jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --out weights/yolov4-tiny.onnx',
+        },
+        {
+          cmd: 'jetprof export --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --frame-input 960x540',
+          note: "preprocessing in the engine for the lab's 960x540 frames (weights/yolov4-tiny-frame960x540.onnx)",
         },
       ]),
     )
@@ -41,10 +51,11 @@ export function exportCommand(): Command {
         out?: string;
         labels?: string;
         inputSize?: [number, number];
+        frameInput?: [number, number];
         strict: boolean;
       }) => {
         try {
-          const out = o.out ?? defaultExportPath(o.weights, o.inputSize);
+          const out = o.out ?? defaultExportPath(o.weights, o.inputSize, o.frameInput);
           claimOutputs(
             { cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) },
             { ONNX: out },
@@ -56,12 +67,13 @@ export function exportCommand(): Command {
             outPath: out,
             labelsPath: o.labels,
             inputSize: o.inputSize,
+            frameInput: o.frameInput,
             strict: o.strict,
             onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`),
           });
           const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
           process.stderr.write(
-            `exported ${out} in ${Date.now() - t0} ms: input ${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
+            `exported ${out} in ${Date.now() - t0} ms: input ${frameWords(info)}${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
           );
           process.stdout.write(`${out}\n`);
         } catch (e) {
@@ -260,4 +272,10 @@ export function buildEngineCommand(): Command {
         }
       },
     );
+}
+
+/** "frame 960x540 uint8 BGR, resized in the graph to " for a model that preprocesses in its graph, else nothing. */
+function frameWords(info: YoloModelInfo): string {
+  const f = info.frameInput;
+  return f ? `frame ${f.width}x${f.height} uint8 BGR, preprocessed in the graph to ` : '';
 }

@@ -56,6 +56,8 @@ interface ExportRequest extends CfgCheck {
   outPath: string;
   labelsPath?: string;
   inputSize?: [number, number];
+  /** The frame size of a model that takes the frame's own bytes (preprocessing in the graph). */
+  frameInput?: [number, number];
 }
 
 /** Bumped whenever the exporter's output for the same inputs changes: cached exports of older versions are redone. */
@@ -79,6 +81,7 @@ export function exportKey(req: Omit<ExportRequest, 'outPath'>): string {
   const labels = labelsFileOf(req);
   if (labels) h.update('\0labels\0').update(readFileSync(labels));
   if (req.inputSize) h.update(`\0size\0${req.inputSize[0]}x${req.inputSize[1]}`);
+  if (req.frameInput) h.update(`\0frame\0${req.frameInput[0]}x${req.frameInput[1]}`);
   return h.digest('hex');
 }
 
@@ -90,6 +93,7 @@ export function exportModelFile(req: ExportRequest): YoloModelInfo {
   const labels = loadLabels(req.cfgPath, classes, req.labelsPath);
   const { bytes, info } = exportOnnx(cfg, weights, {
     labels,
+    ...(req.frameInput ? { frameInput: { width: req.frameInput[0], height: req.frameInput[1] } } : {}),
     source: {
       cfg: basename(req.cfgPath),
       weights: basename(req.weightsPath),
@@ -103,10 +107,15 @@ export function exportModelFile(req: ExportRequest): YoloModelInfo {
 }
 
 /** `jetprof export`'s default output for a cfg+weights pair: `<weights dir>/<weights name>[-WxH].onnx` (not a cache: cacheFileBeside is infer's). */
-export function defaultExportPath(weightsPath: string, inputSize?: [number, number]): string {
+export function defaultExportPath(
+  weightsPath: string,
+  inputSize?: [number, number],
+  frameInput?: [number, number],
+): string {
   const stem = basename(weightsPath, extname(weightsPath));
   const size = inputSize ? `-${inputSize[0]}x${inputSize[1]}` : '';
-  return join(dirname(weightsPath), `${stem}${size}.onnx`);
+  const frame = frameInput ? `-frame${frameInput[0]}x${frameInput[1]}` : '';
+  return join(dirname(weightsPath), `${stem}${size}${frame}.onnx`);
 }
 
 /** Where infer caches its export beside the weights: `<weights file>[-WxH].onnx` (yolov4-tiny.weights.onnx). */
@@ -211,21 +220,23 @@ export function readModelInfo(path: string): YoloModelInfo {
   if (typeof info === 'string') throw new JetprofError('BAD_MODEL', `${path}: ${info}`, fix);
   const input = sig.inputs.find((i) => i.name === info.inputName);
   const dims = input?.dims ?? [];
-  const FLOAT = 1;
+  // float [batch,3,H,W], or a frame-input model's uint8 [batch,h,w,3] (ONNX's FLOAT 1, UINT8 2)
+  const f = info.frameInput;
+  const [type, want, words] = f
+    ? [2, [f.height, f.width, 3], `uint8 [batch,${f.height},${f.width},3]`]
+    : [1, [3, info.inputHeight, info.inputWidth], `float [batch,3,${info.inputHeight},${info.inputWidth}]`];
   // the batch dimension: symbolic (jetprof's exports since jetprof-export/3) or a fixed count of images
   const batch = dims[0];
   if (
     !input ||
-    input.elemType !== FLOAT ||
+    input.elemType !== type ||
     dims.length !== 4 ||
     !(typeof batch === 'string' || (Number.isInteger(batch) && batch >= 1)) ||
-    dims[1] !== 3 ||
-    dims[2] !== info.inputHeight ||
-    dims[3] !== info.inputWidth
+    want.some((d, i) => dims[i + 1] !== d)
   ) {
     throw new JetprofError(
       'BAD_MODEL',
-      `${path}: input must be float [batch,3,${info.inputHeight},${info.inputWidth}], found ${input ? `[${dims.join(',')}]` : 'none'}`,
+      `${path}: input must be ${words}, found ${input ? `[${dims.join(',')}]` : 'none'}`,
       fix,
     );
   }

@@ -22,6 +22,13 @@ export interface YoloModelInfo {
   labels: string[];
   heads: YoloHead[];
   /**
+   * Preprocessing in the graph (`jetprof export --frame-input WxH`): the input is the frame's own bytes, uint8
+   * [batch, height, width, 3] in OpenCV's BGR order, and the graph resizes them to inputWidth x inputHeight, puts
+   * them in RGB order, scales them to 0..1 and lays them out NCHW, so TensorRT does it on the GPU and the CPU only
+   * copies the frame. Absent: the input is float32 [batch, 3, inputHeight, inputWidth], made on the CPU.
+   */
+  frameInput?: { width: number; height: number };
+  /**
    * Read from the graph (not stored in the metadata): the input's batch dimension, 'dynamic' when symbolic
    * (jetprof's exports) or the fixed number of images one run takes (1 in most other exports).
    */
@@ -52,5 +59,7 @@ export function checkModelInfo(v: unknown): YoloModelInfo | string {
   if (!Number.isInteger(o.classes) || (o.classes as number) < 1) return 'metadata lacks classes';
   if (!Array.isArray(o.heads) || o.heads.length === 0) return 'metadata lacks heads';
   if (!Array.isArray(o.labels)) return 'metadata lacks labels';
+  if (o.frameInput && !(Number.isInteger(o.frameInput.width) && Number.isInteger(o.frameInput.height)))
+    return 'metadata frameInput lacks width/height';
   return o as YoloModelInfo;
 }

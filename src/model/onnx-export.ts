@@ -24,6 +24,7 @@ type IAttributeProto = onnxProto.onnx.IAttributeProto;
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;
+const UINT8 = onnx.TensorProto.DataType.UINT8;
 const BN_EPSILON = 0.00001; // darknet normalize_cpu
 
 function ints(name: string, values: number[]): IAttributeProto {
@@ -102,6 +103,8 @@ class GraphBuilder {
 interface ExportOptions {
   labels?: string[];
   source?: YoloModelInfo['source'];
+  /** The frame's own bytes as the input, preprocessed in the graph (YoloModelInfo.frameInput). */
+  frameInput?: { width: number; height: number };
 }
 
 interface ExportedModel {
@@ -133,6 +136,33 @@ function upsample(g: GraphBuilder, l: Extract<Layer, { kind: 'upsample' }>, id: 
   return g.node('Resize', [prev, '', scales], attrs, id);
 }
 
+/**
+ * The CPU's preprocessing (pipeline/preprocess.ts: cv.resize INTER_LINEAR, BGR to RGB, x 1/255, HWC to NCHW) as the
+ * graph's first nodes, from the frame's uint8 BGR bytes [batch, H, W, 3]. The resize is linear with half-pixel
+ * centres, as OpenCV's, on float values (OpenCV rounds its resized bytes: the two differ by up to half a level, 0.002
+ * after scaling); sizes, not scales, so the output is exactly the network's size whatever the ratio.
+ */
+function frameToNetwork(
+  g: GraphBuilder,
+  input: string,
+  net: { width: number; height: number },
+  frame: { width: number; height: number },
+): string {
+  const values = g.node('Cast', [input], [int('to', FLOAT)], 'frame_float');
+  const nchw = g.node('Transpose', [values], [ints('perm', [0, 3, 1, 2])], 'frame_nchw');
+  const order = g.constantInt64('frame_rgb_order', [2, 1, 0]);
+  let rgb = g.node('Gather', [nchw, order], [int('axis', 1)], 'frame_rgb');
+  if (frame.width !== net.width || frame.height !== net.height) {
+    const shape = g.node('Shape', [rgb], [], 'frame_shape');
+    const nc = g.node('Slice', [shape, g.constantInt64('frame_nc_start', [0]), g.constantInt64('frame_nc_end', [2])]);
+    const sizes = g.node('Concat', [nc, g.constantInt64('net_hw', [net.height, net.width])], [int('axis', 0)]);
+    const attrs = [str('mode', 'linear'), str('coordinate_transformation_mode', 'half_pixel')];
+    rgb = g.node('Resize', [rgb, '', '', sizes], attrs, 'frame_resized');
+  }
+  g.initializers.push(floatTensor('frame_scale', [], new Float32Array([1 / 255])));
+  return g.node('Mul', [rgb, 'frame_scale'], [], 'frame_scaled');
+}
+
 export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: ExportOptions = {}): ExportedModel {
   const shapes = layerShapes(cfg);
   const g = new GraphBuilder();
@@ -141,7 +171,7 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
   const tensorOf: string[] = [];
   const heads: YoloHead[] = [];
   let classes = 0;
-  let prev = inputName;
+  let prev = options.frameInput ? frameToNetwork(g, inputName, cfg.net, options.frameInput) : inputName;
   let prevChannels = cfg.net.channels;
 
   for (const l of cfg.layers) {
@@ -212,6 +242,7 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
     classes,
     labels,
     heads,
+    ...(options.frameInput ? { frameInput: options.frameInput } : {}),
     source: options.source,
   };
   return { bytes: encodeModel(cfg, g, info), info };
@@ -221,11 +252,11 @@ export function exportOnnx(cfg: DarknetCfg, weights: DarknetWeights, options: Ex
 function encodeModel(cfg: DarknetCfg, g: GraphBuilder, info: YoloModelInfo): Uint8Array {
   const { inputName, heads, classes } = info;
   // [batch, ...dims]: the first dimension symbolic (BATCH_DIM), the others fixed
-  const valueInfo = (name: string, dims: number[]) => ({
+  const valueInfo = (name: string, dims: number[], elemType = FLOAT) => ({
     name,
     type: {
       tensorType: {
-        elemType: FLOAT,
+        elemType,
         shape: { dim: [{ dimParam: BATCH_DIM }, ...dims.map((d) => ({ dimValue: d }))] },
       },
     },
@@ -244,7 +275,11 @@ function encodeModel(cfg: DarknetCfg, g: GraphBuilder, info: YoloModelInfo): Uin
           ?.replace(/\.cfg$/, '') ?? 'yolo',
       node: g.nodes,
       initializer: g.initializers,
-      input: [valueInfo(inputName, [cfg.net.channels, cfg.net.height, cfg.net.width])],
+      input: [
+        info.frameInput
+          ? valueInfo(inputName, [info.frameInput.height, info.frameInput.width, 3], UINT8)
+          : valueInfo(inputName, [cfg.net.channels, cfg.net.height, cfg.net.width]),
+      ],
       output: heads.map((h) => valueInfo(h.output, [h.anchors.length * (5 + classes), h.gridH, h.gridW])),
     },
   });

@@ -173,6 +173,14 @@ function checkMemory(o: LoopOptions, cv: Cv, width: number, height: number, noVi
 
 /** What a loop opens for each stream: OpenCV, the source, the frame geometry, the postprocessor and the output (closed on failure). */
 export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpec) {
+  if (o.letterbox && model.frameInput)
+    throw new JetprofError(
+      'BAD_OPTION',
+      `${o.modelName}: resizes the frame in its graph (export --frame-input), without --letterbox's padding`,
+      {
+        suggestion: 'drop --letterbox, or use the model exported without --frame-input',
+      },
+    );
   const cv = loadOpenCv();
   const source = openSource(spec.source, cv, spec.arg, o.videoIo);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];

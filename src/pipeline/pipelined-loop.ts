@@ -25,7 +25,7 @@ import {
   readNextFrame,
   startEndRanges,
 } from './loop-shared.ts';
-import { InputBuffers, preprocessFrame } from './preprocess.ts';
+import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import type { LastInput, LoopResult } from './sequential-loop.ts';
 import { nsToMs } from './stages.ts';
@@ -74,8 +74,8 @@ class Channel<T> {
 interface InFlight {
   index: number;
   frame: Mat;
-  input: Float32Array;
-  blob: Mat;
+  input: ModelInput['input'];
+  blob?: Mat;
   frameRange: unknown;
   tRead0: bigint;
   readMs: number;
@@ -117,7 +117,7 @@ class PipelinedRun {
 
   constructor(
     private readonly session: DetectorSession,
-    model: YoloModelInfo,
+    private readonly model: YoloModelInfo,
     private readonly o: LoopOptions,
   ) {
     this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
@@ -174,7 +174,7 @@ class PipelinedRun {
         const pre = o.nvtx.start(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const { input, blob } = preprocessFrame(cv, got.frame, g, this.inputs);
+        const { input, blob } = modelInput(cv, [{ frame: got.frame, g }], this.model, this.inputs);
         o.nvtx.end(pre);
         const t2 = process.hrtime.bigint();
         this.framesRead++;
@@ -206,7 +206,7 @@ class PipelinedRun {
         const t0 = process.hrtime.bigint();
         item.result = await this.session.run(item.input, item.blob);
         // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
-        this.lastInput?.blob.release();
+        this.lastInput?.blob?.release();
         this.lastInput = { input: item.input, blob: item.blob, images: 1 };
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);

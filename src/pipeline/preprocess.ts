@@ -4,9 +4,8 @@
  * (InputBuffers), so a frame makes no garbage V8 must collect beside the next inference.
  */
 import type { Geometry } from '../detect/types.ts';
+import type { YoloModelInfo } from '../model/metadata.ts';
 import { type Cv, type Mat } from '../video/opencv.ts';
-
-/** Where a run is after a frame: frames done over all streams, and the run's figures so far (the progress line). */
 
 /**
  * The frame resized (and letterboxed when the geometry pads) to the network's input size, still BGR bytes; the frame
@@ -37,24 +36,85 @@ export function letterboxFrame(cv: Cv, frame: Mat, g: Geometry): Mat {
  * promise settles (ONNX Runtime's worker gets a copy; TensorRT copies it to the device).
  */
 export class InputBuffers {
-  private readonly slots: { input: Float32Array; mat: Mat }[] = [];
+  private readonly slots: { input: Float32Array | Uint8Array; mats: Mat[] }[] = [];
   private next = 0;
 
   constructor(private readonly count: number) {}
 
   /** The values of `flat` (a 1xN float Mat) in the next buffer, reused once it is N long. */
   fill(cv: Cv, flat: Mat, length: number): Float32Array {
+    const slot = this.slot(Float32Array, length, (input) => [
+      // a Mat over the array's own memory (this constructor wraps, not copies): copyTo writes straight into it
+      new cv.Mat(1, length, cv.CV_32F, Buffer.from(input.buffer)),
+    ]);
+    flat.copyTo(slot.mats[0]);
+    return slot.input as Float32Array;
+  }
+
+  /** The bytes of `images` (h x w BGR each) one after the other in the next buffer, each through a Mat over its part. */
+  fillBytes(cv: Cv, images: Mat[], w: number, h: number): Uint8Array {
+    const size = h * w * 3;
+    const slot = this.slot(Uint8Array, images.length * size, (input) =>
+      images.map((_, k) => new cv.Mat(h, w, cv.CV_8UC3, Buffer.from(input.buffer, k * size, size))),
+    );
+    images.forEach((img, k) => img.copyTo(slot.mats[k]));
+    return slot.input as Uint8Array;
+  }
+
+  private slot(
+    kind: Float32ArrayConstructor | Uint8ArrayConstructor,
+    length: number,
+    wrap: (a: ArrayLike<number> & { buffer: ArrayBuffer }) => Mat[],
+  ) {
     const i = this.next;
     this.next = (this.next + 1) % this.count;
-    let slot = this.slots[i];
-    if (slot?.input.length !== length) {
-      const input = new Float32Array(length);
-      // a Mat over the array's own memory (this constructor wraps, not copies): copyTo writes straight into it
-      slot = this.slots[i] = { input, mat: new cv.Mat(1, length, cv.CV_32F, Buffer.from(input.buffer)) };
-    }
-    flat.copyTo(slot.mat);
-    return slot.input;
+    const slot = this.slots[i];
+    if (slot?.input.length === length && slot.input instanceof kind) return slot;
+    const input = new kind(length);
+    return (this.slots[i] = { input, mats: wrap(input) });
   }
+}
+
+/**
+ * What the model runs on: NCHW float32 values made on the CPU with their blob Mat (OpenCV DNN takes the Mat), or, for
+ * a model that preprocesses in its graph (YoloModelInfo.frameInput), the frames' own BGR bytes.
+ */
+export interface ModelInput {
+  input: Float32Array | Uint8Array;
+  blob?: Mat;
+}
+
+/**
+ * The frames of one run of the model (one, or one from each stream of a batch) as its input, the same in both loops:
+ * each frame resized (and letterboxed) for its stream's geometry into one blob, or, for a model that preprocesses in
+ * its graph, copied as they are (resized on the CPU only when a frame is not the size the model takes).
+ */
+export function modelInput(
+  cv: Cv,
+  frames: { frame: Mat; g: Geometry }[],
+  model: YoloModelInfo,
+  into?: InputBuffers,
+): ModelInput {
+  const f = model.frameInput;
+  const images = frames.map((x) =>
+    f
+      ? x.frame.cols === f.width && x.frame.rows === f.height
+        ? x.frame
+        : x.frame.resize(f.height, f.width)
+      : letterboxFrame(cv, x.frame, x.g),
+  );
+  try {
+    if (f) return { input: into ? into.fillBytes(cv, images, f.width, f.height) : frameBytesOf(images) };
+    return batchBlob(cv, images, model.inputWidth, model.inputHeight, into);
+  } finally {
+    images.forEach((img, k) => img !== frames[k].frame && img.release());
+  }
+}
+
+/** The images' bytes one after the other in a new array (one-off callers). */
+function frameBytesOf(images: Mat[]): Uint8Array {
+  const parts = images.map((m) => m.getData());
+  return new Uint8Array(Buffer.concat(parts));
 }
 
 /** The blob's values: into the next of `into`, or a new array (one-off callers: tests, the bench's bare loop). */

@@ -19,7 +19,7 @@ import { buildRunResult, defaultLabel, type RunFacts, type RunResult } from './r
 import type { InferOptions } from './infer-settings.ts';
 import { engineOnnxSha, type ResolvedModel } from './model-resolution.ts';
 /** The run's setup: what ran the model, in which precision and loop, under which profiler; its label. */
-function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo): RunFacts['setup'] {
+function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo, m: ResolvedModel): RunFacts['setup'] {
   const precision = session.precision;
   const pipelined = o.plan.loop.pipelined;
   const setupBase = {
@@ -29,6 +29,7 @@ function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo): RunF
     ...(pipelined ? { inFlight: o.plan.inFlight } : {}),
     profiler: o.profiler ?? 'none',
     ...(o.realtime ? { realtime: o.realtime.fps !== undefined ? { sourceFps: o.realtime.fps } : {} } : {}),
+    preprocessing: m.model.frameInput ? ('graph' as const) : ('cpu' as const),
   };
   const batch = o.plan.batch;
   return {
@@ -95,7 +96,7 @@ export function assembleRun(
   return buildRunResult(tally.measured, tally.warmup, {
     backend: o.backend,
     backendDetail: session.description,
-    setup: runSetup(o, session, env),
+    setup: runSetup(o, session, env, m),
     model: {
       path: o.engine ?? m.modelPath,
       inputWidth: m.model.inputWidth,

@@ -53,6 +53,12 @@ export interface RunSetup {
   /** Whether the annotated video was written (--no-write: false) and drawn (--no-draw: false); absent in older runs. */
   write?: boolean;
   draw?: boolean;
+  /**
+   * Where the frame became the model's input: 'cpu' (resize, colour order, scaling and layout in jetprof's process) or
+   * 'graph' (a model exported with --frame-input: the backend did them, TensorRT on the GPU; the CPU copied the
+   * frame, resizing it first only when it was not the size the model takes). Absent in older runs: 'cpu'.
+   */
+  preprocessing?: 'cpu' | 'graph';
 }
 
 /** The postprocess settings as the run used them (the same fields infer's options have), and what they did. */
@@ -265,7 +271,8 @@ export function defaultLabel(
 ): string {
   const loop = s.loop === 'pipelined' ? `pipelined${s.inFlight ?? ''}` : 'sequential';
   const ep = backend === 'tensorrt' ? 'gpu' : s.executionProvider;
-  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-batch4-interval2
+  // e.g. onnx-fp32-cpu-pipelined3, trt-fp16-gpu-sequential-nsys, onnx-fp32-cpu-sequential-4streams-batch4-interval2,
+  // trt-fp16-gpu-pipelined3-graphpre (preprocessing in the model's graph)
   return [
     BACKENDS[backend].tag,
     s.precision,
@@ -277,6 +284,7 @@ export function defaultLabel(
     ...(streams.count > 1 && streams.batch !== undefined ? [`batch${streams.batch}`] : []),
     ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
     ...(s.realtime ? [`realtime${s.realtime.sourceFps !== undefined ? `${s.realtime.sourceFps}fps` : ''}`] : []),
+    ...(s.preprocessing === 'graph' ? ['graphpre'] : []),
   ].join('-');
 }
 

@@ -11,7 +11,6 @@ import { type DetectorSession, imageOutputs, type InferenceResult } from '../bac
 import { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import type { Mat } from '../video/opencv.ts';
 import { percentile, sumOf } from '../util/stats.ts';
 import { finishFrame, finishStreams, type StreamEnd, type TailContext } from './frame-tail.ts';
 import {
@@ -25,7 +24,7 @@ import {
   type RangeOps,
   startEndRanges,
 } from './loop-shared.ts';
-import { batchBlob, InputBuffers, letterboxFrame } from './preprocess.ts';
+import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
@@ -50,10 +49,7 @@ export interface LoopResult {
   lastInput?: LastInput;
 }
 
-export interface LastInput {
-  input: Float32Array;
-  /** The blob Mat (OpenCV DNN runs on it). */
-  blob: Mat;
+export interface LastInput extends ModelInput {
   images: number;
 }
 
@@ -122,14 +118,6 @@ function perfPrinter(o: LoopOptions, streams: number) {
   };
 }
 
-/** A batch's frames, each letterboxed for its stream's geometry, as one blob (the letterboxed copies released). */
-function batchInput(ios: LoopIo[], frames: StreamFrame[], model: YoloModelInfo, into: InputBuffers) {
-  const images = frames.map((m) => letterboxFrame(ios[m.i].cv, m.frame, ios[m.i].g));
-  const made = batchBlob(ios[0].cv, images, model.inputWidth, model.inputHeight, into);
-  images.forEach((img, k) => img !== frames[k].frame && img.release());
-  return made;
-}
-
 /** One frame's share of its batch's device timings (h2d, compute, d2h), or undefined when the backend gave none. */
 function deviceShare(result: InferenceResult, n: number): InferenceResult['device'] {
   const d = result.device;
@@ -154,7 +142,12 @@ async function runBatch(
   const tPre = process.hrtime.bigint();
   if (inferred.length === 0) return { result: { outputs: new Map() }, preprocessMs: 0, tInf: tPre };
   const pre = ranges.open(name('preprocess'));
-  const { input, blob } = batchInput(ios, inferred, model, inputs);
+  const { input, blob } = modelInput(
+    ios[0].cv,
+    inferred.map((m) => ({ frame: m.frame, g: ios[m.i].g })),
+    model,
+    inputs,
+  );
   ranges.close(pre);
   const preprocessMs = nsToMs(process.hrtime.bigint() - tPre);
   writes.settle();
@@ -247,7 +240,7 @@ export async function runSequentialLoop(
       const { result, tInf } = run;
       if (run.input) {
         // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
-        lastInput?.blob.release();
+        lastInput?.blob?.release();
         lastInput = run.input;
         inferredFrames += inferred.length;
       }

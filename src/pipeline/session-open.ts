@@ -30,6 +30,14 @@ const OPENERS: Record<BackendName, Opener> = {
     return createOnnxWorkerSession(modelPath, options);
   },
   async opencv(o, modelPath, model) {
+    if (model.frameInput)
+      throw new JetprofError(
+        'BAD_MODEL',
+        `${modelPath}: takes the frame's own bytes (export --frame-input), which OpenCV DNN does not run`,
+        {
+          suggestion: 'give OpenCV DNN the model exported without --frame-input (or its --cfg and --weights)',
+        },
+      );
     const { createOpenCvSession } = await import('../backends/opencv.ts');
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
     const darknet = darknetFilesOnly(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };

@@ -99,7 +99,7 @@ function rowSetup(runs: RunResult[]): RowSetup {
     executionProvider: s.executionProvider,
     precision: s.precision,
     device: s.device,
-    model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}, network input ${r.model.inputWidth}x${r.model.inputHeight}${r.model.generatedWeights ? ' (random weights)' : ''}`,
+    model: `${r.model.path.split('/').pop()} ${r.model.sha256.slice(0, 8)}, network input ${r.model.inputWidth}x${r.model.inputHeight}${s.preprocessing === 'graph' ? ', preprocessing in the graph' : ''}${r.model.generatedWeights ? ' (random weights)' : ''}`,
     video: `${videoNames(r)} (${decodedBy(r).replace(/^decoded by /, '')})`,
     frameSize: `${r.frameSize[0]}x${r.frameSize[1]}`,
     pacing: `${comparisonBasis(r).pacing}; ${comparisonBasis(r).output}`,
