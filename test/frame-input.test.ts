@@ -15,7 +15,18 @@ import { exportOnnx } from '../src/model/onnx-export.ts';
 import { generateWeights } from '../src/model/weights.ts';
 import { modelInput } from '../src/pipeline/preprocess.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
-import { freshDir, inferRun, makeModel, requires, ROOT, runCli, SMALL_LAB_CFG } from './helpers/fixtures.ts';
+import { boardEngine } from './helpers/board.ts';
+import {
+  buildCpuEngineLib,
+  freshDir,
+  inferRun,
+  makeModel,
+  makeVideo,
+  requires,
+  ROOT,
+  runCli,
+  SMALL_LAB_CFG,
+} from './helpers/fixtures.ts';
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
 const withVtest = requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sample-video.sh');
@@ -183,4 +194,29 @@ test('a --frame-input model: OpenCV DNN and --letterbox are refused in one line;
   t.throws(() => checkEngineIo('e.trt', engine(5, [1, 480, 640, 3]), info), {
     message: /e\.trt expects input 1x480x640x3 but the model takes 320x240 frames \(input shape mismatch\)/,
   });
+});
+
+test("TensorRT's binding gives a --frame-input engine the frame's bytes (the CPU stand-in of the C ABI with a uint8 input): every frame through, the run says the graph preprocessed", async (t) => {
+  const dir = freshDir('frame-input-trt');
+  const model = makeModel('frame-input', SMALL_LAB_CFG, 2, undefined, 0);
+  const framed = join(dir, 'framed.onnx');
+  const video = makeVideo('frame-input-trt.mp4', 12, 320, 240);
+  const r = await runCli('jetprof', [
+    ...['export', '--cfg', model.cfgPath, '--weights', model.weightsPath, '--frame-input', '320x240'],
+    ...['--out', framed],
+  ]);
+  t.is(r.code, 0, r.stderr);
+  // each output value is the engine's constant 5 (a box in every cell), whatever the input
+  const engine = boardEngine(join(dir, 'framed.trt'), framed, { gpuMs: [1, 0], outputValue: 5 });
+  t.regex(readFileSync(engine, 'utf8'), /^input input 5 1 240 320 3$/m, 'the engine takes uint8 1x240x320x3');
+  const json = join(dir, 'run.json');
+  const env = { JETPROF_TRT_SHIM: buildCpuEngineLib() };
+  const run = await runCli('infer-trt', [video, '--engine', engine, '--model', framed, '--no-write', '--json', json], {
+    env,
+  });
+  t.is(run.code, 0, run.stderr);
+  const result = JSON.parse(readFileSync(json, 'utf8'));
+  t.like(result.setup, { preprocessing: 'graph', executionProvider: 'tensorrt' });
+  t.is(result.frames + result.warmupFrames, 12);
+  t.true(result.detections.total > 0, "the engine's outputs were decoded into boxes");
 });

@@ -14,6 +14,8 @@ import {
   busyMachineSentence,
   type MachineLoad,
   parseProcStat,
+  mainThreadCpuNs,
+  onCpuNs,
   watchMachineLoad,
 } from '../src/platform/machine-load.ts';
 import { makeModel, makeVideo, runCli, scratchDir, SMALL_LAB_CFG } from './helpers/fixtures.ts';
@@ -60,15 +62,21 @@ test('the model-alone sentence blames no encoder in a run that wrote no video, n
   );
 });
 
-test("watching this process: its CPU time, its peak memory and this machine's cores", (t) => {
+test("watching this process: its CPU time, its main thread's, its peak memory and this machine's cores", (t) => {
   const w = watchMachineLoad();
   let x = 0;
   for (let i = 0; i < 2e7; i++) x += i % 7;
-  const l = w.stop();
+  const half = mainThreadCpuNs();
+  for (let i = 0; i < 2e7; i++) x += i % 7;
+  const l = w.stop(half);
   t.true(x > 0);
   t.is(l.cores, availableParallelism());
   t.true(l.cpuMs > 0 && l.peakRssMb > 10 && l.wallMs > 0, JSON.stringify(l));
   t.is(l.loadAvg.length, 2);
+  // the loops ran on this thread: its own time is most of the process's, the second loop's about half of it
+  t.true(l.mainThreadCpuMs! > 0 && l.mainThreadCpuMs! <= l.cpuMs + 10, JSON.stringify(l));
+  t.true(l.mainThreadMeasuredCpuMs! > 0 && l.mainThreadMeasuredCpuMs! < l.mainThreadCpuMs!, JSON.stringify(l));
+  t.is(onCpuNs('/proc/self/task/0/schedstat'), undefined, 'a thread that is not there: no figure');
 });
 
 test('a run beside three spinning processes records a busy machine, and its console summary and the report say so', async (t) => {

@@ -228,6 +228,8 @@ test.serial(
       t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 waits found the encoder at work`);
       t.is(w.timedOut, 0);
       t.is(probeVideo(join(scratchDir(), `pool-${k}.mp4`)).frames, 10);
+      // and what its threads cost the CPU, read before they ended with the writer
+      t.true(sink.encoderCpuMs! > 0, `writer ${k}: the encoder's threads used ${sink.encoderCpuMs} ms of CPU`);
     }
     // the wait keeps the writer's threads' stat files open while it writes, and closes them with the writer (another
     // test of this file may hold some of its own meanwhile: only this one's count)

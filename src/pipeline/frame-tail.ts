@@ -145,6 +145,8 @@ export interface StreamRecord {
     codec: string;
     encoder?: string;
     encoderNote?: string;
+    /** CPU time of the encoder's own threads over the run (warm-up included), ms; absent where /proc cannot tell. */
+    encoderCpuMs?: number;
     width?: number;
     height?: number;
     /** Frames were dropped (--realtime): how the video keeps the camera's time (writer.ts RealTime). */
@@ -260,6 +262,7 @@ export async function finishStreams(
                 codec: sink.codec,
                 ...(sink.encoder ? { encoder: sink.encoder } : {}),
                 ...(sink.encoderNote ? { encoderNote: sink.encoderNote } : {}),
+                ...(sink.encoderCpuMs !== undefined ? { encoderCpuMs: sink.encoderCpuMs } : {}),
                 ...(sink.written ?? {}),
                 ...(sink.realTime ? { realTime: sink.realTime } : {}),
               },

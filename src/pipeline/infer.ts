@@ -73,7 +73,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const heads = o.headsFile ? headsRecorder() : undefined;
     const load = watchMachineLoad();
     const loop = await runLoop(o, session, m, heads);
-    const machineLoad = load.stop();
+    const machineLoad = load.stop(loop.tally.measuredCpuFromNs);
     requireMeasured(o, loop);
     requireComplete(o, loop);
     warnAboutStreams(o, loop);

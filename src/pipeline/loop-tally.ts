@@ -6,6 +6,7 @@
 import type { InferenceResult } from '../backends/types.ts';
 import type { FramePostprocess } from '../detect/postprocess.ts';
 import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stages.ts';
+import { mainThreadCpuNs } from '../platform/machine-load.ts';
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
 interface FrameClock {
@@ -86,13 +87,18 @@ export class LoopTally {
   /** Marks the moment times count from (the start of frame 0's read); the first record sets it otherwise. */
   begin(t: bigint): void {
     this.origin ??= t;
+    if (this.warmupFrames === 0) this.measuredCpuFromNs ??= mainThreadCpuNs();
   }
+
+  /** The main thread's CPU time when the measured frames began (the last warm-up frame recorded), for machineLoad. */
+  measuredCpuFromNs?: number;
 
   /** Records a frame; returns its row, to which a write done later (write-behind.ts) adds its time. */
   record(clock: FrameClock, result: InferenceResult, post: FramePostprocess, stream?: number): TallyRow {
     this.origin ??= clock.t0;
     const at = (t: bigint) => roundMs(nsToMs(t - this.origin!));
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
+    if (clock.index === this.warmupFrames - 1) this.measuredCpuFromNs ??= mainThreadCpuNs();
     p.index.push(clock.index);
     if (stream !== undefined) (p.stream ??= []).push(stream);
     // one clock for every stream kind: a live or paced frame counts from its arrival, a file's from its read, and

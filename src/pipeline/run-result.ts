@@ -91,7 +91,16 @@ export interface RunResult {
   /** The source as opened (the first stream's with several): its size, rate, frame count, rotation, variable rate. */
   video: VideoInfo;
   /** The video written; width and height as written (H.264 writes an odd frame size one pixel smaller). */
-  output?: { path: string; codec: string; encoder?: string; encoderNote?: string; width?: number; height?: number };
+  output?: {
+    path: string;
+    codec: string;
+    encoder?: string;
+    encoderNote?: string;
+    /** CPU time of the encoder's own threads over the run (warm-up included), ms (FFmpeg's or GStreamer's x264). */
+    encoderCpuMs?: number;
+    width?: number;
+    height?: number;
+  };
   frameSize: [number, number];
   letterbox: boolean;
   /** Frames measured (warm-up excluded). */

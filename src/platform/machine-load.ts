@@ -17,6 +17,14 @@ export interface MachineLoad {
   stealShare?: number;
   /** This process's CPU time over the run (user + system), ms. */
   cpuMs: number;
+  /**
+   * The main thread's own CPU time over the run, ms (Linux: /proc/self/task/PID/schedstat): the frame loop's thread,
+   * where jetprof's per-pixel and per-box work runs; the rest of cpuMs is the runtime's, the decoder's and the
+   * encoder's threads. On a board this is the figure that must fit inside the engine's time.
+   */
+  mainThreadCpuMs?: number;
+  /** The same from the last warm-up frame's end to the run's: the measured frames' share, without start-up and JIT. */
+  mainThreadMeasuredCpuMs?: number;
   /** Cores other processes kept busy on average: all busy time less this process's, over the wall time. */
   otherCores?: number;
   /** This process's peak resident memory, MB. */
@@ -39,6 +47,15 @@ const parseLoadAvg = (text: string): number | undefined => {
   return Number.isFinite(v) ? v : undefined;
 };
 
+/** The main thread's time on a CPU so far, ns (undefined where /proc cannot tell). */
+export const mainThreadCpuNs = () => onCpuNs(`/proc/self/task/${process.pid}/schedstat`);
+
+/** A thread's time on a CPU so far, ns (the first field of its schedstat), or undefined where it cannot be read. */
+export function onCpuNs(schedstat: string): number | undefined {
+  const v = Number(readOr(schedstat).split(' ')[0]);
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
 const readOr = (path: string): string => {
   try {
     return readFileSync(path, 'utf8');
@@ -53,8 +70,10 @@ export function watchMachineLoad(cores = availableParallelism()) {
   const cpu0 = process.cpuUsage();
   const stat0 = parseProcStat(readOr('/proc/stat'));
   const load0 = parseLoadAvg(readOr('/proc/loadavg')) ?? 0;
+  const main0 = mainThreadCpuNs();
   return {
-    stop(): MachineLoad {
+    /** `measuredFromNs`: the main thread's CPU time (mainThreadCpuNs) when the measured frames began. */
+    stop(measuredFromNs?: number): MachineLoad {
       const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
       const cpu = process.cpuUsage(cpu0);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -67,6 +86,10 @@ export function watchMachineLoad(cores = availableParallelism()) {
         peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
         wallMs: Math.round(wallMs),
       };
+      const main1 = mainThreadCpuNs();
+      if (main0 !== undefined && main1 !== undefined) load.mainThreadCpuMs = Math.round((main1 - main0) / 1e6);
+      if (measuredFromNs !== undefined && main1 !== undefined)
+        load.mainThreadMeasuredCpuMs = Math.round((main1 - measuredFromNs) / 1e6);
       if (stat0 && stat1 && stat1.total > stat0.total) {
         const total = stat1.total - stat0.total;
         load.busyShare = round3((stat1.busy - stat0.busy) / total);

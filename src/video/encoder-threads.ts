@@ -8,6 +8,7 @@
  * none of them is running or waiting to run (state R in /proc/self/task/TID/stat) for two polls in a row.
  */
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { onCpuNs } from '../platform/machine-load.ts';
 
 /** Polls this far apart while the encoder works (a frame takes milliseconds to encode). */
 const POLL_MS = 0.1;
@@ -145,6 +146,17 @@ export class EncoderThreads {
   private busy(): boolean {
     for (const tid of this.encoders) if (this.states.running(tid)) return true;
     return false;
+  }
+
+  /**
+   * The CPU time the writer's threads have used, ms (their schedstat); undefined where /proc cannot tell. Call before
+   * the writer is released: its threads end with it. On a board NVENC encodes, so a projection leaves this out.
+   */
+  cpuMs(): number | undefined {
+    if (!this.available) return undefined;
+    this.rescan();
+    const ns = this.encoders.map((tid) => onCpuNs(`/proc/self/task/${tid}/schedstat`) ?? 0);
+    return ns.length ? ns.reduce((a, b) => a + b, 0) / 1e6 : undefined;
   }
 
   /** Call when the writer is closed: the stat files kept open for its threads are closed. */

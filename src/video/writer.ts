@@ -36,6 +36,8 @@ export interface VideoSink {
   encoderNote?: string;
   /** The waits for the encoder (settle(), EncoderThreads): how many, how many found it at work, how many timed out. */
   encoderWaits?: () => { waits: number; busyWaits: number; timedOut: number };
+  /** The CPU time the encoder's own threads used (ms), once the video is closed; absent where /proc cannot tell. */
+  encoderCpuMs?: number;
   /**
    * Hands the frame to the encoder, which encodes it on threads of its own (FFmpeg's libx264, GStreamer's streaming
    * thread): call settle() before anything whose time must not hold the encoder's, such as the model's next run.
@@ -359,6 +361,8 @@ export function createVideoSink(
   const close = () => {
     if (!closed) {
       closed = true;
+      const cpu = threads.cpuMs(); // before the release ends the encoder's threads
+      if (cpu !== undefined) sink.encoderCpuMs = Math.round(cpu);
       w.release();
       threads.close();
     }

@@ -115,6 +115,8 @@ interface EngineOptions {
   tensorrt?: string;
   faultAtRun?: number;
   stackKib?: number;
+  /** The constant every output value holds without a replay: -10 (the default) finds no box, 5 a box in every cell. */
+  outputValue?: number;
 }
 
 /** The text of a stand-in engine for a model (the lines the C library reads; see boardEngine). */
@@ -124,9 +126,13 @@ export function engineText(model: string, o: EngineOptions): string {
   const lines = [
     'jetprof-cpu-engine 1',
     `tensorrt ${o.tensorrt ?? '8.6.1'}`,
-    `input ${info.inputName} 0 ${b} 3 ${info.inputHeight} ${info.inputWidth}`,
+    // a model that preprocesses in its graph takes the frame's uint8 bytes (TensorRT's kUINT8, 5)
+    info.frameInput
+      ? `input ${info.inputName} 5 ${b} ${info.frameInput.height} ${info.frameInput.width} 3`
+      : `input ${info.inputName} 0 ${b} 3 ${info.inputHeight} ${info.inputWidth}`,
     ...info.heads.map(
-      (h) => `output ${h.output} 0 ${b} ${h.anchors.length * (5 + info.classes)} ${h.gridH} ${h.gridW} -10 0`,
+      (h) =>
+        `output ${h.output} 0 ${b} ${h.anchors.length * (5 + info.classes)} ${h.gridH} ${h.gridW} ${o.outputValue ?? -10} 0`,
     ),
     `gpu-ms ${o.gpuMs[0]} ${o.gpuMs[1]}`,
     ...(o.replay ? [`replay ${o.replay}`] : []),

@@ -5,7 +5,8 @@
  *
  *   jetprof-cpu-engine 1
  *   tensorrt 8.6.1                            the TensorRT version the engine claims to be built by
- *   input images 0 1 3 64 64                  name, dtype (TensorRT's numbering: 0 float), dims
+ *   input images 0 1 3 64 64                  name, dtype (TensorRT's numbering: 0 float; an input may be 5, uint8,
+ *                                             as a model exported with --frame-input takes), dims
  *   output yolo_30 0 1 255 2 2 -10 0          ..., then bias and scale: out[k] = bias + scale * in[k % n_in]
  *
  * A dynamic dimension (-1) stands for an engine without a usable optimization profile (TensorRT's shim sets a
@@ -51,9 +52,15 @@
 typedef struct cpu_tensor {
   jp_tensor_info info;
   float bias, scale;
-  float *host;   /* what the caller sees */
-  float *device; /* stands for device memory */
+  int elem;      /* bytes a value: 4 (float), 1 (uint8) */
+  void *host;    /* what the caller sees */
+  void *device;  /* stands for device memory */
 } cpu_tensor;
+
+/* Value k of a tensor's device memory, as a float. */
+static float value_at(const cpu_tensor *t, int64_t k) {
+  return t->elem == 1 ? (float)((const unsigned char *)t->device)[k] : ((const float *)t->device)[k];
+}
 
 struct jp_engine {
   int count;
@@ -113,7 +120,7 @@ static void free_engine(jp_engine *e) {
 }
 
 /* FNV-1a over 32-bit words, from the given offset basis. */
-static uint32_t fnv1a_words(const float *data, int64_t words, uint32_t h) {
+static uint32_t fnv1a_words(const void *data, int64_t words, uint32_t h) {
   const uint32_t *w = (const uint32_t *)data;
   for (int64_t k = 0; k < words; k++) {
     h ^= w[k];
@@ -243,7 +250,7 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
       t->scale = (float)dims[count - 1];
       count -= 2;
     }
-    if (t->info.dtype != 0) {
+    if (t->info.dtype != 0 && !(t->info.dtype == 5 && t->info.is_input)) {
       int32_t status = fail(err, errLen, JP_ERR_UNSUPPORTED, "tensor %s has data type %d, which jetprof does not handle", t->info.name, t->info.dtype);
       fclose(f);
       free_engine(e);
@@ -261,9 +268,10 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
       t->info.dims[d] = dims[d];
       elements *= dims[d];
     }
-    t->info.bytes = elements * 4;
-    t->host = calloc((size_t)elements, 4);
-    t->device = calloc((size_t)elements, 4);
+    t->elem = t->info.dtype == 5 ? 1 : 4;
+    t->info.bytes = elements * t->elem;
+    t->host = calloc((size_t)elements, (size_t)t->elem);
+    t->device = calloc((size_t)elements, (size_t)t->elem);
     e->count++;
   }
   fclose(f);
@@ -282,9 +290,9 @@ int32_t jp_engine_open(const char *path, jp_engine **out, char *err, int32_t err
 /* Each image's outputs from the recording, found by its input's hash; an image of zeros (a padded batch) gets zeros. */
 static int32_t replay_outputs(jp_engine *e, const cpu_tensor *in, char *err, int32_t errLen) {
   int64_t batch = engine_batch(e);
-  int64_t per_in = in->info.bytes / 4 / batch;
+  int64_t per_in = in->info.bytes / 4 / batch; /* 32-bit words an image (uint8 frames: 4 bytes a word) */
   for (int64_t b = 0; b < batch; b++) {
-    const float *img = in->device + b * per_in;
+    const uint32_t *img = (const uint32_t *)in->device + b * per_in;
     uint32_t h1 = fnv1a_words(img, per_in, 2166136261u), h2 = fnv1a_words(img, per_in, 2166136261u ^ 0x5bd1e995u);
     const float *rec = NULL;
     for (int r = 0; r < e->replay_count && !rec; r++)
@@ -297,7 +305,7 @@ static int32_t replay_outputs(jp_engine *e, const cpu_tensor *in, char *err, int
       cpu_tensor *t = &e->tensors[i];
       if (t->info.is_input) continue;
       int64_t per_out = t->info.bytes / 4 / batch;
-      float *dst = t->device + b * per_out;
+      float *dst = (float *)t->device + b * per_out;
       if (rec) memcpy(dst, rec + offset, (size_t)per_out * 4);
       else memset(dst, 0, (size_t)per_out * 4);
       offset += per_out;
@@ -349,7 +357,7 @@ int32_t jp_engine_infer(jp_engine *e, jp_timing *timing, char *err, int32_t errL
   }
   double t1 = now_ms();
   if (!in) return fail(err, errLen, JP_ERR_INFERENCE, "enqueue failed: the engine has no input");
-  int64_t n_in = in->info.bytes / 4;
+  int64_t n_in = in->info.bytes / in->elem;
   if (e->replay_count > 0) {
     int32_t status = replay_outputs(e, in, err, errLen);
     if (status != JP_OK) return status;
@@ -358,7 +366,7 @@ int32_t jp_engine_infer(jp_engine *e, jp_timing *timing, char *err, int32_t errL
       cpu_tensor *t = &e->tensors[i];
       if (t->info.is_input) continue;
       int64_t n = t->info.bytes / 4;
-      for (int64_t k = 0; k < n; k++) t->device[k] = t->bias + t->scale * in->device[k % n_in];
+      for (int64_t k = 0; k < n; k++) ((float *)t->device)[k] = t->bias + t->scale * value_at(in, k % n_in);
     }
   }
   /* the stand-in GPU: the run takes its declared time, the host thread asleep meanwhile */
