@@ -33,10 +33,17 @@ export const opt = (name: string) => {
 };
 export const THREADS = Number(opt('--threads') ?? cpus().length);
 export const FRAMES = opt('--frames') ? Number(opt('--frames')) : undefined;
-/** Sections to run: numbers, and names for the newer ones (`--only boards`, section 10; `--only writers`, 11; `--only ortpeer`, 12; `--only capacity`, 13). */
-const SECTION_NAMES: Record<string, number> = { boards: 10, writers: 11, ortpeer: 12, capacity: 13, writebehind: 14 };
+/** Sections to run: numbers, and names for the newer ones (`--only boards`, section 10; `--only writers`, 11; `--only ortpeer`, 12; `--only capacity`, 13; `--only writebehind`, 14; `--only nanocpu`, 15). */
+const SECTION_NAMES: Record<string, number> = {
+  boards: 10,
+  writers: 11,
+  ortpeer: 12,
+  capacity: 13,
+  writebehind: 14,
+  nanocpu: 15,
+};
 export const ONLY = new Set(
-  (opt('--only') ?? '1,2,3,4,5,6,7,8,9,10,11,12,13,14').split(',').map((x) => SECTION_NAMES[x.trim()] ?? Number(x)),
+  (opt('--only') ?? '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15').split(',').map((x) => SECTION_NAMES[x.trim()] ?? Number(x)),
 );
 export const VIDEO = join(ROOT, 'videos', 'vtest.avi');
 export const CFG = join(ROOT, 'weights', 'yolov4-tiny.cfg');

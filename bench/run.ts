@@ -44,6 +44,7 @@ import { benchWriters } from './sections/writers.ts';
 import { benchOrtPeer } from './sections/ort-peer.ts';
 import { benchCapacityStability } from './sections/capacity-stability.ts';
 import { benchWriteBehind } from './sections/write-behind.ts';
+import { benchNanoCpu } from './sections/nano-cpu.ts';
 
 // every ONNX Runtime here, jetprof's and the Python peers', runs with its telemetry client off, as jetprof runs it:
 // the peers inherit the variable
@@ -64,6 +65,7 @@ if (ONLY.has(11)) benchWriters();
 if (ONLY.has(12)) benchOrtPeer();
 if (ONLY.has(13)) benchCapacityStability();
 if (ONLY.has(14)) benchWriteBehind();
+if (ONLY.has(15)) benchNanoCpu();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,

@@ -6,7 +6,7 @@ import { BOARDS, type BoardName, boardEngine } from '../../test/helpers/board.ts
 import { FRAMES, log, median, onnx, results, ROOT, row, state, TSX, VIDEO, WORK } from '../common.ts';
 
 /** The CPU ABI library the stand-in engines run on (test/native/cpu_engine_abi.c), built once here. */
-function standInLibrary(): string {
+export function standInLibrary(): string {
   const lib = join(WORK, 'libjetprof_cpu_engine_abi.so');
   const src = join(ROOT, 'test/native/cpu_engine_abi.c');
   execFileSync('gcc', ['-shared', '-fPIC', '-O2', `-I${join(ROOT, 'native')}`, src, '-o', lib, '-ldl']);

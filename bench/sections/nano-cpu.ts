@@ -1,0 +1,130 @@
+/** bench section nanocpu (15): see bench/run.ts for what each section measures. */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportModelFile } from '../../src/model/export-file.ts';
+import { BOARDS, boardEngine } from '../../test/helpers/board.ts';
+import {
+  CFG,
+  FRAMES,
+  log,
+  median,
+  onnx,
+  opt,
+  results,
+  ROOT,
+  row,
+  state,
+  TSX,
+  VIDEO,
+  weights,
+  WORK,
+} from '../common.ts';
+import { standInLibrary } from './boards.ts';
+
+/**
+ * How much slower a Jetson Nano's Cortex-A57 (1.43 GHz) runs one thread than this machine's core: an assumption,
+ * about a fifth from public single-core benchmark comparisons (issue #57). `--board-factor F` replaces it, e.g. with
+ * the ratio of this section's single-thread probe timed on a Nano to the one timed here (the section prints both:
+ * the stand-in engine and the probe run on a board's CPU as they do here).
+ */
+const FACTOR = Number(opt('--board-factor') ?? 5);
+
+/** The main thread's budget a frame on a Nano: the FP16 engine's time (what the pipelined loop must keep within). */
+const NANO = BOARDS['nano-fp16'];
+
+/**
+ * 15. The Nano's CPU keeps up: the board stand-in at the Nano FP16 figure (39.2 ms a frame, the CPU free meanwhile),
+ * pipelined, the lab's 960x540 H.264 frames (vtest.avi at that size), writing H.264; a model that finds nothing and one
+ * that finds a box in every cell (300 boxes drawn), each with preprocessing on the CPU and in the graph (export
+ * --frame-input). Per case, medians of alternating rounds: e2e / inference, the main thread's CPU time a frame
+ * (where jetprof's per-pixel and per-box work runs), the process's CPU a frame without the software encoder (NVENC
+ * encodes on a board), and the main thread projected onto a Nano (x FACTOR) against the engine's 39.2 ms.
+ */
+export function benchNanoCpu() {
+  state.section = 15;
+  const ROUNDS = 3;
+  const frames = FRAMES ?? 80;
+  const warmup = 5;
+  log(`15. the Nano's CPU: stand-in at ${NANO.gpuMs.toFixed(1)} ms, pipelined, 960x540 H.264, ${frames} frames`);
+  const video = join(WORK, 'vtest-960x540.mp4');
+  if (!existsSync(video)) {
+    const scale = ['-vf', 'scale=960:540', '-c:v', 'libx264', '-pix_fmt', 'yuv420p'];
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', VIDEO, ...scale, video]);
+  }
+  const framed = join(WORK, 'yolov4-tiny-seed1-frame960x540.onnx');
+  exportModelFile({ cfgPath: CFG, weightsPath: weights, outPath: framed, frameInput: [960, 540] });
+  const env = { ...process.env, JETPROF_TRT_SHIM: standInLibrary() };
+  const cases = ['demo', 'dense'].flatMap((boxes) => ['cpu', 'graph'].map((pre) => ({ boxes, pre })));
+  const runs = new Map<string, Record<string, any>[]>(cases.map((c) => [`${c.boxes}-${c.pre}`, []]));
+  for (let k = 0; k < ROUNDS; k++) {
+    for (const c of k % 2 === 0 ? cases : [...cases].reverse()) {
+      const name = `${c.boxes}-${c.pre}`;
+      // -10 in every head value finds nothing; 5 finds a box in every cell (NMS keeps 300)
+      const engine = boardEngine(join(WORK, `nano-${name}.trt`), c.pre === 'graph' ? framed : onnx, {
+        gpuMs: [NANO.gpuMs, 0],
+        outputValue: c.boxes === 'dense' ? 5 : -10,
+      });
+      const json = join(WORK, `nano-${name}.json`);
+      const r = spawnSync(
+        process.execPath,
+        [
+          ...[TSX, join(ROOT, 'src/cli/infer-trt.ts'), video, '--engine', engine, '--pipeline', 'on'],
+          ...['--max-frames', String(frames + warmup), '--warmup', String(warmup), '-q'],
+          ...['-o', join(WORK, `nano-${name}.mp4`), '--json', json],
+        ],
+        { encoding: 'utf8', env },
+      );
+      if (r.status !== 0) throw new Error(`infer-trt (${name}) on the Nano stand-in failed: ${r.stderr}`);
+      runs.get(name)!.push(JSON.parse(readFileSync(json, 'utf8')));
+    }
+  }
+  const out: Record<string, Record<string, number>> = {};
+  for (const [name, rs] of runs) {
+    const per = (r: Record<string, any>) => r.frames + r.warmupFrames;
+    const f = {
+      inferenceFps: median(rs.map((r) => r.inferenceFps)),
+      endToEndFps: median(rs.map((r) => r.endToEndFps)),
+      mainThreadMs: median(rs.map((r) => r.machineLoad.mainThreadMeasuredCpuMs / r.frames)),
+      processMs: median(rs.map((r) => r.machineLoad.cpuMs / per(r))),
+      withoutEncoderMs: median(rs.map((r) => (r.machineLoad.cpuMs - (r.output?.encoderCpuMs ?? 0)) / per(r))),
+      preprocessMs: median(rs.map((r) => r.stages.preprocess.meanMs)),
+      postprocessMs: median(rs.map((r) => r.stages.postprocess.meanMs)),
+      boxesPerFrame: median(rs.map((r) => r.detections.total / Math.max(1, r.frames))),
+    };
+    out[name] = f;
+    const [boxes, pre] = name.split('-');
+    const what = `Nano FP16 stand-in, ${boxes === 'dense' ? '300 boxes a frame' : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}`;
+    const ratio = f.endToEndFps / f.inferenceFps;
+    const need = boxes === 'dense' ? 0.9 : 0.95;
+    row(
+      `${what}: e2e / inference FPS`,
+      `${f.endToEndFps.toFixed(2)} / ${f.inferenceFps.toFixed(2)} = ${ratio.toFixed(2)}`,
+      `>= ${need}`,
+      ratio >= need,
+    );
+    const budget = boxes === 'dense' ? 6 : 4;
+    row(
+      `${what}: main thread CPU ms a frame (x ${FACTOR} on a Nano)`,
+      `${f.mainThreadMs.toFixed(1)} (${(f.mainThreadMs * FACTOR).toFixed(0)} vs the engine's ${NANO.gpuMs.toFixed(1)})`,
+      `<= ${budget} ms`,
+      f.mainThreadMs <= budget,
+    );
+    row(
+      `${what}: process CPU ms a frame, without / with the software encoder`,
+      `${f.withoutEncoderMs.toFixed(1)} / ${f.processMs.toFixed(1)}`,
+      '',
+      undefined,
+    );
+  }
+  results.nanoCpu = {
+    frames,
+    warmup,
+    rounds: ROUNDS,
+    engineMs: NANO.gpuMs,
+    boardFactor: FACTOR,
+    boardFactorSource:
+      'assumed: a Cortex-A57 at 1.43 GHz does about a fifth of one of these cores (public single-core comparisons); --board-factor replaces it',
+    cases: out,
+  };
+}
