@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Candidates, topByScore } from '../src/detect/candidates.ts';
-import { decodeHead } from '../src/detect/decode.ts';
+import { candidateFloor, decodeHead } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { type NmsKind, nmsCandidates } from '../src/detect/nms.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
@@ -327,4 +327,114 @@ test('a dense run (seeded weights, --conf 0.001) keeps at most --max-det boxes a
     /5 of 5 frames had more than --max-candidates 2000 candidates \(up to \d+\): only the top 2000 by score entered NMS/,
   );
   t.regex(notes, /5 of 5 frames kept more than --max-det 40 boxes after NMS/);
+});
+
+test('a frame firing everywhere decodes only what can be among the --max-candidates best, and gives exactly what decoding every candidate gives: boxes, order, count (random logits, ties, new_coords, best-class mode)', (t) => {
+  const classes = 6;
+  const heads = [
+    {
+      output: 'a',
+      gridW: 13,
+      gridH: 13,
+      anchors: [
+        [80, 80],
+        [130, 170],
+        [340, 320],
+      ],
+      scaleXY: 1.05,
+      newCoords: false,
+    },
+    {
+      output: 'b',
+      gridW: 26,
+      gridH: 26,
+      anchors: [
+        [20, 30],
+        [40, 60],
+        [80, 80],
+      ],
+      scaleXY: 1.05,
+      newCoords: false,
+    },
+  ] as YoloModelInfo['heads'];
+  const model = (newCoords: boolean): YoloModelInfo => ({
+    schema: 'jetprof.model/1',
+    inputName: 'input',
+    inputWidth: 416,
+    inputHeight: 416,
+    classes,
+    labels: Array.from({ length: classes }, (_, i) => `c${i}`),
+    heads: heads.map((h) => ({ ...h, newCoords })),
+  });
+  const g = stretchGeometry(960, 540, 416, 416);
+  /** Every value of the heads: logits around `centre` (new_coords: in 0..1), a share of them copied (ties). */
+  const frame = (seed: number, centre: number, newCoords: boolean) => {
+    let s = seed;
+    const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    return new Map(
+      heads.map((h) => {
+        const data = new Float32Array(h.anchors.length * (5 + classes) * h.gridW * h.gridH);
+        for (let i = 0; i < data.length; i++) data[i] = newCoords ? rand() : centre + (rand() - 0.5) * 4;
+        for (let i = 0; i < data.length; i += 97) data[i] = data[(i * 7) % data.length]; // ties across cells
+        return [h.output, data];
+      }),
+    );
+  };
+  /** What decoding every candidate gives: the path the floor must not change. */
+  const everything = (
+    m: YoloModelInfo,
+    outputs: Map<string, Float32Array>,
+    o: { conf: number; keep: number; classMode: 'multi' | 'best' },
+  ) => {
+    const c = new Candidates();
+    for (const h of m.heads)
+      decodeHead(outputs.get(h.output)!, h, g, { classes, conf: o.conf, classMode: o.classMode }, c);
+    const order = topByScore(c, Math.min(c.count, o.keep));
+    return {
+      detections: c.toDetections(nmsCandidates(c, order, 0.5, 'iou', 301).subarray(0, 300)),
+      candidates: c.count,
+    };
+  };
+  let floored = 0;
+  for (const [seed, centre, newCoords, conf, keep, classMode] of [
+    [1, 3, false, 0.3, 3000, 'multi'],
+    [2, 3, false, 0.001, 3000, 'multi'],
+    [3, 1, false, 0.3, 500, 'multi'],
+    [4, 5, false, 0.25, 1000, 'multi'],
+    [5, 0, true, 0.2, 2000, 'multi'],
+    [6, 3, false, 0.3, 3000, 'best'],
+    [7, 3, false, 0.3, 100_000, 'multi'],
+  ] as const) {
+    const m = model(newCoords);
+    const outputs = frame(seed, centre, newCoords);
+    const opts = { conf, keep, classMode };
+    const r = new Postprocessor(m, g, {
+      conf,
+      nms: 0.5,
+      nmsKind: 'iou',
+      classMode,
+      maxCandidates: keep,
+      maxDet: 300,
+    }).run(outputs);
+    const ref = everything(m, outputs, opts);
+    t.is(r.candidates, ref.candidates, `case ${seed}: the count of every candidate`);
+    t.deepEqual(r.detections, ref.detections, `case ${seed}: the same boxes in the same order`);
+    t.is(r.candidatesCapped, ref.candidates > keep);
+    const hs = m.heads.map((head) => ({ head, data: outputs.get(head.output)! }));
+    if (classMode === 'multi' && candidateFloor(hs, classes, conf, keep)) floored++;
+  }
+  t.true(floored >= 4, `the floor was used in ${floored} of the cases`);
+  // a model whose outputs do not vary: every score ties, so no floor (it would keep them all)
+  const flat = new Map(
+    heads.map((h) => [h.output, new Float32Array(h.anchors.length * (5 + classes) * h.gridW * h.gridH).fill(5)]),
+  );
+  t.is(
+    candidateFloor(
+      model(false).heads.map((head) => ({ head, data: flat.get(head.output)! })),
+      classes,
+      0.3,
+      3000,
+    ),
+    undefined,
+  );
 });

@@ -24,6 +24,11 @@ interface DecodeOptions {
   conf: number;
   /** Default 'multi'. */
   classMode?: ClassMode;
+  /**
+   * 'multi' only: store just the candidates whose float32 score is at least this (candidateFloor's), the others cannot
+   * be among the best kept for NMS and cost no exp() and no room. Default 0: every candidate above conf.
+   */
+  floor?: number;
 }
 
 export function decodeHead(
@@ -46,6 +51,7 @@ export function decodeHead(
   }
   const act = newCoords ? (v: number) => v : sigmoid;
   const best = options.classMode === 'best';
+  const floor = options.floor ?? 0;
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode).
   const cellObj = new Float64Array(plane);
@@ -95,8 +101,8 @@ export function decodeHead(
         continue;
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
-      // new_coords): the exp is computed only for the classes that pass, not for all C of them.
-      const need = conf / obj;
+      // new_coords): the exp is computed only for the classes that pass, not for all C of them. A floor raises it.
+      const need = Math.max(conf, floor) / obj;
       if (need >= 1) continue;
       // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
       cellThreshold[cell] = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
@@ -111,11 +117,94 @@ export function decodeHead(
         const v = data[classBase + cell];
         if (!(v > cellThreshold[cell])) continue;
         const score = cellObj[cell] * (newCoords ? v : 1 / (1 + Math.exp(-v)));
-        if (score > conf) out.addCandidate(cellBox[cell], score, c);
+        if (score > conf && Math.fround(score) >= floor) out.addCandidate(cellBox[cell], score, c);
       }
     }
   }
   return out;
+}
+
+/** Every SAMPLE_EVERY-th candidate's score is computed by candidateFloor to place the floor. */
+const SAMPLE_EVERY = 32;
+
+/**
+ * For a frame whose candidates exceed `keep` (--max-candidates) many times over ('multi' mode: a model firing
+ * everywhere): how many candidates pass conf, exactly, and a score floor below which none can be among the `keep`
+ * best, placed from the scores of every SAMPLE_EVERY-th candidate (with 15% and 64 samples to spare), so that
+ * decodeHead computes and stores about `keep` x 1.15 of them, not all (202,800 on such a frame of yolov4-tiny).
+ * Undefined when there are not that many (the floor would save nothing). The caller checks that at least `keep`
+ * candidates came out above the floor, and decodes without one where not: the result is exact either way.
+ */
+export function candidateFloor(
+  heads: readonly { data: Float32Array; head: YoloHead }[],
+  classes: number,
+  conf: number,
+  keep: number,
+): { total: number; floor: number } | undefined {
+  const cells = heads.map(({ data, head }) => passingCells(data, head, classes, conf));
+  if (cells.reduce((n, c) => n + c.count, 0) * classes <= keep) return undefined;
+  let total = 0;
+  let next = SAMPLE_EVERY; // candidates until the next sample
+  const samples: number[] = [];
+  heads.forEach(({ data, head }, h) => {
+    const { obj, low, clear } = cells[h];
+    const plane = head.gridW * head.gridH;
+    for (let a = 0; a < head.anchors.length; a++) {
+      for (let c = 0; c < classes; c++) {
+        const base = (a * (5 + classes) + 5 + c) * plane;
+        for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
+          const v = data[base + cell];
+          // clearly above conf's threshold: counted without its exp; near it, its score decides
+          if (!(v > clear[k])) {
+            if (!(v > low[k])) continue;
+            if (!(obj[k] * (head.newCoords ? v : sigmoid(v)) > conf)) continue;
+          }
+          total++;
+          if (--next > 0) continue;
+          next = SAMPLE_EVERY;
+          samples.push(Math.fround(obj[k] * (head.newCoords ? v : sigmoid(v))));
+        }
+      }
+    }
+  });
+  const j = Math.ceil((keep / SAMPLE_EVERY) * 1.15) + 64;
+  if (total <= keep || j >= samples.length) return undefined;
+  const sorted = Float64Array.from(samples).sort();
+  const floor = sorted[sorted.length - j];
+  // every sample the same score (a model whose outputs do not vary): a floor would keep them all
+  return sorted[0] === floor ? undefined : { total, floor };
+}
+
+/**
+ * A head's cells by anchor: their objectness, and the class values around conf's threshold there (at or below `low`:
+ * not a candidate; above `clear`: one, without computing its score; between: its score decides), and how many
+ * cells pass conf at all. A cell that does not has both at Infinity.
+ */
+function passingCells(data: Float32Array, head: YoloHead, classes: number, conf: number) {
+  const plane = head.gridW * head.gridH;
+  const obj = new Float64Array(head.anchors.length * plane);
+  const low = new Float64Array(obj.length).fill(Infinity);
+  const clear = new Float64Array(obj.length).fill(Infinity);
+  let count = 0;
+  for (let a = 0; a < head.anchors.length; a++) {
+    for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
+      const logit = data[(a * (5 + classes) + 4) * plane + cell];
+      const o = head.newCoords ? logit : sigmoid(logit);
+      if (!(o > conf)) continue;
+      const need = conf / o;
+      obj[k] = o;
+      count++;
+      if (head.newCoords) {
+        low[k] = need - 1e-6;
+        continue;
+      }
+      // a logit 1e-4 above the exact threshold is above it by far more than rounding, where the sigmoid is not flat
+      const at = need <= 0 ? -Infinity : Math.log(need / (1 - need));
+      low[k] = at - 1e-6;
+      clear[k] = at < 15 ? at + 1e-4 : Infinity;
+    }
+  }
+  return { obj, low, clear, count };
 }
 
 function clamp(v: number, max: number): number {

@@ -4,10 +4,10 @@
  * caps bound the work of a frame where the model fires everywhere (a model early in training, --conf 0.001 for
  * mAP); on a normal frame neither binds, and the result is exactly greedy NMS over all candidates.
  */
-import { PLUGIN_DETECTIONS_OUTPUT, type YoloModelInfo } from '../model/metadata.ts';
+import { PLUGIN_DETECTIONS_OUTPUT, type YoloHead, type YoloModelInfo } from '../model/metadata.ts';
 import { JetprofError } from '../util/errors.ts';
 import { Candidates, SortScratch, topByScore } from './candidates.ts';
-import { type ClassMode, decodeHead, decodePluginDetections } from './decode.ts';
+import { candidateFloor, type ClassMode, decodeHead, decodePluginDetections } from './decode.ts';
 import { type NmsKind, nmsCandidates } from './nms.ts';
 import type { Detection, Geometry } from './types.ts';
 
@@ -65,17 +65,22 @@ export class Postprocessor {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
     const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
+    let dense: ReturnType<typeof candidateFloor>;
+    let order: Int32Array;
     if (plugin && !outputs.has(model.heads[0].output)) {
       decodePluginDetections(plugin, g, o.conf, model.classes, c);
+      order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
     } else {
-      for (const head of model.heads) {
-        const data = outputs.get(head.output);
-        if (!data)
-          throw new JetprofError('BAD_MODEL', `the model has no output ${head.output}`, {
-            suggestion: 'export the model again with `jetprof export`',
-          });
-        decodeHead(data, head, g, { classes: model.classes, conf: o.conf, classMode: o.classMode }, c);
-      }
+      const heads = model.heads.map((head) => ({ head, data: this.output(outputs, head.output) }));
+      // a frame firing everywhere: only the candidates that can be among the --max-candidates best are decoded
+      dense = o.classMode === 'multi' ? candidateFloor(heads, model.classes, o.conf, o.maxCandidates) : undefined;
+      order = this.decode(heads, dense?.floor ?? 0);
+      // exact either way: unless every candidate came out, or --max-candidates of them did with the last above the
+      // floor, every candidate is decoded (fewer came out than the sample promised, or the last sits on the floor
+      // with more of its score below it)
+      const exact = (d: NonNullable<typeof dense>) =>
+        c.count === d.total || (c.count >= o.maxCandidates && c.score[order[o.maxCandidates - 1]] > d.floor);
+      if (dense && !exact(dense)) order = this.decode(heads, 0);
     }
     if (c.nonFinite > 0) {
       throw new JetprofError(
@@ -87,15 +92,33 @@ export class Postprocessor {
         },
       );
     }
-    const order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
+    const candidates = dense?.total ?? c.count;
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
     const kept = nmsCandidates(c, order, o.nms, o.nmsKind, o.maxDet + 1);
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),
-      candidates: c.count,
-      candidatesCapped: c.count > o.maxCandidates,
+      candidates,
+      candidatesCapped: candidates > o.maxCandidates,
       detectionsCapped: kept.length > o.maxDet,
     };
+  }
+
+  /** Every head into the candidate buffer (those at or above `floor`), then the best --max-candidates in order. */
+  private decode(heads: { head: YoloHead; data: Float32Array }[], floor: number): Int32Array {
+    const { model, geometry: g, o } = this;
+    const c = this.buffer.reset();
+    for (const { head, data } of heads)
+      decodeHead(data, head, g, { classes: model.classes, conf: o.conf, classMode: o.classMode, floor }, c);
+    return topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
+  }
+
+  private output(outputs: Map<string, Float32Array>, name: string): Float32Array {
+    const data = outputs.get(name);
+    if (!data)
+      throw new JetprofError('BAD_MODEL', `the model has no output ${name}`, {
+        suggestion: 'export the model again with `jetprof export`',
+      });
+    return data;
   }
 }
