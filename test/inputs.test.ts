@@ -4,7 +4,7 @@
  * cache, an odd frame size, a missing folder, too few file descriptors, hand-edited result files).
  */
 import test from 'ava';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -698,4 +698,45 @@ test('too few file descriptors for many streams (ulimit -n): the real cause, EMF
   );
   t.notRegex(r.stderr, /not a video OpenCV can open|use a \.mp4/);
   t.deepEqual(readdirSync(dir), [], 'nothing written, no partial file');
+});
+
+test('FIFOs: one given as the video is named as such (not "not found"); an output FIFO nobody reads is refused at once, signals never left unheard in a blocked open; with a reader it gets the JSON', async (t) => {
+  const dir = freshDir('fifo');
+  const video = makeVideo('fifo-src.mp4', 8, 160, 120);
+  const fifoVideo = join(dir, 'camera.avi');
+  execFileSync('mkfifo', [fifoVideo]);
+  const asVideo = await runCli('infer', [fifoVideo, '--model', model.onnxPath, '--no-write', '--max-frames', '6']);
+  t.is(asVideo.code, 2, asVideo.stderr);
+  t.regex(asVideo.stderr, /camera\.avi: is a FIFO, not a video file \(fix: give a video file/);
+  const out = join(dir, 'run.json');
+  execFileSync('mkfifo', [out]);
+  const args = [video, '--model', model.onnxPath, '--no-write', '--warmup', '1', '--json', out, '-q'];
+  // a process with a time limit: an open that blocked would end in the limit's kill, and the test would say so
+  const alone = await runCli('infer', args, { timeout: 120_000 });
+  t.is(alone.code, 2, alone.stderr);
+  t.regex(
+    alone.stderr,
+    /run\.json: cannot write \(ENXIO: a FIFO no process is reading\) \(fix: start its reader first/,
+  );
+  // a reader that holds the FIFO open from the start (a non-blocking open returns at once), then reads to its end
+  const readerScript = `
+    const fs = require('node:fs');
+    const fd = fs.openSync(process.argv[1], fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    process.stdout.write('ready\\n');
+    const buf = Buffer.alloc(65536), parts = [], pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let seen = false; ; ) {
+      let n = -1;
+      try { n = fs.readSync(fd, buf); } catch (e) { if (e.code !== 'EAGAIN') throw e; }
+      if (n > 0) { seen = true; parts.push(Buffer.from(buf.subarray(0, n))); continue; }
+      if (n === 0 && seen) break;
+      Atomics.wait(pause, 0, 0, 2);
+    }
+    fs.writeFileSync(process.argv[1] + '.got', Buffer.concat(parts));`;
+  const reader = spawn(process.execPath, ['-e', readerScript, out], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => reader.stdout.once('data', resolve));
+  const read = new Promise((resolve) => reader.on('close', resolve));
+  const withReader = await runCli('infer', args, { timeout: 120_000 });
+  await read;
+  t.is(withReader.code, 0, withReader.stderr);
+  t.is(JSON.parse(readFileSync(`${out}.got`, 'utf8')).schema, 'jetprof.run/2');
 });

@@ -217,12 +217,14 @@ export function writeError(path: string, e: unknown): JetprofError {
   // what jetprof knows of a full disk beyond its code (`the encoder wrote 10 of the 30 frames`) is kept
   const detail = err.code === 'ENOSPC' ? err.detail : undefined;
   const why = err.code
-    ? `${err.code}: ${err.code === 'ENOSPC' ? `no space left on device${detail ? ` (${detail})` : ''}` : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
+    ? `${err.code}: ${err.code === 'ENOSPC' ? `no space left on device${detail ? ` (${detail})` : ''}` : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.code === 'ENOENT' ? 'no such folder' : err.code === 'ENXIO' ? 'a FIFO no process is reading' : (err.message ?? '').split(',')[0].replace(/^\w+: /, '')}`
     : String(err?.message ?? e);
   const fix =
     err.code === 'ENOSPC'
       ? 'free some space or write elsewhere; the previous file, if any, is untouched'
-      : 'choose a writable output path';
+      : err.code === 'ENXIO'
+        ? `start its reader first (e.g. cat ${path}), or give a file name`
+        : 'choose a writable output path';
   return new JetprofError('BAD_OUTPUT', `${path}: cannot write (${why})`, { suggestion: fix });
 }
 
@@ -298,7 +300,9 @@ export function writeOutputChunks(
   if (target.kind === 'stream') {
     let fd: number | undefined;
     try {
-      fd = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+      // a FIFO opened without a reader would block here, signals unheard: refused at once (ENXIO) instead
+      const fifo = statSync(target.path).isFIFO();
+      fd = openSync(target.path, constants.O_WRONLY | constants.O_APPEND | (fifo ? constants.O_NONBLOCK : 0));
       const f = fd;
       produce((c) => writeAll(f, toBytes(c)));
     } catch (e) {

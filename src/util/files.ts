@@ -6,12 +6,20 @@ import { JetprofError } from './errors.ts';
 /** Throws FILE_NOT_FOUND with a suggestion unless `path` is a readable file. */
 export function requireFile(path: string, what: string, suggestion: string): void {
   let ok = false;
+  let kind: string | undefined;
   try {
-    ok = statSync(path).isFile();
+    const st = statSync(path);
+    ok = st.isFile();
+    kind = st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : !ok ? 'a device' : '';
     accessSync(path, constants.R_OK);
   } catch {
     ok = false;
   }
+  // there, but not a file jetprof can read from the start again (a FIFO is read once, by whoever opens it first)
+  if (!ok && kind)
+    throw new JetprofError('BAD_INPUT', `${path}: is ${kind}, not a ${what} file`, {
+      suggestion: `give a ${what} file (a live source: a stream URL or a camera)`,
+    });
   if (!ok) throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
 }
 
