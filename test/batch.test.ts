@@ -163,6 +163,7 @@ async function matsLeftBy(loop: 'sequential' | 'pipelined', video: string, onnxP
     } as LoopOptions;
     const before = alive();
     const r = await (loop === 'sequential' ? runSequentialLoop : runPipelinedLoop)(session, readModelInfo(onnxPath), o);
+    for (const s of r.streams) s.output?.abort(); // the video, finished under its temporary name, is not wanted here
     return { frames: r.framesRead, left: alive() - before };
   } finally {
     await session.dispose();

@@ -30,6 +30,7 @@ import {
   makeModel,
   makeVideo,
   partialsIn,
+  previousOutputs,
   PERSON_VEHICLE_CFG,
   probeVideo,
   requires,
@@ -118,6 +119,36 @@ test.serial(
       if (disk) spawnSync('umount', [disk]);
     }
     if (!disk) t.log('simulated ENOSPC (this machine does not allow mounting a tmpfs)');
+  },
+);
+
+test.serial(
+  "a run's files are one set: a JSON that cannot be written leaves the previous video, detections and JSON as they were (the new video is never renamed in beside an old JSON), nothing partial left",
+  async (t) => {
+    const dir = freshDir('set');
+    const previous = previousOutputs(dir, ['out.mp4', 'run.json', 'dets.json']);
+    const [out, json, dets] = previous.files;
+    injectWriteFault((p) => p === json);
+    try {
+      const r = await runCli('infer', [
+        ...[video, '--model', model.onnxPath, '--output', out, '--json', json, '--detections', dets],
+        ...['--warmup', '1', '-q'],
+      ]);
+      t.is(r.code, 2, r.stderr);
+      t.regex(r.stderr, /run\.json: cannot write \(ENOSPC: no space left on device \(simulated/);
+    } finally {
+      injectWriteFault();
+    }
+    previous.kept(t);
+    t.deepEqual(partialsIn(dir), [], 'the finished video and detections were dropped, not left under temporary names');
+    // and with room, the three are written together
+    const r = await runCli('infer', [
+      ...[video, '--model', model.onnxPath, '--output', out, '--json', json, '--detections', dets],
+      ...['--warmup', '1', '-q'],
+    ]);
+    t.is(r.code, 0, r.stderr);
+    t.is(JSON.parse(readFileSync(json, 'utf8')).output.path, out);
+    t.true(readFileSync(out).length > 1000 && JSON.parse(readFileSync(dets, 'utf8')).length >= 0);
   },
 );
 

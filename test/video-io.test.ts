@@ -223,6 +223,7 @@ test.serial(
       }
       const w = sink.encoderWaits!();
       await sink.finish();
+      sink.commit();
       t.is(w.waits, 10);
       // a 640x480 frame keeps x264 busy for milliseconds after the push; the first poll comes microseconds after it
       t.true(w.busyWaits >= 5, `writer ${k}: ${w.busyWaits} of 10 waits found the encoder at work`);

@@ -54,6 +54,8 @@ async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg
       onFrame: () => void done++,
       videoIo: o.videoIo,
     } as LoopOptions);
+    // the loop leaves its video under its temporary name; the job renames it with the run's other files
+    for (const s of r.streams) s.output?.commit();
     const cv = loadOpenCv();
     const cap = new cv.VideoCapture(out);
     let written = 0;

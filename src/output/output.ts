@@ -291,11 +291,33 @@ export function writeOutputChunks(
   /** The size when known in advance: a disk without room for it is refused before anything is written. */
   knownBytes?: number,
 ): void {
+  stageOutputChunks(path, produce, knownBytes).commit();
+}
+
+/** An output written in full under its temporary name: `commit` renames it to its own, `abort` deletes it. */
+export interface StagedOutput {
+  commit(): void;
+  abort(): void;
+}
+
+/** writeOutput's write without its rename: the files of one run are renamed together, once all are written. */
+export function stageOutput(path: string, data: string | Uint8Array): StagedOutput {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  return stageOutputChunks(path, (write) => write(bytes), bytes.length);
+}
+
+/** writeOutputChunks up to the rename (stdout, devices and FIFOs are written through: nothing is left to commit). */
+function stageOutputChunks(
+  path: string,
+  produce: (write: (chunk: string | Uint8Array) => void) => void,
+  knownBytes?: number,
+): StagedOutput {
+  const done = { commit() {}, abort() {} };
   const target = resolveTarget(path);
   const toBytes = (c: string | Uint8Array) => (typeof c === 'string' ? Buffer.from(c) : c);
   if (target.kind === 'stdout') {
     produce((c) => (stdoutInProcess ? process.stdout.write(toBytes(c)) : writeAll(1, toBytes(c))));
-    return;
+    return done;
   }
   if (target.kind === 'stream') {
     let fd: number | undefined;
@@ -310,7 +332,7 @@ export function writeOutputChunks(
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
-    return;
+    return done;
   }
   try {
     mkdirSync(dirname(target.path), { recursive: true }); // a folder the output names is made, as `mkdir -p`
@@ -342,14 +364,29 @@ export function writeOutputChunks(
     }
     closeSync(fd);
     fd = undefined;
-    renameSync(tmp, target.path);
   } catch (e) {
     if (fd !== undefined) closeSync(fd);
     removeQuietly(tmp);
-    throw e instanceof JetprofError ? e : writeError(path, e);
-  } finally {
     inFlight.delete(tmp);
+    throw e instanceof JetprofError ? e : writeError(path, e);
   }
+  // until then it is in flight: a signal removes it, as it removes a file still being written
+  return {
+    commit() {
+      try {
+        renameSync(tmp, target.path);
+      } catch (e) {
+        removeQuietly(tmp);
+        throw writeError(path, e);
+      } finally {
+        inFlight.delete(tmp);
+      }
+    },
+    abort() {
+      removeQuietly(tmp);
+      inFlight.delete(tmp);
+    },
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { VideoSource } from '../video/reader.ts';
 import type { RealTime } from '../video/writer.ts';
 import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
+import type { StagedOutput } from '../output/output.ts';
 import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-shared.ts';
 import type { LoopTally } from './loop-tally.ts';
 import type { WriteBehind } from './write-behind.ts';
@@ -171,6 +172,8 @@ export interface StreamEnd {
   live: boolean;
   /** When its last frame was done, in ms from the run's origin (for "ended after N s"). */
   lastEndMs: number;
+  /** Its output, finished under its temporary name: committed with the run's other files (writeRunFiles). */
+  output?: StagedOutput;
 }
 
 /** One stream's figures from the shared columns (its rows; every row when the columns name no stream). */
@@ -218,7 +221,8 @@ function cameraSpanS(p: PerFrame, i: number): number {
 
 /**
  * The end of a run that did not fail: each source closed, each output finished when its stream measured frames (a
- * stream that measured none leaves the previous file as it was), and each stream's record.
+ * stream that measured none leaves the previous file as it was), and each stream's record. The outputs stay under
+ * their temporary names: the run commits them with its JSON and detections, or drops them (StreamEnd.output).
  */
 export async function finishStreams(
   ios: readonly LoopIo[],
@@ -275,6 +279,7 @@ export async function finishStreams(
       framesRead: state[i].index,
       live,
       lastEndMs: ownEnds.length ? maxOf(ownEnds) : 0,
+      ...(sink ? { output: sink } : {}),
     });
   }
   return ends;

@@ -5,9 +5,9 @@
 import { resolve } from 'node:path';
 import { classifySource, type SourceArg, sourceStem } from '../video/sources.ts';
 import { startTegrastats } from '../platform/tegrastats-runner.ts';
-import { watchMachineLoad } from '../platform/machine-load.ts';
+import { type MachineLoad, watchMachineLoad } from '../platform/machine-load.ts';
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
-import { writeOutput } from '../output/output.ts';
+import { type StagedOutput, stageOutput } from '../output/output.ts';
 import { timeModelAlone } from './model-alone.ts';
 import type { LoopOptions } from './loop-shared.ts';
 import { headsRecorder } from './heads-file.ts';
@@ -74,22 +74,47 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
     const load = watchMachineLoad();
     const loop = await runLoop(o, session, m, heads);
     const machineLoad = load.stop(loop.tally.measuredCpuFromNs);
-    requireMeasured(o, loop);
-    requireComplete(o, loop);
-    warnAboutStreams(o, loop);
-    const tegrastats = await tegrastatsRecord(o, runner, loop);
-    // the model by itself, after the loop and outside its figures; an interrupted run skips it, and so does a run
-    // under a profiler, whose call counts must be the loop's own (nvprof's enqueue calls count the frames)
-    const modelAlone =
-      loop.interrupted || (o.profiler ?? 'none') !== 'none'
-        ? undefined
-        : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
-    const result = assembleRun(o, m, session, loop, { startedAt, modelLoadMs, tegrastats, modelAlone, machineLoad });
-    writeRunFiles(o, result, loop.boxes);
-    if (heads && o.headsFile) writeOutput(o.headsFile, heads.bytes());
-    return result;
+    // the videos are finished under temporary names: renamed with the run's JSON and detections, or dropped
+    const videos = loop.streams.flatMap((s) => (s.output ? [s.output] : []));
+    try {
+      return await recordRun(o, m, session, loop, heads, runner, { startedAt, modelLoadMs, machineLoad }, videos);
+    } catch (e) {
+      for (const v of videos) v.abort();
+      throw e;
+    }
   } finally {
     await runner?.stop();
     await session.dispose();
   }
+}
+
+/** What follows the loop: the checks, the model alone, the run JSON, and the run's files written as one set. */
+async function recordRun(
+  o: InferOptions,
+  m: ResolvedModel,
+  session: DetectorSession,
+  loop: LoopResult,
+  heads: ReturnType<typeof headsRecorder> | undefined,
+  runner: ReturnType<typeof startTegrastats> | undefined,
+  facts: {
+    startedAt: string;
+    modelLoadMs: number;
+    machineLoad: MachineLoad;
+  },
+  videos: StagedOutput[],
+): Promise<RunResult> {
+  requireMeasured(o, loop);
+  requireComplete(o, loop);
+  warnAboutStreams(o, loop);
+  const tegrastats = await tegrastatsRecord(o, runner, loop);
+  // the model by itself, after the loop and outside its figures; an interrupted run skips it, and so does a run
+  // under a profiler, whose call counts must be the loop's own (nvprof's enqueue calls count the frames)
+  const modelAlone =
+    loop.interrupted || (o.profiler ?? 'none') !== 'none'
+      ? undefined
+      : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
+  const result = assembleRun(o, m, session, loop, { ...facts, tegrastats, modelAlone });
+  const headsFile = heads && o.headsFile ? [stageOutput(o.headsFile, heads.bytes())] : [];
+  writeRunFiles(o, result, loop.boxes, [...videos, ...headsFile]);
+  return result;
 }

@@ -10,7 +10,7 @@ import { startTegrastats } from '../platform/tegrastats-runner.ts';
 import { cocoResultsJson } from '../accuracy/detections-file.ts';
 import { deviceLabel, type DetectorSession } from '../backends/types.ts';
 import { baseEnv, type EnvInfo } from '../platform/env.ts';
-import { writeOutput } from '../output/output.ts';
+import { type StagedOutput, stageOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import type { FrameBoxes } from '../detect/types.ts';
@@ -168,21 +168,32 @@ export function writeRunFiles(
   o: Pick<InferOptions, 'json' | 'streams' | 'cocoCategoryIds'>,
   result: RunResult,
   boxes: FrameBoxes[][],
+  /** The run's other files, finished under temporary names (its videos, its heads file): renamed with these. */
+  others: StagedOutput[] = [],
 ): void {
   const categoryIds = o.cocoCategoryIds ? COCO80_TO_COCO91 : undefined;
   const base = o.json && o.json !== '-' ? dirname(resolve(o.json)) : process.cwd();
-  for (const [i, spec] of o.streams.entries()) {
-    if (!spec.detectionsPath) continue;
-    const text = cocoResultsJson(boxes[i] ?? [], categoryIds);
-    writeOutput(spec.detectionsPath, text);
-    const file = relative(base, resolve(spec.detectionsPath));
-    // its hash too: a file another run wrote over since (two compares into one --out-dir) is then not taken for it
-    const sha256 = createHash('sha256').update(text).digest('hex');
-    // one stream: the run's file; several: each stream's, in its record
-    if (o.streams.length > 1 && result.streams)
-      Object.assign(result.streams[i], { detectionsFile: file, detectionsSha256: sha256 });
-    else Object.assign(result, { detectionsFile: file, detectionsSha256: sha256 });
+  // every file written in full before any is renamed: a disk that fills on the JSON leaves the previous video and
+  // JSON as they were, never a new video beside an old JSON
+  const staged: StagedOutput[] = [];
+  try {
+    for (const [i, spec] of o.streams.entries()) {
+      if (!spec.detectionsPath) continue;
+      const text = cocoResultsJson(boxes[i] ?? [], categoryIds);
+      staged.push(stageOutput(spec.detectionsPath, text));
+      const file = relative(base, resolve(spec.detectionsPath));
+      // its hash too: a file another run wrote over since (two compares into one --out-dir) is then not taken for it
+      const sha256 = createHash('sha256').update(text).digest('hex');
+      // one stream: the run's file; several: each stream's, in its record
+      if (o.streams.length > 1 && result.streams)
+        Object.assign(result.streams[i], { detectionsFile: file, detectionsSha256: sha256 });
+      else Object.assign(result, { detectionsFile: file, detectionsSha256: sha256 });
+    }
+    if (o.json && o.json !== '-') staged.push(stageOutput(o.json, `${JSON.stringify(result, null, 2)}\n`));
+  } catch (e) {
+    for (const f of [...staged, ...others]) f.abort();
+    throw e;
   }
+  for (const f of [...others, ...staged]) f.commit();
   if (o.json === '-') process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (o.json) writeOutput(o.json, `${JSON.stringify(result, null, 2)}\n`);
 }

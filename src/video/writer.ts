@@ -48,12 +48,14 @@ export interface VideoSink {
   /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
   writeAsync(frame: Mat): Promise<void>;
   /**
-   * Closes the video, checks that it plays, and renames it to its final name. `cameraSpanS`: the camera's time from
+   * Closes the video and checks that it plays, still under its temporary name. `cameraSpanS`: the camera's time from
    * the first written frame's arrival to the last one's, given when frames were dropped (--realtime); the video is
    * then stretched to it (realTime).
    */
   finish(o?: { cameraSpanS?: number }): Promise<void>;
-  /** Closes and deletes the temporary file. */
+  /** After finish(): renames it to its final name, with the run's other files (run-record.ts writeRunFiles). */
+  commit(): void;
+  /** Closes and deletes the temporary file (after a commit: nothing left to delete). */
   abort(): void;
   /** After finish(): the size the video has (an odd frame size is written one pixel smaller by H.264). */
   written?: { width: number; height: number };
@@ -406,6 +408,8 @@ export function createVideoSink(
       if (o?.cameraSpanS && frames > 1)
         sink.realTime = await stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
+    },
+    commit() {
       renameSync(tmp, target.path);
       dropStaging(staging);
     },
@@ -460,7 +464,8 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     async writeAsync(frame) {
       write(frame);
     },
-    async finish() {
+    async finish() {}, // each image was complete when imwrite returned
+    commit() {
       try {
         for (const name of staged) renameSync(join(staging, name), join(dir, name));
       } catch (e) {
