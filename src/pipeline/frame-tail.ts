@@ -141,18 +141,7 @@ export interface StreamRecord {
   endToEndFps: number;
   /** From the start of a frame's read (or its arrival) to its boxes (ms), over the measured frames. */
   latencyMs: Latency;
-  output?: {
-    path: string;
-    codec: string;
-    encoder?: string;
-    encoderNote?: string;
-    /** CPU time of the encoder's own threads over the run (warm-up included), ms; absent where /proc cannot tell. */
-    encoderCpuMs?: number;
-    width?: number;
-    height?: number;
-    /** Frames were dropped (--realtime): how the video keeps the camera's time (writer.ts RealTime). */
-    realTime?: RealTime;
-  };
+  output?: OutputRecord;
   /** The source stopped before the run did (a file that ended while others went on, a camera that went away). */
   endedEarly?: { framesRead: number; reason: string };
   /** --detections: the file its boxes were written to (relative to the run JSON), set by the caller. */
@@ -162,6 +151,20 @@ export interface StreamRecord {
 }
 
 /** A stream at the end of the run: its record and the facts the job says or records about it. */
+/** The video a stream wrote: width and height as written (H.264 writes an odd frame size one pixel smaller). */
+export interface OutputRecord {
+  path: string;
+  codec: string;
+  encoder?: string;
+  encoderNote?: string;
+  /** CPU time of the encoder's own threads over the run (warm-up included), ms; absent where /proc cannot tell. */
+  encoderCpuMs?: number;
+  width?: number;
+  height?: number;
+  /** Frames were dropped (--realtime): how the video keeps the camera's time (writer.ts RealTime). */
+  realTime?: RealTime;
+}
+
 export interface StreamEnd {
   record: StreamRecord;
   video: VideoSource['info'];

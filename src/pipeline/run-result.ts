@@ -1,7 +1,7 @@
 /** The run JSON (schema jetprof.run/2), built from the per-frame records (its words: report/run-lines.ts). Pure. */
 import { BACKENDS, type BackendName, type Precision } from '../backends/types.ts';
 import type { MachineLoad } from '../platform/machine-load.ts';
-import type { StreamRecord } from './frame-tail.ts';
+import type { OutputRecord, StreamRecord } from './frame-tail.ts';
 import type { BatchFigures } from './sequential-loop.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
@@ -90,17 +90,8 @@ export interface RunResult {
   };
   /** The source as opened (the first stream's with several): its size, rate, frame count, rotation, variable rate. */
   video: VideoInfo;
-  /** The video written; width and height as written (H.264 writes an odd frame size one pixel smaller). */
-  output?: {
-    path: string;
-    codec: string;
-    encoder?: string;
-    encoderNote?: string;
-    /** CPU time of the encoder's own threads over the run (warm-up included), ms (FFmpeg's or GStreamer's x264). */
-    encoderCpuMs?: number;
-    width?: number;
-    height?: number;
-  };
+  /** The video written (one stream's; several streams' are in their records). */
+  output?: OutputRecord;
   frameSize: [number, number];
   letterbox: boolean;
   /** Frames measured (warm-up excluded). */
