@@ -615,3 +615,32 @@ test("a write error says what jetprof knows of a full disk from the error's own 
   );
   t.regex(writeError('out.mp4', fault('x')).suggestion ?? '', /free some space or write elsewhere/);
 });
+
+requires(canMountTmpfs(), 'mounting a tmpfs is not allowed here')(
+  'annotated images onto a disk that fills part-way: the image that did not fit is named with ENOSPC, exit 2, and every previous image stays (the move-in is all or nothing)',
+  async (t) => {
+    const images = freshDir('fill-images');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=10', '-frames:v', '12'],
+      join(images, 'img-%03d.jpg'),
+    ]);
+    const disk = freshDir('fill-disk');
+    // about three of the annotated images fit beside the previous ones (each about 46 KB at JPEG quality 95)
+    t.is(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=200k', 'tmpfs', disk]).status, 0);
+    try {
+      const out = join(disk, 'out');
+      mkdirSync(out);
+      const names = readdirSync(images);
+      const previous = previousOutputs(out, names);
+      const r = await runCli('infer', [images, '--model', model.onnxPath, '--output', out, '-q']);
+      t.is(r.code, 2, r.stderr);
+      t.regex(r.stderr, /out\/img-0\d\d\.jpg: cannot write \(ENOSPC: no space left on device\)/);
+      t.notRegex(r.stderr, /img-001\.jpg: cannot write/, 'it failed part-way, not on the first image');
+      oneLine(t, r.stderr);
+      previous.kept(t);
+      t.deepEqual(partialsIn(out), []);
+    } finally {
+      spawnSync('umount', [disk]);
+    }
+  },
+);

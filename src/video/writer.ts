@@ -4,7 +4,7 @@
  * under the final name; FFmpeg's writer or a GStreamer pipeline (x264enc, a Jetson's nvv4l2h264enc); a folder of
  * images for an image folder's frames.
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -449,7 +449,9 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     const name = names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`;
     const file = join(staging, name);
     try {
-      cv.imwrite(file, frame);
+      // encoded here and written by Node, not cv.imwrite: on a full disk imwrite writes nothing and says nothing,
+      // where Node's write fails with the system's reason (ENOSPC), named with the image
+      writeFileSync(file, cv.imencode(extname(name) || '.jpg', frame));
       staged.push(name);
     } catch (e) {
       throw writeError(join(dir, name), e);
