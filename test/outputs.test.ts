@@ -19,10 +19,11 @@ import {
   statSync,
   symlinkSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { injectWriteFault, writeError } from '../src/output/output.ts';
+import { injectWriteFault, PLACE, writeError } from '../src/output/output.ts';
 import {
   canMountTmpfs,
   freshDir,
@@ -440,9 +441,20 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
 
 test("jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", async (t) => {
   const dir = freshDir('stale');
-  const dead = join(dir, '.out.partial-999999-0123456789ab.mp4');
-  const deadFolder = join(dir, '.jetprof-out-999999-AbC123');
-  const alive = join(dir, `.out.partial-${process.pid}-0123456789ab.mp4`);
+  const dead = join(dir, `.out.partial-999999-${PLACE}-0123456789ab.mp4`);
+  const deadFolder = join(dir, `.jetprof-out-999999-${PLACE}-AbC123`);
+  const alive = join(dir, `.out.partial-${process.pid}-${PLACE}-0123456789ab.mp4`);
+  // another place's (a container's, another machine's on NFS): process 999999 there is not process 999999 here
+  const elsewhere = PLACE === 'deadbeef' ? 'feedbeef' : 'deadbeef';
+  const foreign = join(dir, `.out.partial-999999-${elsewhere}-0123456789ab.mp4`);
+  const foreignFolder = join(dir, `.jetprof-out-999999-${elsewhere}-AbC123`);
+  // an older jetprof's names say no place: swept only once a day has passed without a write
+  const unplacedFresh = join(dir, '.old.partial-999999-0123456789ab.mp4');
+  const unplacedOld = join(dir, '.older.partial-999999-0123456789ab.mp4');
+  for (const f of [foreign, unplacedFresh, unplacedOld]) writeFileSync(f, 'half a video');
+  mkdirSync(foreignFolder);
+  const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+  utimesSync(unplacedOld, twoDaysAgo, twoDaysAgo);
   // not jetprof's: a user's file of a similar name, and a link named like a temporary file
   const thesis = join(dir, '.thesis.partial-999998.tex');
   const victim = join(dir, 'victim.txt');
@@ -467,6 +479,9 @@ test("jetprof's temporary files and folders of dead processes are removed at the
   t.is(r.code, 0, r.stderr);
   t.false(existsSync(dead), "the dead process's partial is gone");
   t.false(existsSync(deadFolder), "the dead process's staging folder is gone");
+  t.true(existsSync(foreign) && existsSync(foreignFolder), "another place's names stay: nothing here proves them dead");
+  t.true(existsSync(unplacedFresh), "an older jetprof's recent partial stays");
+  t.false(existsSync(unplacedOld), "an older jetprof's partial untouched for two days is gone");
   t.true(existsSync(alive), "a running process's partial stays");
   t.is(readFileSync(thesis, 'utf8'), 'a chapter', "a user's file that only looks like one stays");
   t.true(lstatSync(link).isSymbolicLink(), 'a link is never swept');

@@ -29,6 +29,8 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
+  readlinkSync,
   readSync,
   realpathSync,
   renameSync,
@@ -38,6 +40,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
 
@@ -151,7 +154,7 @@ export function claimOutputs(
  */
 function partialPath(path: string): string {
   const ext = extname(path);
-  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const token = `${process.pid}-${PLACE}-${randomBytes(6).toString('hex')}`;
   const name = `.${basename(path, ext)}.partial-${token}${ext}`;
   // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
   if (Buffer.byteLength(name) <= 255 || Buffer.byteLength(basename(path)) > 255) return join(dirname(path), name);
@@ -159,16 +162,43 @@ function partialPath(path: string): string {
   return join(dirname(path), `.${hash}.partial-${token}${ext}`);
 }
 
-/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else). */
-const OUR_PARTIAL = /^\..+\.partial-(\d+)-[0-9a-f]{12}(\.[^.]*)?$/;
-const OUR_STAGING = /^\.jetprof-out-(\d+)-[A-Za-z0-9]{6}$/;
+const readOr = (path: string) => {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+const readLinkOr = (path: string) => {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * Where this process runs, as 8 hex digits of the machine's boot, host name and PID namespace: a process id means this
+ * process only there. Another machine (NFS), another container or the host beside one see the same folder with other
+ * processes under the same ids, so the sweep judges only its own place's names.
+ */
+export const PLACE = createHash('sha256')
+  .update(`${readOr('/proc/sys/kernel/random/boot_id')}:${readLinkOr('/proc/self/ns/pid')}:${hostname()}`)
+  .digest('hex')
+  .slice(0, 8);
+
+/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else); older jetprofs' lack PLACE. */
+const OUR_PARTIAL = /^\..+\.partial-(\d+)(?:-([0-9a-f]{8}))?-[0-9a-f]{12}(\.[^.]*)?$/;
+const OUR_STAGING = /^\.jetprof-out-(\d+)(?:-([0-9a-f]{8}))?-[A-Za-z0-9]{6}$/;
+/** A name without PLACE is swept only this long after it was last written (no run stays that long without a write). */
+const UNPLACED_AGE_MS = 24 * 3600 * 1000;
 
 /**
  * A folder of this process's own beside an output (mkdtemp: a new name, mode 0700), for a file a library opens by
  * name: nobody else can have put a link in it. Removed with dropStaging, and on every way out.
  */
 export function stagingDir(near: string): string {
-  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-`));
+  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-${PLACE}-`));
   inFlight.add(dir);
   return dir;
 }
@@ -487,11 +517,15 @@ export function removeStalePartials(dir: string): string[] {
     const file = OUR_PARTIAL.exec(name);
     const folder = file ? undefined : OUR_STAGING.exec(name);
     const pid = Number((file ?? folder)?.[1]);
-    if (!(file || folder) || pid === process.pid || processAlive(pid)) continue;
+    const where = (file ?? folder)?.[2];
+    // only a process of this place can be proven gone: another machine's or namespace's names are never swept
+    if (!(file || folder) || (where !== undefined && where !== PLACE)) continue;
+    if (pid === process.pid || processAlive(pid)) continue;
     const p = join(dir, name);
     try {
       const st = lstatSync(p);
       if (uid !== undefined && st.uid !== uid) continue;
+      if (where === undefined && Date.now() - st.mtimeMs < UNPLACED_AGE_MS) continue;
       if (file && st.isFile()) unlinkSync(p);
       else if (folder && st.isDirectory()) rmSync(p, { recursive: true, force: true });
       else continue;
