@@ -740,3 +740,27 @@ test('FIFOs: one given as the video is named as such (not "not found"); an outpu
   t.is(withReader.code, 0, withReader.stderr);
   t.is(JSON.parse(readFileSync(`${out}.got`, 'utf8')).schema, 'jetprof.run/2');
 });
+
+requires(canMountTmpfs(), 'mounting a tmpfs is not allowed here')(
+  '--out-dir on a read-only file system: "read-only", not "does not exist, create it", exit 2, before anything runs (compare, selftest, profile)',
+  async (t) => {
+    const ro = freshDir('ro');
+    t.is(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', ro]).status, 0);
+    try {
+      const video = makeVideo('ro.mp4', 4, 160, 120);
+      for (const [args, made] of [
+        [['compare', video, '--backends', 'onnx', '--out-dir', ro], 'is on a read-only file system'],
+        [['compare', video, '--backends', 'onnx', '--out-dir', join(ro, 'lab')], 'cannot be created \\(EROFS'],
+        [['selftest', '--out-dir', join(ro, 'st')], 'cannot be created \\(EROFS'],
+        [['profile', '--tool', 'nsys', '--out-dir', join(ro, 'p'), '--', video], 'cannot be created \\(EROFS'],
+      ] as const) {
+        const r = await runCli('jetprof', [...args]);
+        t.is(r.code, 2, r.stderr);
+        t.regex(r.stderr, new RegExp(`the directory ${ro}.* ${made}.*\\(fix: pass --out-dir`), args.join(' '));
+        t.notRegex(r.stderr, /\[1\//, 'no backend ran');
+      }
+    } finally {
+      spawnSync('umount', [ro]);
+    }
+  },
+);

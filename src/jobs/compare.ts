@@ -3,9 +3,10 @@
  * skipped, with the reason, where it cannot run), under a profiler when asked, then writes the report.
  * Each backend runs in its own process (its entry script), exactly as a user or a profiler would run it.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, extname, join } from 'node:path';
+import { requireWritableDir } from '../util/files.ts';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { chooseLoop } from '../pipeline/loop-choice.ts';
 import { type InferArgFacts, onnxOfInferArgs } from '../pipeline/infer-args.ts';
@@ -218,7 +219,8 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       exitCode: EXIT_NO_GPU,
     });
   }
-  mkdirSync(o.outDir, { recursive: true });
+  // its folder writable before any backend runs (its report is written last)
+  requireWritableDir(join(o.outDir, 'REPORT.md'), '--out-dir');
   const trtUnavailable = await tensorRtUnavailable(o.engine, o.video, o.inferArgs, o.infer);
   const backends: BackendName[] = o.backends ?? ['onnx', 'tensorrt', 'opencv'];
   const steps = backends.length + 1;

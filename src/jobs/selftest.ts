@@ -6,9 +6,10 @@
  * its output is parsed; on a board, tegrastats and the power mode are sampled. Absent is not a failure.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { requireWritableDir } from '../util/files.ts';
 import { fileURLToPath } from 'node:url';
 import { exportModelFile, makeWeightsFile } from '../model/export-file.ts';
 import { readOnnxSignature } from '../model/onnx-export.ts';
@@ -170,7 +171,7 @@ function commitRun(work: string, outDir: string, r: SelftestResult): SelftestRes
 
 /** Runs the test; a run that was interrupted leaves nothing (its result says so, for the console). */
 export async function runSelftest(options: SelftestOptions): Promise<SelftestResult> {
-  mkdirSync(options.outDir, { recursive: true });
+  requireWritableDir(join(options.outDir, 'selftest.json'), '--out-dir');
   const work = stagingDir(options.outDir);
   try {
     const r = await runIn({ ...options, outDir: work });

@@ -1,5 +1,5 @@
 /** The report's file edge: load runs and profiles, build the LabReport, write Markdown, HTML and CSV atomically. */
-import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -12,6 +12,7 @@ import { loadProfile, loadRunFiles } from './load.ts';
 import { reportAccuracy } from './report-accuracy.ts';
 import { reportCsv, reportMarkdown } from './markdown.ts';
 import { turnEventLoop } from '../util/process.ts';
+import { makeDirs, requireWritableDir } from '../util/files.ts';
 
 interface ReportFiles {
   runs: string[];
@@ -143,7 +144,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   for (const file of [o.out, o.html]) {
     if (!file || file === '-') continue;
     try {
-      mkdirSync(dirname(resolve(file)), { recursive: true });
+      makeDirs(dirname(resolve(file)));
     } catch (e) {
       throw new JetprofError('BAD_OUTPUT', `${file}: cannot make its folder (${(e as NodeJS.ErrnoException).code})`, {
         suggestion: 'choose a writable output path',
@@ -153,7 +154,7 @@ export async function writeReport(o: ReportFiles): Promise<string> {
   if (o.out) writeOutput(o.out, md);
   if (o.html && html !== undefined) writeOutput(o.html, html);
   if (o.csv && csvFiles) {
-    mkdirSync(o.csv, { recursive: true });
+    requireWritableDir(join(o.csv, 'fps.csv'), '--csv');
     for (const [name, text] of Object.entries(csvFiles)) writeOutput(join(o.csv, name), text);
   }
   return md;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { JetprofError } from './errors.ts';
 
 /** Throws FILE_NOT_FOUND with a suggestion unless `path` is a readable file. */
@@ -34,16 +34,38 @@ export function requireWritableDir(path: string, option = '--output'): void {
       suggestion: `pass ${option} with a path in a folder you can write`,
     });
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw refuse(`cannot be created (${code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in its way' : code})`);
+    const why =
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'a file is in its way'
+        : code === 'EROFS'
+          ? 'EROFS: a read-only file system'
+          : code;
+    throw refuse(`cannot be created (${why})`);
   }
   if (!statSync(dir).isDirectory()) throw refuse('is not a folder');
   try {
     accessSync(dir, constants.W_OK);
-  } catch {
-    throw refuse('is not writable');
+  } catch (e) {
+    throw refuse((e as NodeJS.ErrnoException).code === 'EROFS' ? 'is on a read-only file system' : 'is not writable');
+  }
+}
+
+/**
+ * `mkdir -p`, with the system's own reason when it fails: Node's recursive mkdir says ENOENT where the folder it
+ * would make is on a read-only file system or in one it may not write, so the nearest folder that exists is asked.
+ */
+export function makeDirs(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    let up = dirname(resolve(dir));
+    while (!existsSync(up) && dirname(up) !== up) up = dirname(up);
+    accessSync(up, constants.W_OK); // EROFS, EACCES: the real reason
+    throw e;
   }
 }
 
