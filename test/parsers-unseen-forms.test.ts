@@ -8,6 +8,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type NvprofProcess, parseNvprof } from '../src/parsers/nvprof.ts';
+import { MAX_SYSTEM_ROWS } from '../src/parsers/nvprof-csv.ts';
 import { parseProfileFile } from '../src/parsers/parse-file.ts';
 import { ROOT } from './helpers/fixtures.ts';
 
@@ -339,4 +340,17 @@ test('a Markdown note whose fences hold no profiler output (the output pasted af
   );
   t.is(md.result.diagnostics[0].code, 'READ_WHOLE_NOTE');
   t.regex(md.result.diagnostics[0].message, /fenced code blocks hold no profiler output/);
+});
+
+test('a runaway system-profiling table (30,000 rows where a summary has a few dozen): the first MAX_SYSTEM_ROWS are kept and one warning says so, memory stays bounded', (t) => {
+  const log = readFileSync(join(ROOT, 'test/fixtures/profiles/nvprof-import/um-system-two-gpus-csv.txt'), 'utf8');
+  const head = log.slice(0, log.indexOf('"SM Clock (MHz)","Tesla P100-SXM2-16GB (0)"'));
+  const rows = Array.from({ length: 30_000 }, (_, i) => `"SM Clock (MHz)","GPU ${i}",3,1429.3,1328.0,1480.0`);
+  const { value, diagnostics } = parseNvprof(`${head}${rows.join('\n')}\n`);
+  const system = value.processes[0].system!;
+  t.is(system.length, MAX_SYSTEM_ROWS);
+  t.is(system[MAX_SYSTEM_ROWS - 1].device, `GPU ${MAX_SYSTEM_ROWS - 1}`, 'the first ones, in order');
+  const capped = diagnostics.filter((d) => d.code === 'TRUNCATED');
+  t.is(capped.length, 1, 'said once, not once a row');
+  t.regex(capped[0].message, /more than 10000 system-profiling rows: the first 10000 are kept/);
 });

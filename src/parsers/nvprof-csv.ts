@@ -31,6 +31,10 @@ export interface CsvTable {
   flavour: CsvFlavour;
 }
 
+/** System-profiling rows a process keeps (a real summary has a few dozen), and the lists already said to be full. */
+export const MAX_SYSTEM_ROWS = 10_000;
+const systemCapped = new WeakSet<object>();
+
 /** What a CSV row needs of the parser: where it is, and where its rows go. */
 export interface CsvRowSink {
   section(): string;
@@ -149,8 +153,20 @@ export function readCsvRow(sink: CsvRowSink, line: string, t: CsvTable): boolean
     const nameAt = t.header.findIndex((h) => !['Device', 'Count', 'Avg', 'Min', 'Max'].includes(h));
     const nums = [at('Avg'), at('Min'), at('Max')];
     if (!/^\d+$/.test(at('Count')) || nums.some((v) => !/^-?\d+(?:\.\d+)?$/.test(v))) return false;
-    const sample = systemSample(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]);
-    (sink.proc().system ??= []).push(sample);
+    const system = (sink.proc().system ??= []);
+    // a summary holds a row per device and quantity (a few dozen): past MAX_SYSTEM_ROWS the rows are counted, not
+    // kept, so a runaway file (2,000,000 rows, 166 MB) cannot take gigabytes
+    if (system.length >= MAX_SYSTEM_ROWS) {
+      if (system.length === MAX_SYSTEM_ROWS && !systemCapped.has(system)) {
+        systemCapped.add(system);
+        sink.diag(
+          'TRUNCATED',
+          `more than ${MAX_SYSTEM_ROWS} system-profiling rows: the first ${MAX_SYSTEM_ROWS} are kept`,
+        );
+      }
+      return true;
+    }
+    system.push(systemSample(at('Device') || undefined, cells[nameAt], at('Count'), nums[0], nums[1], nums[2]));
     return true;
   }
   return true; // other CSV tables: recognised, not typed
