@@ -225,7 +225,7 @@ requires(
       );
       t.is(r.code, 2, r.stderr);
       t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
-      t.regex(r.stderr, /is not writable \(fix: pass --out-dir with a path in a folder you can write\)/);
+      t.regex(r.stderr, /is on a read-only file system \(fix: pass --out-dir with a path in a folder you can write\)/);
       // (tsx, which runs the tests' jetprof from source, keeps its cache there)
       t.deepEqual(
         readdirSync(tmp).filter((f) => !f.startsWith('tsx-')),
