@@ -340,7 +340,7 @@ test('build-engine runs trtexec, writes the engine and its sidecar; trtexec miss
   t.regex(
     readFileSync(join(dir, 'trtexec-args.txt'), 'utf8'),
     // trtexec writes into a folder of jetprof's own (0700, a new name): nobody can have planted a link there
-    /--saveEngine=.*\/\.jetprof-out-\d+-\w{6}\/built\.trt --shapes=input:1x3x480x640 --fp16/,
+    /--saveEngine=.*\/\.jetprof-out-\d+-[0-9a-f]{8}-\w{6}\/built\.trt --shapes=input:1x3x480x640 --fp16/,
   );
   // --batch 4: an engine for four images per run (one frame from each of four streams)
   const out4 = join(dir, 'built-b4.trt');
