@@ -22,6 +22,9 @@
  *      each keep a core busy: the answers, whether they agree, and whether one that differs says the machine was busy
  *  14. writebehind (--only writebehind): the sequential loop writing a model's 300 boxes a frame against the Python
  *      peer on the same weights, alternating: end-to-end over the peer's, and the inference stage over the model alone
+ *  15. nanocpu (--only nanocpu): the board stand-in at the Nano FP16 figure, pipelined, writing: no boxes and every
+ *      cell firing, preprocessing on the CPU and in the graph (export --frame-input); e2e / inference, the main thread's
+ *      CPU a frame and its Nano projection (--board-factor F, default 5), the process's CPU without the encoder
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
