@@ -150,7 +150,6 @@ export interface StreamRecord {
   detectionsSha256?: string;
 }
 
-/** A stream at the end of the run: its record and the facts the job says or records about it. */
 /** The video a stream wrote: width and height as written (H.264 writes an odd frame size one pixel smaller). */
 export interface OutputRecord {
   path: string;
@@ -165,6 +164,7 @@ export interface OutputRecord {
   realTime?: RealTime;
 }
 
+/** A stream at the end of the run: its record and the facts the job says or records about it. */
 export interface StreamEnd {
   record: StreamRecord;
   video: VideoSource['info'];

@@ -18,7 +18,7 @@ export function requireFile(path: string, what: string, suggestion: string): voi
   // there, but not a file jetprof can read from the start again (a FIFO is read once, by whoever opens it first)
   if (!ok && kind)
     throw new JetprofError('BAD_INPUT', `${path}: is ${kind}, not a ${what} file`, {
-      suggestion: `give a ${what} file (a live source: a stream URL or a camera)`,
+      suggestion: `give a ${what} file${what === 'video' ? ' (a live source: a stream URL or a camera)' : ''}`,
     });
   if (!ok) throw new JetprofError('FILE_NOT_FOUND', `${path}: ${what} not found`, { suggestion });
 }
