@@ -23,7 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { injectWriteFault, PLACE, writeError } from '../src/output/output.ts';
+import { injectWriteFault, place, writeError } from '../src/output/output.ts';
 import {
   canMountTmpfs,
   freshDir,
@@ -441,11 +441,11 @@ test('a run that measures no frame exits 2 with why; a stream that ends early is
 
 test("jetprof's temporary files and folders of dead processes are removed at the next run; a running one's, a user's look-alike and a link stay", async (t) => {
   const dir = freshDir('stale');
-  const dead = join(dir, `.out.partial-999999-${PLACE}-0123456789ab.mp4`);
-  const deadFolder = join(dir, `.jetprof-out-999999-${PLACE}-AbC123`);
-  const alive = join(dir, `.out.partial-${process.pid}-${PLACE}-0123456789ab.mp4`);
+  const dead = join(dir, `.out.partial-999999-${place()}-0123456789ab.mp4`);
+  const deadFolder = join(dir, `.jetprof-out-999999-${place()}-AbC123`);
+  const alive = join(dir, `.out.partial-${process.pid}-${place()}-0123456789ab.mp4`);
   // another place's (a container's, another machine's on NFS): process 999999 there is not process 999999 here
-  const elsewhere = PLACE === 'deadbeef' ? 'feedbeef' : 'deadbeef';
+  const elsewhere = place() === 'deadbeef' ? 'feedbeef' : 'deadbeef';
   const foreign = join(dir, `.out.partial-999999-${elsewhere}-0123456789ab.mp4`);
   const foreignFolder = join(dir, `.jetprof-out-999999-${elsewhere}-AbC123`);
   // an older jetprof's names say no place: swept only once a day has passed without a write

@@ -29,7 +29,6 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   readSync,
   realpathSync,
@@ -43,6 +42,7 @@ import {
 import { hostname } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
+import { readTextOr } from '../util/files.ts';
 
 type OutputKind = 'file' | 'stream' | 'stdout';
 
@@ -154,7 +154,7 @@ export function claimOutputs(
  */
 function partialPath(path: string): string {
   const ext = extname(path);
-  const token = `${process.pid}-${PLACE}-${randomBytes(6).toString('hex')}`;
+  const token = `${process.pid}-${place()}-${randomBytes(6).toString('hex')}`;
   const name = `.${basename(path, ext)}.partial-${token}${ext}`;
   // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
   if (Buffer.byteLength(name) <= 255 || Buffer.byteLength(basename(path)) > 255) return join(dirname(path), name);
@@ -162,35 +162,30 @@ function partialPath(path: string): string {
   return join(dirname(path), `.${hash}.partial-${token}${ext}`);
 }
 
-const readOr = (path: string) => {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    return '';
-  }
-};
-const readLinkOr = (path: string) => {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return '';
-  }
-};
+let placeOfThis: string | undefined;
 
 /**
  * Where this process runs, as 8 hex digits of the machine's boot, host name and PID namespace: a process id means this
  * process only there. Another machine (NFS), another container or the host beside one see the same folder with other
- * processes under the same ids, so the sweep judges only its own place's names.
+ * processes under the same ids, so the sweep judges only its own place's names. Worked out at the first output.
  */
-export const PLACE = createHash('sha256')
-  .update(`${readOr('/proc/sys/kernel/random/boot_id')}:${readLinkOr('/proc/self/ns/pid')}:${hostname()}`)
-  .digest('hex')
-  .slice(0, 8);
+export function place(): string {
+  if (placeOfThis) return placeOfThis;
+  let pidNamespace = '';
+  try {
+    pidNamespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    /* not Linux: the boot id is missing too, and the host name decides */
+  }
+  const boot = readTextOr('/proc/sys/kernel/random/boot_id').trim();
+  placeOfThis = createHash('sha256').update(`${boot}:${pidNamespace}:${hostname()}`).digest('hex').slice(0, 8);
+  return placeOfThis;
+}
 
-/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else); older jetprofs' lack PLACE. */
+/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else); older jetprofs' lack the place. */
 const OUR_PARTIAL = /^\..+\.partial-(\d+)(?:-([0-9a-f]{8}))?-[0-9a-f]{12}(\.[^.]*)?$/;
 const OUR_STAGING = /^\.jetprof-out-(\d+)(?:-([0-9a-f]{8}))?-[A-Za-z0-9]{6}$/;
-/** A name without PLACE is swept only this long after it was last written (no run stays that long without a write). */
+/** A name without its place is swept only this long after it was last written (no run stays that long without a write). */
 const UNPLACED_AGE_MS = 24 * 3600 * 1000;
 
 /**
@@ -198,7 +193,7 @@ const UNPLACED_AGE_MS = 24 * 3600 * 1000;
  * name: nobody else can have put a link in it. Removed with dropStaging, and on every way out.
  */
 export function stagingDir(near: string): string {
-  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-${PLACE}-`));
+  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-${place()}-`));
   inFlight.add(dir);
   return dir;
 }
@@ -519,7 +514,7 @@ export function removeStalePartials(dir: string): string[] {
     const pid = Number((file ?? folder)?.[1]);
     const where = (file ?? folder)?.[2];
     // only a process of this place can be proven gone: another machine's or namespace's names are never swept
-    if (!(file || folder) || (where !== undefined && where !== PLACE)) continue;
+    if (!(file || folder) || (where !== undefined && where !== place())) continue;
     if (pid === process.pid || processAlive(pid)) continue;
     const p = join(dir, name);
     try {

@@ -4,7 +4,7 @@
  * on a machine busier than its cores, or with other processes taking a core or more, says so in its figures: its FPS
  * are then the machine's, not the model's. Linux's /proc; elsewhere only the process's own figures.
  */
-import { readFileSync } from 'node:fs';
+import { readTextOr } from '../util/files.ts';
 import { availableParallelism } from 'node:os';
 
 export interface MachineLoad {
@@ -52,24 +52,16 @@ export const mainThreadCpuNs = () => onCpuNs(`/proc/self/task/${process.pid}/sch
 
 /** A thread's time on a CPU so far, ns (the first field of its schedstat), or undefined where it cannot be read. */
 export function onCpuNs(schedstat: string): number | undefined {
-  const v = Number(readOr(schedstat).split(' ')[0]);
+  const v = Number(readTextOr(schedstat).split(' ')[0]);
   return Number.isFinite(v) && v > 0 ? v : undefined;
 }
-
-const readOr = (path: string): string => {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-};
 
 /** Starts watching; `stop()` gives what the machine did since. */
 export function watchMachineLoad(cores = availableParallelism()) {
   const t0 = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
-  const stat0 = parseProcStat(readOr('/proc/stat'));
-  const load0 = parseLoadAvg(readOr('/proc/loadavg')) ?? 0;
+  const stat0 = parseProcStat(readTextOr('/proc/stat'));
+  const load0 = parseLoadAvg(readTextOr('/proc/loadavg')) ?? 0;
   const main0 = mainThreadCpuNs();
   return {
     /** `measuredFromNs`: the main thread's CPU time (mainThreadCpuNs) when the measured frames began. */
@@ -77,8 +69,8 @@ export function watchMachineLoad(cores = availableParallelism()) {
       const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
       const cpu = process.cpuUsage(cpu0);
       const cpuMs = (cpu.user + cpu.system) / 1000;
-      const stat1 = parseProcStat(readOr('/proc/stat'));
-      const load1 = parseLoadAvg(readOr('/proc/loadavg')) ?? 0;
+      const stat1 = parseProcStat(readTextOr('/proc/stat'));
+      const load1 = parseLoadAvg(readTextOr('/proc/loadavg')) ?? 0;
       const load: MachineLoad = {
         cores,
         loadAvg: [load0, load1],

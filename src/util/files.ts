@@ -98,3 +98,12 @@ export function kindOfEntry(path: string): string {
     return 'a broken link or a file that is gone';
   }
 }
+
+/** A small text file's contents (a /proc or /sys entry), or '' where it cannot be read. */
+export function readTextOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
