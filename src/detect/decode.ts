@@ -155,14 +155,16 @@ export function candidateFloor(
         for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
           const v = data[base + cell];
           // clearly above conf's threshold: counted without its exp; near it, its score decides
+          let score: number | undefined;
           if (!(v > clear[k])) {
             if (!(v > low[k])) continue;
-            if (!(obj[k] * (head.newCoords ? v : sigmoid(v)) > conf)) continue;
+            score = obj[k] * (head.newCoords ? v : sigmoid(v));
+            if (!(score > conf)) continue;
           }
           total++;
           if (--next > 0) continue;
           next = SAMPLE_EVERY;
-          samples.push(Math.fround(obj[k] * (head.newCoords ? v : sigmoid(v))));
+          samples.push(Math.fround(score ?? obj[k] * (head.newCoords ? v : sigmoid(v))));
         }
       }
     }
