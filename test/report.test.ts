@@ -719,14 +719,37 @@ requires(existsSync(realLog), `${realLog} is not beside this checkout (CI has it
     t.notRegex(r.stdout, /fused in TensorRT/, 'no claim of fusion against the layer ranges');
     // the per-layer GPU table as CSV too: 036_convolutional's 1.23369 s over 168 frames
     const csv = join(dir, 'real-csv');
-    t.is((await runCli('jetprof', ['report', '--profile', realLog, '--csv', csv])).code, 0);
+    const html = join(dir, 'real.html');
+    t.is((await runCli('jetprof', ['report', '--profile', realLog, '--csv', csv, '--html', html])).code, 0);
     t.regex(
       readFileSync(join(csv, 'profile1_01-e6692-xs2445-trt-jetson-nvtx-dep_layers.csv'), 'utf8'),
       /^gpu_ns,gpu_ns_per_frame,share_of_layers_gpu,host_ns,calls,layer\n1233690000,7343393,0\.1289,11668000,168,036_convolutional\n/,
     );
+    // the per-frame figures as CSV: 9.862699491 s of GPU activities over 168 enqueues; HtoD 250.34 ms; the enqueue
+    // range 1.36372 s, without its slowest call (599.68 ms) over 167; cuStreamSynchronize's average 51.821 ms
+    t.deepEqual(
+      readFileSync(join(csv, 'profile1_01-e6692-xs2445-trt-jetson-nvtx-dep_per_frame.csv'), 'utf8')
+        .split('\n')
+        .filter((l) => /^(figure|gpu_activities|gpu_HtoD|tensorrt|host_wait)/.test(l)),
+      [
+        'figure,total_ns,ns_per_frame,frames_or_calls',
+        `gpu_activities,9862699491,${Math.round(9_862_699_491 / 168)},168`,
+        `gpu_HtoD,250340000,${Math.round(250_340_000 / 168)},168`,
+        `tensorrt_enqueue_host,1363720000,${Math.round(1_363_720_000 / 168)},168`,
+        `tensorrt_enqueue_host_without_slowest,,${Math.round((1_363_720_000 - 599_680_000) / 167)},167`,
+        'host_wait_cuStreamSynchronize,,51821000,168',
+      ],
+    );
+    // the page's critical-path chart is the steady state's: <Other> leads it, cudaMalloc (start-up) is not a bar
+    const page = readFileSync(html, 'utf8');
+    const chart = /aria-label="Critical path[^"]*"[\s\S]*?<\/figure>/.exec(page)?.[0] ?? '';
+    t.regex(chart, /^aria-label="Critical path, steady state/);
+    t.regex(chart, /title="&lt;Other&gt; share of the rest %: 87\.97 %"/);
+    t.notRegex(chart, /cudaMalloc|cuCtxDetach/);
     // a kernel named whole, not cut mid-token
     t.regex(r.stdout, /trt_maxwell_fp16x2_hcudnn_winograd_fp16x2_128x128_ldg1_ldg4_relu_tile148m_nt_v1/);
-    t.regex(r.stdout, /NVTX ranges \(TensorRT names them by layer\)/);
+    // the host-time table says it is not the one that names the slowest layer
+    t.regex(r.stdout, /NVTX ranges: the host's time inside each range .*which layer is slowest is the GPU table above/);
   },
 );
 
@@ -946,7 +969,7 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           'Latency histogram per stage: trt-fp16-gpu-sequential',
           'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
           'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
-          'Critical path: nvprof-synthetic-trt-lab.txt',
+          'Critical path, steady state (share of what start-up and tear-down leave): nvprof-synthetic-trt-lab.txt',
           'Waiting time (s): nvprof-synthetic-trt-lab.txt',
         ],
       );
@@ -1242,6 +1265,12 @@ test('report --fps: the lab table from typed-in figures (the off-board route: no
     /TensorRT \(typed in\): 52\.2% of the wall time is not inference, by 1 - end-to-end FPS \/ inference FPS/,
   );
   t.regex(r.stdout, /\| PyTorch \(typed in\) \| unknown \| unknown \|/, 'typed-in rows say where they come from');
+  // typed-in rows alone: only the columns --fps carries, not nine empty ones
+  t.regex(
+    r.stdout,
+    /\| Label \| Loop \| Profiler \| Device \| Frame size \|\n(.*\n)+\| TensorRT \(typed in\) \| unknown \| unknown \| unknown \(typed in\) \| 960x540 \|\n/,
+  );
+  t.notRegex(r.stdout, /\| {2}\|/, 'no empty cell in any table');
   const bad = await runCli('jetprof', ['report', '--fps', 'TensorRT=abc']);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--fps takes NAME\[@WxH\]\[@DEVICE\]=INFERENCE\/END_TO_END/);
@@ -1316,10 +1345,10 @@ test('speed-ups only between comparable rows: typed-in rows with each other, nev
   );
   t.regex(r.stdout, /- not compared: ONNX Runtime \(CPU, FP32\) vs PyTorch: PyTorch was typed in/);
   t.notRegex(r.stdout, /ONNX Runtime \(CPU, FP32\) vs TensorRT: [\d.]+x/);
-  // typed-in rows in "What each row measured": origin, unknown device, empty spread and frame count
+  // typed-in rows in "What each row measured" beside a measured one: origin, unknown device, the rest "not given"
   t.regex(
     r.stdout,
-    /\| TensorRT \(typed in\) \| unknown \| unknown \| {2}\| {2}\| unknown \(typed in\) \| {2}\| {2}\| 960x540 \| {2}\| {2}\|/,
+    /\| TensorRT \(typed in\) \| unknown \| unknown \| not given \| not given \| unknown \(typed in\) \| not given \| not given \| 960x540 \| not given \| not given \| not given \|/,
   );
   const csv = join(dir, 'csv-typed');
   t.is(

@@ -56,7 +56,7 @@ export const DEFINITIONS: [string, string][] = [
   ],
   [
     'Model Input Size',
-    "the lab's heading, kept as the lab's table has it: the size of the frames the pipeline read and resized, (width,height,3); the network itself takes its own input size (416x416 for YOLOv4-Tiny), given in the Model column of What each row measured",
+    "the lab's heading, kept as the lab's table has it: the size of the frames the pipeline read and resized, (width,height,3); the network itself takes its own input size (416x416 for YOLOv4-Tiny), given in the Model column of What each row measured for runs measured here (a row typed in with --fps carries only its frame size)",
   ],
 ];
 

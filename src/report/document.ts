@@ -4,6 +4,7 @@
  * written here once and both files show it in the same place. Pure: a LabReport in, blocks out; charts are data
  * (html.ts draws them; Markdown, which has no pictures, leaves them out).
  */
+import { START_UP_ROW } from './steady-state.ts';
 import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityMachineLine, capacityRows } from './capacity-format.ts';
 import type { BoardRow, FrameSeries, LabReport, ProfileSection, StreamsSection, TimedRow } from './report-types.ts';
 import {
@@ -25,8 +26,7 @@ import {
   mixedDevices,
   notComparedLine,
   perFrameLine,
-  SETUP_HEADERS,
-  setupRows,
+  setupTable,
   skippedSentence,
   speedupLine,
   stageCaption,
@@ -167,6 +167,7 @@ function speedBlocks(r: LabReport): Block[] {
       items,
       foldSummary: `${pairs} pair${pairs === 1 ? '' : 's'} of rows not compared, and why`,
     });
+  const setup = setupTable(r);
   if (r.fps.length)
     out.push(
       {
@@ -189,7 +190,7 @@ function speedBlocks(r: LabReport): Block[] {
         },
       },
       { kind: 'caption', level: 3, text: 'What each row measured' },
-      { kind: 'table', headers: SETUP_HEADERS, rows: setupRows(r), align: SETUP_HEADERS.map(() => 'l') },
+      { kind: 'table', ...setup, align: setup.headers.map(() => 'l') },
       {
         kind: 'page-note',
         lines: r.fps.map(
@@ -354,6 +355,38 @@ const waitUnit = (rows: { waitingNs: number }[]): [string, number] =>
 /** Critical-path bars cut long names to this many characters (the whole name is the tooltip). */
 const short = (name: string) => (name.length > 24 ? `${name.slice(0, 23)}…` : name);
 
+/**
+ * The critical-path chart: the steady state's shares where the log has one (start-up and tear-down rows such as
+ * cudaMalloc would lead it otherwise, which every note sets aside), else every row with start-up ones marked.
+ */
+function criticalPathChart(p: ProfileSection, rows: ProfileSection['criticalPath']): Chart {
+  const steady = p.steadyState;
+  const bars = steady
+    ? steady.rows.map((d) => ({ name: d.name, pct: d.pct, mark: '' }))
+    : rows.map((d) => ({ name: d.name, pct: d.criticalPathPct, mark: START_UP_ROW.test(d.name) ? ' (start-up)' : '' }));
+  return {
+    kind: 'bars',
+    title: steady
+      ? `Critical path, steady state (share of what start-up and tear-down leave): ${p.label}`
+      : `Critical path: ${p.label}`,
+    bars: bars.slice(0, 10).map((d) => ({
+      label: short(d.name) + d.mark,
+      fullLabel: d.name + d.mark,
+      segments: [{ name: steady ? 'share of the rest %' : 'critical path %', value: d.pct }],
+    })),
+    unit: '%',
+    stacked: false,
+  };
+}
+
+/** The NVTX table's caption: where the log also has the layers' GPU table, which of the two says which layer is slow. */
+const nvtxCaption = (p: ProfileSection) =>
+  p.steadyState?.layers?.length
+    ? "NVTX ranges: the host's time inside each range (launching the layer's work), not the GPU's: which layer is slowest is the GPU table above"
+    : p.tool === 'nvprof'
+      ? 'NVTX ranges (TensorRT names them by layer)'
+      : 'NVTX ranges';
+
 function profileSectionBlocks(p: ProfileSection): Block[] {
   const out: Block[] = [{ kind: 'heading', level: 3, text: p.label, aside: p.tool }];
   if (p.criticalPath.length) {
@@ -369,17 +402,7 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
       },
       {
         kind: 'chart',
-        chart: {
-          kind: 'bars',
-          title: `Critical path: ${p.label}`,
-          bars: rows.slice(0, 10).map((d) => ({
-            label: short(d.name),
-            fullLabel: d.name,
-            segments: [{ name: 'critical path %', value: d.criticalPathPct }],
-          })),
-          unit: '%',
-          stacked: false,
-        },
+        chart: criticalPathChart(p, rows),
       },
       ...(waiting.length
         ? [
@@ -430,7 +453,7 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
   out.push(
     ...timedBlocks('Top GPU kernels and copies', p.kernels, 'Name'),
     ...timedBlocks('Top CUDA API calls', p.apiCalls, 'Name'),
-    ...timedBlocks(p.tool === 'nvprof' ? 'NVTX ranges (TensorRT names them by layer)' : 'NVTX ranges', p.nvtx, 'Range'),
+    ...timedBlocks(nvtxCaption(p), p.nvtx, 'Range'),
     ...timedBlocks('OS runtime (top calls)', p.osRuntime, 'Name'),
   );
   if (p.notes.length)

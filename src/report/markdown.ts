@@ -240,6 +240,7 @@ function profileCsvFiles(p: LabReport['profiles'][number], i: number): Record<st
       ['share_of_rest_pct', 'critical_path_ns', 'waiting_ns', 'name'],
       s.rows.map((d) => [d.pct.toFixed(2), d.criticalPathNs, d.waitingNs, d.name]),
     );
+  if (s?.frames) files[`${base}_per_frame.csv`] = perFrameCsv(s, s.frames);
   if (s?.layers?.length)
     files[`${base}_layers.csv`] = csvTable(
       ['gpu_ns', 'gpu_ns_per_frame', 'share_of_layers_gpu', 'host_ns', 'calls', 'layer'],
@@ -253,4 +254,30 @@ function profileCsvFiles(p: LabReport['profiles'][number], i: number): Record<st
       ]),
     );
   return files;
+}
+
+/**
+ * The log's per-frame figures (the report's "Per frame, from the log" line) as rows: what each counts, its total over
+ * the log and its share of one frame, in integer nanoseconds (a frame's share rounded to the nanosecond).
+ */
+function perFrameCsv(s: NonNullable<LabReport['profiles'][number]['steadyState']>, frames: number): string {
+  const rows: (string | number)[][] = [];
+  const add = (figure: string, totalNs: number | undefined, perFrameNs: number | undefined, calls: number) => {
+    if (perFrameNs !== undefined) rows.push([figure, totalNs ?? '', Math.round(perFrameNs), calls]);
+  };
+  add('gpu_activities', s.gpuNs, s.gpuPerFrameNs, frames);
+  // a total that is a per-frame figure times the frames is given back whole; the wait's total is the API table's
+  const whole = (perFrameNs: number | undefined) =>
+    perFrameNs === undefined ? undefined : Math.round(perFrameNs * frames);
+  for (const k of s.gpuByKind ?? []) add(`gpu_${k.kind}`, whole(k.perFrameNs), k.perFrameNs, frames);
+  add('tensorrt_enqueue_host', whole(s.enqueuePerFrameNs), s.enqueuePerFrameNs, frames);
+  if (s.enqueueMaxNs !== undefined && s.enqueuePerFrameNs !== undefined && frames > 1)
+    add(
+      'tensorrt_enqueue_host_without_slowest',
+      undefined,
+      (s.enqueuePerFrameNs * frames - s.enqueueMaxNs) / (frames - 1),
+      frames - 1,
+    );
+  if (s.sync) add(`host_wait_${s.sync.name}`, undefined, s.sync.avgNs, s.sync.calls);
+  return csvTable(['figure', 'total_ns', 'ns_per_frame', 'frames_or_calls'], rows);
 }

@@ -76,7 +76,7 @@ export function failedSentence(x: LabReport['failed'][number]): string {
   return `${x.modelType} failed: exit code ${x.exitCode}${x.lastLine ? `; its last line: ${x.lastLine}` : ''}`;
 }
 
-export const SETUP_HEADERS = [
+const SETUP_HEADERS = [
   'Label',
   'Loop',
   'Profiler',
@@ -91,22 +91,30 @@ export const SETUP_HEADERS = [
   'Runs',
 ];
 
-export function setupRows(r: LabReport): string[][] {
-  return r.fps.map((x) =>
+/** A typed-in row's cell for what --fps does not carry. */
+const NOT_GIVEN = 'not given';
+
+/**
+ * What each row measured: every column that says something for at least one row (a table of typed-in rows alone
+ * keeps label, loop, profiler, device and frame size, not nine empty columns); a typed-in row's other cells say
+ * "not given" beside rows measured here.
+ */
+export function setupTable(r: LabReport): { headers: string[]; rows: string[][] } {
+  const full = r.fps.map((x) =>
     x.typedIn
       ? [
           `${x.label} (typed in)`,
           x.setup.loop,
           x.setup.profiler,
-          '',
-          '',
+          NOT_GIVEN,
+          NOT_GIVEN,
           x.setup.device,
-          '',
-          '',
+          NOT_GIVEN,
+          NOT_GIVEN,
           x.setup.frameSize,
-          '',
-          '',
-          '',
+          NOT_GIVEN,
+          NOT_GIVEN,
+          NOT_GIVEN,
         ]
       : [
           x.label,
@@ -123,6 +131,11 @@ export function setupRows(r: LabReport): string[][] {
           String(x.runs),
         ],
   );
+  const keep = SETUP_HEADERS.map((_, c) => full.some((row) => row[c] !== '' && row[c] !== NOT_GIVEN));
+  return {
+    headers: SETUP_HEADERS.filter((_, c) => keep[c]),
+    rows: full.map((row) => row.filter((_, c) => keep[c])),
+  };
 }
 
 /** Where the gap between the two FPS goes, for one row: parts that add up to the total as printed. */
