@@ -381,6 +381,60 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
   t.true(short.streams[0].droppedFrames <= 5, `5 ms: the fast stream keeps its pace (${said(short)})`);
 });
 
+test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step without it (the same instant for both) and half a frame apart with it; the run says so in its setup and label', async (t) => {
+  const m = makeModel('stagger', SMALL_CFG, 7);
+  const v = makeVideo('stagger.mp4', 12, 160, 120, 20);
+  // its own process: a paced run in the test's process would share its event loop with the file's other tests
+  const run = async (stagger: boolean) => {
+    const json = join(scratchDir(), `stagger-${stagger}.json`);
+    const r = await runCli('infer', [
+      v,
+      '--model',
+      m.onnxPath,
+      '--streams',
+      '2',
+      '--realtime',
+      '--source-fps',
+      '20',
+      ...(stagger ? ['--stagger'] : []),
+      '--warmup',
+      '0',
+      '--no-write',
+      '-q',
+      '--json',
+      json,
+    ]);
+    t.is(r.code, 0, r.stderr);
+    return JSON.parse(readFileSync(json, 'utf8'));
+  };
+  // arrival times are the pace's own (frame k of stream i at its zero + k x 50 ms), not when a read happened: exact
+  // on any machine, whatever was dropped
+  const gaps = (x: { perFrame: { index: number[]; stream: number[]; captureMs: number[] } }) => {
+    const at = new Map<string, number>();
+    x.perFrame.index.forEach((k, j) => at.set(`${x.perFrame.stream[j]}:${k}`, x.perFrame.captureMs[j]));
+    return [...at]
+      .filter(([key]) => key.startsWith('1:') && at.has(`0:${key.slice(2)}`))
+      .map(([key, ms]) => Math.round((ms - at.get(`0:${key.slice(2)}`)!) * 1000) / 1000);
+  };
+  const lockStep = await run(false);
+  const staggered = await run(true);
+  t.true(gaps(lockStep).length > 0 && gaps(staggered).length > 0, 'some frame index was kept in both streams');
+  t.true(
+    gaps(lockStep).every((g) => g === 0),
+    JSON.stringify(gaps(lockStep)),
+  );
+  t.true(
+    gaps(staggered).every((g) => g === 25),
+    JSON.stringify(gaps(staggered)),
+  );
+  t.like(staggered.setup, { realtime: { sourceFps: 20, staggered: true } });
+  t.regex(staggered.setup.label, /-2streams-batch2-realtime20fps-staggered$/);
+  t.is(lockStep.setup.realtime.staggered, undefined);
+  const bad = await runCli('infer', [v, '--model', m.onnxPath, '--stagger', '--no-write']);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--stagger spreads the arrivals of --realtime streams over a frame time \(fix: add --realtime/);
+});
+
 test('a slow live camera (GStreamer, 2 FPS) batched with a file paced at 20 FPS: the batch waits for the camera no longer than --batch-timeout, so the file keeps its pace', async (t) => {
   const m = makeModel('batch-live', SMALL_CFG, 6);
   const file = makeVideo('batch-beside-camera.mp4', 200, 160, 120, 20);

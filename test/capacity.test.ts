@@ -76,6 +76,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
     frameSize: '160x120',
     label: 'onnx-fp32-cpu-sequential',
     write: false,
+    arrivals: 'lock-step',
   });
   t.regex(cap.setup.model, /\.onnx \d+x\d+ \([0-9a-f]{8}\)$/);
   for (const p of cap.points) t.true(p.runs >= 1 && p.heldRuns <= p.runs, JSON.stringify(p));
@@ -93,7 +94,7 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.regex(
     r.stdout,
     new RegExp(
-      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency under 2000 ms.* \\((${cap.maxStreams} held: p99 \\d+ ms of 2000, [\\d.]+% dropped \\(1\\.0% allowed\\), in \\d of \\d runs?|no count held)(; ${cap.maxStreams + 1} failed: [^;]+)?.*; onnx-fp32-cpu-sequential, .*160x120, batch all streams, not writing the videos, on `,
+      `this machine holds ${cap.maxStreams} streams? of streams-cap\\.mp4 at 4 FPS with p99 latency within 2000 ms.* \\((${cap.maxStreams} held: p99 \\d+ ms of 2000, [\\d.]+% dropped \\(1\\.0% allowed\\), in \\d of \\d runs?|no count held)(; ${cap.maxStreams + 1} failed: [^;]+)?.*; onnx-fp32-cpu-sequential, .*160x120, batch all streams, not writing the videos, one file replayed in lock-step \\(every stream's frame arrives at the same instant: batching's best case, so real cameras may hold fewer; --stagger spreads them\\), on `,
     ),
   );
   // 2 s at 4 FPS is 8 frames a stream: too few for the p99 of the count the answer names, and it says what is enough
@@ -154,20 +155,28 @@ test('jetprof capacity searches 1, 2, 4 ... then bisects, within its budget, and
   t.is(bad.stderr.trim().split('\n').length, 1, bad.stderr);
 });
 
-test("capacity --write searches with every stream's video written, as infer writes by default, and the answer says so", async (t) => {
+test("capacity --write --stagger searches with every stream's video written, as infer writes by default, the streams' arrivals staggered, and the answer says both", async (t) => {
   const v = makeVideo('cap-write.mp4', 40, 160, 120, 10);
   const json = join(scratchDir(), 'capacity-write.json');
   const r = await runCli(
     'jetprof',
-    quickCapacityArgs(v, 4, json, ['--write', '--budget', '30'], ['--model', model.onnxPath]),
+    quickCapacityArgs(v, 4, json, ['--write', '--stagger', '--budget', '30'], ['--model', model.onnxPath]),
   );
   t.is(r.code, 0, r.stderr);
-  t.is(JSON.parse(readFileSync(json, 'utf8')).setup.write, true);
-  t.regex(r.stdout.replace(/\s+/g, ' '), /batch all streams, writing every stream's video, on /);
+  t.like(JSON.parse(readFileSync(json, 'utf8')).setup, {
+    write: true,
+    arrivals: 'staggered',
+    label: 'onnx-fp32-cpu-sequential',
+  });
   t.regex(
-    (await runCli('jetprof', ['capacity', '--help'])).stdout.replace(/\s+/g, ' '),
-    /--write .*without it the search runs infer --no-write/,
+    r.stdout.replace(/\s+/g, ' '),
+    /batch all streams, writing every stream's video, arrivals staggered over a frame time \(--stagger\), on /,
   );
+  const help = (await runCli('jetprof', ['capacity', '--help'])).stdout.replace(/\n\s*# /g, ' ').replace(/\s+/g, ' ');
+  t.regex(help, /--write .*without it the search runs infer --no-write/);
+  // the help's own example says what its file costs a board, and offers the stagger
+  t.regex(help, /--stagger .*lock-step: the best case for batching/);
+  t.regex(help, /vtest\.avi is MPEG-4 part 2, msmpeg4v3: a Jetson decodes it in software, on the CPU/);
 });
 
 test('capacity: a count holds only when every run held; one held in some runs, or missed while keeping 90% of the frames, is borderline (at the line); the answer gives its margin (how the count held and how the next one failed), the runs and the setup, so two setups read apart', async (t) => {
@@ -227,8 +236,17 @@ test('capacity: a count holds only when every run held; one held in some runs, o
   );
   t.is(
     one,
-    'this machine holds 1 stream of vtest.avi at 10 FPS with p99 latency under 400 ms (1 held: p99 320 ms of 400, 0.0% dropped (1.0% allowed), in 2 of 2 runs; 2 failed: 5 frames dropped, in 0 of 2 runs; borderline: 2 streams did not hold (held in 0 of 2 runs, kept 95% of the frames); onnx-fp32-cpu-sequential, yolov4-tiny.onnx 416x416 (abcdef12), 960x540, batch all streams, on AMD EPYC x2)',
+    'this machine holds 1 stream of vtest.avi at 10 FPS with p99 latency within 400 ms (1 held: p99 320 ms of 400, 0.0% dropped (1.0% allowed), in 2 of 2 runs; 2 failed: 5 frames dropped, in 0 of 2 runs; borderline: 2 streams did not hold (held in 0 of 2 runs, kept 95% of the frames); onnx-fp32-cpu-sequential, yolov4-tiny.onnx 416x416 (abcdef12), 960x540, batch all streams, on AMD EPYC x2)',
   );
+  // how the streams' frames arrived is said: a replayed file in lock-step, staggered, or nothing for a live source
+  const arriving = (arrivals: 'lock-step' | 'staggered' | 'live') =>
+    capacitySentence({ ...result(1, [{ ...clear, streams: 1 }] as never[], 0), setup: { ...setup(0), arrivals } });
+  t.regex(
+    arriving('lock-step'),
+    /all streams, one file replayed in lock-step \(every stream's frame arrives at the same instant/,
+  );
+  t.regex(arriving('staggered'), /all streams, arrivals staggered over a frame time \(--stagger\), on AMD/);
+  t.regex(arriving('live'), /batch all streams, on AMD EPYC x2\)$/);
   // a source name and a label from outside are shown, never obeyed: no escape code clears the screen, no bidi control
   // turns a label round
   const hostile = capacitySentence(

@@ -71,6 +71,11 @@ export function capacityCommand(): Command {
       parseIntInRange('--repeat', 1, 10),
       2,
     )
+    .option(
+      '--stagger',
+      "spread the streams' frames over a frame time (infer --stagger), as cameras that are not synchronised deliver them; without it a file replayed as n streams delivers every stream's frame at the same instant (lock-step: the best case for batching, so the answer may be higher than for real cameras)",
+      false,
+    )
     .option('--json <file>', 'write the result (jetprof.capacity/1)')
     .option(
       '--write',
@@ -84,8 +89,8 @@ export function capacityCommand(): Command {
       'after',
       helpAfter([
         {
-          cmd: 'jetprof capacity videos/vtest.avi --source-fps 10 --p99-ms 400 -- --model weights/yolov4-tiny.onnx --frame-size 960x540',
-          note: 'how many 10 FPS cameras, with boxes within 400 ms at p99',
+          cmd: 'jetprof capacity videos/vtest.avi --source-fps 10 --p99-ms 400 --stagger -- --model weights/yolov4-tiny.onnx --frame-size 960x540',
+          note: "how many 10 FPS cameras, with boxes within 400 ms at p99 (vtest.avi is MPEG-4 part 2, msmpeg4v3: a Jetson decodes it in software, on the CPU, where a camera's H.264 or H.265 goes through the board's decoder; --stagger: the replayed streams do not arrive in lock-step)",
         },
         {
           cmd: 'jetprof capacity rtsp://cam/stream --source-fps 30 --p99-ms 200 --budget 600 -b trt -- --engine engines/yolov4-tiny.trt --batch 1',
@@ -105,6 +110,7 @@ interface CapacityCliOptions {
   repeat: number;
   json?: string;
   write: boolean;
+  stagger: boolean;
 }
 
 /** Everything that would make the search answer nothing or lose a file, said before it starts; what it reads of the options. */
@@ -178,6 +184,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       inferArgs,
       infer,
       write: o.write,
+      stagger: o.stagger,
       onStep: (line) => say('jetprof capacity', line),
       shouldStop: signals.stopped,
       onChild: signals.onChild,

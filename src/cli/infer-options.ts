@@ -87,6 +87,11 @@ function addStreamOptions<A extends unknown[], O extends OptionValues>(cmd: Comm
       false,
     )
     .option(
+      '--stagger',
+      "with --realtime and several streams of files: stream i's frames arrive i/n of a frame time after stream 0's, as cameras that are not synchronised deliver them (without it every stream's frame arrives at the same instant: one file replayed n times in lock-step, batching's best case)",
+      false,
+    )
+    .option(
       '--source-fps <fps>',
       "with --realtime: the pace of every source (default: each file's own frame rate), 0.1 to 1000",
       parseSourceFps('--source-fps'),

@@ -97,7 +97,7 @@ export function jobSettings(o: InferCliOptions, k: number, run: RunContext, spec
     engine: o.engine,
     plugins: o.plugin,
     streams,
-    ...(o.realtime ? { realtime: { fps: o.sourceFps } } : {}),
+    ...(o.realtime ? { realtime: { fps: o.sourceFps, ...(o.stagger ? { staggered: true } : {}) } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
     plan: run.plan,
     ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
@@ -222,6 +222,11 @@ function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
   if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
     throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
       suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
+    });
+  }
+  if (o.stagger && !o.realtime) {
+    throw new JetprofError('BAD_OPTION', '--stagger spreads the arrivals of --realtime streams over a frame time', {
+      suggestion: 'add --realtime (and --streams N)',
     });
   }
   if (o.sourceFps !== undefined && !o.realtime) {

@@ -13,6 +13,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
 import type { InferArgFacts } from '../pipeline/infer-args.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
+import { classifySource, isLive } from '../video/sources.ts';
 import { JetprofError } from '../util/errors.ts';
 import { processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
 import {
@@ -42,6 +43,8 @@ interface CapacityOptions {
   infer: Pick<InferArgFacts, 'batch'>;
   /** Write every stream's annotated video, as infer does by default (default: not, --no-write). */
   write: boolean;
+  /** infer --stagger: the streams' frames arrive spread over a frame time, not all at once. */
+  stagger?: boolean;
   onStep: (line: string) => void;
   shouldStop?: () => boolean;
   onChild?: (pid: number) => () => void;
@@ -61,7 +64,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
   const batchValue = o.infer.batch;
   return {
     backend: run.backend,
-    label: run.setup.label.replace(/-\d+streams(-batch\d+)?/, '').replace(/-realtime[\d.]*(fps)?/, ''),
+    label: run.setup.label.replace(/-\d+streams(-batch\d+)?/, '').replace(/-realtime[\d.]*(fps)?(-staggered)?/, ''),
     device: run.setup.device,
     machine: run.env.jetson?.model ?? run.env.cpu,
     model: `${basename(run.model.path)} ${run.model.inputWidth}x${run.model.inputHeight} (${run.model.sha256.slice(0, 8)})`,
@@ -70,6 +73,7 @@ function capacitySetup(run: RunResult, o: CapacityOptions): CapacitySetup {
     ...(batchValue !== undefined ? { batch: batchValue } : {}),
     inferArgs: o.inferArgs,
     write: o.write,
+    arrivals: isLive(classifySource(o.source).kind) ? 'live' : o.stagger ? 'staggered' : 'lock-step',
   };
 }
 
@@ -129,6 +133,7 @@ class CapacitySearch {
       warmup,
       // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
       ...(this.o.write ? ['--output-dir', videos] : ['--no-write']),
+      ...(this.o.stagger ? ['--stagger'] : []),
       // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
       '--model-alone',
       '0',

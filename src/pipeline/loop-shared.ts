@@ -78,7 +78,7 @@ export interface LoopOptions {
    * --realtime: files read at their frame rate (or `fps`, --source-fps), as a camera delivers them: a frame that
    * arrives while the loop is busy is replaced by the next one and counted as dropped, as a live source drops it.
    */
-  realtime?: { fps?: number };
+  realtime?: { fps?: number; staggered?: boolean };
   /** --interval K: the model runs on every (K+1)-th frame of a stream; an IoU tracker carries the boxes between. */
   interval?: number;
   /** --batch B: one frame from each of up to B streams through the model in one run (the run plan's). */

@@ -28,7 +28,14 @@ function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo, m: Re
     loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
     ...(pipelined ? { inFlight: o.plan.inFlight } : {}),
     profiler: o.profiler ?? 'none',
-    ...(o.realtime ? { realtime: o.realtime.fps !== undefined ? { sourceFps: o.realtime.fps } : {} } : {}),
+    ...(o.realtime
+      ? {
+          realtime: {
+            ...(o.realtime.fps !== undefined ? { sourceFps: o.realtime.fps } : {}),
+            ...(o.realtime.staggered && o.streams.length > 1 ? { staggered: true } : {}),
+          },
+        }
+      : {}),
     preprocessing: m.model.frameInput ? ('graph' as const) : ('cpu' as const),
   };
   const batch = o.plan.batch;

@@ -49,7 +49,11 @@ export interface RunSetup {
   /** Profiler attached while the FPS was measured. */
   profiler: ProfilerName;
   /** --realtime: frames arrived at their source's rate (or --source-fps), and those that came while busy were dropped. */
-  realtime?: { sourceFps?: number };
+  realtime?: {
+    sourceFps?: number;
+    /** --stagger: stream i's frames arrived i/n of a frame time after stream 0's (else all at the same instant). */
+    staggered?: boolean;
+  };
   /** Whether the annotated video was written (--no-write: false) and drawn (--no-draw: false); absent in older runs. */
   write?: boolean;
   draw?: boolean;
@@ -284,6 +288,7 @@ export function defaultLabel(
     ...(streams.count > 1 && streams.batch !== undefined ? [`batch${streams.batch}`] : []),
     ...(streams.interval > 0 ? [`interval${streams.interval}`] : []),
     ...(s.realtime ? [`realtime${s.realtime.sourceFps !== undefined ? `${s.realtime.sourceFps}fps` : ''}`] : []),
+    ...(s.realtime?.staggered ? ['staggered'] : []),
     ...(s.preprocessing === 'graph' ? ['graphpre'] : []),
   ].join('-');
 }

@@ -55,6 +55,8 @@ export class StreamReads {
   private readonly live: boolean[];
   private readonly paced: boolean[];
   private readonly intervalNs: bigint[];
+  /** When each paced stream's frame 0 arrives after the start: 0, or i/n of a frame time with --stagger. */
+  private readonly phaseNs: bigint[];
   private readonly batchTimeoutNs: bigint;
   private readonly start = process.hrtime.bigint();
   private cursor = 0;
@@ -78,6 +80,7 @@ export class StreamReads {
     this.paced = ios.map((io) => !!o.realtime && !isLive(io.source.kind));
     const fps = ios.map((io) => o.realtime?.fps ?? io.source.info.fps);
     this.intervalNs = fps.map((f) => BigInt(Math.round(1e9 / f)));
+    this.phaseNs = this.intervalNs.map((t, i) => (o.realtime?.staggered ? (t * BigInt(i)) / BigInt(ios.length) : 0n));
     this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / maxOf(fps)) * 1e6));
     if (o.realtime) loop.begin(this.start);
   }
@@ -222,9 +225,14 @@ export class StreamReads {
     }
     let tCapture: bigint | undefined;
     if (this.paced[i]) {
-      const due = Number((process.hrtime.bigint() - this.start) / this.intervalNs[i]);
-      if (due < s.index) return { arrivesAt: this.start + BigInt(s.index) * this.intervalNs[i] };
-      // the frames that arrived while the loop was busy are gone, as from a camera: read and counted
+      // frame k of stream i arrives at zero + k frame times (zero: the start, later by i/n of a frame with --stagger)
+      const zero = this.start + this.phaseNs[i];
+      const now = process.hrtime.bigint();
+      const arrives = zero + BigInt(s.index) * this.intervalNs[i];
+      if (now < arrives) return { arrivesAt: arrives };
+      // the newest frame that arrived; the ones before it arrived while the loop was busy and are gone, as from a
+      // camera: read and counted
+      const due = Number((now - zero) / this.intervalNs[i]);
       for (; s.index < due && !s.done; s.index++) {
         if (maxFrames !== undefined && s.index >= maxFrames) break;
         const gone = io.source.read();
@@ -238,7 +246,7 @@ export class StreamReads {
         s.done = true;
         return undefined;
       }
-      tCapture = this.start + BigInt(s.index) * this.intervalNs[i];
+      tCapture = zero + BigInt(s.index) * this.intervalNs[i];
     }
     const t0 = process.hrtime.bigint();
     this.loop.begin(t0);

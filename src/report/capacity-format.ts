@@ -56,6 +56,11 @@ export interface CapacitySetup {
   inferArgs: string[];
   /** Whether each stream's annotated video was written (--write); absent in files from before it was recorded. */
   write?: boolean;
+  /**
+   * How the streams' frames arrived: one file replayed in lock-step (every stream's frame at the same instant),
+   * staggered over a frame time (--stagger), or from a live source. Absent in files from before it was recorded.
+   */
+  arrivals?: 'lock-step' | 'staggered' | 'live';
 }
 
 export interface CapacityResult {
@@ -135,7 +140,7 @@ function capacityMargin(r: CapacityResult): string {
 
 /** The answer in one sentence: the count, its margin, borderline counts, what bounds it, and how busy the machine was. */
 export function capacitySentence(r: CapacityResult, sourceName = basename(r.source)): string {
-  const base = `this machine holds ${plural(r.maxStreams, 'stream')} of ${sourceName} at ${r.sourceFps} FPS with p99 latency under ${r.p99LimitMs} ms`;
+  const base = `this machine holds ${plural(r.maxStreams, 'stream')} of ${sourceName} at ${r.sourceFps} FPS with p99 latency within ${r.p99LimitMs} ms`;
   const borderline = r.points
     .filter((p) => p.borderline)
     .sort((a, b) => a.streams - b.streams)
@@ -202,9 +207,17 @@ export function capacityMachineLine(r: CapacityResult): string | undefined {
 }
 
 /** The setup in a few words: what a second result with other settings would differ in. */
+/** How the streams' frames arrived, as the answer says it. */
+const ARRIVALS: Record<NonNullable<CapacitySetup['arrivals']>, string> = {
+  'lock-step':
+    ", one file replayed in lock-step (every stream's frame arrives at the same instant: batching's best case, so real cameras may hold fewer; --stagger spreads them)",
+  staggered: ', arrivals staggered over a frame time (--stagger)',
+  live: '',
+};
+
 export function setupLine(s: CapacitySetup): string {
   const writing = s.write === undefined ? '' : s.write ? ", writing every stream's video" : ', not writing the videos';
-  return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}${writing}, on ${s.machine}`;
+  return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}${writing}${s.arrivals ? ARRIVALS[s.arrivals] : ''}, on ${s.machine}`;
 }
 
 export const CAPACITY_HEADERS = [

@@ -45,7 +45,7 @@ export function comparisonBasis(r: RunResult): ComparisonBasis {
         ? `${r.streams?.length ?? 1} stream${(r.streams?.length ?? 1) === 1 ? '' : 's'}, batch ${r.batch ?? 1}, interval ${r.interval ?? 0}`
         : 'one stream',
     pacing: r.setup.realtime
-      ? `realtime at ${r.setup.realtime.sourceFps !== undefined ? `${r.setup.realtime.sourceFps} FPS` : "the source's rate"}`
+      ? `realtime at ${r.setup.realtime.sourceFps !== undefined ? `${r.setup.realtime.sourceFps} FPS` : "the source's rate"}${r.setup.realtime.staggered ? ', arrivals staggered' : ''}`
       : 'free-running',
     output:
       (r.setup.write ?? !!r.output)
