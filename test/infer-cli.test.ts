@@ -413,6 +413,18 @@ test('the progress line fits the terminal (a wrapped line would print a new line
     progressLine({ ...state, streams: [30, 30], dropped: 7 }, 200, 6000),
     /frame 60\/60 {2}aggregate 11\.0 FPS {2}inference 13\.8 FPS {2}per stream 30\/30 {2}dropped 7$/,
   );
+  // four streams mid-run on 80 columns: the drops stay on the line; per-stream counts and the time left go first
+  const four = { ...state, frame: 1450, totalFrames: 3180, streams: [363, 362, 363, 362], dropped: 1234 };
+  const narrow = progressLine(four, 80, 130_000);
+  t.true(narrow.length <= 79, narrow);
+  t.regex(narrow, /^frame 1450\/3180 {2}aggregate 11\.0 FPS {2}inference 13\.8 FPS {2}dropped 1234 {2}ETA \d+s$/);
+  t.regex(progressLine(four, 200, 130_000), /per stream 363\/362\/363\/362 {2}dropped 1234 {2}ETA \d+s$/);
+  t.regex(progressLine(four, 60, 130_000), /^frame 1450\/3180 {2}aggregate 11\.0 FPS {2}dropped 1234$/);
+  // --duration 20: the run ends on time, so the line counts its seconds, not the file's 3180 frames
+  const timed = progressLine({ ...four, frame: 45 }, 160, 8_400, 20);
+  t.notRegex(timed, /\/3180/);
+  t.regex(timed, /^\[#{10}\.{14}\] frame 45 {2}aggregate .* {2}8 of 20 s$/);
+  t.regex(progressLine({ ...four, frame: 200 }, 160, 21_000, 20), /^\[#{24}\] frame 200 .* 20 of 20 s$/);
 });
 
 test('JETPROF_PROGRESS=every:S (set by profile and compare for the infer they relay): a plain line every S seconds and the last state at the end', (t) => {

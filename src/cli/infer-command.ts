@@ -93,7 +93,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
   const program = 'infer';
   const signals = trapStopSignals();
   const stopRequested = () => signals.stopRequested;
-  let progress = createProgress(!o.quiet);
+  let progress = createProgress(!o.quiet, process.stderr, o.duration);
   try {
     const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
     const { loop } = plan;
@@ -110,7 +110,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
     const runs: RunResult[] = [];
     const files: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested(); k++) {
-      if (k > 1) progress = createProgress(!o.quiet);
+      if (k > 1) progress = createProgress(!o.quiet, process.stderr, o.duration);
       if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
       // the run JSON: its own file per run of --repeat; stdout (`-`) takes the spread of several runs instead
       const json =
