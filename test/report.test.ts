@@ -206,6 +206,41 @@ test('two runs share a row only when every setting that changes the figures is e
   t.regex(defaultLabel('onnx', { ...realtime.setup, realtime: { sourceFps: 10 } }), /-realtime10fps$/);
 });
 
+test('a busy session reads as one note, not a bullet per row; rows that ran in one environment share one Environment table', (t) => {
+  const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
+  const busy = {
+    cores: 2,
+    loadAvg: [3.1, 3.4] as [number, number],
+    cpuMs: 1,
+    otherCores: 1.3,
+    peakRssMb: 1,
+    wallMs: 1,
+  };
+  const runs = ['a', 'b', 'c'].map((label) => {
+    const r = fixedRun('onnx', stages, 20, { label });
+    r.machineLoad = busy;
+    return r;
+  });
+  const rep = buildLabReport(runs, []);
+  const notes = rep.runNotes.filter((n) => /busy machine/.test(n));
+  t.deepEqual(notes, [
+    "measured on a busy machine: a (other processes kept 1.3 cores busy on average), b (other processes kept 1.3 cores busy on average), c (other processes kept 1.3 cores busy on average): their figures are partly the other work's; measure again on a quiet machine before comparing",
+  ]);
+  const md = reportMarkdown(rep);
+  t.is(md.match(/busy machine/g)?.length, 1, 'one busy note in the page');
+  // the three rows' environments read the same: one table under the three labels
+  t.regex(md, /## Environment\n\n\*\*a, b, c\*\*\n\n\| {2}\| {2}\|/);
+  t.is(md.match(/\| Node\.js \|/g)?.length, 1);
+  // one row busy: the note names it alone, as before
+  const one = buildLabReport([runs[0], fixedRun('onnx', stages, 20, { label: 'quiet' })], []);
+  t.deepEqual(
+    one.runNotes.filter((n) => /busy/.test(n)),
+    [
+      "a: measured on a busy machine (other processes kept 1.3 cores busy on average): its figures are partly the other work's; measure again on a quiet machine before comparing",
+    ],
+  );
+});
+
 test('a --realtime run shows its drops: delivered and processed FPS, dropped count and share per stream, a verdict above the table, the wait for frames as headroom only when nothing was dropped; a stream with no latency (null in JSON) does not crash the report', (t) => {
   const stages = { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 };
   const run = fixedRun('onnx', stages, 20, { label: 'cams' });
@@ -906,6 +941,24 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
         }),
       ),
     );
+    // four cameras from one file, with latencies long enough to fill a phone's card
+    const camsJson = join(dir, 'cams.json');
+    const cams = fixedRun('onnx', { read: 8, preprocess: 6, inference: 90, postprocess: 3, write: 12 }, 20, {
+      label: 'cams',
+    });
+    cams.setup.realtime = { sourceFps: 10 };
+    cams.streams = [0, 1, 2, 3].map((index) => ({
+      index,
+      source: 'videos/vtest.avi',
+      width: 960,
+      height: 540,
+      frames: 30,
+      droppedFrames: 64,
+      endToEndFps: 3.01,
+      latencyMs: { p50: 1232.1, p90: 1850.3, p99: 1926.4 },
+    }));
+    cams.aggregateFps = 12.04;
+    writeFileSync(camsJson, JSON.stringify(cams));
     const r = await runCli('jetprof', [
       'report',
       '--run',
@@ -914,6 +967,8 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
       trtJson,
       '--run',
       pipelinedJson,
+      '--run',
+      camsJson,
       '--profile',
       labLog,
       '--html',
@@ -969,6 +1024,8 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           'Latency histogram per stage: trt-fp16-gpu-sequential',
           'Latency over time per stage (ms): onnx-fp32-cpu-pipelined3',
           'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
+          'Latency over time per stage (ms): cams',
+          'Latency histogram per stage: cams',
           'Critical path, steady state (share of what start-up and tear-down leave): nvprof-synthetic-trt-lab.txt',
           'Waiting time (s): nvprof-synthetic-trt-lab.txt',
         ],
@@ -1030,6 +1087,20 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
             namesNotFirst: w > 640 ? [] : [...document.querySelectorAll('tbody tr')]
               .filter((tr) => { const k = tr.querySelector('td.key'); return k && k.textContent && [...tr.querySelectorAll('td')].some((td) => td !== k && td.textContent && td.getBoundingClientRect().top < k.getBoundingClientRect().top); })
               .map((tr) => tr.textContent.slice(0, 40)).slice(0, 5),
+            // a card's label never runs into its value: the label's longest unbreakable piece fits its box
+            labelsIntoValues: w > 640 ? [] : (() => {
+              const ctx = document.createElement('canvas').getContext('2d');
+              return [...document.querySelectorAll('.scroll td')].filter((td) => {
+                const b = getComputedStyle(td, '::before');
+                if (b.content === 'none' || !td.dataset.label || !td.textContent) return false;
+                ctx.font = b.font;
+                const pieces = /nowrap|pre/.test(b.whiteSpace) ? [td.dataset.label] : td.dataset.label.split(/\\s+/);
+                return Math.max(...pieces.map((x) => ctx.measureText(x).width)) > parseFloat(b.width) + 0.5;
+              }).map((td) => td.dataset.label + ': ' + td.textContent).slice(0, 5);
+            })(),
+            // cards of one file's streams open with their stream, not four times the same path
+            streamCards: w > 640 ? [] : [...document.querySelectorAll('td.key.named')]
+              .map((td) => getComputedStyle(td, '::before').content.replace(/"/g, '') + ' ' + td.textContent),
             wrappedNumbers: [...document.querySelectorAll('td.n')]
               .filter((el) => { const r = document.createRange(); r.selectNodeContents(el); return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1; })
               .map((el) => el.textContent).slice(0, 5),
@@ -1043,7 +1114,11 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           wrappedNumbers: string[];
           tablesScrolling: string[];
           namesNotFirst: string[];
+          labelsIntoValues: string[];
+          streamCards: string[];
         };
+        t.deepEqual(out.labelsIntoValues, [], `${width}px: no card label runs into its value`);
+        if (width === 390) t.deepEqual(out.streamCards, ['Stream 0', 'Stream 1', 'Stream 2', 'Stream 3']);
         t.deepEqual(out.tablesScrolling, [], `${width}px: every table fits without scrolling sideways`);
         t.deepEqual(out.namesNotFirst, [], `${width}px: each row's name first`);
         t.deepEqual(out.barTextOff, [], `${width}px: bar chart values and labels on screen without scrolling`);

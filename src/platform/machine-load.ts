@@ -103,9 +103,19 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
  * /proc/stat could not be read (and it is shown beside the answer either way).
  */
 export function busyMachineSentence(l: MachineLoad): string | undefined {
+  const reasons = busyMachineReasons(l);
+  return reasons.length ? `measured on a busy machine (${reasons.join('; ')})${BUSY_ADVICE}` : undefined;
+}
+
+/** What a busy-machine note advises, once however many runs it names. */
+export const BUSY_ADVICE =
+  ": its figures are partly the other work's; measure again on a quiet machine before comparing";
+
+/** Why a run's machine counts as busy (none: a quiet machine). */
+export function busyMachineReasons(l: MachineLoad): string[] {
   const load = Math.max(...l.loadAvg);
   const measured = l.otherCores !== undefined;
-  const reasons = [
+  return [
     ...(!measured && load > l.cores ? [`load average ${load.toFixed(1)} on ${l.cores} cores`] : []),
     ...(measured && l.otherCores! >= 1
       ? [`other processes kept ${l.otherCores!.toFixed(1)} cores busy on average`]
@@ -114,7 +124,4 @@ export function busyMachineSentence(l: MachineLoad): string | undefined {
       ? [`the hypervisor took ${(l.stealShare * 100).toFixed(0)}% of the CPU time`]
       : []),
   ];
-  return reasons.length
-    ? `measured on a busy machine (${reasons.join('; ')}): its figures are partly the other work's; measure again on a quiet machine before comparing`
-    : undefined;
 }

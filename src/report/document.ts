@@ -100,7 +100,11 @@ export type Block =
   | { kind: 'page-note'; lines: string[] }
   /** On the page the quiet items fold away under `foldSummary`. */
   | { kind: 'list'; items: ListItem[]; foldSummary?: string }
-  | { kind: 'table'; headers: string[]; rows: Cell[][]; align: Align[] }
+  /**
+   * `key`: the column that opens a row's card on a phone (default: the first text column); a numeric key shows its
+   * header beside it ("Stream 2"), so cards of rows that share a name (one file as several streams) tell apart.
+   */
+  | { kind: 'table'; headers: string[]; rows: Cell[][]; align: Align[]; key?: number }
   | { kind: 'chart'; chart: Chart }
   /** Blocks that stay together (a profile): a `<section>` on the page, nothing in Markdown. */
   | { kind: 'group'; cls: string; blocks: Block[] }
@@ -214,6 +218,8 @@ function streamBlocks(r: LabReport): Block[] {
         headers: streamHeaders(!!m.realtime),
         rows: streamRows(m),
         align: right(streamHeaders(!!m.realtime).length, [1, streamHeaders(!!m.realtime).length - 1]),
+        // a card per stream opens with "Stream i": every card of one file replayed would open with the same path
+        key: 0,
       },
       // each stream's latency over the run: a camera that drifts or a board that throttles shows here first
       ...(m.latency?.length
@@ -466,12 +472,20 @@ function profileBlocks(r: LabReport): Block[] {
   return [{ kind: 'heading', level: 2, text: 'Profiles' }, ...r.profiles.flatMap(profileSectionBlocks)];
 }
 
+/** The environment of each row; rows whose environment reads the same share one table (their labels above it). */
 function envBlocks(r: LabReport): Block[] {
   if (!r.env.length) return [];
+  const same = new Map<string, { labels: string[]; rows: [string, string][] }>();
+  for (const e of r.env) {
+    const key = JSON.stringify(e.rows);
+    const entry = same.get(key) ?? { labels: [], rows: e.rows };
+    entry.labels.push(e.label);
+    same.set(key, entry);
+  }
   return [
     { kind: 'heading', level: 2, text: 'Environment' },
-    ...r.env.flatMap((e): Block[] => [
-      { kind: 'caption', level: 3, text: e.label },
+    ...[...same.values()].flatMap((e): Block[] => [
+      { kind: 'caption', level: 3, text: e.labels.join(', ') },
       { kind: 'table', headers: ['', ''], rows: e.rows, align: ['l', 'l'] },
     ]),
   ];

@@ -20,9 +20,10 @@ import {
  * the value when the rows stack into cards; the row's name (its first text column) opens its card. On a wide screen
  * it is an ordinary table, scrolling inside its own box if it must.
  */
-function table(headers: string[], rows: Cell[][], numeric: boolean[] = []): string {
-  const key = numeric.findIndex((n) => !n);
-  const cls = (i: number) => [numeric[i] ? 'n' : '', i === key ? 'key' : ''].filter(Boolean).join(' ');
+function table(headers: string[], rows: Cell[][], numeric: boolean[] = [], keyColumn?: number): string {
+  const key = keyColumn ?? numeric.findIndex((n) => !n);
+  const cls = (i: number) =>
+    [numeric[i] ? 'n' : '', i === key ? 'key' : '', i === key && numeric[i] ? 'named' : ''].filter(Boolean).join(' ');
   const attr = (i: number) => (cls(i) ? ` class="${cls(i)}"` : '');
   const th = headers.map((h, i) => `<th${attr(i)}>${escapeHtml(h)}</th>`).join('');
   const body = rows
@@ -56,9 +57,10 @@ td.n { white-space: nowrap; } td.key { overflow-wrap: anywhere; } details.quiet 
   .scroll thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
   .scroll tr { display: flex; flex-direction: column; border: 1px solid #ccc; margin: 0 0 .6rem; }
   .scroll td { display: flex; justify-content: space-between; gap: .75rem; border: none; border-top: 1px solid #eee; text-align: right; overflow-wrap: anywhere; }
-  .scroll td::before { content: attr(data-label); flex: 1 1 40%; min-width: 0; text-align: left; color: #555; font-weight: 600; }
+  .scroll td::before { content: attr(data-label); flex: 0 1 auto; max-width: 60%; text-align: left; color: #555; font-weight: 600; white-space: normal; overflow-wrap: normal; }
   .scroll td.key { order: -1; border-top: none; background: #f3f3f3; font-weight: 600; text-align: left; }
   .scroll td.key::before { content: none; } .scroll td:empty { display: none; }
+  .scroll td.key.named { justify-content: flex-start; gap: .3rem; } .scroll td.key.named::before { content: attr(data-label); flex: none; color: inherit; }
 }
 @media print { body { margin: 0; max-width: none; } section.profile, figure, table { break-inside: avoid; } @page { size: A4; margin: 15mm; } }
 `;
@@ -96,6 +98,7 @@ function blockHtml(b: Block): string {
         b.headers,
         b.rows,
         b.align.map((a) => a === 'r'),
+        b.key,
       );
     case 'chart':
       return chartHtml(b.chart);

@@ -9,7 +9,7 @@ import type { ReportAccuracy } from './report-accuracy.ts';
 import { DEFINITIONS } from '../pipeline/figures.ts';
 import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
 import { intervalLine } from './run-lines.ts';
-import { busyMachineSentence } from '../platform/machine-load.ts';
+import { BUSY_ADVICE, busyMachineReasons } from '../platform/machine-load.ts';
 import { arrivalMs, frameLatencyMs } from '../pipeline/stages.ts';
 import { minOf } from '../util/stats.ts';
 
@@ -154,19 +154,29 @@ export function buildLabReport(
   };
 }
 
-/** One note per label whose runs were measured on a busy machine (platform/machine-load.ts), with how many. */
+/**
+ * The runs measured on a busy machine (platform/machine-load.ts), in one note: each label with why and, of several
+ * runs, how many; the advice once (six rows of one busy session read as one note, not six identical bullets).
+ */
 function busyNotes(runs: RunResult[]): string[] {
-  const byLabel = new Map<string, { busy: string[]; all: number }>();
+  const byLabel = new Map<string, { busy: string[][]; all: number }>();
   for (const r of runs) {
     const entry = byLabel.get(r.setup.label) ?? { busy: [], all: 0 };
     entry.all++;
-    const said = r.machineLoad && busyMachineSentence(r.machineLoad);
-    if (said) entry.busy.push(said);
+    const why = r.machineLoad ? busyMachineReasons(r.machineLoad) : [];
+    if (why.length) entry.busy.push(why);
     byLabel.set(r.setup.label, entry);
   }
-  return [...byLabel]
+  const said = [...byLabel]
     .filter(([, e]) => e.busy.length > 0)
-    .map(([label, e]) => `${label}: ${e.all > 1 ? `${e.busy.length} of its ${e.all} runs were ` : ''}${e.busy[0]}`);
+    .map(([label, e]) => ({
+      label,
+      why: `${e.all > 1 ? `${e.busy.length} of its ${e.all} runs: ` : ''}${e.busy[0].join('; ')}`,
+    }));
+  if (said.length === 0) return [];
+  if (said.length === 1) return [`${said[0].label}: measured on a busy machine (${said[0].why})${BUSY_ADVICE}`];
+  const all = said.map((x) => `${x.label} (${x.why})`).join(', ');
+  return [`measured on a busy machine: ${all}${BUSY_ADVICE.replace('its figures are', 'their figures are')}`];
 }
 
 /**
