@@ -306,3 +306,43 @@ test("--version on every command prints package.json's version", async (t) => {
     t.is(r.stdout.trim(), version, script);
   }
 });
+
+test("setup builds the OpenCV binding for the six modules jetprof uses, and every cv.X jetprof's code calls is in the binding this machine built", async (t) => {
+  // the shadow include folder: OpenCV's module list cut to six, every other header a link to the real one
+  const setup = join(ROOT_DIR, 'scripts/setup.sh');
+  const r = spawnSync(
+    'bash',
+    [
+      '-c',
+      `source <(sed -n '/^OPENCV_MODULES=/,/^}/p' ${setup}); d=$(opencv_module_shadow); [ -n "$d" ] || exit 3; grep '^#define HAVE_OPENCV_' "$d/opencv2/opencv_modules.hpp"; test -L "$d/opencv2/core.hpp" && echo linked; rm -rf "$(dirname "$d")"`,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (r.status === 3) return t.pass('no /usr/include/opencv4 here: setup builds the binding for every module');
+  t.is(r.status, 0, r.stderr);
+  t.deepEqual(r.stdout.trim().split('\n'), [
+    '#define HAVE_OPENCV_CORE',
+    '#define HAVE_OPENCV_DNN',
+    '#define HAVE_OPENCV_HIGHGUI',
+    '#define HAVE_OPENCV_IMGCODECS',
+    '#define HAVE_OPENCV_IMGPROC',
+    '#define HAVE_OPENCV_VIDEOIO',
+    'linked',
+  ]);
+  // what the code calls on cv is there: a call into a module the binding was not built for fails here, in CI's build
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const cv = loadOpenCv() as unknown as Record<string, unknown>;
+  const { execSync } = await import('node:child_process');
+  // the code's lines, not its comments
+  const code = execSync(`grep -rhE '\\bcv\\.[A-Za-z_]' ${join(ROOT_DIR, 'src')} ${join(ROOT_DIR, 'bench')}`, {
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+  const used = new Set(code.flatMap((line) => [...line.matchAll(/\bcv\.([A-Za-z_][A-Za-z_0-9]*)/g)].map((m) => m[1])));
+  t.true(used.size > 30, `${used.size} names`);
+  t.deepEqual(
+    [...used].filter((name) => cv[name] === undefined),
+    [],
+  );
+});

@@ -92,14 +92,14 @@ function versionsHere(b: BoardFacts): Record<string, string> {
     const r = spawnSync(cmd, ['--version'], { encoding: 'utf8', timeout: 20_000 });
     return pattern.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1];
   };
-  const cv = loadOpenCv().version;
+  const opencv = loadOpenCv().version;
   const versions: Record<string, string | undefined> = {
     jetprof: VERSION,
     'Node.js': process.version,
     'ONNX Runtime (onnxruntime-node)': (
       createRequire(import.meta.url)('onnxruntime-node/package.json') as { version: string }
     ).version,
-    OpenCV: `${cv.major}.${cv.minor}.${cv.revision}`,
+    OpenCV: `${opencv.major}.${opencv.minor}.${opencv.revision}`,
     GStreamer: tool(findExecutable('gst-inspect-1.0'), /GStreamer (\d[\d.]*)/),
     TensorRT: b.tensorrt,
     CUDA: b.cuda,
