@@ -384,7 +384,6 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
 test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step without it (the same instant for both) and half a frame apart with it; the run says so in its setup and label', async (t) => {
   const m = makeModel('stagger', SMALL_CFG, 7);
   const v = makeVideo('stagger.mp4', 12, 160, 120, 20);
-  // its own process: a paced run in the test's process would share its event loop with the file's other tests
   const run = async (stagger: boolean) => {
     const json = join(scratchDir(), `stagger-${stagger}.json`);
     const r = await runCli('infer', [
