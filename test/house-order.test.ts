@@ -170,3 +170,25 @@ test('no import circle in src/, type-only imports included (a newcomer reads a m
     [],
   );
 });
+
+test("one vocabulary for infer's settings: every flag the jobs set (INFER_FLAGS) is infer's declared option of that name, and the jobs write no infer flag by hand", async (t) => {
+  const { INFER_FLAGS, inferArgv } = await import('../src/pipeline/infer-args.ts');
+  const { inferProgram } = await import('../src/cli/infer-options.ts');
+  const declared = new Map(inferProgram('infer').options.map((o) => [o.long, o.attributeName()]));
+  for (const [key, flag] of Object.entries(INFER_FLAGS)) t.is(declared.get(flag), key, `${flag} is declared as ${key}`);
+  // the builder: a switch, a value, a negated switch, a repeatable option, nothing for what is not set
+  t.deepEqual(
+    inferArgv({ quiet: true, streams: 4, write: false, plugin: ['a.so', 'b.so'], json: undefined, modelAlone: 0 }),
+    ['--plugin', 'a.so', '--plugin', 'b.so', '--no-write', '--streams', '4', '--model-alone', '0', '--quiet'],
+  );
+  // a job names infer's flags through the builder, not as strings of its own (selftest's own --engine and --model,
+  // which it checks before it runs, share infer's names)
+  const flags = new Set<string>(Object.values(INFER_FLAGS));
+  const own: Record<string, string[]> = { 'jobs/selftest.ts': ['--engine', '--model'] };
+  const byHand: string[] = [];
+  for (const dir of ['jobs', 'profilers'])
+    for (const f of readdirSync(join(ROOT, 'src', dir)).filter((n) => n.endsWith('.ts')))
+      for (const m of readFileSync(join(ROOT, 'src', dir, f), 'utf8').matchAll(/'(--[a-z-]+)'/g))
+        if (flags.has(m[1]) && !own[`${dir}/${f}`]?.includes(m[1])) byHand.push(`${dir}/${f}: ${m[1]}`);
+  t.deepEqual(byHand, []);
+});

@@ -22,6 +22,7 @@ import { parseIntInRange, parsePercent, parseSourceFps } from './options.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { say } from './terminal.ts';
+import { INFER_FLAGS as F } from '../pipeline/infer-args.ts';
 
 /** What one count costs beyond its --point-seconds: infer's start-up (model load, warm-up) and its end. */
 const POINT_STARTUP_S = 5;
@@ -120,7 +121,7 @@ async function refuseBadCapacity(source: string, inferArgs: string[], o: Capacit
   // infer's own parser reads its arguments: a bad one is refused now, not at the first count
   const { inferArgFacts } = await import('./infer-command.ts');
   const infer = await inferArgFacts([source, ...inferArgs], backend);
-  if (['--streams', '--realtime', '--source-fps', '--duration'].some((a) => infer.given.includes(a))) {
+  if ([F.streams, F.realtime, F.sourceFps, F.duration].some((a) => infer.given.includes(a))) {
     throw new JetprofError('BAD_OPTION', 'capacity sets --streams, --realtime, --source-fps and --duration itself', {
       suggestion: 'remove them from the arguments after --',
     });

@@ -10,6 +10,7 @@ import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseIntInRange } from './options.ts';
 import { say } from './terminal.ts';
+import { INFER_FLAGS as F } from '../pipeline/infer-args.ts';
 
 function parseBackends(value: string): BackendName[] {
   const names = value
@@ -121,7 +122,7 @@ async function compareAction(video: string, inferArgs: string[], o: CompareCliOp
     // infer's own parser reads its arguments: a bad one is refused now, before any backend runs
     const { inferArgFacts } = await import('./infer-command.ts');
     const infer = await inferArgFacts([video, ...inferArgs]);
-    for (const own of ['--repeat', '--label']) {
+    for (const own of [F.repeat, F.label]) {
       if (infer.given.includes(own)) {
         throw new JetprofError(
           'BAD_OPTION',

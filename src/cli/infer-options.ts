@@ -8,7 +8,7 @@ import { backendByAlias, BACKENDS, type BackendName } from '../backends/types.ts
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET } from '../detect/postprocess.ts';
 import { JetprofError } from '../util/errors.ts';
 import { PLAN_DEFAULTS } from '../pipeline/run-plan.ts';
-import type { InferArgFacts } from '../pipeline/infer-args.ts';
+import { INFER_FLAGS as F, type InferArgFacts } from '../pipeline/infer-args.ts';
 import { helpAfter } from './help-text.ts';
 import { collect, parseFraction, parseIntInRange, parseSize, parseSourceFps } from './options.ts';
 import { FRAME_SIZE_MAX, FRAME_SIZE_MIN } from '../video/frame-size.ts';
@@ -16,7 +16,7 @@ import { FRAME_SIZE_MAX, FRAME_SIZE_MIN } from '../video/frame-size.ts';
 /** Which model and engine, and where the annotated video goes. */
 function addModelOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
   return cmd
-    .option('-m, --model <file.onnx>', 'ONNX model exported by `jetprof export` (carries anchors and labels)')
+    .option(`-m, ${F.model} <file.onnx>`, 'ONNX model exported by `jetprof export` (carries anchors and labels)')
     .option('--cfg <file.cfg>', 'darknet cfg (with --weights: exported once, cached beside the weights)')
     .option('--weights <file.weights>', 'darknet weights')
     .option(
@@ -24,34 +24,34 @@ function addModelOptions<A extends unknown[], O extends OptionValues>(cmd: Comma
       'where the ONNX exported from --cfg/--weights is cached (default: beside the weights as <weights>.onnx; $XDG_CACHE_HOME/jetprof when that folder is read-only)',
     )
     .option(
-      '--engine <file.trt>',
+      `${F.engine} <file.trt>`,
       'serialized TensorRT engine (trt backend; its YOLO metadata comes from --model/--cfg or the ONNX named in <engine>.json)',
     )
     .option(
-      '--plugin <lib.so>',
+      `${F.plugin} <lib.so>`,
       "TensorRT plugin library to load first, e.g. tensorrt_demos' plugins/libyolo_layer.so (repeatable)",
       collect,
       [] as string[],
     )
     .option('--strict', 'a cfg key darknet does not know (a typo such as activaton=) is an error, not a warning', false)
     .option('--labels <file.names>', 'class names, one per line (default: <cfg>.names beside the cfg)')
-    .option('-o, --output <file.mp4>', 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
-    .option('--no-write', 'do not draw or write a video (measures the pipeline without encoding)');
+    .option(`-o, ${F.output} <file.mp4>`, 'annotated video (default ./<video>-<onnx|tensorrt|opencv>-detected.mp4)')
+    .option(F.write, 'do not draw or write a video (measures the pipeline without encoding)');
 }
 
 /** Several streams, batches, pacing, and the run JSON. */
 function addStreamOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
   return cmd
     .option(
-      '--streams <n>',
+      `${F.streams} <n>`,
       "run each source as n streams (the DeepStream samples' load test), in batches of one frame per stream (--batch); at most 64 streams in all",
-      parseIntInRange('--streams', 1, 64),
+      parseIntInRange(F.streams, 1, 64),
       1,
     )
     .option(
-      '--batch <b>',
+      `${F.batch} <b>`,
       'frames per run of the model: one from each of up to b streams (default: the number of streams; 1: the streams take turns); a TensorRT engine runs the batch it was built for (build-engine --batch)',
-      parseIntInRange('--batch', 1, 64),
+      parseIntInRange(F.batch, 1, 64),
     )
     .option(
       '--batch-timeout <ms>',
@@ -66,7 +66,7 @@ function addStreamOptions<A extends unknown[], O extends OptionValues>(cmd: Comm
     )
     .addOption(
       new Option(
-        '--video-io <how>',
+        `${F.videoIo} <how>`,
         "how video files are decoded and the annotated video encoded. gstreamer: GStreamer pipelines, on a Jetson through the board's hardware (nvv4l2decoder, nvvidconv ! nvv4l2h264enc), elsewhere software (avdec_h264, x264enc tune=zerolatency threads=1). ffmpeg: OpenCV's FFmpeg reader and writer (libx264 with its look-ahead). auto: the board's decoder for H.264/H.265 files where it exists, else FFmpeg; GStreamer's writer where this OpenCV has it and the frame size is even, else FFmpeg; the run says why not. GStreamer decodes on its own thread, a frame ahead of the loop, so there the read stage holds the hand-over of a decoded frame, not the decoding. The run JSON names the decoder and encoder, and reports keep setups that differ in them apart. In the sequential loop each write waits until the encoder's threads are idle, so the write stage holds the encoding and the inference stage does not; the pipelined loop lets them overlap",
       )
         .choices(VIDEO_IO_CHOICES)
@@ -82,25 +82,25 @@ function addStreamOptions<A extends unknown[], O extends OptionValues>(cmd: Comm
       parseIntInRange('--perf-interval', 1, 3600),
     )
     .option(
-      '--realtime',
+      F.realtime,
       'read files at their own frame rate, as a camera delivers frames: frames that arrive while the pipeline is busy are dropped and counted',
       false,
     )
     .option(
-      '--stagger',
+      F.stagger,
       "with --realtime and several streams of files: stream i's frames arrive i/n of a frame time after stream 0's, as cameras that are not synchronised deliver them (without it every stream's frame arrives at the same instant: one file replayed n times in lock-step, batching's best case)",
       false,
     )
     .option(
-      '--source-fps <fps>',
+      `${F.sourceFps} <fps>`,
       "with --realtime: the pace of every source (default: each file's own frame rate), 0.1 to 1000",
-      parseSourceFps('--source-fps'),
+      parseSourceFps(F.sourceFps),
     )
     .option(
-      '--output-dir <dir>',
+      `${F.outputDir} <dir>`,
       "where the default outputs go: <stem>-<backend>-detected.mp4 (or an image folder's <folder>-<backend>-detected/), and with several streams <stem>-<i>-<backend>-detected.mp4 (default: the current folder)",
     )
-    .option('--json <file>', 'write the run result (schema jetprof.run/2); - for stdout');
+    .option(`${F.json} <file>`, 'write the run result (schema jetprof.run/2); - for stdout');
 }
 
 /** Decoding and NMS: thresholds, kinds and caps. */
@@ -139,13 +139,13 @@ function addPostprocessOptions<A extends unknown[], O extends OptionValues>(cmd:
 function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
   return cmd
     .option(
-      '--repeat <n>',
+      `${F.repeat} <n>`,
       'run the whole job n times: with --json R.json, runs go to R-1.json ... R-n.json and their spread to R.json (jetprof.runset/1)',
-      parseIntInRange('--repeat', 1, 1000),
+      parseIntInRange(F.repeat, 1, 1000),
       1,
     )
     .option(
-      '--label <name>',
+      `${F.label} <name>`,
       'names this run in reports (default: backend-precision-provider-loop, e.g. onnx-fp32-cpu-pipelined3)',
     )
     .addOption(
@@ -155,7 +155,7 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
     )
     .addOption(
       new Option(
-        '--heads <file>',
+        `${F.heads} <file>`,
         "set by jetprof selftest: the first frames' raw head outputs (pipeline/heads-file.ts)",
       ).hideHelp(),
     )
@@ -169,16 +169,16 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
       parseSize('--frame-size', FRAME_SIZE_MIN, FRAME_SIZE_MAX),
     )
     .option(
-      '--duration <s>',
+      `${F.duration} <s>`,
       'end after s seconds of frames (for a camera or stream, which never end by themselves); the run ends normally, exit 0',
-      parseIntInRange('--duration', 1, 10_000_000),
+      parseIntInRange(F.duration, 1, 10_000_000),
     )
     .option(
-      '--max-frames <n>',
+      `${F.maxFrames} <n>`,
       'stop after n frames of each stream (warm-up included)',
-      parseIntInRange('--max-frames', 1),
+      parseIntInRange(F.maxFrames, 1),
     )
-    .option('--warmup <n>', 'frames run but excluded from all statistics', parseIntInRange('--warmup', 0), 5)
+    .option(`${F.warmup} <n>`, 'frames run but excluded from all statistics', parseIntInRange(F.warmup, 0), 5)
     .option(
       '--threads <n>',
       'ONNX Runtime intra-op threads (default: one per core)',
@@ -186,7 +186,7 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
     )
     .addOption(
       new Option(
-        '--ep <provider>',
+        `${F.ep} <provider>`,
         'execution provider: ONNX Runtime cpu|cuda|tensorrt, OpenCV DNN cpu|cuda (DNN_BACKEND_CUDA); falls back to cpu with a warning',
       )
         .choices(['cpu', 'cuda', 'tensorrt'] as const)
@@ -194,7 +194,7 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
     )
     .option('--fp16', 'OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16', false)
     .option(
-      '--detections <file.json>',
+      `${F.detections} <file.json>`,
       'write every box in COCO results format ([{image_id: frame, category_id, bbox: [x, y, w, h], score}], warm-up frames marked) for jetprof agree / map; with several streams, stream i writes <file>-i.json',
     )
     .option(
@@ -204,7 +204,7 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
     )
     .addOption(
       new Option(
-        '--pipeline <auto|on|off>',
+        `${F.pipeline} <auto|on|off>`,
         "on: read/preprocess, inference and postprocess/write overlap (ORT in a worker thread); off: one frame at a time, every stage in series (the lab's loop); auto: on when the model runs on the GPU, off when it runs on the CPU and takes its cores",
       )
         .choices(['auto', 'on', 'off'] as const)
@@ -228,12 +228,12 @@ function addRunOptions<A extends unknown[], O extends OptionValues>(cmd: Command
     )
     .option('--no-nvtx', 'do not emit NVTX ranges (they cost nothing without a profiler)')
     .option(
-      '--model-alone <n>',
+      `${F.modelAlone} <n>`,
       "after the loop, time the model by itself: n back-to-back runs on its last input (at most about 1 s), reported beside the loop's inference stage as trtexec reports a bare engine; 0 skips it (so does a profiled run: its call counts stay the loop's)",
-      parseIntInRange('--model-alone', 0, 1000),
+      parseIntInRange(F.modelAlone, 0, 1000),
       PLAN_DEFAULTS.modelAloneRuns,
     )
-    .option('-q, --quiet', 'no progress line, no summary, no notes (warnings still print)', false);
+    .option(`-q, ${F.quiet}`, 'no progress line, no summary, no notes (warnings still print)', false);
 }
 
 /** infer --help's examples; the backend-specific ones only where that backend can run. */
@@ -320,13 +320,13 @@ export async function inferArgFacts(args: string[], fixedBackend?: BackendName):
     weights: o.weights,
     labels: o.labels,
     engine: o.engine,
-    pipeline: given.includes('--pipeline') ? o.pipeline : undefined,
+    pipeline: given.includes(F.pipeline) ? o.pipeline : undefined,
     threads: o.threads,
     ep: o.ep,
     batch: o.batch,
     json: o.json,
     videoIo: o.videoIo,
-    outputGiven: given.includes('--output') || !o.write,
+    outputGiven: given.includes(F.output) || !o.write,
     given,
   };
 }

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
-import type { InferArgFacts } from '../pipeline/infer-args.ts';
+import { type InferArgFacts, inferArgv } from '../pipeline/infer-args.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { classifySource, isLive } from '../video/sources.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -56,7 +56,7 @@ interface CapacityOptions {
  * infer takes the last value given); without one, infer batches every stream (its default).
  */
 export function batchAt(inferArgs: readonly string[], batch: number | undefined, streams: number): string[] {
-  return batch === undefined || batch <= streams ? [...inferArgs] : [...inferArgs, '--batch', String(streams)];
+  return batch === undefined || batch <= streams ? [...inferArgs] : [...inferArgs, ...inferArgv({ batch: streams })];
 }
 
 /** What the search measured, from its first run: so two results with different settings are told apart. */
@@ -122,24 +122,20 @@ class CapacitySearch {
       ...pre,
       this.o.source,
       ...batchAt(this.o.inferArgs, this.o.infer.batch, streams),
-      '--streams',
-      String(streams),
-      '--realtime',
-      '--source-fps',
-      String(this.o.sourceFps),
-      '--duration',
-      String(this.o.pointS),
-      '--warmup',
-      warmup,
-      // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
-      ...(this.o.write ? ['--output-dir', videos] : ['--no-write']),
-      ...(this.o.stagger ? ['--stagger'] : []),
-      // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
-      '--model-alone',
-      '0',
-      '-q',
-      '--json',
-      json,
+      ...inferArgv({
+        streams,
+        realtime: true,
+        stagger: this.o.stagger || undefined,
+        sourceFps: this.o.sourceFps,
+        duration: this.o.pointS,
+        warmup,
+        // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
+        ...(this.o.write ? { outputDir: videos } : { write: false }),
+        // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
+        modelAlone: 0,
+        quiet: true,
+        json,
+      }),
     ];
     // the budget is an upper bound on wall time: a point still running at its end is stopped (infer finalizes)
     let overBudget = false;

@@ -9,7 +9,7 @@ import { basename, extname, join } from 'node:path';
 import { requireWritableDir } from '../util/files.ts';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { chooseLoop } from '../pipeline/loop-choice.ts';
-import { type InferArgFacts, onnxOfInferArgs } from '../pipeline/infer-args.ts';
+import { type InferArgFacts, inferArgv, onnxOfInferArgs } from '../pipeline/infer-args.ts';
 import { nvprofGpuProblem } from '../profilers/device.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
 import { EXIT_NO_GPU, runProfile } from '../profilers/run.ts';
@@ -98,17 +98,16 @@ async function runBackend(
     o.video,
     ...o.inferArgs,
     ...loopArgs,
-    ...(backend === 'tensorrt' ? ['--engine', o.engine!, ...o.plugins.flatMap((p) => ['--plugin', p])] : []),
-    '--output',
-    join(o.outDir, `${stem}-${backend}-detected.mp4`),
-    '--json',
-    runJson,
-    // every backend keeps its boxes: the report says whether they agree with the reference's
-    '--detections',
-    join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
-    ...(o.repeat > 1 ? ['--repeat', String(o.repeat)] : []),
-    ...(o.label ? ['--label', `${o.label}-${BACKENDS[backend].tag}`] : []),
-    '-q',
+    ...inferArgv({
+      ...(backend === 'tensorrt' ? { engine: o.engine!, plugin: o.plugins } : {}),
+      output: join(o.outDir, `${stem}-${backend}-detected.mp4`),
+      json: runJson,
+      // every backend keeps its boxes: the report says whether they agree with the reference's
+      detections: join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
+      repeat: o.repeat > 1 ? o.repeat : undefined,
+      label: o.label ? `${o.label}-${BACKENDS[backend].tag}` : undefined,
+      quiet: true,
+    }),
   ];
   let code: number;
   let lastLine: string | undefined;
@@ -197,7 +196,7 @@ function compareLoop(
           `${BACKENDS[backend].title} alone would run the ${alone.pipelined ? 'pipelined' : 'sequential'} loop (--pipeline auto: ${alone.why}); compare ran every backend in the ${loop} loop, ${why}, so their figures compare`,
         ];
   });
-  return { args: given ? [] : ['--pipeline', 'off'], pipelined, notes };
+  return { args: given ? [] : inferArgv({ pipeline: 'off' }), pipelined, notes };
 }
 
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {

@@ -10,6 +10,7 @@ import { loadDetections } from '../accuracy/detections-file.ts';
 import { openCvHasCuda } from '../backends/opencv.ts';
 import type { BackendName } from '../backends/types.ts';
 import { parseHeadsFile } from '../pipeline/heads-file.ts';
+import { inferArgv } from '../pipeline/infer-args.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
@@ -123,15 +124,7 @@ async function runBackend(
   const argv = [
     ...entryCommand(c.backend),
     ...inferArgs(t, clip, model),
-    '--video-io',
-    io,
-    '--no-write',
-    '--heads',
-    files.heads,
-    '--detections',
-    files.dets,
-    '--json',
-    files.json,
+    ...inferArgv({ videoIo: io, write: false, heads: files.heads, detections: files.dets, json: files.json }),
     ...c.extra,
   ];
   const r = await t.run(argv, t.o.timeoutS, c.env);
@@ -194,7 +187,7 @@ export async function backendRows(t: Selftest, clip: string, model: string, io: 
   if (!t.going('backend: ONNX Runtime (CPU)')) return;
   const onnx = await runBackend(
     t,
-    { component: 'backend: ONNX Runtime (CPU)', backend: 'onnx', extra: ['--ep', 'cpu'] },
+    { component: 'backend: ONNX Runtime (CPU)', backend: 'onnx', extra: inferArgv({ ep: 'cpu' }) },
     clip,
     model,
     io,
@@ -202,11 +195,11 @@ export async function backendRows(t: Selftest, clip: string, model: string, io: 
   const ref = onnx.reference;
   const cv = loadOpenCv();
   const cases: (BackendCase & { absent?: { detail: string; fix: string } })[] = [
-    { component: 'backend: OpenCV DNN (CPU)', backend: 'opencv', extra: ['--ep', 'cpu'] },
+    { component: 'backend: OpenCV DNN (CPU)', backend: 'opencv', extra: inferArgv({ ep: 'cpu' }) },
     {
       component: 'backend: OpenCV DNN (CUDA)',
       backend: 'opencv',
-      extra: ['--ep', 'cuda'],
+      extra: inferArgv({ ep: 'cuda' }),
       ...(openCvHasCuda(cv.getBuildInformation())
         ? {}
         : {
@@ -229,7 +222,7 @@ export async function backendRows(t: Selftest, clip: string, model: string, io: 
   else
     await runBackend(
       t,
-      { component: 'backend: TensorRT', backend: 'tensorrt', extra: ['--engine', engine.path] },
+      { component: 'backend: TensorRT', backend: 'tensorrt', extra: inferArgv({ engine: engine.path }) },
       clip,
       model,
       io,

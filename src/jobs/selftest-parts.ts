@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RunResult } from '../pipeline/run-result.ts';
+import { inferArgv } from '../pipeline/infer-args.ts';
 import { readBoard } from '../platform/board.ts';
 import { parsePowerMode } from '../platform/env.ts';
 import { parseTegrastatsLine } from '../platform/tegrastats.ts';
@@ -70,7 +71,7 @@ export async function videoRows(t: Selftest, clip: string, model: string): Promi
     const out = join(t.o.outDir, `video-${p.io}.mp4`);
     const json = join(t.o.outDir, `video-${p.io}.json`);
     const r = await t.run(
-      [...entryCommand('onnx'), ...inferArgs(t, clip, model), '--video-io', p.io, '-o', out, '--json', json],
+      [...entryCommand('onnx'), ...inferArgs(t, clip, model), ...inferArgv({ videoIo: p.io, output: out, json })],
       t.o.timeoutS,
     );
     if (r.code !== 0 || !existsSync(json)) {
@@ -144,9 +145,7 @@ export async function profilerRows(t: Selftest, clip: string, model: string, io:
         dir,
         '--',
         ...inferArgs(t, clip, model, Math.min(t.o.frames, 8)),
-        '--video-io',
-        io,
-        '--no-write',
+        ...inferArgv({ videoIo: io, write: false }),
       ],
       t.o.timeoutS,
     );

@@ -5,6 +5,7 @@
 import { entryCommand } from '../profilers/profile-run.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
 import { descendants, processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
+import { inferArgv } from '../pipeline/infer-args.ts';
 
 export interface SelftestOptions {
   outDir: string;
@@ -152,17 +153,7 @@ export class Selftest {
 export function inferArgs(t: Selftest, clip: string, model: string, frames = t.o.frames): string[] {
   return [
     clip,
-    '--model',
-    model,
-    '--max-frames',
-    String(frames),
-    '--warmup',
-    String(WARMUP),
-    '--pipeline',
-    'off',
-    '--model-alone',
-    '0',
-    '-q',
+    ...inferArgv({ model, maxFrames: frames, warmup: WARMUP, pipeline: 'off', modelAlone: 0, quiet: true }),
   ];
 }
 

@@ -36,3 +36,61 @@ export function onnxOfInferArgs(f: Pick<InferArgFacts, 'model' | 'weights'>): st
   if (f.model) return f.model;
   return f.weights ? `${f.weights}.onnx` : 'weights/yolov4-tiny.onnx';
 }
+
+/**
+ * infer's flags that the jobs set when they launch it, by the name infer's declaration gives each option's value
+ * (commander's attribute name: `--source-fps` is `sourceFps`, `--no-write` is `write`). cli/infer-options.ts declares
+ * these options from this table, so a flag renamed here is renamed there, and a job that names one the table lacks
+ * does not compile; house-order checks every entry against the declaration.
+ */
+export const INFER_FLAGS = {
+  model: '--model',
+  engine: '--engine',
+  plugin: '--plugin',
+  output: '--output',
+  write: '--no-write',
+  streams: '--streams',
+  batch: '--batch',
+  realtime: '--realtime',
+  stagger: '--stagger',
+  sourceFps: '--source-fps',
+  outputDir: '--output-dir',
+  json: '--json',
+  videoIo: '--video-io',
+  detections: '--detections',
+  heads: '--heads',
+  label: '--label',
+  pipeline: '--pipeline',
+  repeat: '--repeat',
+  warmup: '--warmup',
+  maxFrames: '--max-frames',
+  duration: '--duration',
+  modelAlone: '--model-alone',
+  ep: '--ep',
+  quiet: '--quiet',
+} as const;
+
+/** The table's switches: given as `true`. */
+type Switch = 'realtime' | 'stagger' | 'quiet';
+
+/** What a job sets: a switch true (`write: false` for --no-write), a value, or a repeatable option's values. */
+export type InferFlags = {
+  [K in keyof typeof INFER_FLAGS]?: K extends 'write'
+    ? false
+    : K extends 'plugin'
+      ? readonly string[]
+      : K extends Switch
+        ? true
+        : string | number;
+};
+
+/** infer's argument list for these settings, in the table's order (a value after its flag; `--plugin` once per file). */
+export function inferArgv(flags: InferFlags): string[] {
+  return (Object.keys(INFER_FLAGS) as (keyof typeof INFER_FLAGS)[]).flatMap((key) => {
+    const value = flags[key];
+    const flag = INFER_FLAGS[key];
+    if (value === undefined) return [];
+    if (Array.isArray(value)) return value.flatMap((v) => [flag, v]);
+    return value === true || value === false ? [flag] : [flag, String(value)];
+  });
+}

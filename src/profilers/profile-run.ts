@@ -14,6 +14,7 @@ import type { RunResult } from '../pipeline/run-result.ts';
 import { commandLineOf, descendants, relayedProgressEnv, runCommand } from '../util/process.ts';
 import { type ProfilerTool } from './tools.ts';
 import { NsysEcho } from './nsys-echo.ts';
+import { INFER_FLAGS } from '../pipeline/infer-args.ts';
 
 export interface ProfileRequest {
   tool: ProfilerTool;
@@ -108,7 +109,7 @@ export async function runLogged(
 ): Promise<number> {
   // infer's progress reaches the user through the profiler (minutes of silence otherwise), unless infer is told -q
   // (compare runs infer with -q and asks for the progress all the same)
-  const quiet = args.includes('-q') || args.includes('--quiet');
+  const quiet = args.includes('-q') || args.includes(INFER_FLAGS.quiet);
   const r = await runCommand(cmd, args, {
     onOutput:
       echo instanceof NsysEcho

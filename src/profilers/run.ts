@@ -8,6 +8,7 @@ import { readdirSync, renameSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
+import { inferArgv } from '../pipeline/infer-args.ts';
 import { JetprofError } from '../util/errors.ts';
 import { dropStaging, sameFile, stagingDir, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
@@ -27,11 +28,9 @@ function withRunJson(
   const named = req.json !== undefined && req.json !== '-';
   const runJson = named ? resolve(req.json!) : join(req.outDir, profileFileName('run', req.backend, req.tool));
   // infer takes the last --json given: one appended here wins over a `--json -` among the arguments
-  const json = named ? [] : ['--json', runJson];
-  const output = req.outputGiven
-    ? []
-    : ['--output', join(req.outDir, basename(defaultOutputPath(req.video, req.backend)))];
-  return { args: [...req.inferArgs, ...json, ...output], runJson };
+  const json = named ? undefined : runJson;
+  const output = req.outputGiven ? undefined : join(req.outDir, basename(defaultOutputPath(req.video, req.backend)));
+  return { args: [...req.inferArgs, ...inferArgv({ json, output })], runJson };
 }
 
 /**
