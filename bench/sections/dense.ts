@@ -73,8 +73,8 @@ export async function benchDense() {
     row(
       `dense postprocess --conf ${conf}: up to ${candidates} candidates, p99 (ms)`,
       p99.toFixed(2),
-      '< 10 ms',
-      p99 < 10,
+      '< 5 ms',
+      p99 < 5,
     );
   }
 
