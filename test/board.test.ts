@@ -243,7 +243,8 @@ test('an infer that dies of a fault: capacity and compare name the signal; capac
   t.regex(
     r.stderr,
     new RegExp(
-      `run that infer command by hand to see why: infer-trt ${video} --engine ${crashing} --batch 1 --streams 1 --realtime`,
+      `run that infer command by hand to see why: infer-trt ${video} --engine ${crashing} --batch 1 --streams 1 --realtime --source-fps 10 --duration 2 --warmup 5 --no-write --model-alone 0\\)$`,
+      'm',
     ),
   );
   t.false(existsSync(json), 'no answer, no file');

@@ -179,7 +179,7 @@ test("one vocabulary for infer's settings: every flag the jobs set (INFER_FLAGS)
   // the builder: a switch, a value, a negated switch, a repeatable option, nothing for what is not set
   t.deepEqual(
     inferArgv({ quiet: true, streams: 4, write: false, plugin: ['a.so', 'b.so'], json: undefined, modelAlone: 0 }),
-    ['--plugin', 'a.so', '--plugin', 'b.so', '--no-write', '--streams', '4', '--model-alone', '0', '--quiet'],
+    ['--plugin', 'a.so', '--plugin', 'b.so', '--streams', '4', '--no-write', '--model-alone', '0', '--quiet'],
   );
   // a job names infer's flags through the builder, not as strings of its own (selftest's own --engine and --model,
   // which it checks before it runs, share infer's names)

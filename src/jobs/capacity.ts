@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
-import { type InferArgFacts, inferArgv } from '../pipeline/infer-args.ts';
+import { type InferArgFacts, inferArgv, type InferFlags } from '../pipeline/infer-args.ts';
 import { busyMachineSentence } from '../platform/machine-load.ts';
 import { classifySource, isLive } from '../video/sources.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -118,24 +118,27 @@ class CapacitySearch {
     const warmup = String(Math.max(2, Math.round(this.o.sourceFps / 2)));
     const videos = join(this.dir, `videos-${streams}-${k}`);
     if (this.o.write) mkdirSync(videos, { recursive: true });
-    const args = [
-      ...pre,
-      this.o.source,
-      ...batchAt(this.o.inferArgs, this.o.infer.batch, streams),
-      ...inferArgv({
-        streams,
-        realtime: true,
-        stagger: this.o.stagger || undefined,
-        sourceFps: this.o.sourceFps,
-        duration: this.o.pointS,
-        warmup,
-        // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
-        ...(this.o.write ? { outputDir: videos } : { write: false }),
-        // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
-        modelAlone: 0,
-        quiet: true,
-        json,
-      }),
+    const flags: InferFlags = {
+      streams,
+      realtime: true,
+      stagger: this.o.stagger || undefined,
+      sourceFps: this.o.sourceFps,
+      duration: this.o.pointS,
+      warmup,
+      // --write: every stream's video, as infer writes by default (into the scratch folder, removed with it)
+      ...(this.o.write ? { outputDir: videos } : { write: false }),
+      // a point is judged on the frames it kept up with: the model-alone runs would only spend the budget
+      modelAlone: 0,
+      quiet: true,
+      json,
+    };
+    const inferArgs = [this.o.source, ...batchAt(this.o.inferArgs, this.o.infer.batch, streams)];
+    const args = [...pre, ...inferArgs, ...inferArgv(flags)];
+    // by hand: what infer prints is the point, and the point's JSON went with the scratch folder
+    const byHand = [
+      BACKENDS[this.o.backend].entry,
+      ...inferArgs,
+      ...inferArgv({ ...flags, quiet: undefined, json: undefined }),
     ];
     // the budget is an upper bound on wall time: a point still running at its end is stopped (infer finalizes)
     let overBudget = false;
@@ -175,7 +178,7 @@ class CapacitySearch {
           ? `infer with ${streams} stream(s) died of ${r.signal} (exit ${r.code})`
           : `infer with ${streams} stream(s) failed (exit ${r.code}): ${said.pop()}`,
         {
-          suggestion: `run that infer command by hand to see why: ${shellLine([BACKENDS[this.o.backend].entry, ...args.slice(pre.length, -2)])}`,
+          suggestion: `run that infer command by hand to see why: ${shellLine(byHand)}`,
         },
       );
     }
