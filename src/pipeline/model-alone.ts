@@ -6,7 +6,7 @@
 import type { DetectorSession } from '../backends/types.ts';
 import { spreadMs, summarize } from '../util/stats.ts';
 import type { ModelAlone } from './figures.ts';
-import type { LastInput } from './sequential-loop.ts';
+import type { LastInput } from './loop-result.ts';
 
 /**
  * `runs` timed runs of the session on the last input the loop gave it (one preprocessed frame, or the last batch),

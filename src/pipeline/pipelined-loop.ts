@@ -27,7 +27,7 @@ import {
 } from './loop-shared.ts';
 import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
-import type { LastInput, LoopResult } from './sequential-loop.ts';
+import type { LastInput, LoopResult } from './loop-result.ts';
 import { nsToMs } from './stages.ts';
 
 /** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */

@@ -3,7 +3,7 @@
  * the model), and what the user should know about each stream, said the same way whichever loop ran.
  */
 import { JetprofError } from '../util/errors.ts';
-import { type LoopResult } from './sequential-loop.ts';
+import type { LoopResult } from './loop-result.ts';
 import type { InferOptions } from './infer-settings.ts';
 import { evenFrameSize } from '../video/frame-size.ts';
 

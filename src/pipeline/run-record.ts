@@ -14,7 +14,7 @@ import { type StagedOutput, stageOutput } from '../output/output.ts';
 import { sha256File } from '../util/files.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import type { FrameBoxes } from '../detect/types.ts';
-import { batchFigures, type LoopResult } from './sequential-loop.ts';
+import { batchFigures, type LoopResult } from './loop-result.ts';
 import { buildRunResult, defaultLabel, type RunFacts, type RunResult } from './run-result.ts';
 import type { InferOptions } from './infer-settings.ts';
 import { engineOnnxSha, type ResolvedModel } from './model-resolution.ts';

@@ -2,7 +2,7 @@
 import { BACKENDS, type BackendName, type Precision } from '../backends/types.ts';
 import type { MachineLoad } from '../platform/machine-load.ts';
 import type { OutputRecord, StreamRecord } from './frame-tail.ts';
-import type { BatchFigures } from './sequential-loop.ts';
+import type { BatchFigures } from './loop-result.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { TegrastatsSeries, TegrastatsSummary } from '../platform/tegrastats.ts';
 import type { EnvInfo } from '../platform/env.ts';

@@ -1,6 +1,6 @@
 /** The lab report's types: what report rows, tables, profile sections and notes hold (built by lab-report.ts). */
 import type { StreamRecord } from '../pipeline/frame-tail.ts';
-import type { BatchFigures } from '../pipeline/sequential-loop.ts';
+import type { BatchFigures } from '../pipeline/loop-result.ts';
 import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
 import type { NsysStats } from '../parsers/nsys.ts';
