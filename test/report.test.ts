@@ -1026,8 +1026,8 @@ requires(existsSync(CHROMIUM), 'no Chromium: bash scripts/setup.sh --test instal
           'Latency histogram per stage: onnx-fp32-cpu-pipelined3',
           'Latency over time per stage (ms): cams',
           'Latency histogram per stage: cams',
-          'Critical path, steady state (share of what start-up and tear-down leave): nvprof-synthetic-trt-lab.txt',
           'Waiting time (s): nvprof-synthetic-trt-lab.txt',
+          'Critical path, steady state (share of what start-up and tear-down leave): nvprof-synthetic-trt-lab.txt',
         ],
       );
       for (const c of charts) {

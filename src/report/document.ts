@@ -406,10 +406,8 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
         text: 'Critical path',
         detail: 'nvprof --dependency-analysis: top rows, then every other row that waits',
       },
-      {
-        kind: 'chart',
-        chart: criticalPathChart(p, rows),
-      },
+      // with a steady state its chart stands by its table below: start-up rows would lead this one
+      ...(p.steadyState ? [] : [{ kind: 'chart' as const, chart: criticalPathChart(p, rows) }]),
       ...(waiting.length
         ? [
             {
@@ -442,6 +440,7 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
     const line = perFrameLine(p.steadyState);
     out.push(
       { kind: 'caption', level: 4, text: steadyStateCaption(p.steadyState) },
+      { kind: 'chart', chart: criticalPathChart(p, p.criticalPath) },
       { kind: 'table', headers: STEADY_HEADERS, rows: steadyStateRows(p.steadyState), align: ['r', 'r', 'r', 'l'] },
       ...(line ? [{ kind: 'paragraph' as const, text: line }] : []),
     );

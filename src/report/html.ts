@@ -17,8 +17,9 @@ import {
 
 /**
  * A table that reads on any screen: each cell carries its column's header (`data-label`), which a phone shows beside
- * the value when the rows stack into cards; the row's name (its first text column) opens its card. On a wide screen
- * it is an ordinary table, scrolling inside its own box if it must.
+ * the value when the rows stack into cards; the row's name (its first text column, or the block's `key` column, shown
+ * with its header when it is a number: "Stream 2") opens its card. On a wide screen it is an ordinary table, scrolling
+ * inside its own box if it must.
  */
 function table(headers: string[], rows: Cell[][], numeric: boolean[] = [], keyColumn?: number): string {
   const key = keyColumn ?? numeric.findIndex((n) => !n);
