@@ -5,7 +5,7 @@
  * frames (ONNX Runtime on jetprof's export; OpenCV DNN on the export and through its own darknet importer). Then
  * the same through `infer`: every stream's detections at the default batch equal those at --batch 1.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
@@ -341,6 +341,13 @@ const SMALL_CFG = readFileSync(YOLOV4_TINY_CFG, 'utf8')
   .replace(/^classes=80/gm, 'classes=2')
   .replace(/^filters=255/gm, 'filters=21');
 
+/** A paced infer run with no warm-up and no video: its run JSON, read back. */
+async function pacedRun(t: ExecutionContext, json: string, args: string[]) {
+  const r = await runCli('infer', [...args, '--warmup', '0', '--no-write', '-q', '--json', json]);
+  t.is(r.code, 0, r.stderr);
+  return JSON.parse(readFileSync(json, 'utf8'));
+}
+
 test('--realtime with --batch-timeout: a short timeout lets a fast source go on without the slow one; a long one holds it to the slow pace', async (t) => {
   const dir = join(scratchDir(), 'batch-timeout');
   mkdirSync(dir, { recursive: true });
@@ -349,9 +356,8 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
   const fast = makeVideo('batch-fast.mp4', 20, 160, 120, 20);
   const slow = makeVideo('batch-slow.mp4', 4, 160, 120, 4);
   // its own process: a paced run in the test's process would share its event loop with the file's other tests
-  const run = async (timeoutMs: number) => {
-    const json = join(dir, `t${timeoutMs}.json`);
-    const r = await runCli('infer', [
+  const run = (timeoutMs: number) =>
+    pacedRun(t, join(dir, `t${timeoutMs}.json`), [
       fast,
       slow,
       '--model',
@@ -359,16 +365,7 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
       '--realtime',
       '--batch-timeout',
       String(timeoutMs),
-      '--warmup',
-      '0',
-      '--no-write',
-      '-q',
-      '--json',
-      json,
     ]);
-    t.is(r.code, 0, r.stderr);
-    return JSON.parse(readFileSync(json, 'utf8'));
-  };
   const short = await run(5);
   const long = await run(600);
   const said = (x: typeof short) =>
@@ -384,9 +381,8 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
 test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step without it (the same instant for both) and half a frame apart with it; the run says so in its setup and label', async (t) => {
   const m = makeModel('stagger', SMALL_CFG, 7);
   const v = makeVideo('stagger.mp4', 12, 160, 120, 20);
-  const run = async (stagger: boolean) => {
-    const json = join(scratchDir(), `stagger-${stagger}.json`);
-    const r = await runCli('infer', [
+  const run = (stagger: boolean) =>
+    pacedRun(t, join(scratchDir(), `stagger-${stagger}.json`), [
       v,
       '--model',
       m.onnxPath,
@@ -396,16 +392,7 @@ test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step w
       '--source-fps',
       '20',
       ...(stagger ? ['--stagger'] : []),
-      '--warmup',
-      '0',
-      '--no-write',
-      '-q',
-      '--json',
-      json,
     ]);
-    t.is(r.code, 0, r.stderr);
-    return JSON.parse(readFileSync(json, 'utf8'));
-  };
   // arrival times are the pace's own (frame k of stream i at its zero + k x 50 ms), not when a read happened: exact
   // on any machine, whatever was dropped
   const gaps = (x: { perFrame: { index: number[]; stream: number[]; captureMs: number[] } }) => {
