@@ -24,7 +24,8 @@
  *      peer on the same weights, alternating: end-to-end over the peer's, and the inference stage over the model alone
  *  15. nanocpu (--only nanocpu): the board stand-in at the Nano FP16 figure, pipelined, writing: no boxes and every
  *      cell firing, preprocessing on the CPU and in the graph (export --frame-input); e2e / inference, the main thread's
- *      CPU a frame and its Nano projection (--board-factor F, default 5), the process's CPU without the encoder
+ *      CPU a frame and its Nano projection (--board-factor F, default 5), the process's CPU without the encoder; where a
+ *      cgroup v1 cpu group can be made, the CPU cases again with the main thread held to 1/F of a core after warm-up
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.
@@ -68,7 +69,7 @@ if (ONLY.has(11)) benchWriters();
 if (ONLY.has(12)) benchOrtPeer();
 if (ONLY.has(13)) benchCapacityStability();
 if (ONLY.has(14)) benchWriteBehind();
-if (ONLY.has(15)) benchNanoCpu();
+if (ONLY.has(15)) await benchNanoCpu();
 
 results.table = table.map(([what, value, target, verdict, sectionNo]) => ({
   section: sectionNo,
