@@ -206,7 +206,6 @@ export function capacityMachineLine(r: CapacityResult): string | undefined {
   return `The machine over the search: ${parts.join(', ')}; ${m.busyRuns ? `busy in ${m.busyRuns} of ${m.runs} runs` : 'no run was measured on a busy machine'}.`;
 }
 
-/** The setup in a few words: what a second result with other settings would differ in. */
 /** How the streams' frames arrived, as the answer says it. */
 const ARRIVALS: Record<NonNullable<CapacitySetup['arrivals']>, string> = {
   'lock-step':
@@ -215,6 +214,7 @@ const ARRIVALS: Record<NonNullable<CapacitySetup['arrivals']>, string> = {
   live: '',
 };
 
+/** The setup in a few words: what a second result with other settings would differ in. */
 export function setupLine(s: CapacitySetup): string {
   const writing = s.write === undefined ? '' : s.write ? ", writing every stream's video" : ', not writing the videos';
   return `${s.label}, ${s.model}, ${s.frameSize}, batch ${s.batch ?? 'all streams'}${s.interval ? `, interval ${s.interval}` : ''}${writing}${s.arrivals ? ARRIVALS[s.arrivals] : ''}, on ${s.machine}`;
