@@ -192,3 +192,25 @@ test("one vocabulary for infer's settings: every flag the jobs set (INFER_FLAGS)
         if (flags.has(m[1]) && !own[`${dir}/${f}`]?.includes(m[1])) byHand.push(`${dir}/${f}: ${m[1]}`);
   t.deepEqual(byHand, []);
 });
+
+test("one warm-up rule for the loop's NVTX ranges: only loop-shared.ts's warmRange writes a `warmup-` name", async (t) => {
+  const { warmRange, rangeName } = await import('../src/pipeline/loop-shared.ts');
+  t.is(warmRange('write', true), 'warmup-write');
+  t.is(rangeName('preprocess', 4, 5), 'warmup-preprocess');
+  t.is(rangeName('preprocess', 5, 5), 'preprocess');
+  const writers: string[] = [];
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    );
+  for (const f of walk(join(ROOT, 'src')))
+    readFileSync(f, 'utf8')
+      .split('\n')
+      .forEach((line) => {
+        // code, not comments: a quote or backtick right before warmup-
+        if (/^\s*(\/\*|\*|\/\/)/.test(line) || !/['`]warmup-/.test(line)) return;
+        writers.push(`${relative(ROOT, f)}: ${line.trim()}`);
+      });
+  t.is(writers.length, 1, writers.join('\n'));
+  t.regex(writers[0], /^src\/pipeline\/loop-shared\.ts: export const warmRange = /);
+});

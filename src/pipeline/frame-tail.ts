@@ -15,7 +15,7 @@ import type { RealTime } from '../video/writer.ts';
 import type { Mat } from '../video/opencv.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import type { StagedOutput } from '../output/output.ts';
-import { drawFrame, type LoopIo, rangeName, type RangeOps } from './loop-shared.ts';
+import { drawFrame, type LoopIo, type RangeKind, rangeName, type RangeOps } from './loop-shared.ts';
 import type { LoopTally } from './loop-tally.ts';
 import type { WriteBehind } from './write-behind.ts';
 import { arrivalMs, latenciesOf, type Latency, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
@@ -68,7 +68,7 @@ interface FrameIn {
 /** The tail of one frame: postprocess, draw, write, record, close. */
 export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePostprocess> {
   const io = c.ios[f.stream];
-  const name = (n: string) => rangeName(n, f.index, c.warmupFrames);
+  const name = (n: RangeKind) => rangeName(n, f.index, c.warmupFrames);
   const t3 = process.hrtime.bigint();
   const postRange = c.ranges.open(name('postprocess'));
   const tracker = c.trackers?.[f.stream];

@@ -97,9 +97,27 @@ export interface LoopOptions {
  * NVTX range names: warm-up frames get `warmup-` names of their own, so that a profiler's instance counts of
  * `frame`, `read`, ... `write` equal the frames the FPS figures measure.
  */
-export function rangeName(name: string, index: number, warmupFrames: number): string {
-  return index < warmupFrames ? `warmup-${name}` : name;
+export function rangeName(name: RangeKind, index: number, warmupFrames: number): string {
+  return warmRange(name, index < warmupFrames);
 }
+
+/**
+ * The loop's NVTX range names: a frame's stages, its stream (several streams) and its batch (batches of several). The
+ * profile's tables, `jetprof profile`'s checks and the tests read them by these names.
+ */
+export type RangeKind =
+  | 'frame'
+  | 'read'
+  | 'preprocess'
+  | 'inference'
+  | 'postprocess'
+  | 'write'
+  | 'encoder-wait'
+  | `stream-${number}`
+  | `batch streams ${string}`;
+
+/** The one warm-up rule of the ranges: a warm-up frame's (or an all-warm-up batch's) range is named `warmup-<name>`. */
+export const warmRange = (name: RangeKind, warmup: boolean): string => (warmup ? `warmup-${name}` : name);
 
 /** How a loop opens and closes NVTX ranges: nested push/pop (sequential loop) or start/end handles (overlapping frames). */
 export interface RangeOps {
@@ -129,7 +147,7 @@ export async function readNextFrame(
   size: [number, number] | undefined,
   warmupFrames: number,
 ): Promise<{ frame: Mat; frameRange: unknown } | null> {
-  const name = (n: string) => rangeName(n, index, warmupFrames);
+  const name = (n: RangeKind) => rangeName(n, index, warmupFrames);
   let frame: Mat | null;
   let frameRange: unknown;
   let readRange: unknown;

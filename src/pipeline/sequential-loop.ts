@@ -20,8 +20,10 @@ import {
   openStreams,
   planned,
   pushPopRanges,
+  type RangeKind,
   type RangeOps,
   startEndRanges,
+  warmRange,
 } from './loop-shared.ts';
 import { InputBuffers, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
@@ -80,7 +82,7 @@ async function runBatch(
   model: YoloModelInfo,
   inputs: InputBuffers,
   ranges: RangeOps,
-  name: (stage: string) => string,
+  name: (stage: RangeKind) => string,
   writes: WriteBehind,
 ): Promise<{ result: InferenceResult; preprocessMs: number; tInf: bigint; input?: LastInput }> {
   const tPre = process.hrtime.bigint();
@@ -175,11 +177,11 @@ export async function runSequentialLoop(
       if (members.length === 0) continue;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
       const batchRange = batched
-        ? ranges.open(`${allWarmup ? 'warmup-' : ''}batch streams ${members.map((m) => m.i).join(',')}`)
+        ? ranges.open(warmRange(`batch streams ${members.map((m) => m.i).join(',')}`, allWarmup))
         : undefined;
       // preprocess and infer the frames the model runs on (all, unless --interval) in one run
       const inferred = members.filter((m) => m.inferHere);
-      const batchName = (n: string) => (allWarmup ? `warmup-${n}` : n);
+      const batchName = (n: RangeKind) => warmRange(n, allWarmup);
       const run = await runBatch(session, ios, inferred, model, inputs, ranges, batchName, writes);
       const { result, tInf } = run;
       if (run.input) {

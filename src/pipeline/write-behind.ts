@@ -12,7 +12,7 @@
  * async writer.
  */
 import type { Mat } from '../video/opencv.ts';
-import type { LoopIo, RangeOps } from './loop-shared.ts';
+import { type LoopIo, type RangeOps, warmRange } from './loop-shared.ts';
 import type { LoopTally, TallyRow } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 
@@ -25,7 +25,6 @@ interface Held {
 }
 
 /** The NVTX range of a hand-off (`write`, one per frame) or of the wait for the encoder (`encoder-wait`). */
-const rangeOf = (name: 'write' | 'encoder-wait', warmup: boolean) => (warmup ? `warmup-${name}` : name);
 
 export class WriteBehind {
   private held: Held[] = [];
@@ -48,7 +47,7 @@ export class WriteBehind {
     // frames not yet released
     for (let h = this.held.shift(); h; h = this.held.shift()) {
       const t0 = process.hrtime.bigint();
-      const r = this.ranges.open(rangeOf('write', h.warmup));
+      const r = this.ranges.open(warmRange('write', h.warmup));
       try {
         h.io.sink!.write(h.frame);
       } finally {
@@ -67,7 +66,7 @@ export class WriteBehind {
     if (this.encoding.length === 0) return;
     const last = this.encoding[this.encoding.length - 1];
     const t0 = process.hrtime.bigint();
-    const r = this.ranges.open(rangeOf('encoder-wait', last.warmup));
+    const r = this.ranges.open(warmRange('encoder-wait', last.warmup));
     for (const io of new Set(this.encoding.map((e) => e.io))) io.sink!.settle();
     this.ranges.close(r);
     const t1 = process.hrtime.bigint();
