@@ -45,18 +45,27 @@ export interface TailContext {
 }
 
 /** A frame whose model outputs are in: its clock so far and its own outputs. */
-interface FrameIn {
+/** A frame as its read left it: the one shape both loops carry a frame in, from its read to its tail. */
+export interface FrameRead {
+  /** Its stream (0 with one). */
   stream: number;
   /** Its index in its stream. */
   index: number;
   frame: Mat;
-  /** Closes its `frame` range (and its stream's, with several streams). */
+  /** Closes its `frame` range (opened by its read; with several streams, its `stream-<i>` range with it). */
   closeFrame: () => void;
-  /** Read began; arrived (--realtime, live sources); inference began (hrtime ns). */
+  /** When its read began (hrtime ns). */
   t0: bigint;
+  /** When it arrived (--realtime: its place in the source's pace; a live source: when its read returned). */
   tCapture?: bigint;
-  tInference: bigint;
+  /** Its read stage (in a batch: the time the batch waited for it after the frame before it arrived). */
   readMs: number;
+}
+
+/** A frame at its tail: its read, and what the model's run gave it. */
+interface FrameIn extends FrameRead {
+  /** Inference began (hrtime ns). */
+  tInference: bigint;
   preprocessMs: number;
   inferenceMs: number;
   /** Its outputs, head by head; undefined where --interval skipped the model (the tracker carries its boxes). */

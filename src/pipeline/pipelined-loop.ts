@@ -12,7 +12,7 @@
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import type { Mat } from '../video/opencv.ts';
-import { finishFrame, finishStreams, type StreamState, type TailContext } from './frame-tail.ts';
+import { finishFrame, finishStreams, type FrameRead, type StreamState, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
   type LoopIo,
@@ -71,14 +71,10 @@ class Channel<T> {
   }
 }
 
-interface InFlight {
-  index: number;
-  frame: Mat;
+/** A frame in flight: its read (the shape the sequential loop's frames have too), its input, the model's result. */
+interface InFlight extends FrameRead {
   input: ModelInput['input'];
   blob?: Mat;
-  frameRange: unknown;
-  tRead0: bigint;
-  readMs: number;
   preprocessMs: number;
   tInference?: bigint;
   inferenceMs?: number;
@@ -178,14 +174,16 @@ class PipelinedRun {
         o.nvtx.end(pre);
         const t2 = process.hrtime.bigint();
         this.framesRead++;
+        const frameRange = got.frameRange;
         this.toInfer.put({
+          stream: 0,
           index,
           frame: got.frame,
+          closeFrame: () => this.ranges.close(frameRange),
+          t0: tRead0,
+          readMs: nsToMs(t1 - tRead0),
           input,
           blob,
-          frameRange: got.frameRange,
-          tRead0,
-          readMs: nsToMs(t1 - tRead0),
           preprocessMs: nsToMs(t2 - t1),
         });
       }
@@ -225,16 +223,9 @@ class PipelinedRun {
     try {
       for (let item = await this.toWrite.take(); item; item = await this.toWrite.take()) {
         if (this.failure !== undefined) continue;
-        const frameRange = item.frameRange;
         await finishFrame(this.tail, {
-          stream: 0,
-          index: item.index,
-          frame: item.frame,
-          closeFrame: () => this.ranges.close(frameRange),
-          t0: item.tRead0,
+          ...item,
           tInference: item.tInference!,
-          readMs: item.readMs,
-          preprocessMs: item.preprocessMs,
           inferenceMs: item.inferenceMs!,
           outputs: item.result!.outputs,
           device: item.result!.device,

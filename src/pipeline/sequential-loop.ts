@@ -90,7 +90,7 @@ async function runBatch(
   const pre = ranges.open(name('preprocess'));
   const { input, blob } = modelInput(
     ios[0].cv,
-    inferred.map((m) => ({ frame: m.frame, g: ios[m.i].g })),
+    inferred.map((m) => ({ frame: m.frame, g: ios[m.stream].g })),
     model,
     inputs,
   );
@@ -177,7 +177,7 @@ export async function runSequentialLoop(
       if (members.length === 0) continue;
       const allWarmup = members.every((m) => m.index < o.warmupFrames);
       const batchRange = batched
-        ? ranges.open(warmRange(`batch streams ${members.map((m) => m.i).join(',')}`, allWarmup))
+        ? ranges.open(warmRange(`batch streams ${members.map((m) => m.stream).join(',')}`, allWarmup))
         : undefined;
       // preprocess and infer the frames the model runs on (all, unless --interval) in one run
       const inferred = members.filter((m) => m.inferHere);
@@ -200,21 +200,15 @@ export async function runSequentialLoop(
       const device = deviceShare(result, n);
       for (const m of members) {
         await finishFrame(tail, {
-          stream: m.i,
-          index: m.index,
-          frame: m.frame,
-          closeFrame: m.closeFrame,
-          t0: m.t0,
-          tCapture: m.tCapture,
+          ...m,
           tInference: tInf,
-          readMs: m.readMs,
           preprocessMs: share(run.preprocessMs),
           inferenceMs: share(nsToMs(tPost - tInf)),
           outputs: m.inferHere ? imageOutputs(result.outputs, inferred.indexOf(m), n) : undefined,
           device,
         });
         framesRead++;
-        perf.count(m.i);
+        perf.count(m.stream);
         o.onFrame?.({
           ...tally.progress(framesRead, totalFrames),
           ...(o.streamColumn

@@ -8,28 +8,16 @@
 import type { Mat } from '../video/opencv.ts';
 import { isLive } from '../video/sources.ts';
 import { maxOf } from '../util/stats.ts';
-import type { StreamState } from './frame-tail.ts';
+import type { FrameRead, StreamState } from './frame-tail.ts';
 import { type LoopIo, type LoopOptions, rangeName, type RangeOps, readNextFrame } from './loop-shared.ts';
 import { nsToMs } from './stages.ts';
 
 /** A frame read for the batch being formed. */
-export interface StreamFrame {
-  /** Its stream. */
-  i: number;
-  /** Its index in its stream. */
-  index: number;
-  frame: Mat;
-  /** Closes its `frame` range (opened by its read; with several streams, its `stream-<i>` range with it). */
-  closeFrame: () => void;
-  /** When its read began and ended (hrtime ns). */
-  t0: bigint;
+export interface StreamFrame extends FrameRead {
+  /** When its read ended (hrtime ns). */
   t1: bigint;
-  /** When it arrived (--realtime: its place in the source's pace; a live source: when its read returned). */
-  tCapture?: bigint;
   /** The model runs on it (else --interval's tracker carries its boxes). */
   inferHere: boolean;
-  /** In a batch: the time the batch waited for it after the frame before it arrived (the reads add up). */
-  readMs: number;
 }
 
 interface PendingRead {
@@ -126,7 +114,7 @@ export class StreamReads {
         else waiting.push(w);
       }
     }
-    if (members.length > 0) this.cursor = (members[members.length - 1].i + 1) % this.ios.length;
+    if (members.length > 0) this.cursor = (members[members.length - 1].stream + 1) % this.ios.length;
     // in a batch, a frame's read is the time the batch waited for it after the frame before it arrived
     if (this.loop.batched) {
       let prev = gatherStart;
@@ -185,7 +173,7 @@ export class StreamReads {
     const index = this.state[i].index++;
     const inferHere = !this.o.interval || index % (this.o.interval + 1) === 0;
     const closeFrame = () => ranges.close(got.frameRange);
-    return { i, index, frame: got.frame, closeFrame, t0, t1, tCapture, inferHere, readMs: nsToMs(t1 - t0) };
+    return { stream: i, index, frame: got.frame, closeFrame, t0, t1, tCapture, inferHere, readMs: nsToMs(t1 - t0) };
   }
 
   private startLiveRead(i: number): PendingRead {
