@@ -759,6 +759,11 @@ requires(canMountTmpfs(), 'mounting a tmpfs is not allowed here')(
         t.regex(r.stderr, new RegExp(`the directory ${ro}.* ${made}.*\\(fix: pass --out-dir`), args.join(' '));
         t.notRegex(r.stderr, /\[1\//, 'no backend ran');
       }
+      // a file written through the one output writer, into a folder it would have to make there: the real reason
+      const log = join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt');
+      const parsed = await runCli('jetprof', ['parse', log, '--out', join(ro, 'sub', 'p.json')]);
+      t.is(parsed.code, 2, parsed.stderr);
+      t.regex(parsed.stderr, /sub\/p\.json: cannot write \(EROFS: read-only file system\)/);
     } finally {
       spawnSync('umount', [ro]);
     }

@@ -25,7 +25,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -42,7 +41,7 @@ import {
 import { hostname } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
-import { readTextOr } from '../util/files.ts';
+import { makeDirs, readTextOr } from '../util/files.ts';
 
 type OutputKind = 'file' | 'stream' | 'stdout';
 
@@ -360,7 +359,7 @@ function stageOutputChunks(
     return done;
   }
   try {
-    mkdirSync(dirname(target.path), { recursive: true }); // a folder the output names is made, as `mkdir -p`
+    makeDirs(dirname(target.path)); // a folder the output names is made, as `mkdir -p` (EROFS said as such)
   } catch (e) {
     throw writeError(path, e);
   }

@@ -4,7 +4,7 @@
  * under the final name; FFmpeg's writer or a GStreamer pipeline (x264enc, a Jetson's nvv4l2h264enc); a folder of
  * images for an image folder's frames.
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -19,7 +19,7 @@ import {
   writeError,
   newFileMode,
 } from '../output/output.ts';
-import { requireWritableDir } from '../util/files.ts';
+import { makeDirs, requireWritableDir } from '../util/files.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { EncoderThreads } from './encoder-threads.ts';
 import { evenFrameSize } from './frame-size.ts';
@@ -428,7 +428,7 @@ export function createVideoSink(
  */
 export function createImageFolderSink(dir: string, names: readonly string[], cv: Cv = loadOpenCv()): VideoSink {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
   } catch (e) {
     throw writeError(dir, e);
   }
