@@ -44,7 +44,6 @@ export interface TailContext {
   onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
 }
 
-/** A frame whose model outputs are in: its clock so far and its own outputs. */
 /** A frame as its read left it: the one shape both loops carry a frame in, from its read to its tail. */
 export interface FrameRead {
   /** Its stream (0 with one). */
@@ -62,7 +61,7 @@ export interface FrameRead {
   readMs: number;
 }
 
-/** A frame at its tail: its read, and what the model's run gave it. */
+/** A frame whose model outputs are in, at its tail: its read, its clock so far and its own outputs. */
 interface FrameIn extends FrameRead {
   /** Inference began (hrtime ns). */
   tInference: bigint;

@@ -410,8 +410,13 @@ export function createVideoSink(
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
     },
     commit() {
-      renameSync(tmp, target.path);
-      dropStaging(staging);
+      try {
+        renameSync(tmp, target.path);
+      } catch (e) {
+        throw writeError(path, e);
+      } finally {
+        dropStaging(staging);
+      }
     },
     abort() {
       close();
@@ -466,7 +471,7 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     async writeAsync(frame) {
       write(frame);
     },
-    async finish() {}, // each image was complete when imwrite returned
+    async finish() {}, // each image was complete when its write returned
     commit() {
       try {
         for (const name of staged) renameSync(join(staging, name), join(dir, name));
