@@ -223,8 +223,8 @@ test('profile: --query-metrics without a GPU is one line (exit 3); a TensorRT ru
 });
 
 test('say the whole story: infer-opencv on cfg + weights says the export is only the metadata; --detections says where it wrote; the overlay says its figures are running ones', async (t) => {
-  const { makeModel, makeVideo, PERSON_VEHICLE_CFG } = await import('./helpers/fixtures.ts');
-  const m = makeModel('story', PERSON_VEHICLE_CFG, 5);
+  const { makeModel, makeVideo, SMALL_LAB_CFG } = await import('./helpers/fixtures.ts');
+  const m = makeModel('story', SMALL_LAB_CFG, 5);
   const v = makeVideo('story.mp4', 5, 160, 120);
   const dets = join(scratchDir(), 'story-dets.json');
   const r = await runCli('infer-opencv', [

@@ -14,14 +14,14 @@ import {
   inferRun,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
   probeVideo,
   ROOT,
   scratchDir,
   TSX_IMPORT,
 } from './helpers/fixtures.ts';
 
-const model = makeModel('pipeline', PERSON_VEHICLE_CFG, 11);
+const model = makeModel('pipeline', SMALL_LAB_CFG, 11);
 
 /** Frames of a video as small grey images (bottom half only: the FPS overlay at the top differs between runs). */
 function greyFrames(path: string, w = 64, h = 24): Uint8Array[] {
@@ -110,7 +110,7 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
 test('ONNX Runtime in a worker thread returns what it returns on the main thread', async (t) => {
   const main = await createOnnxSession(model.onnxPath);
   const worker = await createOnnxWorkerSession(model.onnxPath);
-  const input = new Float32Array(3 * 480 * 640).map((_, i) => ((i * 7919) % 256) / 255);
+  const input = new Float32Array(3 * 128 * 160).map((_, i) => ((i * 7919) % 256) / 255);
   const [x, y] = await Promise.all([main.run(input), worker.run(input)]);
   t.deepEqual([...y.outputs.keys()], [...x.outputs.keys()]);
   for (const [name, data] of x.outputs) t.deepEqual(y.outputs.get(name), data, name);

@@ -32,7 +32,7 @@ import {
   requires,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
   ROOT,
   runCli,
   scratchDir,
@@ -1144,7 +1144,7 @@ test.serial(
   'jetprof compare: both backends (TensorRT through the CPU ABI library) under real nsys, then the report',
   async (t) => {
     const lib = buildCpuEngineLib();
-    const model = makeModel('compare', PERSON_VEHICLE_CFG, 3);
+    const model = makeModel('compare', SMALL_LAB_CFG, 3);
     const info = readModelInfo(model.onnxPath);
     const engine = join(dir, 'compare.engine');
     writeFileSync(
@@ -1152,7 +1152,7 @@ test.serial(
       [
         'jetprof-cpu-engine 1',
         'tensorrt 8.6.1',
-        'input images 0 1 3 480 640',
+        'input images 0 1 3 128 160',
         ...info.heads.map((h) => `output ${h.output} 0 1 21 ${h.gridH} ${h.gridW} -10 0`),
         '',
       ].join('\n'),
@@ -1271,7 +1271,7 @@ test('compare: --profile nvprof without a usable GPU is one line before any back
 });
 
 test('jetprof compare without an engine, --repeat 2: TensorRT skipped with the reason, ONNX Runtime as mean ± std of 2 runs', async (t) => {
-  const model = makeModel('compare2', PERSON_VEHICLE_CFG, 4, undefined, 0); // fires: boxes to agree on
+  const model = makeModel('compare2', SMALL_LAB_CFG, 4, undefined, 0); // fires: boxes to agree on
   const video = makeVideo('compare2.mp4', 4, 160, 120);
   const out = join(dir, 'compare2');
   const r = await runCli('jetprof', [

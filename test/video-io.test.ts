@@ -20,14 +20,14 @@ import {
   inferRun,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
   probeVideo,
   ROOT,
   runCli,
   scratchDir,
 } from './helpers/fixtures.ts';
 
-const model = makeModel('writer', PERSON_VEHICLE_CFG, 3);
+const model = makeModel('writer', SMALL_LAB_CFG, 3);
 
 for (const videoIo of ['gstreamer', 'ffmpeg'] as const) {
   test(`--video-io ${videoIo}: every frame in a playable H.264 MP4, the encoder and decoder named in the run`, async (t) => {
