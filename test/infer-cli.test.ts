@@ -1,11 +1,12 @@
 /**
- * `infer` end to end, as a user runs it: the CLI in a child process, real videos made by ffmpeg, real ONNX
+ * `infer` end to end, as a user runs it: the CLI (in the test's process unless the process is the point), real videos made by ffmpeg, real ONNX
  * Runtime and OpenCV, and ffprobe to check what was written.
  */
 import test from 'ava';
 import { validateSchemaFile } from '../src/schemas/validate.ts';
 import { summarize } from '../src/util/stats.ts';
 import { createProgress, progressLine } from '../src/cli/progress.ts';
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +55,8 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.deepEqual(run.frameSize, [480, 270]);
   t.like(run.video, { width: 320, height: 240, frameCount: 60 });
   t.like(run.model, { inputWidth: 160, inputHeight: 128, classes: 2, generatedWeights: true });
+  const sha = createHash('sha256').update(readFileSync(labModel.onnxPath)).digest('hex');
+  t.like(run.model, { sha256: sha, onnxSha256: sha }, "the model's file, hashed (an ONNX is its own ONNX)");
   t.true(run.inferenceFps > 0);
   t.true(run.endToEndFps > 0);
   t.true(run.endToEndFps <= run.inferenceFps, 'end to end cannot be faster than inference alone');
