@@ -1,6 +1,6 @@
 /**
- * `infer` end to end, as a user runs it: the CLI (in the test's process unless the process is the point), real videos made by ffmpeg, real ONNX
- * Runtime and OpenCV, and ffprobe to check what was written.
+ * `infer` end to end, as a user runs it: the CLI (in the test's process unless the process is the point), real
+ * videos made by ffmpeg, real ONNX Runtime and OpenCV, and ffprobe to check what was written.
  */
 import test from 'ava';
 import { validateSchemaFile } from '../src/schemas/validate.ts';
