@@ -25,7 +25,7 @@ import {
   requires,
   ROOT,
   runCli,
-  SMALL_LAB_CFG,
+  LAB_CFG_160,
 } from './helpers/fixtures.ts';
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
@@ -103,7 +103,7 @@ withVtest(
   'infer with a --frame-input model finds the boxes the CPU-preprocessed model finds (100% matched on vtest), in both loops, and the run says where preprocessing ran',
   async (t) => {
     const dir = freshDir('frame-input');
-    const model = makeModel('frame-input', SMALL_LAB_CFG, 2, undefined, 0);
+    const model = makeModel('frame-input', LAB_CFG_160, 2, undefined, 0);
     const exported = (frame: string[], out: string) =>
       runCli('jetprof', ['export', '--cfg', model.cfgPath, '--weights', model.weightsPath, ...frame, '--out', out]);
     const plain = join(dir, 'plain.onnx');
@@ -148,7 +148,7 @@ withVtest(
 
 test('a --frame-input model: OpenCV DNN and --letterbox are refused in one line; a TensorRT engine must take its uint8 frames', async (t) => {
   const dir = freshDir('frame-input-bad');
-  const model = makeModel('frame-input', SMALL_LAB_CFG, 2, undefined, 0);
+  const model = makeModel('frame-input', LAB_CFG_160, 2, undefined, 0);
   const framed = join(dir, 'framed.onnx');
   const r = await runCli('jetprof', [
     ...['export', '--cfg', model.cfgPath, '--weights', model.weightsPath, '--frame-input', '320x240'],
@@ -198,7 +198,7 @@ test('a --frame-input model: OpenCV DNN and --letterbox are refused in one line;
 
 test("TensorRT's binding gives a --frame-input engine the frame's bytes (the CPU stand-in of the C ABI with a uint8 input): every frame through, the run says the graph preprocessed", async (t) => {
   const dir = freshDir('frame-input-trt');
-  const model = makeModel('frame-input', SMALL_LAB_CFG, 2, undefined, 0);
+  const model = makeModel('frame-input', LAB_CFG_160, 2, undefined, 0);
   const framed = join(dir, 'framed.onnx');
   const video = makeVideo('frame-input-trt.mp4', 12, 320, 240);
   const r = await runCli('jetprof', [

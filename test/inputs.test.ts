@@ -16,7 +16,6 @@ import {
   inferRun,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
   previousOutputs,
   requires,
   ROOT,
@@ -97,7 +96,7 @@ test('the export cache: <weights>.onnx beside the weights; a same-named file jet
   const dir = freshDir('cache');
   const video = makeVideo('lost2-cache.mp4', 4, 160, 120);
   const cfg = join(dir, 'pv.cfg');
-  writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG));
+  writeFileSync(cfg, readFileSync(model.cfgPath));
   const weights = join(dir, 'pv.weights');
   writeFileSync(weights, readFileSync(model.weightsPath));
   const xdg = join(dir, 'xdg');
@@ -136,7 +135,7 @@ test("implicit inputs are inputs: --json onto the cfg's .names, report --out ont
   const dir = freshDir('implicit');
   const video = makeVideo('lost2-implicit.mp4', 5, 160, 120);
   const cfg = join(dir, 'pv.cfg');
-  writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG));
+  writeFileSync(cfg, readFileSync(model.cfgPath));
   const names = join(dir, 'pv.names');
   writeFileSync(names, 'person\nvehicle\n');
   const r = await runCli('infer', [video, '--cfg', cfg, '--weights', model.weightsPath, '--no-write', '--json', names]);
@@ -406,7 +405,7 @@ requires(
     try {
       const cfg = join(ro, 'pv.cfg');
       const weights = join(ro, 'pv.weights');
-      writeFileSync(cfg, readFileSync(PERSON_VEHICLE_CFG));
+      writeFileSync(cfg, readFileSync(model.cfgPath));
       writeFileSync(weights, readFileSync(model.weightsPath));
       if (mounted) t.is(spawnSync('mount', ['-o', 'remount,ro', ro]).status, 0);
       else chmodSync(ro, 0o555);
