@@ -33,7 +33,7 @@ export const PERSON_VEHICLE_CFG = join(ROOT, 'weights/yolov4-tiny-person-vehicle
  * heads' 21 kept): for tests in which the model is incidental to what they check. Measured here, one process: weights
  * and export 21 ms against 657 ms at the lab's width, its ONNX 0.4 MB against 23 MB, ONNX Runtime's session 8 against
  * 366 ms of CPU and a frame 0.4 ms against 6 (and 79 at 640x480). Not where a test needs a model slower than its
- * source or its signals (signals, sources, capacity's search, streams' dropped frames), the lab's direction of the
+ * source or its signals (signals, capacity's search, streams' dropped frames), the lab's direction of the
  * speed-up (board) or stage ranges long enough for nsys to time (profile).
  */
 export const SMALL_LAB_CFG = readFileSync(PERSON_VEHICLE_CFG, 'utf8')
