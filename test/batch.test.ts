@@ -26,14 +26,13 @@ import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
+  LAB_CFG_160,
   SMALL_LAB_CFG,
   requires,
   ROOT,
   errorLines,
   runCli,
   scratchDir,
-  YOLOV4_TINY_CFG,
   inferRun,
 } from './helpers/fixtures.ts';
 
@@ -190,20 +189,20 @@ for (const loop of ['sequential', 'pipelined'] as const) {
 }
 
 test("jetprof's export has a symbolic batch dimension on its input and outputs; withFixedBatch fixes it", (t) => {
-  const m = makeModel('batch-sig', PERSON_VEHICLE_CFG, 3);
+  const m = makeModel('batch-sig', SMALL_LAB_CFG, 3);
   const bytes = readFileSync(m.onnxPath);
-  t.deepEqual(readOnnxSignature(bytes).inputs[0].dims, ['batch', 3, 480, 640]);
+  t.deepEqual(readOnnxSignature(bytes).inputs[0].dims, ['batch', 3, 128, 160]);
   t.is(readModelInfo(m.onnxPath).inputBatch, 'dynamic');
   const fixed = join(scratchDir(), 'batch-sig-4.onnx');
   writeFileSync(fixed, withFixedBatch(bytes, 4));
-  t.deepEqual(readOnnxSignature(readFileSync(fixed)).inputs[0].dims, [4, 3, 480, 640]);
+  t.deepEqual(readOnnxSignature(readFileSync(fixed)).inputs[0].dims, [4, 3, 128, 160]);
   t.is(readModelInfo(fixed).inputBatch, 4);
 });
 
 withVtest(
   'ONNX Runtime: a batch of three vtest.avi frames gives, image by image, the boxes of three batch-1 runs',
   async (t) => {
-    const m = makeModel('batch-ort', YOLOV4_TINY_CFG, 21, undefined, -0.4);
+    const m = makeModel('batch-ort', LAB_CFG_160, 21, undefined, -0.4);
     const session = await createOnnxSession(m.onnxPath, { threads: 2 });
     t.is(session.batchSize, 'dynamic');
     try {
@@ -223,7 +222,7 @@ for (const importer of ['ONNX importer', 'darknet importer'] as const) {
   withVtest(
     `OpenCV DNN (${importer}): a batch of three vtest.avi frames gives, image by image, the boxes of three batch-1 runs`,
     async (t) => {
-      const m = makeModel(`batch-cv-${importer.split(' ')[0]}`, YOLOV4_TINY_CFG, 22, undefined, -0.4);
+      const m = makeModel(`batch-cv-${importer.split(' ')[0]}`, LAB_CFG_160, 22, undefined, -0.4);
       const info = readModelInfo(m.onnxPath);
       const session = createOpenCvSession(
         importer === 'ONNX importer' ? { onnx: m.onnxPath } : { cfg: m.cfgPath, weights: m.weightsPath },
@@ -304,7 +303,7 @@ for (const backend of ['onnx', 'opencv'] as const) {
 }
 
 test('bad input, one line each: --batch above the number of streams; --batch-timeout without --realtime; a fixed-batch model with a batch it cannot take', async (t) => {
-  const m = makeModel('batch-bad', PERSON_VEHICLE_CFG, 4);
+  const m = makeModel('batch-bad', SMALL_LAB_CFG, 4);
   const v = makeVideo('batch-bad.mp4', 3, 160, 120);
   const oneLine = (r: { code: number | null; stderr: string }, re: RegExp) => {
     t.is(r.code, 2, r.stderr);
@@ -334,13 +333,6 @@ test('bad input, one line each: --batch above the number of streams; --batch-tim
   t.is(ok.run.batch, 1);
 });
 
-/** yolov4-tiny with 2 classes at 128x128: inference in a few ms, so pacing, not the model, decides what happens. */
-const SMALL_CFG = readFileSync(YOLOV4_TINY_CFG, 'utf8')
-  .replace(/^width=\d+/m, 'width=128')
-  .replace(/^height=\d+/m, 'height=128')
-  .replace(/^classes=80/gm, 'classes=2')
-  .replace(/^filters=255/gm, 'filters=21');
-
 /** A paced infer run with no warm-up and no video: its run JSON, read back. */
 async function pacedRun(t: ExecutionContext, json: string, args: string[]) {
   const r = await runCli('infer', [...args, '--warmup', '0', '--no-write', '-q', '--json', json]);
@@ -351,7 +343,7 @@ async function pacedRun(t: ExecutionContext, json: string, args: string[]) {
 test('--realtime with --batch-timeout: a short timeout lets a fast source go on without the slow one; a long one holds it to the slow pace', async (t) => {
   const dir = join(scratchDir(), 'batch-timeout');
   mkdirSync(dir, { recursive: true });
-  const m = makeModel('batch-timeout', SMALL_CFG, 5);
+  const m = makeModel('batch-timeout', SMALL_LAB_CFG, 5);
   // one second of each: a camera at 20 FPS beside one at 4 FPS
   const fast = makeVideo('batch-fast.mp4', 20, 160, 120, 20);
   const slow = makeVideo('batch-slow.mp4', 4, 160, 120, 4);
@@ -379,7 +371,7 @@ test('--realtime with --batch-timeout: a short timeout lets a fast source go on 
 });
 
 test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step without it (the same instant for both) and half a frame apart with it; the run says so in its setup and label', async (t) => {
-  const m = makeModel('stagger', SMALL_CFG, 7);
+  const m = makeModel('stagger', SMALL_LAB_CFG, 7);
   const v = makeVideo('stagger.mp4', 12, 160, 120, 20);
   const run = (stagger: boolean) =>
     pacedRun(t, join(scratchDir(), `stagger-${stagger}.json`), [
@@ -422,7 +414,7 @@ test('--stagger: one file replayed as 2 streams at 20 FPS arrives in lock-step w
 });
 
 test('a slow live camera (GStreamer, 2 FPS) batched with a file paced at 20 FPS: the batch waits for the camera no longer than --batch-timeout, so the file keeps its pace', async (t) => {
-  const m = makeModel('batch-live', SMALL_CFG, 6);
+  const m = makeModel('batch-live', SMALL_LAB_CFG, 6);
   const file = makeVideo('batch-beside-camera.mp4', 200, 160, 120, 20);
   const camera =
     'gst:videotestsrc is-live=true ! video/x-raw,framerate=2/1,width=160,height=120 ! videoconvert ! video/x-raw,format=BGR ! appsink';
