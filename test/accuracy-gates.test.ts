@@ -6,7 +6,7 @@ import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireRoom } from '../src/util/resources.ts';
-import { makeModel, makeVideo, PERSON_VEHICLE_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
+import { makeModel, makeVideo, SMALL_LAB_CFG, runCli, scratchDir } from './helpers/fixtures.ts';
 
 const dir = scratchDir();
 
@@ -122,7 +122,7 @@ test('map over 200,000 boxes on images the ground truth does not have: the same 
 });
 
 test('weights holding NaN or Inf are refused by export and infer: the file, how many values, the first layer', async (t) => {
-  const m = makeModel('nan-weights', PERSON_VEHICLE_CFG, 5, (w) => {
+  const m = makeModel('nan-weights', SMALL_LAB_CFG, 5, (w) => {
     const c = w.convs.get(2)!;
     c.weights[0] = Number.NaN;
     c.weights[1] = Number.POSITIVE_INFINITY;
@@ -139,7 +139,7 @@ test('weights holding NaN or Inf are refused by export and infer: the file, how 
   t.is(ex.code, 2);
   t.regex(
     ex.stderr,
-    /nan-weights\.weights: 2 of its \d+ values are NaN or Inf, the first in layer 2 \(convolutional, line \d+ of yolov4-tiny-person-vehicle\.cfg\)/,
+    /nan-weights\.weights: 2 of its \d+ values are NaN or Inf, the first in layer 2 \(convolutional, line \d+ of nan-weights\.cfg\)/,
   );
   t.is(ex.stderr.trim().split('\n').length, 1, ex.stderr);
   const video = makeVideo('nan.mp4', 4, 160, 120);
@@ -159,7 +159,7 @@ test('weights holding NaN or Inf are refused by export and infer: the file, how 
 
 test('a model whose outputs are NaN stops the run at the first frame with one line naming the model (no silent 0 detections)', async (t) => {
   // the .onnx is written straight from weights holding NaN (as a broken export or engine would be)
-  const m = makeModel('nan-model', PERSON_VEHICLE_CFG, 6, (w) => {
+  const m = makeModel('nan-model', SMALL_LAB_CFG, 6, (w) => {
     w.convs.get(0)!.biases.fill(Number.NaN);
   });
   const video = makeVideo('nan-out.mp4', 4, 160, 120);
