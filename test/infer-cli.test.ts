@@ -9,7 +9,7 @@ import { createProgress, progressLine } from '../src/cli/progress.ts';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import onnxProto from 'onnx-proto';
 import { loadOpenCv } from '../src/video/opencv.ts';
 import {
@@ -117,6 +117,16 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   }
   t.regex(r.stderr, /RANDOM weights/);
   t.deepEqual(partialsIn(dir), []);
+});
+
+test("one rule names a run's default video, wherever it is written: one stream, stream i of several, a folder of images, a stream's short name, profile's and compare's out-dir", async (t) => {
+  const { defaultOutputPath } = await import('../src/pipeline/infer.ts');
+  t.is(defaultOutputPath('videos/vtest.avi', 'onnx'), resolve('vtest-onnx-detected.mp4'));
+  t.is(defaultOutputPath('/v/vtest.avi', 'tensorrt', { dir: '/runs/lab' }), '/runs/lab/vtest-tensorrt-detected.mp4');
+  t.is(defaultOutputPath('/v/a.mp4', 'opencv', { dir: 'out', stream: 2 }), resolve('out/a-2-opencv-detected.mp4'));
+  t.is(defaultOutputPath('rtsp://10.0.0.5:8554/live', 'onnx', { dir: '/o' }), '/o/live-onnx-detected.mp4');
+  const images = freshDir('named-images');
+  t.is(defaultOutputPath(`${images}/`, 'onnx', { dir: '/o' }), `/o/${basename(images)}-onnx-detected`);
 });
 
 test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', async (t) => {

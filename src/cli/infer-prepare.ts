@@ -5,9 +5,8 @@
  */
 import { postprocessOf } from '../detect/postprocess.ts';
 import { availableParallelism } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { classifySource, isLive, sourceStem } from '../video/sources.ts';
-import { BACKENDS } from '../backends/types.ts';
+import { dirname, resolve } from 'node:path';
+import { classifySource, isLive } from '../video/sources.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
 import { openCvHasCuda } from '../backends/opencv.ts';
 import { loadOpenCv } from '../video/opencv.ts';
@@ -150,10 +149,7 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
         arg,
         // --output-dir names the folder of the default output for one source too (a video, or an image folder's images)
         outputPath: o.write
-          ? (o.output ??
-            (o.outputDir
-              ? join(resolve(o.outputDir), basename(defaultOutputPath(sources[0], o.backend, arg)))
-              : defaultOutputPath(sources[0], o.backend, arg)))
+          ? (o.output ?? defaultOutputPath(sources[0], o.backend, { dir: o.outputDir, arg }))
           : undefined,
         detectionsPath: o.detections,
       },
@@ -195,10 +191,7 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
     source,
     arg: args.get(source)!,
     outputPath: o.write
-      ? join(
-          resolve(o.outputDir ?? '.'),
-          `${sourceStem(source, args.get(source))}-${i}-${BACKENDS[o.backend].outputSuffix}-detected.mp4`,
-        )
+      ? defaultOutputPath(source, o.backend, { dir: o.outputDir, stream: i, arg: args.get(source) })
       : undefined,
     // --detections dets.json: stream i's boxes go to dets-i.json
     detectionsPath: o.detections ? repeatPath(o.detections, i) : undefined,

@@ -5,7 +5,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, extname, join } from 'node:path';
+import { join } from 'node:path';
+import { defaultOutputPath } from '../pipeline/infer.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { chooseLoop } from '../pipeline/loop-choice.ts';
@@ -90,7 +91,6 @@ async function runBackend(
   backend: BackendName,
   step: string,
   runJson: string,
-  stem: string,
   loopArgs: string[],
 ): Promise<{ code: number; lastLine?: string; profile?: string }> {
   let profile: string | undefined;
@@ -100,7 +100,7 @@ async function runBackend(
     ...loopArgs,
     ...inferArgv({
       ...(backend === 'tensorrt' ? { engine: o.engine!, plugin: o.plugins } : {}),
-      output: join(o.outDir, `${stem}-${backend}-detected.mp4`),
+      output: defaultOutputPath(o.video, backend, { dir: o.outDir }),
       json: runJson,
       // every backend keeps its boxes: the report says whether they agree with the reference's
       detections: join(o.outDir, `detections_${BACKENDS[backend].tag}.json`),
@@ -232,7 +232,6 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   };
   const runs: string[] = [];
   const profiles: string[] = [];
-  const stem = basename(o.video, extname(o.video));
   // the loop notes speak of the backends that run: a skipped TensorRT would not pick a loop
   const running = backends.filter((b) => !(b === 'tensorrt' && trtUnavailable));
   const loop = compareLoop(o.infer, running, availableParallelism());
@@ -254,7 +253,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     const runJson = join(o.outDir, `run_${BACKENDS[backend].tag}.json`);
     const t0 = Date.now();
-    const { code, lastLine, profile } = await runBackend(o, backend, step, runJson, stem, loop.args);
+    const { code, lastLine, profile } = await runBackend(o, backend, step, runJson, loop.args);
     if (profile) profiles.push(profile);
     // A run JSON left by an earlier compare in this folder is not this run's: only a file written now counts.
     const wrote = existsSync(runJson) && statSync(runJson).mtimeMs >= t0 - 1000;

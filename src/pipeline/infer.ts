@@ -22,12 +22,20 @@ import { requireComplete, requireMeasured, warnAboutStreams } from './run-checks
 import { assembleRun, tegrastatsRecord, writeRunFiles } from './run-record.ts';
 
 /**
- * `./<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names them; for a stream or camera its short name
- * (rtsp://host/live -> live-onnx-detected.mp4); for a folder of images a folder `<folder>-<backend>-detected`.
+ * Where a run draws its boxes unless told: `<dir>/<video name>-<onnx|tensorrt|opencv>-detected.mp4`, as the lab names
+ * them; for a stream or camera its short name (rtsp://host/live -> live-onnx-detected.mp4); stream i of several
+ * `<name>-<i>-<backend>-detected.mp4`; for a folder of images a folder `<folder>-<backend>-detected`. The one rule for
+ * infer, profile and compare; `dir` defaults to the current folder.
  */
-export function defaultOutputPath(video: string, backend: BackendName, arg: SourceArg = classifySource(video)): string {
-  const stem = `${sourceStem(video, arg)}-${BACKENDS[backend].outputSuffix}-detected`;
-  return resolve(arg.kind === 'images' ? stem : `${stem}.mp4`);
+export function defaultOutputPath(
+  video: string,
+  backend: BackendName,
+  o: { dir?: string; stream?: number; arg?: SourceArg } = {},
+): string {
+  const arg = o.arg ?? classifySource(video);
+  const stream = o.stream === undefined ? '' : `-${o.stream}`;
+  const stem = `${sourceStem(video, arg)}${stream}-${BACKENDS[backend].outputSuffix}-detected`;
+  return resolve(o.dir ?? '.', arg.kind === 'images' ? stem : `${stem}.mp4`);
 }
 
 /** True once `ms` have passed since its first call (the loop's first frame): connecting is not counted. */

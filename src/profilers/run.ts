@@ -5,7 +5,7 @@
 import type { VideoIo } from '../video/gstreamer.ts';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, renameSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import { inferArgv } from '../pipeline/infer-args.ts';
@@ -29,7 +29,7 @@ function withRunJson(
   const runJson = named ? resolve(req.json!) : join(req.outDir, profileFileName('run', req.backend, req.tool));
   // infer takes the last --json given: one appended here wins over a `--json -` among the arguments
   const json = named ? undefined : runJson;
-  const output = req.outputGiven ? undefined : join(req.outDir, basename(defaultOutputPath(req.video, req.backend)));
+  const output = req.outputGiven ? undefined : defaultOutputPath(req.video, req.backend, { dir: req.outDir });
   return { args: [...req.inferArgs, ...inferArgv({ json, output })], runJson };
 }
 
