@@ -218,7 +218,7 @@ test.serial(
     for (const k of [1, 2]) {
       const sink = createVideoSink(join(scratchDir(), `pool-${k}.mp4`), 30, 640, 480, cv, 'gstreamer');
       for (let i = 0; i < 10; i++) {
-        await sink.writeAsync(cap.read());
+        sink.write(cap.read());
         sink.settle();
       }
       const w = sink.encoderWaits!();

@@ -96,7 +96,7 @@ async function runBatch(
   );
   ranges.close(pre);
   const preprocessMs = nsToMs(process.hrtime.bigint() - tPre);
-  await writes.settle();
+  writes.settle();
   const tInf = process.hrtime.bigint();
   const inf = ranges.open(name('inference'));
   const result = await session.run(input, blob);
@@ -219,11 +219,11 @@ export async function runSequentialLoop(
       if (batched) ranges.close(batchRange);
     }
     await reads.settle();
-    await writes.finish();
+    writes.finish();
     if (framesRead === 0 && !interrupted) throw noFrameDecoded(o.streams.map((s) => s.source).join(', '));
   } catch (e) {
     await reads.settle();
-    await writes.drop();
+    writes.drop();
     abortStreams(ios);
     throw e;
   }

@@ -39,13 +39,14 @@ export interface VideoSink {
   /** The CPU time the encoder's own threads used (ms), once the video is closed; absent where /proc cannot tell. */
   encoderCpuMs?: number;
   /**
-   * Hands the frame to the encoder on libuv's thread pool (OpenCV's write: the frame converted and queued), which
-   * encodes it on threads of its own (FFmpeg's libx264, GStreamer's streaming thread); call it for one frame at a
-   * time, in order, and settle() before anything whose time must not hold the encoder's, such as the model's next run.
+   * Hands the frame to the encoder, which encodes it on threads of its own (FFmpeg's libx264, GStreamer's streaming
+   * thread): call settle() before anything whose time must not hold the encoder's, such as the model's next run.
    */
-  writeAsync(frame: Mat): Promise<void>;
+  write(frame: Mat): void;
   /** Blocks until the encoder has done every frame written so far (see EncoderThreads); at once where nothing is left. */
   settle(): void;
+  /** The same, encoded on libuv's thread pool; call it for one frame at a time, in order. */
+  writeAsync(frame: Mat): Promise<void>;
   /**
    * Closes the video and checks that it plays, still under its temporary name. `cameraSpanS`: the camera's time from
    * the first written frame's arrival to the last one's, given when frames were dropped (--realtime); the video is
@@ -386,6 +387,11 @@ export function createVideoSink(
     encoder,
     ...(encoderNote ? { encoderNote } : {}),
     encoderWaits: () => ({ waits: threads.waits, busyWaits: threads.busyWaits, timedOut: threads.timedOut }),
+    write(frame) {
+      checkSpace();
+      w.write(frame);
+      frames++;
+    },
     settle() {
       if (!closed) threads.waitIdle();
     },
@@ -460,7 +466,8 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
   return {
     path: dir,
     codec: 'images',
-    settle() {}, // the image is written when its write returns
+    write,
+    settle() {}, // imwrite has written the image when it returns
     async writeAsync(frame) {
       write(frame);
     },
