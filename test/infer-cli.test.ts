@@ -27,8 +27,8 @@ import {
   startCli,
 } from './helpers/fixtures.ts';
 
-// the lab's cfg at 160x128: what these tests check does not depend on the model's size, and a frame costs a thirteenth
-const labModel = makeModel('lab', SMALL_LAB_CFG, 5);
+// the small model (SMALL_LAB_CFG): what these tests check does not depend on the model's size
+const smallModel = makeModel('small', SMALL_LAB_CFG, 5);
 
 test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a consistent JSON', async (t) => {
   const video = makeVideo('sixty.mp4', 60, 320, 240);
@@ -37,7 +37,19 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   const json = join(dir, 'run.json');
   const r = await runCli(
     'infer',
-    [video, '--model', labModel.onnxPath, '--frame-size', '480x270', '--output', out, '--json', json, '--warmup', '5'],
+    [
+      video,
+      '--model',
+      smallModel.onnxPath,
+      '--frame-size',
+      '480x270',
+      '--output',
+      out,
+      '--json',
+      json,
+      '--warmup',
+      '5',
+    ],
     { cwd: dir },
   );
   t.is(r.code, 0, r.stderr);
@@ -55,7 +67,7 @@ test('a 60-frame run writes a playable 60-frame mp4 at the frame size and a cons
   t.deepEqual(run.frameSize, [480, 270]);
   t.like(run.video, { width: 320, height: 240, frameCount: 60 });
   t.like(run.model, { inputWidth: 160, inputHeight: 128, classes: 2, generatedWeights: true });
-  const sha = createHash('sha256').update(readFileSync(labModel.onnxPath)).digest('hex');
+  const sha = createHash('sha256').update(readFileSync(smallModel.onnxPath)).digest('hex');
   t.like(run.model, { sha256: sha, onnxSha256: sha }, "the model's file, hashed (an ONNX is its own ONNX)");
   t.true(run.inferenceFps > 0);
   t.true(run.endToEndFps > 0);
@@ -133,12 +145,12 @@ test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writ
   const video = makeVideo('named.mp4', 8, 160, 120);
   const dir = freshDir('named');
   t.is(
-    (await runCli('infer-onnx', [video, '--model', labModel.onnxPath, '--warmup', '2', '-q'], { cwd: dir })).code,
+    (await runCli('infer-onnx', [video, '--model', smallModel.onnxPath, '--warmup', '2', '-q'], { cwd: dir })).code,
     0,
   );
   t.true(existsSync(join(dir, 'named-onnx-detected.mp4')));
   const dir2 = freshDir('nowrite');
-  const r = await runCli('infer', [video, '--model', labModel.onnxPath, '--no-write', '--json', '-', '-q'], {
+  const r = await runCli('infer', [video, '--model', smallModel.onnxPath, '--no-write', '--json', '-', '-q'], {
     cwd: dir2,
   });
   t.is(r.code, 0, r.stderr);
@@ -243,7 +255,7 @@ test('bad call - missing video', async (t) => {
   const dir = freshDir('bad-missing');
   assertBadInput(
     t,
-    await runCli('infer', ['/nonexistent/clip.mp4', '--model', labModel.onnxPath, '-q'], { cwd: dir }),
+    await runCli('infer', ['/nonexistent/clip.mp4', '--model', smallModel.onnxPath, '-q'], { cwd: dir }),
     '/nonexistent/clip.mp4',
     dir,
   );
@@ -253,7 +265,7 @@ test('bad call - a file that is not a video', async (t) => {
   const dir = freshDir('bad-notvideo');
   const fake = join(scratchDir(), 'notes.mp4');
   writeFileSync(fake, 'this is not a video\n'.repeat(100));
-  assertBadInput(t, await runCli('infer', [fake, '--model', labModel.onnxPath, '-q'], { cwd: dir }), fake, dir);
+  assertBadInput(t, await runCli('infer', [fake, '--model', smallModel.onnxPath, '-q'], { cwd: dir }), fake, dir);
 });
 
 test('bad call - a truncated video (no decodable frame)', async (t) => {
@@ -261,20 +273,20 @@ test('bad call - a truncated video (no decodable frame)', async (t) => {
   const good = readFileSync(makeVideo('whole.mp4', 30, 160, 120));
   const cut = join(scratchDir(), 'cut.mp4');
   writeFileSync(cut, good.subarray(0, 2000));
-  assertBadInput(t, await runCli('infer', [cut, '--model', labModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
+  assertBadInput(t, await runCli('infer', [cut, '--model', smallModel.onnxPath, '-q'], { cwd: dir }), cut, dir);
 });
 
 test('bad call - an ONNX model without YOLO metadata, and one whose input is not [batch,3,H,W] float', async (t) => {
   const { onnx } = onnxProto;
   const video = makeVideo('tiny.mp4', 3, 64, 48);
   const dir = freshDir('bad-model');
-  const model = onnx.ModelProto.decode(readFileSync(labModel.onnxPath));
+  const model = onnx.ModelProto.decode(readFileSync(smallModel.onnxPath));
   model.metadataProps = [];
   const bare = join(scratchDir(), 'bare.onnx');
   writeFileSync(bare, onnx.ModelProto.encode(model).finish());
   assertBadInput(t, await runCli('infer', [video, '--model', bare, '-q'], { cwd: dir }), bare, dir);
 
-  const again = onnx.ModelProto.decode(readFileSync(labModel.onnxPath));
+  const again = onnx.ModelProto.decode(readFileSync(smallModel.onnxPath));
   again.graph!.input![0].type!.tensorType!.shape!.dim![1] = { dimValue: 1 };
   const gray = join(scratchDir(), 'gray.onnx');
   writeFileSync(gray, onnx.ModelProto.encode(again).finish());
@@ -298,7 +310,7 @@ test('bad call - an output directory that cannot be made (a file stands where it
   const out = join(video, 'dir', 'out.mp4');
   assertBadInput(
     t,
-    await runCli('infer', [video, '--model', labModel.onnxPath, '--output', out, '-q'], { cwd: dir }),
+    await runCli('infer', [video, '--model', smallModel.onnxPath, '--output', out, '-q'], { cwd: dir }),
     out,
     dir,
   );
@@ -310,7 +322,7 @@ test('--ep cuda without CUDA: one warning line, then the run completes on the CP
   const json = join(dir, 'run.json');
   const r = await runCli(
     'infer',
-    [video, '--model', labModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json],
+    [video, '--model', smallModel.onnxPath, '--ep', 'cuda', '--no-write', '--warmup', '1', '-q', '--json', json],
     { cwd: dir },
   );
   t.is(r.code, 0, r.stderr);
@@ -338,7 +350,7 @@ test.serial(
     const json = join(dir, 'run.json');
     const run0 = startCli(
       'infer',
-      [video, '--model', labModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'],
+      [video, '--model', smallModel.onnxPath, '--output', out, '--json', json, '--warmup', '2'],
       {
         cwd: dir,
       },
@@ -364,7 +376,7 @@ test('the real pedestrian clip videos/vtest.avi runs at the lab frame size 960x5
   const dir = freshDir('vtest');
   const json = join(dir, 'vtest.json');
   const args = ['--frame-size', '960x540', '--max-frames', '25', '--output-dir', dir, '--json', json, '-q'];
-  await inferRun([vtest, '--model', labModel.onnxPath, ...args]);
+  await inferRun([vtest, '--model', smallModel.onnxPath, ...args]);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.like(run.video, { width: 768, height: 576, frameCount: 795 });
   t.is(run.frames, 20);
@@ -378,7 +390,7 @@ test('--repeat 3 writes three runs and their spread (jetprof.runset/1); the repo
   const json = join(dir, 'onnx.json');
   const r = await runCli(
     'infer',
-    [video, '--model', labModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json],
+    [video, '--model', smallModel.onnxPath, '--warmup', '2', '--repeat', '3', '--no-write', '--json', json],
     { cwd: dir },
   );
   t.is(r.code, 0, r.stderr);
@@ -481,7 +493,16 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
   const json = join(dir, 'run.json');
-  const r = await runCli('infer', [video, '--model', labModel.onnxPath, '--warmup', '1', '--no-write', '--json', json]);
+  const r = await runCli('infer', [
+    video,
+    '--model',
+    smallModel.onnxPath,
+    '--warmup',
+    '1',
+    '--no-write',
+    '--json',
+    json,
+  ]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 30, JSON.stringify(run.modelAlone));
@@ -514,7 +535,7 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   await inferRun([
     video,
     '--model',
-    labModel.onnxPath,
+    smallModel.onnxPath,
     '--warmup',
     '1',
     '--no-write',
