@@ -214,3 +214,19 @@ test("one warm-up rule for the loop's NVTX ranges: only loop-shared.ts's warmRan
   t.is(writers.length, 1, writers.join('\n'));
   t.regex(writers[0], /^src\/pipeline\/loop-shared\.ts: export const warmRange = /);
 });
+
+test("every command's options are typed from its own declaration: commands are declared with @commander-js/extra-typings, and no action's options are typed by hand", (t) => {
+  const cli = join(ROOT, 'src/cli');
+  const byHand: string[] = [];
+  for (const name of readdirSync(cli).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(join(cli, name), 'utf8');
+    if (!/new Command\(/.test(text) || name === 'programs.ts') continue;
+    // the program that gathers the commands is commander's own; a command is declared with the typings
+    if (/import \{[^}]*\bCommand\b[^}]*\} from 'commander'/.test(text))
+      byHand.push(`${name}: Command from 'commander'`);
+    // an action's options read with a type written beside it, not the one its declaration gives
+    for (const m of text.matchAll(/\.action\(\s*(async\s*)?\(([^)]*)\)/g))
+      if (m[2].includes(':')) byHand.push(`${name}: .action((${m[2].trim()}))`);
+  }
+  t.deepEqual(byHand, []);
+});

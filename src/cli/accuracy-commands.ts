@@ -1,6 +1,7 @@
 /** `jetprof agree` and `jetprof map`: do two backends find the same boxes, and how good are they against ground truth. */
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import { asCommand, parseFraction, parseIntInRange, type Program } from './options.ts';
 import { agree } from '../accuracy/agree.ts';
 import { type DetectionSource, loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
 import { agreementMarkdown, mapMarkdown } from '../report/accuracy-format.ts';
@@ -9,7 +10,6 @@ import { JetprofError } from '../util/errors.ts';
 import { claimOutputs, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { parseFraction, parseIntInRange } from './options.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 import { requireRoom } from '../util/resources.ts';
 
@@ -86,8 +86,8 @@ function framesCompared(
   return ref.frames.filter((f) => !warmupFrames.has(f));
 }
 
-export function agreeCommand(): Command {
-  return new Command('agree')
+export function agreeCommand(): Program {
+  const command = new Command('agree')
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
     .description(
       'Compares two detection files (`infer --detections`, or the run JSONs that name them) frame by frame and class by\n' +
@@ -114,67 +114,54 @@ export function agreeCommand(): Command {
         { cmd: 'jetprof agree onnx-dets.json opencv-dets.json --iou 0.7 --json agree.json' },
       ]),
     )
-    .action(
-      (
-        refPath: string,
-        otherPath: string,
-        o: {
-          iou: number;
-          minMatch?: number;
-          includeWarmup: boolean;
-          allowEmpty: boolean;
-          top: number;
-          out?: string;
-          json?: string;
-        },
-      ) => {
-        try {
-          claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
-          const ref = loadDetections(refPath);
-          const other = loadDetections(otherPath);
-          if (sameFile(ref.path, other.path)) {
-            process.stderr.write(
-              `jetprof agree: warning: ${refPath} and ${otherPath} are the same detections (${ref.path}): a file always agrees with itself\n`,
-            );
-          }
-          const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
-          const frames = framesCompared(ref, other, refPath, otherPath, o.includeWarmup);
-          if (!frames) requireCommonFrames(ref.detections, other.detections, refPath, otherPath);
-          const a = agree(ref.detections.filter(keep), other.detections.filter(keep), {
-            iouThreshold: o.iou,
-            names: ref.names ?? other.names,
-            top: o.top,
-            frames,
-          });
-          if (a.refBoxes + a.otherBoxes === 0 && !o.allowEmpty) {
-            throw new JetprofError(
-              'NOTHING_TO_COMPARE',
-              `nothing to compare: neither ${refPath} nor ${otherPath} has a box in the ${a.frames} frame(s) compared, so agreement proves nothing`,
-              {
-                suggestion: 'use real weights or a lower --conf in infer; --allow-empty accepts it',
-                exitCode: 1,
-              },
-            );
-          }
-          const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
-          process.stdout.write(md);
-          if (o.out) writeOutput(o.out, md);
-          if (o.json)
-            writeOutput(
-              o.json,
-              `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`,
-            );
-          if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
-            process.stderr.write(
-              `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,
-            );
-            process.exitCode = 1;
-          }
-        } catch (e) {
-          process.exitCode = handleError(e);
+    .action((refPath, otherPath, o) => {
+      try {
+        claimOutputs({ REF: refPath, OTHER: otherPath }, { Markdown: o.out, JSON: o.json });
+        const ref = loadDetections(refPath);
+        const other = loadDetections(otherPath);
+        if (sameFile(ref.path, other.path)) {
+          process.stderr.write(
+            `jetprof agree: warning: ${refPath} and ${otherPath} are the same detections (${ref.path}): a file always agrees with itself\n`,
+          );
         }
-      },
-    );
+        const keep = (d: { warmup?: boolean }) => o.includeWarmup || !d.warmup;
+        const frames = framesCompared(ref, other, refPath, otherPath, o.includeWarmup);
+        if (!frames) requireCommonFrames(ref.detections, other.detections, refPath, otherPath);
+        const a = agree(ref.detections.filter(keep), other.detections.filter(keep), {
+          iouThreshold: o.iou,
+          names: ref.names ?? other.names,
+          top: o.top,
+          frames,
+        });
+        if (a.refBoxes + a.otherBoxes === 0 && !o.allowEmpty) {
+          throw new JetprofError(
+            'NOTHING_TO_COMPARE',
+            `nothing to compare: neither ${refPath} nor ${otherPath} has a box in the ${a.frames} frame(s) compared, so agreement proves nothing`,
+            {
+              suggestion: 'use real weights or a lower --conf in infer; --allow-empty accepts it',
+              exitCode: 1,
+            },
+          );
+        }
+        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
+        process.stdout.write(md);
+        if (o.out) writeOutput(o.out, md);
+        if (o.json)
+          writeOutput(
+            o.json,
+            `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`,
+          );
+        if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
+          process.stderr.write(
+            `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,
+          );
+          process.exitCode = 1;
+        }
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+  return asCommand(command);
 }
 
 /**
@@ -194,8 +181,8 @@ function requireMemoryFor(gtPath: string, files: string[]): void {
   );
 }
 
-export function mapCommand(): Command {
-  return new Command('map')
+export function mapCommand(): Program {
+  const command = new Command('map')
     .summary('COCO mAP of a detections file against ground truth, computed as pycocotools does')
     .description(
       "AP@[.50:.95], AP50, AP75, AP by area and per class, AR@1/10/100, as pycocotools' COCOeval (bbox) computes them.\n" +
@@ -211,7 +198,7 @@ export function mapCommand(): Command {
       'after',
       helpAfter([{ cmd: 'jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json' }]),
     )
-    .action((detPath: string, o: { gt: string; out?: string; json?: string }) => {
+    .action((detPath, o) => {
       try {
         claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
         requireMemoryFor(o.gt, [detPath, o.gt]);
@@ -246,4 +233,5 @@ export function mapCommand(): Command {
         process.exitCode = handleError(e);
       }
     });
+  return asCommand(command);
 }

@@ -9,7 +9,8 @@ import {
   capacitySentence,
   defaultPointSeconds,
 } from '../report/capacity-format.ts';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import { asCommand, parseIntInRange, parsePercent, parseSourceFps, type Program } from './options.ts';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
 import { classifySource } from '../video/sources.ts';
@@ -18,7 +19,6 @@ import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange, parsePercent, parseSourceFps } from './options.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { say } from './terminal.ts';
@@ -33,7 +33,7 @@ const positive = (name: string) => (v: string) => {
   return n;
 };
 
-export function capacityCommand(): Command {
+function capacityDeclaration() {
   return new Command('capacity')
     .summary('how many camera streams of a source this machine holds at a frame rate and a p99 latency')
     .description(
@@ -97,21 +97,14 @@ export function capacityCommand(): Command {
           cmd: 'jetprof capacity rtsp://cam/stream --source-fps 30 --p99-ms 200 --budget 600 -b trt -- --engine engines/yolov4-tiny.trt --batch 1',
         },
       ]),
-    )
-    .action(capacityAction);
+    );
 }
 
-interface CapacityCliOptions {
-  sourceFps: number;
-  p99Ms: number;
-  backend: string;
-  budget: number;
-  pointSeconds?: number;
-  maxDropped: number;
-  repeat: number;
-  json?: string;
-  write: boolean;
-  stagger: boolean;
+/** capacity's options, typed from its declaration. */
+type CapacityCliOptions = ReturnType<ReturnType<typeof capacityDeclaration>['opts']>;
+
+export function capacityCommand(): Program {
+  return asCommand(capacityDeclaration().action(capacityAction));
 }
 
 /** Everything that would make the search answer nothing or lose a file, said before it starts; what it reads of the options. */

@@ -1,14 +1,13 @@
 /** `jetprof compare <video>`: every available backend on one video, optionally profiled, then the report. */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { asCommand, collect, parseIntInRange, type Program } from './options.ts';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { resolve } from 'node:path';
-import type { ProfilerTool } from '../profilers/tools.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
 import { helpAfter } from './help-text.ts';
-import { collect, parseIntInRange } from './options.ts';
 import { say } from './terminal.ts';
 import { INFER_FLAGS as F } from '../pipeline/infer-args.ts';
 
@@ -33,7 +32,7 @@ function speedSection(md: string): string {
   return (end < 0 ? rest : rest.slice(0, end)).join('\n').trim();
 }
 
-export function compareCommand(): Command {
+function compareDeclaration() {
   return new Command('compare')
     .summary(
       'the whole lab in one command: ONNX Runtime, TensorRT and OpenCV DNN on one video, profiled if asked, then the report',
@@ -85,21 +84,15 @@ export function compareCommand(): Command {
           cmd: 'jetprof compare videos/vtest.avi --profile nsys --out-dir lab -- --cfg weights/yolov4-tiny.cfg --weights weights/yolov4-tiny.weights --max-frames 100',
         },
       ]),
-    )
-    .action(compareAction);
+    );
 }
 
-type CompareCliOptions = {
-  profile?: ProfilerTool;
-  outDir: string;
-  engine?: string;
-  plugin: string[];
-  top: number;
-  repeat: number;
-  label?: string;
-  backends: BackendName[];
-  gt?: string;
-};
+/** compare's options, typed from its declaration. */
+type CompareCliOptions = ReturnType<ReturnType<typeof compareDeclaration>['opts']>;
+
+export function compareCommand(): Program {
+  return asCommand(compareDeclaration().action(compareAction));
+}
 
 /** The compare command's run: its checks, the backends one after the other with signals forwarded, the speed table. */
 async function compareAction(video: string, inferArgs: string[], o: CompareCliOptions): Promise<void> {

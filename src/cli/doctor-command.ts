@@ -1,5 +1,6 @@
 /** `jetprof doctor`: what this machine (or a board's file tree, with --root) can run, and the fix for each gap. */
-import { Command } from 'commander';
+import { Command } from '@commander-js/extra-typings';
+import { asCommand, type Program } from './options.ts';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,8 +61,8 @@ export async function liveProbes(): Promise<LiveProbes> {
   return probes;
 }
 
-export function doctorCommand(): Command {
-  return new Command('doctor')
+export function doctorCommand(): Program {
+  const command = new Command('doctor')
     .summary(
       'what this machine can run (board, JetPack, glibc, Node, ONNX Runtime, OpenCV, TensorRT, profilers) and the fix for each gap',
     )
@@ -78,7 +79,7 @@ export function doctorCommand(): Command {
     )
     .option('--json', 'print the result as JSON (jetprof.doctor/1)', false)
     .addHelpText('after', helpAfter([{ cmd: 'jetprof doctor' }, { cmd: 'jetprof doctor --json > doctor.json' }]))
-    .action(async (o: { root: string; json: boolean }) => {
+    .action(async (o) => {
       try {
         const facts = readBoard(o.root);
         const report = doctor(facts, o.root === '/' ? await liveProbes() : undefined);
@@ -88,4 +89,5 @@ export function doctorCommand(): Command {
         process.exitCode = handleError(e);
       }
     });
+  return asCommand(command);
 }

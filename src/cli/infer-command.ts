@@ -2,7 +2,6 @@
  * `infer [--backend onnx|trt|opencv] <video>`: the command shared by `infer`, `infer-onnx`, `infer-trt`,
  * `infer-opencv` and `jetprof infer`: the run (or --repeat runs) with signals trapped, the summary printed.
  */
-import { Command } from 'commander';
 import { dirname, relative, resolve } from 'node:path';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
@@ -12,6 +11,7 @@ import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
+import { asCommand, type Program } from './options.ts';
 import { columnsOf, fitText, say } from './terminal.ts';
 import { createProgress } from './progress.ts';
 import { VERSION } from '../platform/env.ts';
@@ -21,19 +21,18 @@ import { jobSettings, prepareRun, type RunContext } from './infer-prepare.ts';
 export { inferArgFacts, parseInferArgs } from './infer-options.ts';
 
 /** infer's program (infer-options.ts) with its action: the job run, or run --repeat times, and its summary. */
-export function inferCommand(name: string, fixedBackend?: BackendName): Command {
+export function inferCommand(name: string, fixedBackend?: BackendName): Program {
   const program = inferProgram(name, fixedBackend).action(async (videos, opts) => {
     process.exitCode = await inferAction(videos, withBackend(opts, fixedBackend));
   });
-  // one class at run time: the typings only infer the options' types (infer-options.ts); handed on as commander's
-  return program as unknown as Command;
+  return asCommand(program);
 }
 
 /**
  * An infer entry script's program: `infer`, or `infer-<backend>` fixing the backend whose entry it is (BACKENDS). The
  * entry scripts load this file's modules only, not every command's.
  */
-export function inferScript(script: string): Command {
+export function inferScript(script: string): Program {
   const fixed = (Object.keys(BACKENDS) as BackendName[]).find((b) => BACKENDS[b].entry === script);
   return inferCommand(script, fixed).version(VERSION);
 }

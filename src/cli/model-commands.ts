@@ -1,6 +1,7 @@
 /** `jetprof export` and `jetprof make-weights`. */
 import { existsSync, readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { asCommand, parseIntInRange, parseSize, type Program } from './options.ts';
 import { defaultExportPath, exportModelFile, labelsFileOf, loadCfg, makeWeightsFile } from '../model/export-file.ts';
 import { fetchWeights, YOLOV4_TINY_WEIGHTS_URL } from '../model/fetch-weights.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
@@ -8,10 +9,9 @@ import { parseWeights } from '../model/weights.ts';
 import { claimOutputs } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange, parseSize } from './options.ts';
 
-export function exportCommand(): Command {
-  return new Command('export')
+export function exportCommand(): Program {
+  const command = new Command('export')
     .summary('darknet cfg + weights -> ONNX (no Python needed)')
     .description(
       'Converts a darknet cfg + weights (yolov4-tiny family) to an ONNX model whose outputs are the raw YOLO heads.\n' +
@@ -44,47 +44,38 @@ export function exportCommand(): Command {
       ]),
     )
     .option('--strict', 'a cfg key darknet does not know is an error, not a warning', false)
-    .action(
-      (o: {
-        cfg: string;
-        weights: string;
-        out?: string;
-        labels?: string;
-        inputSize?: [number, number];
-        frameInput?: [number, number];
-        strict: boolean;
-      }) => {
-        try {
-          const out = o.out ?? defaultExportPath(o.weights, o.inputSize, o.frameInput);
-          claimOutputs(
-            { cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) },
-            { ONNX: out },
-          );
-          const t0 = Date.now();
-          const info = exportModelFile({
-            cfgPath: o.cfg,
-            weightsPath: o.weights,
-            outPath: out,
-            labelsPath: o.labels,
-            inputSize: o.inputSize,
-            frameInput: o.frameInput,
-            strict: o.strict,
-            onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`),
-          });
-          const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
-          process.stderr.write(
-            `exported ${out} in ${Date.now() - t0} ms: input ${frameWords(info)}${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
-          );
-          process.stdout.write(`${out}\n`);
-        } catch (e) {
-          process.exitCode = handleError(e);
-        }
-      },
-    );
+    .action((o) => {
+      try {
+        const out = o.out ?? defaultExportPath(o.weights, o.inputSize, o.frameInput);
+        claimOutputs(
+          { cfg: o.cfg, weights: o.weights, labels: labelsFileOf({ cfgPath: o.cfg, labelsPath: o.labels }) },
+          { ONNX: out },
+        );
+        const t0 = Date.now();
+        const info = exportModelFile({
+          cfgPath: o.cfg,
+          weightsPath: o.weights,
+          outPath: out,
+          labelsPath: o.labels,
+          inputSize: o.inputSize,
+          frameInput: o.frameInput,
+          strict: o.strict,
+          onWarning: (m) => process.stderr.write(`jetprof export: ${m}\n`),
+        });
+        const heads = info.heads.map((h) => `${h.output} ${h.gridW}x${h.gridH}`).join(', ');
+        process.stderr.write(
+          `exported ${out} in ${Date.now() - t0} ms: input ${frameWords(info)}${info.inputWidth}x${info.inputHeight}, ${info.classes} classes, heads ${heads}\n`,
+        );
+        process.stdout.write(`${out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+  return asCommand(command);
 }
 
-export function fetchWeightsCommand(): Command {
-  return new Command('fetch-weights')
+export function fetchWeightsCommand(): Program {
+  const command = new Command('fetch-weights')
     .summary('download the public YOLOv4-Tiny weights (AlexeyAB/darknet release), checked against the cfg')
     .description(
       'Downloads the trained YOLOv4-Tiny weights that tensorrt_demos and the lab use, for weights/yolov4-tiny.cfg (80 COCO classes, names in weights/yolov4-tiny.names). The bytes must be exactly what the cfg needs, and hold no NaN or Inf, before they are written under the final name. A download that fails, is cut short, or hangs writes nothing. scripts/setup.sh runs it; offline, the demo uses seeded random weights instead.',
@@ -116,44 +107,43 @@ export function fetchWeightsCommand(): Command {
         },
       ]),
     )
-    .action(
-      async (o: { url: string; cfg: string; out: string; timeout: number; idleTimeout: number; force: boolean }) => {
-        try {
-          claimOutputs({ cfg: o.cfg }, { weights: o.out });
-          if (!o.force && existsSync(o.out)) {
-            try {
-              parseWeights(readFileSync(o.out), loadCfg(o.cfg), o.out);
-              process.stderr.write(
-                `jetprof fetch-weights: ${o.out} already holds weights that fit ${o.cfg} (--force downloads again)\n`,
-              );
-              process.stdout.write(`${o.out}\n`);
-              return;
-            } catch {
-              /* not weights for this cfg: download */
-            }
+    .action(async (o) => {
+      try {
+        claimOutputs({ cfg: o.cfg }, { weights: o.out });
+        if (!o.force && existsSync(o.out)) {
+          try {
+            parseWeights(readFileSync(o.out), loadCfg(o.cfg), o.out);
+            process.stderr.write(
+              `jetprof fetch-weights: ${o.out} already holds weights that fit ${o.cfg} (--force downloads again)\n`,
+            );
+            process.stdout.write(`${o.out}\n`);
+            return;
+          } catch {
+            /* not weights for this cfg: download */
           }
-          process.stderr.write(`jetprof fetch-weights: ${o.url} -> ${o.out}\n`);
-          const t0 = Date.now();
-          const bytes = await fetchWeights({
-            url: o.url,
-            cfgPath: o.cfg,
-            outPath: o.out,
-            timeoutMs: o.timeout * 1000,
-            idleMs: o.idleTimeout * 1000,
-          });
-          process.stderr.write(
-            `jetprof fetch-weights: wrote ${o.out} (${bytes} bytes, checked against ${o.cfg}) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
-          );
-          process.stdout.write(`${o.out}\n`);
-        } catch (e) {
-          process.exitCode = handleError(e);
         }
-      },
-    );
+        process.stderr.write(`jetprof fetch-weights: ${o.url} -> ${o.out}\n`);
+        const t0 = Date.now();
+        const bytes = await fetchWeights({
+          url: o.url,
+          cfgPath: o.cfg,
+          outPath: o.out,
+          timeoutMs: o.timeout * 1000,
+          idleMs: o.idleTimeout * 1000,
+        });
+        process.stderr.write(
+          `jetprof fetch-weights: wrote ${o.out} (${bytes} bytes, checked against ${o.cfg}) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+        );
+        process.stdout.write(`${o.out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+  return asCommand(command);
 }
 
-export function makeWeightsCommand(): Command {
-  return new Command('make-weights')
+export function makeWeightsCommand(): Program {
+  const command = new Command('make-weights')
     .summary('write seeded random weights for a cfg (tests and demos; detections are meaningless)')
     .description(
       'Writes a darknet .weights file for any cfg from a seeded generator: the same seed gives the same bytes on every machine. The detections such weights make are meaningless (jetprof marks them, and infer and the report say so); the timings are real, which is what the demo and the tests need where no trained weights can be downloaded.',
@@ -186,7 +176,7 @@ export function makeWeightsCommand(): Command {
         },
       ]),
     )
-    .action((o: { cfg: string; out: string; seed: number; objectnessBias?: number }) => {
+    .action((o) => {
       try {
         claimOutputs({ cfg: o.cfg }, { weights: o.out });
         const bytes = makeWeightsFile(o.cfg, o.seed, o.out, o.objectnessBias);
@@ -198,10 +188,11 @@ export function makeWeightsCommand(): Command {
         process.exitCode = handleError(e);
       }
     });
+  return asCommand(command);
 }
 
-export function buildEngineCommand(): Command {
-  return new Command('build-engine')
+export function buildEngineCommand(): Program {
+  const command = new Command('build-engine')
     .summary('ONNX -> TensorRT engine with trtexec, plus a sidecar JSON (TensorRT version, flags, ONNX sha256)')
     .description(
       'Runs trtexec on this device (engines only run on the TensorRT version and GPU that built them) and writes\n' +
@@ -236,42 +227,32 @@ export function buildEngineCommand(): Command {
         },
       ]),
     )
-    .action(
-      async (o: {
-        onnx: string;
-        out: string;
-        fp16: boolean;
-        int8: boolean;
-        calib?: string;
-        workspace?: number;
-        batch: number;
-        quiet: boolean;
-      }) => {
-        try {
-          claimOutputs(
-            { ONNX: o.onnx, 'calibration cache': o.calib },
-            { engine: o.out, 'engine sidecar': `${o.out}.json` },
-          );
-          const { buildEngine } = await import('../backends/build-engine.ts');
-          const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
-          const s = await buildEngine({
-            onnx: o.onnx,
-            out: o.out,
-            precision,
-            calib: o.calib,
-            workspaceMb: o.workspace,
-            batch: o.batch,
-            onOutput: o.quiet ? undefined : (c) => process.stderr.write(c),
-          });
-          process.stderr.write(
-            `built ${o.out} (${precision}, batch ${o.batch}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`,
-          );
-          process.stdout.write(`${o.out}\n`);
-        } catch (e) {
-          process.exitCode = handleError(e);
-        }
-      },
-    );
+    .action(async (o) => {
+      try {
+        claimOutputs(
+          { ONNX: o.onnx, 'calibration cache': o.calib },
+          { engine: o.out, 'engine sidecar': `${o.out}.json` },
+        );
+        const { buildEngine } = await import('../backends/build-engine.ts');
+        const precision = o.int8 ? 'int8' : o.fp16 ? 'fp16' : 'fp32';
+        const s = await buildEngine({
+          onnx: o.onnx,
+          out: o.out,
+          precision,
+          calib: o.calib,
+          workspaceMb: o.workspace,
+          batch: o.batch,
+          onOutput: o.quiet ? undefined : (c) => process.stderr.write(c),
+        });
+        process.stderr.write(
+          `built ${o.out} (${precision}, batch ${o.batch}, TensorRT ${s.tensorrt ?? 'version unknown'}) in ${s.buildSeconds.toFixed(1)} s; sidecar ${o.out}.json\n`,
+        );
+        process.stdout.write(`${o.out}\n`);
+      } catch (e) {
+        process.exitCode = handleError(e);
+      }
+    });
+  return asCommand(command);
 }
 
 /** "frame 960x540 uint8 BGR, resized in the graph to " for a model that preprocesses in its graph, else nothing. */

@@ -1,5 +1,15 @@
 /** Option parsers shared by the commands: each throws a one-line error that names the option. */
 import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+
+/** A jetprof command or program, as commander runs it. */
+export type Program = Command;
+
+/**
+ * A command declared with @commander-js/extra-typings, so its action's options are typed from its declaration (a
+ * renamed flag is a compile error where it is read), handed on as commander's Command: one class at run time.
+ */
+export const asCommand = (declared: object): Program => declared as Program;
 
 export function parseIntInRange(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {

@@ -1,7 +1,8 @@
 /** `jetprof parse <file>`: nvprof logs and nsys statistics to JSON, Markdown or CSV. Loads no native module. */
 import { escapeControls } from '../util/text-input.ts';
-import { Command, Option } from 'commander';
-import { parseProfileFile, type ProfileKind, requireTables } from '../parsers/parse-file.ts';
+import { Command, Option } from '@commander-js/extra-typings';
+import { asCommand, parseIntInRange, type Program } from './options.ts';
+import { parseProfileFile, requireTables } from '../parsers/parse-file.ts';
 import {
   NVPROF_SECTIONS,
   type NvprofSection,
@@ -18,20 +19,8 @@ import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange } from './options.ts';
 
-interface ParseOptions {
-  format?: 'json' | 'md' | 'csv';
-  section?: string;
-  kind?: ProfileKind;
-  out?: string;
-  strict: boolean;
-  traceRows: number;
-  allRuns: boolean;
-  allowEmpty: boolean;
-}
-
-export function parseCommand(): Command {
+function parseDeclaration() {
   return new Command('parse')
     .summary('nvprof logs and nsys statistics -> typed JSON (or Markdown / CSV tables)')
     .description(
@@ -82,8 +71,15 @@ export function parseCommand(): Command {
         },
         { cmd: 'jetprof parse nsys_stats.txt --format csv --section nvtx_sum' },
       ]),
-    )
-    .action(async (file: string, given: ParseOptions) => {
+    );
+}
+
+/** parse's options, typed from its declaration. */
+type ParseOptions = ReturnType<ReturnType<typeof parseDeclaration>['opts']>;
+
+export function parseCommand(): Program {
+  return asCommand(
+    parseDeclaration().action(async (file, given) => {
       // tables for a person at a terminal, JSON for a program reading a pipe or a file
       const o = { ...given, format: given.format ?? (!given.out && process.stdout.isTTY ? 'md' : 'json') } as const;
       if (!given.format && o.format === 'md')
@@ -114,7 +110,8 @@ export function parseCommand(): Command {
       } catch (e) {
         process.exitCode = handleError(e);
       }
-    });
+    }),
+  );
 }
 
 /** The parse itself and what it writes; `spill`/`store`: trace rows streamed through scratch files. */

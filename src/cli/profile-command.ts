@@ -1,11 +1,11 @@
 /** `jetprof profile [--tool nvprof|nsys] -- <infer arguments>` */
 import { existsSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, Option } from '@commander-js/extra-typings';
+import { asCommand, type Program } from './options.ts';
 import { resolve } from 'node:path';
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { defaultProfiler } from '../profilers/device.ts';
 import { queryMetrics, runProfile } from '../profilers/run.ts';
-import type { ProfilerTool } from '../profilers/tools.ts';
 import { criticalPathMarkdown, nvtxStageMarkdown, profiledRunLine } from '../report/profile-summary.ts';
 import { jetsonInfo } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
@@ -14,14 +14,6 @@ import { type ChildSignals, forwardSignalsToChild } from './child-signals.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { say } from './terminal.ts';
-
-interface ProfileOptions {
-  tool?: ProfilerTool;
-  metrics?: string;
-  outDir: string;
-  queryMetrics: boolean;
-  tries: number;
-}
 
 /** Takes `--backend X` / `-b X` / `--backend=X` out of the infer arguments. */
 export function splitBackend(args: string[]): { backend: BackendName; rest: string[] } {
@@ -43,7 +35,7 @@ export function splitBackend(args: string[]): { backend: BackendName; rest: stri
   return { backend, rest };
 }
 
-export function profileCommand(): Command {
+function profileDeclaration() {
   return new Command('profile')
     .summary('run infer under nvprof or Nsight Systems, with NVTX ranges for every stage')
     .description(
@@ -86,8 +78,14 @@ export function profileCommand(): Command {
           cmd: 'jetprof profile --tool nsys --out-dir profiles -- videos/vtest.avi --model weights/yolov4-tiny.onnx --max-frames 100',
         },
       ]),
-    )
-    .action(profileAction);
+    );
+}
+
+/** profile's options, typed from its declaration. */
+type ProfileOptions = ReturnType<ReturnType<typeof profileDeclaration>['opts']>;
+
+export function profileCommand(): Program {
+  return asCommand(profileDeclaration().action(profileAction));
 }
 
 /** `jetprof profile`: infer's arguments checked, the profiler run with signals forwarded, what it found printed. */

@@ -1,10 +1,10 @@
 /** `jetprof report`: run JSONs and profiles -> the lab report (Markdown, CSV, HTML). Loads no native module. */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import { asCommand, collect, parseFraction, parseIntInRange, type Program } from './options.ts';
 import type { TypedFps } from '../report/report-types.ts';
 import { writeReport } from '../report/write-report.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { collect, parseFraction, parseIntInRange } from './options.ts';
 import { say } from './terminal.ts';
 
 /** "TensorRT@960x540@Jetson Nano=10.45/4.99" -> a typed-in row; one line naming the option otherwise. */
@@ -30,7 +30,7 @@ function parseTypedFps(value: string): TypedFps {
   };
 }
 
-export function reportCommand(): Command {
+function reportDeclaration() {
   return new Command('report')
     .summary(
       'the lab report: FPS table, speed-ups, stages, critical path, waiting time, top kernels (Markdown, CSV, HTML)',
@@ -87,25 +87,14 @@ export function reportCommand(): Command {
           note: 'a run of several streams beside how many streams the board holds',
         },
       ]),
-    )
-    .action(reportAction);
+    );
 }
 
-/** report's flags, as commander parses them. */
-interface ReportFlags {
-  run: string[];
-  fps: TypedFps[];
-  profile: string[];
-  capacity: string[];
-  out?: string;
-  html?: string;
-  csv?: string;
-  top: number;
-  title?: string;
-  ref?: string;
-  gt?: string;
-  minMatch: number;
-  reconcile?: string;
+/** report's options, typed from its declaration. */
+type ReportFlags = ReturnType<ReturnType<typeof reportDeclaration>['opts']>;
+
+export function reportCommand(): Program {
+  return asCommand(reportDeclaration().action(reportAction));
 }
 
 async function reportAction(o: ReportFlags): Promise<void> {

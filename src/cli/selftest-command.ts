@@ -1,5 +1,6 @@
 /** `jetprof selftest`: what works on this machine, proven by running it; the table, DIR/selftest.json and SELFTEST.md. */
-import { Command } from 'commander';
+import { Command } from '@commander-js/extra-typings';
+import { asCommand, parseIntInRange, type Program } from './options.ts';
 import { join, resolve } from 'node:path';
 import { writeOutput } from '../output/output.ts';
 import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/selftest-format.ts';
@@ -12,21 +13,10 @@ import { forwardSignalsToChild } from './child-signals.ts';
 import { liveProbes } from './doctor-command.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { parseIntInRange } from './options.ts';
 import { say } from './terminal.ts';
 
-interface SelftestCliOptions {
-  outDir: string;
-  engine?: string;
-  model?: string;
-  video?: string;
-  frames: number;
-  timeout: number;
-  only?: string;
-}
-
-export function selftestCommand(): Command {
-  return new Command('selftest')
+export function selftestCommand(): Program {
+  const command = new Command('selftest')
     .summary('what works on this machine, proven by running it (the first command on a new board)')
     .description(
       'Runs every component present, each as its own process, ended if it takes longer than --timeout:\n' +
@@ -64,7 +54,7 @@ export function selftestCommand(): Command {
         },
       ]),
     )
-    .action(async (o: SelftestCliOptions) => {
+    .action(async (o) => {
       const signals = forwardSignalsToChild((signal) =>
         process.stderr.write(`\njetprof selftest: ${signal}: stopping after the component that is running\n`),
       );
@@ -109,4 +99,5 @@ export function selftestCommand(): Command {
         signals.dispose();
       }
     });
+  return asCommand(command);
 }
