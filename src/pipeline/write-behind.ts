@@ -24,8 +24,6 @@ interface Held {
   warmup: boolean;
 }
 
-/** The NVTX range of a hand-off (`write`, one per frame) or of the wait for the encoder (`encoder-wait`). */
-
 export class WriteBehind {
   private held: Held[] = [];
   /** Frames handed to their encoders and not yet waited for. */
