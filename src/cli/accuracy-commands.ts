@@ -86,6 +86,13 @@ function framesCompared(
   return ref.frames.filter((f) => !warmupFrames.has(f));
 }
 
+/** agree's and map's answer: its Markdown on stdout and into --out, its JSON document into --json. */
+function sayResult(md: string, o: { out?: string; json?: string }, doc: () => object): void {
+  process.stdout.write(md);
+  if (o.out) writeOutput(o.out, md);
+  if (o.json) writeOutput(o.json, `${JSON.stringify(doc(), null, 2)}\n`);
+}
+
 export function agreeCommand(): Program {
   const command = new Command('agree')
     .summary('do two backends find the same boxes? matched share, boxes only in one, mean IoU, score differences')
@@ -143,14 +150,12 @@ export function agreeCommand(): Program {
             },
           );
         }
-        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
-        process.stdout.write(md);
-        if (o.out) writeOutput(o.out, md);
-        if (o.json)
-          writeOutput(
-            o.json,
-            `${JSON.stringify({ schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a }, null, 2)}\n`,
-          );
+        sayResult(agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER'), o, () => ({
+          schema: 'jetprof.agreement/1',
+          ref: ref.path,
+          other: other.path,
+          ...a,
+        }));
         if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
           process.stderr.write(
             `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,
@@ -221,14 +226,12 @@ export function mapCommand(): Program {
             `jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`,
           );
         const m = cocoMap(gt, dets.detections);
-        const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
-        process.stdout.write(md);
-        if (o.out) writeOutput(o.out, md);
-        if (o.json)
-          writeOutput(
-            o.json,
-            `${JSON.stringify({ schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m }, null, 2)}\n`,
-          );
+        sayResult(mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`), o, () => ({
+          schema: 'jetprof.map/1',
+          detectionsFile: dets.path,
+          gtFile: o.gt,
+          ...m,
+        }));
       } catch (e) {
         process.exitCode = handleError(e);
       }
