@@ -493,16 +493,8 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   mkdirSync(dir, { recursive: true });
   const video = makeVideo('model-alone.mp4', 6, 160, 120);
   const json = join(dir, 'run.json');
-  const r = await runCli('infer', [
-    video,
-    '--model',
-    smallModel.onnxPath,
-    '--warmup',
-    '1',
-    '--no-write',
-    '--json',
-    json,
-  ]);
+  const args = [video, '--model', smallModel.onnxPath, '--warmup', '1', '--no-write'];
+  const r = await runCli('infer', [...args, '--json', json]);
   t.is(r.code, 0, r.stderr);
   const run = JSON.parse(readFileSync(json, 'utf8'));
   t.true(run.modelAlone.runs >= 3 && run.modelAlone.runs <= 30, JSON.stringify(run.modelAlone));
@@ -532,17 +524,6 @@ test("every run also times the model alone (back-to-back runs on the loop's last
   t.regex(page, /- ONNX Runtime \(CPU, FP32\): Latency, a frame's read to its boxes: p50 [\d.]+/);
   t.regex(page, /\| Stage \| mean \| min \| p50 \| p90 \| p99 \| max \| share of wall \|/);
   const skipped = join(dir, 'skipped.json');
-  await inferRun([
-    video,
-    '--model',
-    smallModel.onnxPath,
-    '--warmup',
-    '1',
-    '--no-write',
-    '--json',
-    skipped,
-    '--model-alone',
-    '0',
-  ]);
+  await inferRun([...args, '--json', skipped, '--model-alone', '0']);
   t.is(JSON.parse(readFileSync(skipped, 'utf8')).modelAlone, undefined);
 });
