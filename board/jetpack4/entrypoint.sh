@@ -36,6 +36,8 @@ if [ -z "$owner" ] || [ "$(id -u)" != 0 ] || [ "${owner%%:*}" = 0 ]; then exec "
 case " $* " in
   *" profile "*)
     marker=$(mktemp)
+    # a second back: find's -newer is strictly newer, and a file written in the marker's own clock tick is the profile's
+    touch -d "@$(($(date +%s) - 1))" "$marker"
     trap '' INT # Ctrl-C reaches the profile from the terminal; this shell waits for it to finish its files
     "$@" &
     child=$!
