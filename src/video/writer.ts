@@ -296,9 +296,11 @@ function openWriter(
 /**
  * What the encoder left in `tmp`, once it opens and holds all `frames`; else `drop` and a write error (a full disk
  * named as such). writeAsync's workers hold the encoder too: the container is finalized when the last of them is
- * freed, just after its callback, so this waits for the event loop and tries again for a moment. Accepted only with
- * every frame written: an encoder that held 40 frames writes them at release, and a disk that fills then leaves a file
- * that opens with the last ones missing.
+ * freed, just after its callback, so this waits for the event loop and tries again for a moment, reading the file
+ * again only when it changed (a Matroska or AVI file is counted by decoding it: a short file left by a full disk was
+ * decoded 40 times, 14 s of CPU for 15 frames at 960x540). Accepted only with every frame written: an encoder that
+ * held 40 frames writes them at release, and a disk that fills then leaves a file that opens with the last ones
+ * missing.
  */
 async function encodedVideo(
   cv: Cv,
@@ -308,8 +310,13 @@ async function encodedVideo(
   drop: () => void,
 ): Promise<{ width: number; height: number; frames: number }> {
   let video: { width: number; height: number; frames: number } | undefined;
+  let read: string | undefined; // the size and time of the file as last read
   for (let attempt = 0; attempt < 40 && video?.frames !== frames; attempt++) {
     await new Promise((r) => setTimeout(r, attempt === 0 ? 0 : 50));
+    const st = statSync(tmp, { bigint: true, throwIfNoEntry: false });
+    const now = st ? `${st.size}:${st.mtimeNs}` : 'none';
+    if (now === read) continue;
+    read = now;
     video = playableVideo(cv, tmp, frames);
   }
   if (video?.frames === frames) return video;
