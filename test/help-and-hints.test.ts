@@ -307,6 +307,28 @@ test("--version on every command prints package.json's version", async (t) => {
   }
 });
 
+test('a command started as a process runs from the build JETPROF_BUILD names (scripts/test.sh makes one), else from source through tsx', async (t) => {
+  const { cliCommand } = await import('../src/util/process.ts');
+  const before = process.env.JETPROF_BUILD;
+  try {
+    delete process.env.JETPROF_BUILD;
+    const [node, tsx, script] = cliCommand('infer-trt');
+    t.is(node, process.execPath);
+    t.regex(tsx, /^--import=file:.*tsx/);
+    t.is(script, join(ROOT_DIR, 'src/cli/infer-trt.ts'));
+    process.env.JETPROF_BUILD = '/b/dist';
+    t.deepEqual(cliCommand('jetprof'), [process.execPath, '/b/dist/src/cli/jetprof.js']);
+  } finally {
+    if (before === undefined) delete process.env.JETPROF_BUILD;
+    else process.env.JETPROF_BUILD = before;
+  }
+  // under scripts/test.sh the build is there and runs as the source does
+  if (before) {
+    const r = spawnSync(process.execPath, [join(before, 'src/cli/jetprof.js'), '--version'], { encoding: 'utf8' });
+    t.is(r.stdout.trim(), JSON.parse(readFileSync(join(ROOT_DIR, 'package.json'), 'utf8')).version, r.stderr);
+  }
+});
+
 test("setup builds the OpenCV binding for the six modules jetprof uses, and every cv.X jetprof's code calls is in the binding this machine built", async (t) => {
   // the shadow include folder: OpenCV's module list cut to six, every other header a link to the real one
   const setup = join(ROOT_DIR, 'scripts/setup.sh');

@@ -13,10 +13,11 @@ import { parseHeadsFile } from '../pipeline/heads-file.ts';
 import { inferArgv } from '../pipeline/infer-args.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
+import { cliCommand } from '../util/process.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
 import { findExecutable } from '../util/executables.ts';
 import { loadOpenCv } from '../video/opencv.ts';
-import { inferArgs, jetprofCommand, Selftest } from './selftest-runner.ts';
+import { inferArgs, Selftest } from './selftest-runner.ts';
 
 /** How far a backend's raw head outputs may be from ONNX Runtime's (FP32 on the CPU), by the precision it ran in. */
 const TOLERANCE: Record<string, { meanAbs: number; maxAbs: number }> = {
@@ -251,7 +252,7 @@ async function tensorRtEngine(
   const path = join(t.o.outDir, 'selftest-fp16.trt');
   t.o.onStep(`backend: TensorRT: building an FP16 engine with ${trtexec} (minutes on a Nano)`);
   const r = await t.run(
-    [...jetprofCommand(), 'build-engine', '--onnx', model, '--out', path, '--fp16'],
+    [...cliCommand('jetprof'), 'build-engine', '--onnx', model, '--out', path, '--fp16'],
     t.o.timeoutS * 6,
   );
   if (r.code !== 0)

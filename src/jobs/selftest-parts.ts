@@ -12,10 +12,10 @@ import { parsePowerMode } from '../platform/env.ts';
 import { parseTegrastatsLine } from '../platform/tegrastats.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
 import { findExecutable } from '../util/executables.ts';
-import { processRef, runCommand, signalProcess } from '../util/process.ts';
+import { cliCommand, processRef, runCommand, signalProcess } from '../util/process.ts';
 import { boardEncodes } from '../video/gstreamer.ts';
 import { loadOpenCv, videoBackends } from '../video/opencv.ts';
-import { inferArgs, jetprofCommand, Selftest } from './selftest-runner.ts';
+import { inferArgs, Selftest } from './selftest-runner.ts';
 
 /** Frames of a video file, counted by decoding every one (OpenCV). */
 export function countFrames(path: string, limit = Infinity): number {
@@ -137,7 +137,7 @@ export async function profilerRows(t: Selftest, clip: string, model: string, io:
     const dir = join(t.o.outDir, `profile-${tool}`);
     const r = await t.run(
       [
-        ...jetprofCommand(),
+        ...cliCommand('jetprof'),
         'profile',
         '--tool',
         tool,

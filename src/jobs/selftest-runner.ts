@@ -2,7 +2,6 @@
  * How `jetprof selftest` runs one component: its own process, ended with everything it started when it takes longer
  * than its time, and the row it leaves. The shared pieces of the selftest modules.
  */
-import { entryCommand } from '../profilers/profile-run.ts';
 import type { SelftestEntry } from '../report/selftest-format.ts';
 import { descendants, processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
 import { inferArgv } from '../pipeline/infer-args.ts';
@@ -155,11 +154,4 @@ export function inferArgs(t: Selftest, clip: string, model: string, frames = t.o
     clip,
     ...inferArgv({ model, maxFrames: frames, warmup: WARMUP, pipeline: 'off', modelAlone: 0, quiet: true }),
   ];
-}
-
-/** `node <jetprof>`: the built .js, or the .ts through tsx. */
-export function jetprofCommand(): string[] {
-  const [node, ...rest] = entryCommand('onnx');
-  const script = rest.at(-1)!.replace(/infer-onnx\.(ts|js)$/, 'jetprof.$1');
-  return [node, ...rest.slice(0, -1), script];
 }

@@ -5,13 +5,12 @@
  */
 import type { VideoIo } from '../video/gstreamer.ts';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { BACKENDS, type BackendName } from '../backends/types.ts';
 import type { Diagnostic } from '../parsers/diagnostics.ts';
 import { type NsysStats } from '../parsers/nsys.ts';
 import { type NvprofLog } from '../parsers/nvprof.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
-import { commandLineOf, descendants, relayedProgressEnv, runCommand } from '../util/process.ts';
+import { cliCommand, commandLineOf, descendants, relayedProgressEnv, runCommand } from '../util/process.ts';
 import { type ProfilerTool } from './tools.ts';
 import { NsysEcho } from './nsys-echo.ts';
 import { INFER_FLAGS } from '../pipeline/infer-args.ts';
@@ -65,14 +64,9 @@ export interface ProfileResult {
   notes: string[];
 }
 
-/** `node <entry script>`: the built .js, or the .ts through tsx when jetprof runs from source. */
+/** `node <entry script>` of a backend (cliCommand: the built .js, or the .ts through tsx). */
 export function entryCommand(backend: BackendName): string[] {
-  const here = fileURLToPath(import.meta.url);
-  const fromSource = here.endsWith('.ts');
-  const script = fileURLToPath(
-    new URL(`../cli/${BACKENDS[backend].entry}.${fromSource ? 'ts' : 'js'}`, import.meta.url),
-  );
-  return fromSource ? [process.execPath, `--import=${import.meta.resolve('tsx')}`, script] : [process.execPath, script];
+  return cliCommand(BACKENDS[backend].entry);
 }
 
 /** What identifies one written version of a file (infer writes its run JSON to a temporary name, then renames it). */

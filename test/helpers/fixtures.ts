@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCfg, yoloLayers, type DarknetCfg } from '../../src/model/cfg.ts';
+import { cliCommand } from '../../src/util/process.ts';
 import { exportOnnx } from '../../src/model/onnx-export.ts';
 import { generateWeights, serializeWeights, type DarknetWeights } from '../../src/model/weights.ts';
 
@@ -324,7 +325,7 @@ function redirect(out: { stdout: string; stderr: string }, options: { cwd?: stri
   return () => undo.reverse().forEach((u) => u());
 }
 
-/** Runs one of jetprof's CLIs from source (tsx) as a process of its own, returning exit code and output. */
+/** Runs one of jetprof's CLIs as a process of its own (cliCommand: the run's build, else tsx), returning exit code and output. */
 export function runCliProcess(
   script: Script,
   args: string[],
@@ -332,7 +333,8 @@ export function runCliProcess(
 ): CliResult {
   const timeout = options.timeout ?? 240_000;
   const started = Date.now();
-  const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
+  const [node, ...entry] = cliCommand(script);
+  const r = spawnSync(node, [...entry, ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, ...options.env },
     encoding: 'utf8',
@@ -423,7 +425,7 @@ export function errorLines(stderr: string): string[] {
 }
 
 /**
- * Starts one of jetprof's CLIs from source with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per frame), to be
+ * Starts one of jetprof's CLIs (as runCliProcess does) with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per frame), to be
  * signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr matches; both
  * wait on the run itself, never on the clock (a loaded machine only makes them wait longer), and fail with the stderr
  * so far after `limitMs`. `exit` is its exit code.
@@ -433,7 +435,8 @@ export function startCli(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ) {
-  const child = spawn(process.execPath, [TSX_IMPORT, join(ROOT, `src/cli/${script}.ts`), ...args], {
+  const [node, ...entry] = cliCommand(script);
+  const child = spawn(node, [...entry, ...args], {
     cwd: options.cwd ?? scratchDir(),
     env: { ...process.env, JETPROF_PROGRESS: 'lines', ...options.env },
   });
