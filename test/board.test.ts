@@ -14,7 +14,7 @@ import {
   lastLines,
   makeModel,
   makeVideo,
-  PERSON_VEHICLE_CFG,
+  SMALL_LAB_CFG,
   quickCapacityArgs,
   requires,
   runCli,
@@ -25,7 +25,7 @@ const dir = join(scratchDir(), 'board');
 mkdirSync(dir, { recursive: true });
 const shim = { JETPROF_TRT_SHIM: buildCpuEngineLib() };
 // a model that fires (objectness bias 0), so there are boxes to agree on
-const model = makeModel('board', PERSON_VEHICLE_CFG, 9, undefined, 0);
+const model = makeModel('board', SMALL_LAB_CFG, 9, undefined, 0);
 const FRAMES = 24;
 const video = makeVideo('board.mp4', FRAMES, 320, 240);
 const replay = recordHeads({ video, model: model.onnxPath, frames: FRAMES, out: join(dir, 'heads.bin') });
@@ -64,7 +64,7 @@ test('the lab on the stand-in at the Nano figure: compare runs both backends in 
   t.is(r.code, 0, r.stderr);
   const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
   t.regex(md, /\| TensorRT \(FP16\) \| \(320,240,3\) \| [\d.]+ \| [\d.]+ \|/);
-  // the faster first: at the Nano's figure this 640x480 model runs faster on an x86 CPU than on the stand-in
+  // the faster first (at the Nano's figure this small model runs faster on an x86 CPU than on the stand-in)
   t.regex(
     md,
     /- (TensorRT \(FP16\) vs ONNX Runtime \(CPU, FP32\)|ONNX Runtime \(CPU, FP32\) vs TensorRT \(FP16\)): [\d.]+x inference, [\d.]+x end to end/,
