@@ -14,7 +14,11 @@ if npm run --silent build >"$log" 2>&1; then
 else
   echo "the build failed, so the tests start jetprof's commands from source:"; cat "$log"
 fi
-npx ava --tap "$@" 2>&1 | tee "$log"
+# files at once: at least 4, as several wait on real time (nsys, one session at a time machine-wide; RTSP at its frame
+# rate; the board stand-in's GPU time) and leave a core idle; on this 2-core VM 4 took 5:45-5:57 against 7:20-7:38 for
+# ava's default of 2, and less CPU (docs/MEASUREMENTS.md)
+cores=$(nproc 2>/dev/null || echo 2)
+npx ava --tap --concurrency "$((cores > 4 ? cores : 4))" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 pass=$(grep -E '^# pass ' "$log" | tail -1 | awk '{print $3}')
 fail=$(grep -E '^# fail ' "$log" | tail -1 | awk '{print $3}')
