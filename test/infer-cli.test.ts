@@ -141,6 +141,47 @@ test("one rule names a run's default video, wherever it is written: one stream, 
   t.is(defaultOutputPath(`${images}/`, 'onnx', { dir: '/o' }), `/o/${basename(images)}-onnx-detected`);
 });
 
+test("one function names every file of a command's runs: one stream, --repeat's run k (video, boxes, JSON; the runset under --json, none of a run's JSON on stdout), stream i of several", async (t) => {
+  const { runFiles } = await import('../src/cli/infer-prepare.ts');
+  const { classifySource } = await import('../src/video/sources.ts');
+  const file = (source: string) => ({ source, arg: classifySource(source) });
+  const o = { backend: 'onnx' as const, write: true, outputDir: '/o', repeat: 1 };
+  t.deepEqual(runFiles({ ...o, json: 'run.json', detections: 'd.json' }, [file('/v/a.mp4')]), {
+    runs: [
+      {
+        streams: [{ ...file('/v/a.mp4'), outputPath: '/o/a-onnx-detected.mp4', detectionsPath: 'd.json' }],
+        json: 'run.json',
+      },
+    ],
+  });
+  const repeated = runFiles({ ...o, repeat: 2, output: 'x.mp4', json: 'r/run.json', detections: 'd.json' }, [
+    file('/v/a.mp4'),
+  ]);
+  t.is(repeated.runset, 'r/run.json');
+  t.deepEqual(
+    repeated.runs.map((r) => [r.streams[0].outputPath, r.streams[0].detectionsPath, r.json]),
+    [
+      ['x-1.mp4', 'd-1.json', 'r/run-1.json'],
+      ['x-2.mp4', 'd-2.json', 'r/run-2.json'],
+    ],
+  );
+  const toStdout = runFiles({ ...o, repeat: 2, json: '-' }, [file('/v/a.mp4')]);
+  t.deepEqual([toStdout.runset, toStdout.runs.map((r) => r.json)], [undefined, [undefined, undefined]]);
+  t.is(runFiles({ ...o, json: '-' }, [file('/v/a.mp4')]).runs[0].json, '-');
+  const streams = runFiles({ ...o, detections: 'd.json' }, [file('/v/a.mp4'), file('/v/b.mp4')]).runs[0].streams;
+  t.deepEqual(
+    streams.map((s) => [s.outputPath, s.detectionsPath]),
+    [
+      ['/o/a-0-onnx-detected.mp4', 'd-0.json'],
+      ['/o/b-1-onnx-detected.mp4', 'd-1.json'],
+    ],
+  );
+  t.deepEqual(
+    runFiles({ ...o, write: false }, [file('/v/a.mp4')]).runs[0].streams.map((s) => s.outputPath),
+    [undefined],
+  );
+});
+
 test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', async (t) => {
   const video = makeVideo('named.mp4', 8, 160, 120);
   const dir = freshDir('named');

@@ -7,7 +7,7 @@ import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { isCompleteRun, type RunResult } from '../pipeline/run-result.ts';
 import { capNotes, realTimeNotes } from '../report/run-lines.ts';
 import { formatSummary } from '../report/run-summary.ts';
-import { buildRunSet, formatRunSet, repeatPath } from '../pipeline/runset.ts';
+import { buildRunSet, formatRunSet } from '../pipeline/runset.ts';
 import { runInference } from '../pipeline/infer.ts';
 import { writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
@@ -74,9 +74,8 @@ export async function runInferArgs(
   onWarning: (message: string) => void = (m) => say('infer', m),
 ): Promise<RunResult> {
   const { videos, o } = await parseInferArgs(args);
-  const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
+  const { files, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
   const context: RunContext = {
-    json: o.json,
     plan,
     nvtx,
     tegrastatsBin,
@@ -85,7 +84,7 @@ export async function runInferArgs(
     onInfo: () => undefined,
     onFrame: () => undefined,
   };
-  return runInference(jobSettings(o, 1, context, specs));
+  return runInference(jobSettings(o, context, files.runs[0]));
 }
 
 async function inferAction(videos: string[], o: InferCliOptions): Promise<number> {
@@ -94,7 +93,7 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
   const stopRequested = () => signals.stopRequested;
   let progress = createProgress(!o.quiet, process.stderr, o.duration);
   try {
-    const { specs, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
+    const { files, nvtx, tegrastatsBin, plan } = prepareRun(videos, o);
     const { loop } = plan;
     const jsonToStdout = o.json === '-';
     if (tegrastatsBin && !o.quiet)
@@ -107,18 +106,15 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
         ? `${program}: ${loop.pipelined ? 'pipelined' : 'sequential'} loop (${o.pipeline === 'auto' ? '--pipeline auto: ' : `--pipeline ${o.pipeline}: `}${loop.why})\n`
         : undefined;
     const runs: RunResult[] = [];
-    const files: string[] = [];
+    const written: string[] = [];
     for (let k = 1; k <= o.repeat && !stopRequested(); k++) {
       if (k > 1) progress = createProgress(!o.quiet, process.stderr, o.duration);
       if (o.repeat > 1 && !o.quiet) process.stderr.write(`${program}: run ${k} of ${o.repeat}\n`);
       // the run JSON: its own file per run of --repeat; stdout (`-`) takes the spread of several runs instead
-      const json =
-        o.json && (jsonToStdout ? (o.repeat > 1 ? undefined : '-') : o.repeat > 1 ? repeatPath(o.json, k) : o.json);
+      const { json } = files.runs[k - 1];
       const settings = jobSettings(
         o,
-        k,
         {
-          json,
           plan,
           nvtx,
           tegrastatsBin,
@@ -133,12 +129,12 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
             progress.update(p);
           },
         },
-        specs,
+        files.runs[k - 1],
       );
       const result = await runInference(settings);
       progress.done();
       runs.push(result);
-      if (json && !jsonToStdout) files.push(json);
+      if (json && !jsonToStdout) written.push(json);
       if (k === 1) for (const n of [...capNotes(result), ...realTimeNotes(result)]) say(program, `note: ${n}`);
       if (k === 1 && result.video.decoderNote) say(program, `note: ${result.video.decoderNote}`);
       if (k === 1 && result.output?.encoderNote) say(program, `note: ${result.output.encoderNote}`);
@@ -160,13 +156,13 @@ async function inferAction(videos: string[], o: InferCliOptions): Promise<number
     if (o.repeat > 1 && runs.some(isCompleteRun)) {
       const set = buildRunSet(
         runs,
-        o.json && !jsonToStdout ? files.map((f) => relative(dirname(resolve(o.json!)), resolve(f))) : undefined,
+        files.runset ? written.map((f) => relative(dirname(resolve(files.runset!)), resolve(f))) : undefined,
       );
       if (!o.quiet) (jsonToStdout ? process.stderr : process.stdout).write(`${formatRunSet(set)}\n`);
       if (jsonToStdout) process.stdout.write(`${JSON.stringify(set, null, 2)}\n`);
-      else if (o.json) {
-        writeOutput(o.json, `${JSON.stringify(set, null, 2)}\n`);
-        if (!o.quiet) process.stderr.write(`wrote ${o.json} (the spread of ${set.runs} runs)\n`);
+      else if (files.runset) {
+        writeOutput(files.runset, `${JSON.stringify(set, null, 2)}\n`);
+        if (!o.quiet) process.stderr.write(`wrote ${files.runset} (the spread of ${set.runs} runs)\n`);
       }
     }
     return stopRequested() || result.interrupted ? 130 : 0;

@@ -62,9 +62,8 @@ function refuseBadOptions(o: InferCliOptions): void {
   }
 }
 
-/** What one run of the job needs besides infer's options: where its JSON goes, the loop chosen, and the console. */
+/** What one run of the job needs besides infer's options and its files: the loop chosen, and the console. */
 export interface RunContext {
-  json?: string;
   plan: RunPlan;
   nvtx: InferOptions['nvtx'];
   tegrastatsBin?: string;
@@ -74,17 +73,8 @@ export interface RunContext {
   onFrame: NonNullable<InferOptions['onFrame']>;
 }
 
-/** infer's command-line options mapped to the job's settings, in one place; `k` is the run of --repeat. */
-export function jobSettings(o: InferCliOptions, k: number, run: RunContext, specs: StreamSpec[]): InferOptions {
-  // --repeat (one stream): every run writes its own video and boxes (out-1.mp4 ... out-N.mp4), as its own JSON
-  const streams =
-    o.repeat > 1
-      ? specs.map((s) => ({
-          ...s,
-          outputPath: s.outputPath && repeatPath(s.outputPath, k),
-          detectionsPath: s.detectionsPath && repeatPath(s.detectionsPath, k),
-        }))
-      : specs;
+/** infer's command-line options mapped to the job's settings, in one place, for one run and the files it writes. */
+export function jobSettings(o: InferCliOptions, run: RunContext, files: RunFiles): InferOptions {
   return {
     backend: o.backend,
     model: o.model,
@@ -95,7 +85,7 @@ export function jobSettings(o: InferCliOptions, k: number, run: RunContext, spec
     strictCfg: o.strict,
     engine: o.engine,
     plugins: o.plugin,
-    streams,
+    streams: files.streams,
     ...(o.realtime ? { realtime: { fps: o.sourceFps, ...(o.stagger ? { staggered: true } : {}) } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
     plan: run.plan,
@@ -111,7 +101,7 @@ export function jobSettings(o: InferCliOptions, k: number, run: RunContext, spec
       : {}),
     draw: o.draw,
     videoIo: o.videoIo,
-    json: run.json,
+    json: files.json,
     headsFile: o.heads,
     postprocess: postprocessOf(o),
     label: o.label,
@@ -134,27 +124,48 @@ export function jobSettings(o: InferCliOptions, k: number, run: RunContext, spec
   };
 }
 
+/** The files one run of the command writes: each stream's video and boxes, and its JSON (`-`: stdout). */
+export interface RunFiles {
+  streams: StreamSpec[];
+  json?: string;
+}
+
 /**
- * The run's streams, each source classified once here: one source writes --output (default
- * `<stem>-<backend>-detected.mp4`) and --detections; several (`infer A B`, `--streams N`: each source repeated N
- * times) write stream i's `<stem>-<i>-<backend>-detected.mp4` into --output-dir and `dets-i.json`.
+ * Every file the command writes, named in one place (pure). One source writes --output (default
+ * `<stem>-<backend>-detected.mp4`) and --detections; several write stream i's `<stem>-<i>-<backend>-detected.mp4` into
+ * --output-dir and `dets-i.json`; with --repeat N each run k writes `out-k.mp4`, `dets-k.json` and `run-k.json`, and
+ * --json names the runset (`-`: the runset goes to stdout, no run's JSON does).
  */
-function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
+export function runFiles(
+  o: Pick<InferCliOptions, 'backend' | 'write' | 'output' | 'outputDir' | 'detections' | 'json' | 'repeat'>,
+  sources: Pick<StreamSpec, 'source' | 'arg'>[],
+): { runs: RunFiles[]; runset?: string } {
+  const several = sources.length > 1;
+  const repeated = o.repeat > 1;
+  const nth = (path: string | undefined, k: number) => (path && repeated ? repeatPath(path, k) : path);
+  const runs = Array.from({ length: o.repeat }, (_, i): RunFiles => {
+    const k = i + 1;
+    const streams = sources.map(({ source, arg }, s) => ({
+      source,
+      arg,
+      // --output-dir names the folder of the default output for one source too (a video, or an image folder's images)
+      outputPath: !o.write
+        ? undefined
+        : several
+          ? defaultOutputPath(source, o.backend, { dir: o.outputDir, stream: s, arg })
+          : nth(o.output ?? defaultOutputPath(source, o.backend, { dir: o.outputDir, arg }), k),
+      // --detections dets.json: stream i's boxes go to dets-i.json
+      detectionsPath: several ? o.detections && repeatPath(o.detections, s) : nth(o.detections, k),
+    }));
+    return { streams, json: o.json === '-' ? (repeated ? undefined : '-') : nth(o.json, k) };
+  });
+  return { runs, ...(repeated && o.json !== '-' ? { runset: o.json } : {}) };
+}
+
+/** The run's sources, each classified once here: `infer A B`, and `--streams N` repeating each source N times. */
+function runSources(videos: string[], o: InferCliOptions): Pick<StreamSpec, 'source' | 'arg'>[] {
   const sources = videos.flatMap((v) => Array.from({ length: o.streams }, () => v));
-  if (sources.length === 1) {
-    const arg = classifySource(sources[0]);
-    return [
-      {
-        source: sources[0],
-        arg,
-        // --output-dir names the folder of the default output for one source too (a video, or an image folder's images)
-        outputPath: o.write
-          ? (o.output ?? defaultOutputPath(sources[0], o.backend, { dir: o.outputDir, arg }))
-          : undefined,
-        detectionsPath: o.detections,
-      },
-    ];
-  }
+  if (sources.length === 1) return [{ source: sources[0], arg: classifySource(sources[0]) }];
   if (sources.length > MAX_STREAMS) {
     throw new JetprofError(
       'BAD_OPTION',
@@ -187,15 +198,7 @@ function streamSpecs(videos: string[], o: InferCliOptions): StreamSpec[] {
     throw new JetprofError('BAD_OPTION', `${folder}: a folder of images is one stream only`, {
       suggestion: 'run it on its own',
     });
-  return sources.map((source, i) => ({
-    source,
-    arg: args.get(source)!,
-    outputPath: o.write
-      ? defaultOutputPath(source, o.backend, { dir: o.outputDir, stream: i, arg: args.get(source) })
-      : undefined,
-    // --detections dets.json: stream i's boxes go to dets-i.json
-    detectionsPath: o.detections ? repeatPath(o.detections, i) : undefined,
-  }));
+  return sources.map((source) => ({ source, arg: args.get(source)! }));
 }
 
 /** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
@@ -237,32 +240,29 @@ function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
 }
 
 /** No output may be an input of the run, nor another output, and every output's folder must be writable: checked before anything runs. */
-function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
-  const jsonToStdout = o.json === '-';
-  if (o.json && !jsonToStdout) requireWritableDir(o.json, '--json');
+function claimRunFiles(o: InferCliOptions, { runs, runset }: ReturnType<typeof runFiles>): void {
+  if (o.json && o.json !== '-') requireWritableDir(o.json, '--json');
   if (o.detections) requireWritableDir(o.detections, '--detections');
-  // No output may be an input of the run, nor another output: checked before anything runs.
+  const specs = runs[0].streams;
   const [first] = specs;
   if (first.arg.kind === 'images' && first.outputPath && resolve(first.outputPath) === resolve(first.source)) {
     throw new JetprofError('BAD_OUTPUT', `${first.outputPath}: the annotated images would overwrite the input images`, {
       suggestion: 'give --output another folder',
     });
   }
-  const several = specs.length > 1;
-  // with --repeat N, run k writes out-k.mp4, run-k.json, boxes-k.json: those are the names claimed
-  const repeated = (what: string, path: string | undefined): Record<string, string | undefined> =>
-    o.repeat > 1 && path
-      ? Object.fromEntries(
-          Array.from({ length: o.repeat }, (_, i) => [`${what} of run ${i + 1}`, repeatPath(path, i + 1)]),
-        )
-      : { [what]: path };
   // the videos' folder: --output-dir with several streams (or when given), --output with one
-  const videoOption = several || o.outputDir ? '--output-dir' : '--output';
+  const videoOption = specs.length > 1 || o.outputDir ? '--output-dir' : '--output';
   const videos = specs.filter((s) => s.outputPath && s.arg.kind !== 'images').map((s) => s.outputPath!);
   for (const dir of new Set(videos.map((v) => dirname(resolve(v)))))
     requireWritableDir(
       videos.find((v) => dirname(resolve(v)) === dir)!,
       videoOption,
+    );
+  // with --repeat N, run k writes out-k.mp4, run-k.json, boxes-k.json: each is claimed under its run's name
+  const ofRun = (what: string, k: number) => (runs.length > 1 ? `${what} of run ${k + 1}` : what);
+  const perStream = (what: string, ofStream: string, path: (s: StreamSpec) => string | undefined) =>
+    runs.flatMap((r, k) =>
+      r.streams.map((s, i) => [r.streams.length > 1 ? `stream ${i} ${ofStream}` : ofRun(what, k), path(s)]),
     );
   claimOutputs(
     {
@@ -280,19 +280,13 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
       engine: o.engine,
       ...Object.fromEntries(o.plugin.map((p, i) => [`plugin ${i + 1}`, p])),
     },
-    {
-      ...(several
-        ? Object.fromEntries(specs.filter((s) => s.outputPath).map((s, i) => [`stream ${i} video`, s.outputPath]))
-        : repeated('output video', first.arg.kind === 'images' ? undefined : first.outputPath)),
-      ...(o.repeat > 1 ? { 'runset JSON': jsonToStdout ? undefined : o.json } : {}),
-      ...repeated('run JSON', jsonToStdout ? undefined : o.json),
-      'heads file': o.heads,
-      ...(several
-        ? Object.fromEntries(
-            specs.filter((s) => s.detectionsPath).map((s, i) => [`stream ${i} detections`, s.detectionsPath]),
-          )
-        : repeated('detections file', first.detectionsPath)),
-    },
+    Object.fromEntries([
+      ...perStream('output video', 'video', (s) => (s.arg.kind === 'images' ? undefined : s.outputPath)),
+      ['runset JSON', runset],
+      ...runs.map((r, k) => [ofRun('run JSON', k), r.json === '-' ? undefined : r.json]),
+      ['heads file', o.heads],
+      ...perStream('detections file', 'detections', (s) => s.detectionsPath),
+    ]),
   );
 }
 
@@ -302,9 +296,10 @@ function claimRunFiles(o: InferCliOptions, specs: StreamSpec[]): void {
  */
 export function prepareRun(videos: string[], o: InferCliOptions) {
   refuseBadOptions(o);
-  const specs = streamSpecs(videos, o);
+  const files = runFiles(o, runSources(videos, o));
+  const specs = files.runs[0].streams;
   refuseBadStreamOptions(o, specs);
-  claimRunFiles(o, specs);
+  claimRunFiles(o, files);
   const nvtx = o.nvtx ? loadNvtx() : disabledNvtx('--no-nvtx');
   const tegrastatsBin = o.tegrastats ? findTegrastats() : undefined;
   const plan = planRun({
@@ -323,5 +318,5 @@ export function prepareRun(videos: string[], o: InferCliOptions) {
     cores: availableParallelism(),
     openCvHasCuda: () => openCvHasCuda(loadOpenCv().getBuildInformation()),
   });
-  return { specs, nvtx, tegrastatsBin, plan };
+  return { files, nvtx, tegrastatsBin, plan };
 }
