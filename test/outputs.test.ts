@@ -211,6 +211,23 @@ requires(
   },
 );
 
+test('a video written to .avi or .mkv, whose frames have no index, is counted from its packets at the end: every frame there is accepted, as decoding counts them', async (t) => {
+  const { fileCaptureApi, loadOpenCv } = await import('../src/video/opencv.ts');
+  const cv = loadOpenCv();
+  const dir = freshDir('containers');
+  for (const ext of ['avi', 'mkv']) {
+    const out = join(dir, `out.${ext}`);
+    const r = await runCli('infer', [video, '--model', model.onnxPath, '--warmup', '1', '-o', out, '-q']);
+    t.is(r.code, 0, `${ext}: ${r.stderr}`);
+    const cap = new cv.VideoCapture(out, fileCaptureApi(cv));
+    let decoded = 0;
+    for (let m = cap.read(); m && !m.empty; m = cap.read()) decoded++;
+    cap.release();
+    t.is(decoded, 12, `${ext}: every frame of the clip, decoded`);
+    t.deepEqual(partialsIn(dir), []);
+  }
+});
+
 // an output that is an input
 
 test('an output path equal to an input (or to another output, or through a symlink) is refused before anything runs', async (t) => {
