@@ -17,15 +17,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { BOARDS } from './helpers/board.ts';
 import { nvprofStandIn, trtexecStandIn } from './helpers/board-standins.ts';
-import {
-  buildCpuEngineLib,
-  freshDir,
-  requires,
-  ROOT,
-  runCli,
-  TSX_IMPORT,
-  YOLOV4_TINY_CFG,
-} from './helpers/fixtures.ts';
+import { buildCpuEngineLib, freshDir, requires, ROOT, runCli, YOLOV4_TINY_CFG } from './helpers/fixtures.ts';
+import { cliCommand } from '../src/util/process.ts';
 
 const VTEST = join(ROOT, 'videos', 'vtest.avi');
 const FRAMES = 12;
@@ -94,13 +87,15 @@ requires(existsSync(VTEST), 'videos/vtest.avi is missing: bash scripts/fetch-sam
       '2',
       join(image, 'videos/vtest.avi'),
     ]);
-    // the commands on PATH, as setup.sh writes them (here running this checkout's sources)
+    // the commands on PATH, as setup.sh writes them (here running this checkout: the tests' build, else its sources)
     const bin = join(work, 'bin');
     mkdirSync(bin);
     for (const name of ['jetprof', 'infer', 'infer-onnx', 'infer-trt', 'infer-opencv'])
       writeFileSync(
         join(bin, name),
-        `#!/bin/sh\nexec "${process.execPath}" ${TSX_IMPORT} "${join(ROOT, 'src/cli', `${name}.ts`)}" "$@"\n`,
+        `#!/bin/sh\nexec ${cliCommand(name)
+          .map((a) => `"${a}"`)
+          .join(' ')} "$@"\n`,
         { mode: 0o755 },
       );
     const env = {
