@@ -160,14 +160,17 @@ test("capacity --write --stagger searches with every stream's video written, as 
   const json = join(scratchDir(), 'capacity-write.json');
   const r = await runCli(
     'jetprof',
-    quickCapacityArgs(v, 4, json, ['--write', '--stagger', '--budget', '30'], ['--model', model.onnxPath]),
+    quickCapacityArgs(v, 4, json, ['--write', '--stagger', '--budget', '15'], ['--model', model.onnxPath]),
   );
   t.is(r.code, 0, r.stderr);
-  t.like(JSON.parse(readFileSync(json, 'utf8')).setup, {
+  const result = JSON.parse(readFileSync(json, 'utf8'));
+  t.like(result.setup, {
     write: true,
     arrivals: 'staggered',
     label: 'onnx-fp32-cpu-sequential',
   });
+  // a small budget: the flags are the point here, and a count ran with them (the full search is tested above)
+  t.true(result.points.length >= 1, JSON.stringify(result.points));
   t.regex(
     r.stdout.replace(/\s+/g, ' '),
     /batch all streams, writing every stream's video, arrivals staggered over a frame time \(--stagger\), on /,
