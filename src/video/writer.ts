@@ -121,7 +121,8 @@ async function stretchToCameraTime(cv: Cv, tmp: string, frames: number, scale: n
 /**
  * The written video's size and how many frames it holds, or undefined when it does not open. An MP4/MOV index counts
  * its frames exactly (`expected` frames there: done); anywhere else, or when the index disagrees, the frames are
- * counted by reading their packets: a Matroska or AVI file whose encoder lost its last frames to a full disk still opens.
+ * counted by reading their packets: a Matroska or AVI file whose encoder lost its last frames to a full disk still
+ * opens.
  */
 function playableVideo(
   cv: Cv,
@@ -301,9 +302,8 @@ function openWriter(
  * named as such). writeAsync's workers hold the encoder too: the container is finalized when the last of them is
  * freed, just after its callback, so this waits for the event loop and tries again for a moment, reading the file
  * again only when it changed (a short Matroska or AVI file left by a full disk was counted 40 times, by decoding it:
- * 14 s of CPU for 15 frames at 960x540). Accepted only with every frame written: an encoder that
- * held 40 frames writes them at release, and a disk that fills then leaves a file that opens with the last ones
- * missing.
+ * 14 s of CPU for 15 frames at 960x540). Accepted only with every frame written: an encoder that held 40 frames
+ * writes them at release, and a disk that fills then leaves a file that opens with the last ones missing.
  */
 async function encodedVideo(
   cv: Cv,

@@ -325,7 +325,10 @@ function redirect(out: { stdout: string; stderr: string }, options: { cwd?: stri
   return () => undo.reverse().forEach((u) => u());
 }
 
-/** Runs one of jetprof's CLIs as a process of its own (cliCommand: the run's build, else tsx), returning exit code and output. */
+/**
+ * Runs one of jetprof's CLIs as a process of its own (cliCommand: the test run's build, else its source through tsx),
+ * returning exit code and output.
+ */
 export function runCliProcess(
   script: Script,
   args: string[],
@@ -425,8 +428,8 @@ export function errorLines(stderr: string): string[] {
 }
 
 /**
- * Starts one of jetprof's CLIs (as runCliProcess does) with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per frame), to be
- * signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr matches; both
+ * Starts one of jetprof's CLIs (as runCliProcess does) with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per
+ * frame), to be signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr matches; both
  * wait on the run itself, never on the clock (a loaded machine only makes them wait longer), and fail with the stderr
  * so far after `limitMs`. `exit` is its exit code.
  */
