@@ -429,9 +429,9 @@ export function errorLines(stderr: string): string[] {
 
 /**
  * Starts one of jetprof's CLIs (as runCliProcess does) with `JETPROF_PROGRESS=lines` (a `progress: frame N` line per
- * frame), to be signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr matches; both
- * wait on the run itself, never on the clock (a loaded machine only makes them wait longer), and fail with the stderr
- * so far after `limitMs`. `exit` is its exit code.
+ * frame), to be signalled mid-run: `framesDone(n)` waits until n frames went through, `waitFor(re)` until its stderr
+ * matches; both wait on the run itself, never on the clock (a loaded machine only makes them wait longer), and fail
+ * with the stderr so far after `limitMs`. `exit` is its exit code.
  */
 export function startCli(
   script: 'infer' | 'infer-onnx' | 'jetprof',
