@@ -577,6 +577,7 @@ exec sleep 600
     const out = join(root, 'out');
     const previous = process.env.JETPROF_NSYS;
     process.env.JETPROF_NSYS = fake;
+    const logged: string[] = [];
     try {
       const { runProfile } = await import('../src/profilers/run.ts');
       const result = await runProfile({
@@ -587,9 +588,13 @@ exec sleep 600
         outputGiven: true,
         outDir: out,
         stallMs: 1500,
-        onLog: () => undefined,
+        onLog: (line) => logged.push(line),
       });
       t.is(readFileSync(count, 'utf8'), 'run\n', 'the application ran once');
+      // the wait after the application's end is said as it begins, before the stall is named
+      const ended = logged.findIndex((l) => /^the application ended; nsys is writing its report/.test(l));
+      const stall = logged.findIndex((l) => /^nsys wrote nothing for \d+ s after the application ended/.test(l));
+      t.true(ended >= 0 && ended < stall, logged.join('\n'));
       t.true(existsSync(join(out, 'profile_onnx.nsys-rep')), 'the report comes from the imported stream');
       t.false(existsSync(join(out, 'profile_onnx.qdstrm')));
       t.true(result.notes.some((n) => /try 1: nsys hung after the application ended/.test(n)));
@@ -612,14 +617,17 @@ test.serial(
     const stuck = spawn('perl', ['-e', 'if (fork() == 0) { exit 0 } sleep 600'], { stdio: 'ignore' });
     const base = join(scratchDir(), 'watchdog', 'profile_onnx');
     const t0 = Date.now();
+    let endedAfter: number | undefined;
     const stalledAfter = await new Promise<number>((resolve) => {
       watchNsys(
         stuck.pid!,
         base,
         () => 2000,
         () => resolve(Date.now() - t0),
+        () => (endedAfter = Date.now() - t0),
       );
     });
+    t.true(endedAfter !== undefined && endedAfter <= stalledAfter, "the application's end is said before the stall");
     const exited = new Promise((resolve) => stuck.on('exit', resolve));
     // Any nsys writing its /tmp/nsys-report-* stream meanwhile (another test's) postpones the verdict, never advances it.
     t.true(stalledAfter >= 2000 && stalledAfter < 120_000, `stalled after ${stalledAfter} ms`);

@@ -80,18 +80,21 @@ function outputSignature(base: string): string {
 /**
  * Watches an `nsys profile` process: once the application has exited and nsys has written nothing for `stallMs`,
  * the run is stuck (nsys 2022.4's agent spins forever after some Node runs). The agents of this nsys are killed,
- * which makes nsys exit; the caller then retries. `stallMs` is asked each second (an interrupted run waits less).
- * Returns the function that stops watching.
+ * which makes nsys exit; the caller then retries. `stallMs` is asked each second (an interrupted run waits less);
+ * `onEnded` is told once when the application has exited (nsys then writes its report, for a Node program 5-16 s here
+ * with nothing to show). Returns the function that stops watching.
  */
 export function watchNsys(
   pid: number,
   base: string,
   stallMs: () => number,
   onStall: (waitedMs: number) => void,
+  onEnded?: () => void,
 ): () => void {
   let lastSignature = '';
   let lastChange = Date.now();
   let launched = false;
+  let ended = false;
   let killer: NodeJS.Timeout | undefined;
   const nsys = processRef(pid);
   const timer = setInterval(() => {
@@ -102,6 +105,8 @@ export function watchNsys(
       lastChange = Date.now();
       return;
     }
+    if (!ended) onEnded?.();
+    ended = true;
     const sig = outputSignature(base);
     if (sig !== lastSignature) {
       lastSignature = sig;

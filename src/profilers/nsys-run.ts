@@ -176,6 +176,10 @@ async function profileWithNsysLocked(
                 `nsys wrote nothing for ${(waited / 1000).toFixed(0)} s after the application ended: ending its stuck agent`,
               );
             },
+            () =>
+              req.onLog(
+                'the application ended; nsys is writing its report, which for a Node program takes several seconds',
+              ),
           ),
         ...forwardTo(req),
       ],
