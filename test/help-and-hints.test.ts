@@ -129,13 +129,13 @@ test.serial(
     mkdirSync(dir, { recursive: true });
     const out = join(dir, 'w.weights');
     const { spawn } = await import('node:child_process');
-    const { ROOT, TSX_IMPORT } = await import('./helpers/fixtures.ts');
+    const { cliCommand } = await import('../src/util/process.ts');
+    const [node, ...entry] = cliCommand('jetprof');
     // the server runs in this process: the command runs in a child, asynchronously
     const run = (url: string) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const c = spawn(process.execPath, [
-          TSX_IMPORT,
-          join(ROOT, 'src/cli/jetprof.ts'),
+        const c = spawn(node, [
+          ...entry,
           'fetch-weights',
           '--url',
           url,

@@ -25,6 +25,7 @@ import {
   TSX_IMPORT,
   SMALL_LAB_CFG,
 } from './helpers/fixtures.ts';
+import { cliCommand } from '../src/util/process.ts';
 
 const model = makeModel('lost2', SMALL_LAB_CFG, 4);
 
@@ -686,7 +687,9 @@ test('too few file descriptors for many streams (ulimit -n): the real cause, EMF
     'bash',
     [
       '-c',
-      `ulimit -n 120; exec "${process.execPath}" ${TSX_IMPORT} "${join(ROOT, 'src/cli/infer.ts')}" "${video}" --streams 32 --model "${model.onnxPath}" --output-dir "${dir}" -q`,
+      `ulimit -n 120; exec ${cliCommand('infer')
+        .map((a) => `"${a}"`)
+        .join(' ')} "${video}" --streams 32 --model "${model.onnxPath}" --output-dir "${dir}" -q`,
     ],
     { encoding: 'utf8', timeout: 240_000 },
   );

@@ -2,7 +2,8 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, runCli, scratchDir, TSX_IMPORT } from './helpers/fixtures.ts';
+import { ROOT, runCli, scratchDir } from './helpers/fixtures.ts';
+import { cliCommand } from '../src/util/process.ts';
 
 const LOG = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');
 const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
@@ -11,7 +12,7 @@ const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
 function jetprofWithoutNative(args: string[]) {
   const r = spawnSync(
     process.execPath,
-    ['--require', join(ROOT, 'test/helpers/forbid-native.cjs'), TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args],
+    ['--require', join(ROOT, 'test/helpers/forbid-native.cjs'), ...cliCommand('jetprof').slice(1), ...args],
     { encoding: 'utf8', cwd: scratchDir() },
   );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -161,7 +162,9 @@ test('jetprof parse: a log half UTF-8 and half Windows-1252 keeps both kinds of 
 
 test('parse prints tables on a terminal, as nvprof and nsys stats do, and JSON when piped or given --out', async (t) => {
   const log = join(ROOT, 'test/fixtures/profiles/nvprof-synthetic-trt-lab.txt');
-  const cli = `"${process.execPath}" ${TSX_IMPORT} "${join(ROOT, 'src/cli/jetprof.ts')}" parse "${log}"`;
+  const cli = `${cliCommand('jetprof')
+    .map((a) => `"${a}"`)
+    .join(' ')} parse "${log}"`;
   // `script` gives the command a terminal of its own
   const tty = spawnSync('script', ['-qec', cli, '/dev/null'], { encoding: 'utf8', cwd: scratchDir() });
   t.is(tty.status, 0, tty.stderr);

@@ -9,13 +9,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keptAnyTable, parseProfileFile, requireTables } from '../src/parsers/parse-file.ts';
 import { decodeText, detectEncoding } from '../src/util/text-input.ts';
-import { requires, ROOT, scratchDir, SHARED_FIXTURES, TSX_IMPORT } from './helpers/fixtures.ts';
+import { requires, ROOT, scratchDir, SHARED_FIXTURES } from './helpers/fixtures.ts';
+import { cliCommand } from '../src/util/process.ts';
 
 const NVPROF = join(ROOT, 'test/fixtures/profiles/nvprof-two-processes.txt');
 const NSYS = join(ROOT, 'test/fixtures/profiles/nsys-2022-column.txt');
 
 function jetprof(args: string[]) {
-  const r = spawnSync(process.execPath, [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), ...args], {
+  const [node, ...entry] = cliCommand('jetprof');
+  const r = spawnSync(node, [...entry, ...args], {
     encoding: 'utf8',
     cwd: scratchDir(),
   });

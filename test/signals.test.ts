@@ -19,6 +19,7 @@ import {
   startCli,
   TSX_IMPORT,
 } from './helpers/fixtures.ts';
+import { cliCommand } from '../src/util/process.ts';
 
 const model = makeModel('signals', PERSON_VEHICLE_CFG, 13);
 
@@ -141,11 +142,8 @@ test.serial('jetprof parse LOG | head: the closed pipe ends it quietly (no EPIPE
       '\n',
     ),
   );
-  const child = spawn(
-    process.execPath,
-    [TSX_IMPORT, join(ROOT, 'src/cli/jetprof.ts'), 'parse', log, '--trace-rows', 'all'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const [node, ...entry] = cliCommand('jetprof');
+  const child = spawn(node, [...entry, 'parse', log, '--trace-rows', 'all'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.once('data', () => child.stdout.destroy()); // `head -c` read what it wanted and left
