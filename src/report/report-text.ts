@@ -449,8 +449,9 @@ export function sweepDeltas(r: LabReport, s: Sweep): string[] {
   const setup = (x: FpsRow) =>
     `${x.streamSetup!.streams} stream${x.streamSetup!.streams === 1 ? '' : 's'}, batch ${x.streamSetup!.batch}${x.streamSetup!.interval ? `, interval ${x.streamSetup!.interval}` : ''}`;
   return rest.map((x) => {
-    const a = base.sweep!.aggregateFps;
-    const b = x.sweep!.aggregateFps;
+    // the change is worked out from the figures as printed, so a reader who checks it gets the same percentage
+    const a = Number(base.sweep!.aggregateFps.toFixed(2));
+    const b = Number(x.sweep!.aggregateFps.toFixed(2));
     const p99 =
       base.sweep!.worstP99Ms !== undefined && x.sweep!.worstP99Ms !== undefined
         ? `, worst p99 ${x.sweep!.worstP99Ms.toFixed(0)} against ${base.sweep!.worstP99Ms.toFixed(0)} ms`
