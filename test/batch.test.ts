@@ -16,7 +16,7 @@ import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
-import { type LoopOptions } from '../src/pipeline/loop-shared.ts';
+import { type LoopOptions, openStreams } from '../src/pipeline/loop-shared.ts';
 import { batchBlob, InputBuffers, letterboxFrame, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { disabledNvtx } from '../src/pipeline/nvtx.ts';
 import { runPipelinedLoop } from '../src/pipeline/pipelined-loop.ts';
@@ -161,7 +161,13 @@ async function matsLeftBy(loop: 'sequential' | 'pipelined', video: string, onnxP
       videoIo: 'ffmpeg',
     } as LoopOptions;
     const before = alive();
-    const r = await (loop === 'sequential' ? runSequentialLoop : runPipelinedLoop)(session, readModelInfo(onnxPath), o);
+    const model = readModelInfo(onnxPath);
+    const r = await (loop === 'sequential' ? runSequentialLoop : runPipelinedLoop)(
+      session,
+      model,
+      o,
+      openStreams(model, o),
+    );
     for (const s of r.streams) s.output?.abort(); // the video, finished under its temporary name, is not wanted here
     return { frames: r.framesRead, left: alive() - before };
   } finally {

@@ -194,10 +194,10 @@ test('one latency clock for every stream kind: a live or paced frame counts from
   const post = { detections: [], candidates: 0 } as never;
   const result = { outputs: [] } as never;
   // stream 0 a file (read at 0, 40, 80), stream 1 live (arrived 10 ms before its read), taking turns
-  tally.record(clock(0, 0), result, post, 0);
-  tally.record(clock(0, 40, 30), result, post, 1);
-  tally.record(clock(1, 80), result, post, 0);
-  tally.record(clock(1, 120, 110), result, post, 1);
+  tally.record({ clock: clock(0, 0), result, post, stream: 0 });
+  tally.record({ clock: clock(0, 40, 30), result, post, stream: 1 });
+  tally.record({ clock: clock(1, 80), result, post, stream: 0 });
+  tally.record({ clock: clock(1, 120, 110), result, post, stream: 1 });
   const p = tally.measured;
   t.is(p.captureMs?.length, p.startMs.length, 'the column has one entry per frame');
   const file = streamFigures(p, 0);

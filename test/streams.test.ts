@@ -616,8 +616,8 @@ test("each stream's video shows its own FPS in the overlay, the figures over all
     ...Array.from({ length: 5 }, (_, k) => [1, k * 500 + 100] as const),
   ].sort((a, b) => a[1] - b[1]);
   frames.forEach(([stream, at], index) =>
-    tally.record(
-      {
+    tally.record({
+      clock: {
         index,
         t0: ms(at),
         tInference: ms(at + 2),
@@ -630,10 +630,10 @@ test("each stream's video shows its own FPS in the overlay, the figures over all
         drawMs: 0,
         writeMs: 2,
       },
-      { outputs: new Map() },
+      result: { outputs: new Map() },
       post,
       stream,
-    ),
+    }),
   );
   // stream 0: 9 frames from 0 to 2010 ms = 4.48 FPS; stream 1: 5 frames from 100 to 2110 ms = 2.49 FPS;
   // all: 14 frames over 2110 ms = 6.64 FPS; inference 14 x 5 ms = 200 FPS

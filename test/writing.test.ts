@@ -9,12 +9,12 @@ import test from 'ava';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import type { LoopIo, LoopOptions } from '../src/pipeline/loop-shared.ts';
-import type { LoopTally, TallyRow } from '../src/pipeline/loop-tally.ts';
+import { type LoopIo, type LoopOptions, openStreams } from '../src/pipeline/loop-shared.ts';
+import type { FrameRow, LoopTally } from '../src/pipeline/loop-tally.ts';
 import type { Nvtx } from '../src/pipeline/nvtx.ts';
 import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
 import { STAGES } from '../src/pipeline/stages.ts';
-import { WriteBehind } from '../src/pipeline/write-behind.ts';
+import { type FrameOut, WriteBehind, WriteNow } from '../src/pipeline/frame-writes.ts';
 import { videoBackends, loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import { classifySource } from '../src/video/sources.ts';
 import { sumOf } from '../src/util/stats.ts';
@@ -42,7 +42,8 @@ async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg
   const session = await createOnnxSession(m.onnxPath, { threads: 2 });
   let done = 0;
   try {
-    const r = await runSequentialLoop(session, readModelInfo(m.onnxPath), {
+    const model = readModelInfo(m.onnxPath);
+    const options = {
       streams: [{ source: video, arg: classifySource(video), outputPath: out }],
       letterbox: false,
       postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300 },
@@ -53,7 +54,8 @@ async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg
       shouldStop: () => o.stopAfter !== undefined && done >= o.stopAfter,
       onFrame: () => void done++,
       videoIo: o.videoIo,
-    } as LoopOptions);
+    } as LoopOptions;
+    const r = await runSequentialLoop(session, model, options, openStreams(model, options));
     // the loop leaves its video under its temporary name; the job renames it with the run's other files
     for (const s of r.streams) s.output?.commit();
     const cv = loadOpenCv();
@@ -123,21 +125,71 @@ test.serial(
   },
 );
 
-test('a write that throws (a full disk) leaves drop() only the frames not yet handed over: each frame released once', (t) => {
-  const released: number[] = [];
-  const frame = (id: number) => ({ release: () => void released.push(id) }) as unknown as Mat;
+/** A frame's way out with stand-ins: its Mat's release and its write are logged in `log`. */
+function frameOut(log: string[], id: number, io: { sink?: Record<string, unknown> }): FrameOut {
+  return {
+    io: io as unknown as LoopIo,
+    frame: { release: () => void log.push(`release ${id}`) } as unknown as Mat,
+    row: { clock: { index: id, writeMs: 0, tEnd: 0n } } as unknown as FrameRow,
+    warmup: false,
+    closeFrame: () => void log.push(`close ${id}`),
+  };
+}
+
+test('a write that throws (a full disk) leaves drop() only the frames not yet handed over: each frame released once', async (t) => {
+  const log: string[] = [];
   let writes = 0;
   const sink = {
     write() {
       if (++writes === 2) throw new Error('ENOSPC: no space left on device');
     },
   };
-  const io = { sink } as unknown as LoopIo;
-  const tally = { addWrite() {} } as unknown as LoopTally;
+  const tally = { record() {} } as unknown as LoopTally;
   const w = new WriteBehind(tally, { open: () => undefined, close() {} });
-  for (const id of [1, 2, 3]) w.hold(io, frame(id), {} as TallyRow, false);
+  const io = { sink };
+  for (const id of [1, 2, 3]) await w.put(frameOut(log, id, io));
   t.throws(() => w.handOff(), { message: /ENOSPC/ });
-  t.deepEqual(released, [1, 2], 'the first written, the second released as its write failed');
+  const released = () => log.filter((x) => x.startsWith('release'));
+  t.deepEqual(released(), ['release 1', 'release 2'], 'the first written, the second released as its write failed');
   w.drop();
-  t.deepEqual(released, [1, 2, 3], 'drop releases the third only');
+  t.deepEqual(released(), ['release 1', 'release 2', 'release 3'], 'drop releases the third only');
+});
+
+test("a frame's row is recorded once, when its write is done: written behind, after the wait for its encoder; written now, after its write; the Mat released as its write returns", async (t) => {
+  const log: string[] = [];
+  const tally = { record: (r: FrameRow) => void log.push(`record ${r.clock.index} write ${r.clock.writeMs > 0}`) };
+  const ranges = { open: (n: string) => void log.push(`range ${n}`), close() {} };
+  const sink = {
+    write: () => void log.push('write'),
+    settle() {
+      log.push('settle');
+      // the wait takes time, which goes to the last frame handed over
+      for (const end = process.hrtime.bigint() + 1_000_000n; process.hrtime.bigint() < end;);
+    },
+    writeAsync: async () => void log.push('writeAsync'),
+  };
+  const behind = new WriteBehind(tally as unknown as LoopTally, ranges);
+  const io = { sink };
+  const rows = [frameOut(log, 1, io), frameOut(log, 2, io)];
+  for (const f of rows) await behind.put(f);
+  t.deepEqual(log, ['close 1', 'close 2'], 'held: their frame ranges closed, nothing written or recorded');
+  behind.handOff();
+  t.deepEqual(
+    log.slice(2),
+    ['range write', 'write', 'release 1', 'range write', 'write', 'release 2'],
+    'handed over, not recorded',
+  );
+  log.length = 0;
+  behind.settle();
+  t.deepEqual(log, ['range encoder-wait', 'settle', 'record 1 write true', 'record 2 write true']);
+  t.true(rows[1].row.clock.writeMs >= 1, "the wait is in the last frame's write stage");
+  t.true(rows[1].row.clock.tEnd > 0n, "and its end moved to the wait's end");
+  // a frame with no output has nothing to wait for: written (nothing) and recorded at once
+  log.length = 0;
+  await behind.put(frameOut(log, 3, {}));
+  t.deepEqual(log, ['range write', 'release 3', 'close 3', 'record 3 write true']);
+  // written now (the pipelined loop): the write, the release, its frame range closed, then its record
+  log.length = 0;
+  await new WriteNow(tally as unknown as LoopTally, ranges).put(frameOut(log, 4, io));
+  t.deepEqual(log, ['range write', 'writeAsync', 'release 4', 'close 4', 'record 4 write true']);
 });

@@ -17,7 +17,7 @@ import { maxOf, minOf } from '../util/stats.ts';
 import type { StagedOutput } from '../output/output.ts';
 import { drawFrame, type LoopIo, type RangeKind, rangeName, type RangeOps } from './loop-shared.ts';
 import type { LoopTally } from './loop-tally.ts';
-import type { WriteBehind } from './write-behind.ts';
+import type { FrameWrites } from './frame-writes.ts';
 import { arrivalMs, latenciesOf, type Latency, latencyPercentiles, nsToMs, type PerFrame } from './stages.ts';
 
 /** What a loop's frames share on their way out. */
@@ -35,11 +35,8 @@ export interface TailContext {
   boxes?: FrameBoxes[][];
   /** Each frame records its stream (the run reports per-stream figures). */
   streamColumn: boolean;
-  /**
-   * How frames are written: through OpenCV's async writer (the pipelined loop: the next frame's inference goes on
-   * meanwhile), or one frame behind, after the model's next run (the sequential loop, write-behind.ts).
-   */
-  writes: 'async' | WriteBehind;
+  /** How frames are written and their rows recorded: at once (WriteNow) or one model run behind (frame-writes.ts). */
+  writes: FrameWrites;
   /** Each inferred frame's raw outputs, before postprocess (infer --heads). */
   onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
 }
@@ -89,38 +86,32 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
   c.boxes?.[f.stream].push({ index: f.index, warmup: f.index < c.warmupFrames, detections: post.detections });
   c.ranges.close(postRange);
   const t4 = process.hrtime.bigint();
-  const behind = io.sink && c.writes !== 'async' ? c.writes : undefined;
-  if (!behind) {
-    const writeRange = c.ranges.open(name('write'));
-    if (io.sink) await io.sink.writeAsync(f.frame);
-    c.ranges.close(writeRange);
-  }
-  const t5 = process.hrtime.bigint();
-  // written: its pixels go back now, not at V8's next collection (see InputBuffers in preprocess.ts); a frame written
-  // behind goes back when it is handed to the encoder
-  if (!behind) f.frame.release();
-  f.closeFrame();
-  const row = c.tally.record(
-    {
-      index: f.index,
-      t0: f.t0,
-      tInference: f.outputs ? f.tInference : t3,
-      tPostprocess: t3,
-      tEnd: t5,
-      readMs: f.readMs,
-      preprocessMs: f.outputs ? f.preprocessMs : 0,
-      inferenceMs: f.outputs ? f.inferenceMs : 0,
-      postprocessMs: nsToMs(t4 - t3),
-      drawMs,
-      writeMs: nsToMs(t5 - t4),
-      ...(f.tCapture !== undefined ? { tCapture: f.tCapture } : {}),
-      ...(c.trackers ? { inferred: f.outputs !== undefined } : {}),
-    },
-    f.outputs && f.device ? { outputs: f.outputs, device: f.device } : { outputs: new Map() },
-    post,
-    c.streamColumn ? f.stream : undefined,
-  );
-  behind?.hold(io, f.frame, row, f.index < c.warmupFrames);
+  c.tally.tailDone(f.index);
+  const clock = {
+    index: f.index,
+    t0: f.t0,
+    tInference: f.outputs ? f.tInference : t3,
+    tPostprocess: t3,
+    tEnd: t4,
+    readMs: f.readMs,
+    preprocessMs: f.outputs ? f.preprocessMs : 0,
+    inferenceMs: f.outputs ? f.inferenceMs : 0,
+    postprocessMs: nsToMs(t4 - t3),
+    drawMs,
+    writeMs: 0,
+    ...(f.tCapture !== undefined ? { tCapture: f.tCapture } : {}),
+    ...(c.trackers ? { inferred: f.outputs !== undefined } : {}),
+  };
+  const result = f.outputs && f.device ? { outputs: f.outputs, device: f.device } : { outputs: new Map() };
+  const stream = c.streamColumn ? f.stream : undefined;
+  // written and recorded now or a model run later; its frame range closes with its write or, written behind, now
+  await c.writes.put({
+    io,
+    frame: f.frame,
+    row: { clock, result, post, stream },
+    warmup: f.index < c.warmupFrames,
+    closeFrame: f.closeFrame,
+  });
   return post;
 }
 

@@ -9,7 +9,7 @@ import { type MachineLoad, watchMachineLoad } from '../platform/machine-load.ts'
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
 import { type StagedOutput, stageOutput } from '../output/output.ts';
 import { timeModelAlone } from './model-alone.ts';
-import type { LoopOptions } from './loop-shared.ts';
+import { type LoopOptions, openStreams } from './loop-shared.ts';
 import { headsRecorder } from './heads-file.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import type { LoopResult } from './loop-result.ts';
@@ -65,7 +65,9 @@ function runLoop(
     streamColumn: o.plan.multiStream !== undefined,
     ...(heads ? { onHeads: heads.add } : {}),
   };
-  return (o.plan.loop.pipelined ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions);
+  // the run's sources and outputs, opened once here (a failure closes the ones already open); the loop closes them
+  const ios = openStreams(m.model, loopOptions);
+  return (o.plan.loop.pipelined ? runPipelinedLoop : runSequentialLoop)(session, m.model, loopOptions, ios);
 }
 
 /**

@@ -97,7 +97,7 @@ export interface LoopOptions {
  * NVTX range names: warm-up frames get `warmup-` names of their own, so that a profiler's instance counts of
  * `frame`, `read`, ... `write` equal the frames the FPS figures measure.
  */
-export function rangeName(name: RangeKind, index: number, warmupFrames: number): string {
+export function rangeName(name: RangeKind, index: number, warmupFrames: number): RangeName {
   return warmRange(name, index < warmupFrames);
 }
 
@@ -116,12 +116,15 @@ export type RangeKind =
   | `stream-${number}`
   | `batch streams ${string}`;
 
+/** Every range name a loop opens: a kind, its warm-up twin, and the read that only finds the end of a stream. */
+export type RangeName = RangeKind | `warmup-${RangeKind}` | 'end-of-stream';
+
 /** The one warm-up rule of the ranges: a warm-up frame's (or an all-warm-up batch's) range is named `warmup-<name>`. */
-export const warmRange = (name: RangeKind, warmup: boolean): string => (warmup ? `warmup-${name}` : name);
+export const warmRange = (name: RangeKind, warmup: boolean): RangeName => (warmup ? (`warmup-${name}` as const) : name);
 
 /** How a loop opens and closes NVTX ranges: nested push/pop (sequential loop) or start/end handles (overlapping frames). */
 export interface RangeOps {
-  open(name: string): unknown;
+  open(name: RangeName): unknown;
   close(range: unknown): void;
 }
 

@@ -9,7 +9,7 @@ import { emptyPerFrame, nsToMs, type PerFrame, roundMs, wallMsOf } from './stage
 import { mainThreadCpuNs } from '../platform/machine-load.ts';
 
 /** One frame's clock readings (hrtime ns) and the stage durations measured between them (ms). */
-interface FrameClock {
+export interface FrameClock {
   index: number;
   /** read began */
   t0: bigint;
@@ -31,10 +31,12 @@ interface FrameClock {
   writeMs: number;
 }
 
-/** Where a frame's record went: its columns (measured or warm-up) and its row in them. */
-export interface TallyRow {
-  p: PerFrame;
-  k: number;
+/** A frame's row before it is recorded: its clock, its model result (device timings) and its boxes. */
+export interface FrameRow {
+  clock: FrameClock;
+  result: InferenceResult;
+  post: FramePostprocess;
+  /** Its stream, where the run reports streams. */
   stream?: number;
 }
 
@@ -93,12 +95,19 @@ export class LoopTally {
   /** The main thread's CPU time when the measured frames began (the last warm-up frame recorded), for machineLoad. */
   measuredCpuFromNs?: number;
 
-  /** Records a frame; returns its row, to which a write done later (write-behind.ts) adds its time. */
-  record(clock: FrameClock, result: InferenceResult, post: FramePostprocess, stream?: number): TallyRow {
+  /**
+   * A frame's tail is done (its boxes drawn): after the last warm-up frame's, the main thread's CPU time counts for
+   * the measured frames. Here, not at its record, which the sequential loop makes a model run later.
+   */
+  tailDone(index: number): void {
+    if (index === this.warmupFrames - 1) this.measuredCpuFromNs ??= mainThreadCpuNs();
+  }
+
+  /** Records a frame's row, once, when its write is done (frame-writes.ts). */
+  record({ clock, result, post, stream }: FrameRow): void {
     this.origin ??= clock.t0;
     const at = (t: bigint) => roundMs(nsToMs(t - this.origin!));
     const p = clock.index < this.warmupFrames ? this.warmup : this.measured;
-    if (clock.index === this.warmupFrames - 1) this.measuredCpuFromNs ??= mainThreadCpuNs();
     p.index.push(clock.index);
     if (stream !== undefined) (p.stream ??= []).push(stream);
     // one clock for every stream kind: a live or paced frame counts from its arrival, a file's from its read, and
@@ -123,8 +132,7 @@ export class LoopTally {
       (p.gpuComputeMs ??= []).push(roundMs(result.device.gpuComputeMs));
       (p.d2hMs ??= []).push(roundMs(result.device.d2hMs));
     }
-    const row = { p, k: p.index.length - 1, stream };
-    if (p === this.warmup) return row;
+    if (p === this.warmup) return;
     if (stream !== undefined) {
       const s = this.perStream.get(stream) ?? { frames: 0, firstMs: at(clock.t0), lastMs: 0 };
       s.frames++;
@@ -140,22 +148,6 @@ export class LoopTally {
       this.perClass[label] = (this.perClass[label] ?? 0) + 1;
     }
     this.total += post.detections.length;
-    return row;
-  }
-
-  /**
-   * Time spent writing a recorded frame after its record (the sequential loop hands a frame to the encoder after the
-   * next frame's inference and waits for the encoder before the model's run after that): added to its write stage,
-   * and its end moved to `tEnd`. Every moment of the loop still belongs to one frame's stage, so the stages add up to
-   * the wall time; the frame's span reaches into the next frames', whose CPU stages ran beside its encoding.
-   */
-  addWrite(row: TallyRow, ms: number, tEnd: bigint): void {
-    if (this.origin === undefined) return;
-    const { p, k } = row;
-    p.writeMs[k] = roundMs(p.writeMs[k] + ms);
-    p.endMs[k] = Math.max(p.endMs[k], roundMs(nsToMs(tEnd - this.origin)));
-    const s = row.stream !== undefined && p === this.measured ? this.perStream.get(row.stream) : undefined;
-    if (s) s.lastMs = Math.max(s.lastMs, p.endMs[k]);
   }
 
   /**

@@ -18,7 +18,6 @@ import {
   type LoopIo,
   type LoopOptions,
   noFrameDecoded,
-  openStreams,
   planned,
   rangeName,
   type RangeOps,
@@ -29,6 +28,7 @@ import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import type { LastInput, LoopResult } from './loop-result.ts';
 import { nsToMs } from './stages.ts';
+import { WriteNow } from './frame-writes.ts';
 
 /** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */
 class Slots {
@@ -81,20 +81,27 @@ interface InFlight extends FrameRead {
   result?: InferenceResult;
 }
 
-/** One stream (the job runs several through the sequential loop), its stages overlapping. */
+/**
+ * One stream (the job runs several through the sequential loop), its stages overlapping; its source and output are
+ * the one the job opened (`ios`, loop-shared.ts openStreams), which the loop closes.
+ */
 export async function runPipelinedLoop(
   session: DetectorSession,
   model: YoloModelInfo,
   o: LoopOptions,
+  ios: LoopIo[],
 ): Promise<LoopResult> {
-  const run = new PipelinedRun(session, model, o);
+  if (ios.length !== 1) {
+    abortStreams(ios);
+    throw new RangeError(`the pipelined loop runs one stream, not ${ios.length} (the run plan decides the loop)`);
+  }
+  const run = new PipelinedRun(session, model, o, ios);
   await Promise.all([run.readStage(), run.inferStage(), run.writeStage()]);
   return run.finish();
 }
 
 /** The three stages of one pipelined run and what they share: the slots, the two channels, the tally, the failure. */
 class PipelinedRun {
-  private readonly ios: LoopIo[];
   private readonly ranges: RangeOps;
   private readonly slots: Slots;
   private readonly inputs: InputBuffers;
@@ -115,8 +122,8 @@ class PipelinedRun {
     private readonly session: DetectorSession,
     private readonly model: YoloModelInfo,
     private readonly o: LoopOptions,
+    private readonly ios: LoopIo[],
   ) {
-    this.ios = openStreams(model, { ...o, streams: o.streams.slice(0, 1) });
     this.ranges = startEndRanges(o.nvtx);
     this.slots = new Slots(planned(o.inFlight, 'inFlight'));
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
@@ -133,7 +140,7 @@ class PipelinedRun {
       streamColumn: !!o.streamColumn,
       onHeads: o.onHeads,
       // overlap is this loop's point: the encoder may run on while the next frame is inferred
-      writes: 'async',
+      writes: new WriteNow(this.tally, this.ranges),
     };
     const { frameCount } = this.ios[0].source.info;
     this.totalFrames = o.maxFrames ? Math.min(o.maxFrames, frameCount || o.maxFrames) : frameCount;
@@ -167,11 +174,11 @@ class PipelinedRun {
           break;
         }
         const t1 = process.hrtime.bigint();
-        const pre = o.nvtx.start(rangeName('preprocess', index, o.warmupFrames));
+        const pre = ranges.open(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
         const { input, blob } = modelInput(cv, [{ frame: got.frame, g }], this.model, this.inputs);
-        o.nvtx.end(pre);
+        ranges.close(pre);
         const t2 = process.hrtime.bigint();
         this.framesRead++;
         const frameRange = got.frameRange;
@@ -200,7 +207,7 @@ class PipelinedRun {
     try {
       for (let item = await this.toInfer.take(); item; item = await this.toInfer.take()) {
         if (this.failure !== undefined) continue;
-        const r = o.nvtx.start(rangeName('inference', item.index, o.warmupFrames));
+        const r = this.ranges.open(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
         item.result = await this.session.run(item.input, item.blob);
         // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
@@ -208,7 +215,7 @@ class PipelinedRun {
         this.lastInput = { input: item.input, blob: item.blob, images: 1 };
         item.tInference = t0;
         item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
-        o.nvtx.end(r);
+        this.ranges.close(r);
         this.toWrite.put(item);
       }
     } catch (e) {

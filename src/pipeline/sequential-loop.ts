@@ -17,10 +17,10 @@ import {
   type LoopIo,
   type LoopOptions,
   noFrameDecoded,
-  openStreams,
   planned,
   pushPopRanges,
   type RangeKind,
+  type RangeName,
   type RangeOps,
   startEndRanges,
   warmRange,
@@ -29,7 +29,7 @@ import { InputBuffers, modelInput } from './preprocess.ts';
 import { LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
-import { WriteBehind } from './write-behind.ts';
+import { WriteBehind } from './frame-writes.ts';
 import { turnEventLoop } from '../util/process.ts';
 import type { BatchRecord, LastInput, LoopResult } from './loop-result.ts';
 
@@ -82,7 +82,7 @@ async function runBatch(
   model: YoloModelInfo,
   inputs: InputBuffers,
   ranges: RangeOps,
-  name: (stage: RangeKind) => string,
+  name: (stage: RangeKind) => RangeName,
   writes: WriteBehind,
 ): Promise<{ result: InferenceResult; preprocessMs: number; tInf: bigint; input?: LastInput }> {
   const tPre = process.hrtime.bigint();
@@ -136,12 +136,13 @@ function framesToRead(ios: LoopIo[], o: LoopOptions): number {
   return sumOf(ios.map(count));
 }
 
+/** The sequential loop over the streams the job opened (`ios`, loop-shared.ts openStreams); it closes them. */
 export async function runSequentialLoop(
   session: DetectorSession,
   model: YoloModelInfo,
   o: LoopOptions,
+  ios: LoopIo[],
 ): Promise<LoopResult> {
-  const ios = openStreams(model, o);
   const tally = new LoopTally(o.warmupFrames, model.labels);
   // --batch B: one frame from each of up to B streams goes through the model in one run
   const batchSize = Math.min(planned(o.batch, 'batch'), ios.length);
