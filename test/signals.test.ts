@@ -88,6 +88,32 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   );
 }
 
+test("a command leaves through process.exit() once its work is done, not through Node's teardown, where finalizing OpenCV's Mats could crash it after its files were written (run-program.ts exitBeforeTeardown)", async (t) => {
+  const dir = freshDir('leave-by-exit');
+  // a preload that tells how the process left: process.exit() called, or the event loop simply ran dry
+  const preload = join(dir, 'how-it-left.cjs');
+  writeFileSync(
+    preload,
+    [
+      'let called = false;',
+      'const exit = process.exit;',
+      'process.exit = (code) => { called = true; return exit.call(process, code); };',
+      "process.on('exit', () => require('node:fs').writeSync(2, called ? 'left by process.exit\\n' : 'left by teardown\\n'));",
+    ].join('\n'),
+  );
+  const video = makeVideo('leave-by-exit.mp4', 4, 160, 120);
+  const [cmd, ...args] = cliCommand('infer');
+  const child = spawn(cmd, [...args, video, '--model', model.onnxPath, '--warmup', '1', '--no-write', '-q'], {
+    cwd: dir,
+    env: { ...process.env, NODE_OPTIONS: `--require=${preload}` },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise((r) => child.on('close', r));
+  t.is(code, 0, stderr);
+  t.regex(stderr, /left by process\.exit/);
+});
+
 test('a signal sent later by process id (a budget timer, a forwarded Ctrl-C, the nsys watchdog) reaches only the process it was meant for, never one that got its id after it ended', async (t) => {
   const { processRef, signalProcess } = await import('../src/util/process.ts');
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });

@@ -210,7 +210,8 @@ class PipelinedRun {
         const r = this.ranges.open(rangeName('inference', item.index, o.warmupFrames));
         const t0 = process.hrtime.bigint();
         item.result = await this.session.run(item.input, item.blob);
-        // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
+        // Rule (native memory): the blob before is done with (OpenCV DNN ran on it); this one stays for the
+        // model-alone runs (test/batch.test.ts counts the Mats a run leaves)
         this.lastInput?.blob?.release();
         this.lastInput = { input: item.input, blob: item.blob, images: 1 };
         item.tInference = t0;

@@ -27,13 +27,14 @@ export function letterboxFrame(cv: Cv, frame: Mat, g: Geometry): Mat {
 }
 
 /**
- * Where a loop's preprocessed inputs go: a few Float32Arrays used in turn, instead of the new 2 MB Buffer a frame
+ * Rule (native memory). Where a loop's preprocessed inputs go: a few Float32Arrays used in turn, instead of the new 2 MB Buffer a frame
  * that Mat.getData() allocates (416x416 float32). Every Mat and ArrayBuffer counts as V8 external memory, and their
  * churn (a frame's Mats and its input, about 8 MB a frame at 960x540) made V8 run a full collection every ~10 frames,
  * its concurrent marking beside the next inference (what reusing them bought: docs/MEASUREMENTS.md).
  * `count`: how many inputs are alive at once (the sequential loop: 1, the model has run on it before the next one is
  * made; the pipelined loop: its frames in flight, plus one). Each backend is done with its input when its run's
- * promise settles (ONNX Runtime's worker gets a copy; TensorRT copies it to the device).
+ * promise settles (ONNX Runtime's worker gets a copy; TensorRT copies it to the device). A count too small overwrites
+ * an input before its run (test/batch.test.ts: the buffers used in turn, and the Mats a run leaves).
  */
 export class InputBuffers {
   private readonly slots: { input: Float32Array | Uint8Array; mats: Mat[] }[] = [];

@@ -96,6 +96,8 @@ async function runBatch(
   );
   ranges.close(pre);
   const preprocessMs = nsToMs(process.hrtime.bigint() - tPre);
+  // Rule (ordering): the encoder is done before the model runs, else the inference stage holds encoding too
+  // (test/writing.test.ts reads the order from the NVTX ranges)
   writes.settle();
   const tInf = process.hrtime.bigint();
   const inf = ranges.open(name('inference'));
@@ -166,7 +168,8 @@ export async function runSequentialLoop(
   try {
     while (!reads.allDone) {
       perf.maybePrint();
-      // a signal is heard between frames whatever the backend (OpenCV DNN's run() gives the event loop no turn)
+      // Rule (signals): a signal is heard between frames whatever the backend; OpenCV DNN's run() gives the event loop
+      // no turn, so without this Ctrl-C waits for the whole video (test/signals.test.ts, the OpenCV DNN backend)
       await turnEventLoop();
       if (o.shouldStop()) {
         interrupted = true;
@@ -186,13 +189,15 @@ export async function runSequentialLoop(
       const run = await runBatch(session, ios, inferred, model, inputs, ranges, batchName, writes);
       const { result, tInf } = run;
       if (run.input) {
-        // the blob before it is done with (OpenCV DNN ran on it); this one stays for the model-alone runs
+        // Rule (native memory): the blob before is done with (OpenCV DNN ran on it); this one stays for the
+        // model-alone runs (test/batch.test.ts counts the Mats a run leaves)
         lastInput?.blob?.release();
         lastInput = run.input;
         inferredFrames += inferred.length;
       }
       const tPost = process.hrtime.bigint();
-      // the frames drawn before this run go to their encoders, which work while these frames' tails run
+      // Rule (ordering): the frames drawn before this run go to their encoders only now, which work while these
+      // frames' tails run (test/writing.test.ts)
       writes.handOff();
       const n = inferred.length;
       if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
