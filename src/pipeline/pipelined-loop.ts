@@ -11,7 +11,6 @@
  */
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
-import type { Mat } from '../video/opencv.ts';
 import { finishFrame, finishStreams, type FrameRead, type StreamState, type TailContext } from './frame-tail.ts';
 import {
   abortStreams,
@@ -24,9 +23,10 @@ import {
   readNextFrame,
   startEndRanges,
 } from './loop-shared.ts';
-import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
+import type { ModelInput } from './preprocess.ts';
+import { ModelStep } from './model-step.ts';
 import { LoopTally } from './loop-tally.ts';
-import type { LastInput, LoopResult } from './loop-result.ts';
+import type { LoopResult } from './loop-result.ts';
 import { nsToMs } from './stages.ts';
 import { WriteNow } from './frame-writes.ts';
 
@@ -73,8 +73,7 @@ class Channel<T> {
 
 /** A frame in flight: its read (the shape the sequential loop's frames have too), its input, the model's result. */
 interface InFlight extends FrameRead {
-  input: ModelInput['input'];
-  blob?: Mat;
+  input: ModelInput;
   preprocessMs: number;
   tInference?: bigint;
   inferenceMs?: number;
@@ -104,11 +103,9 @@ export async function runPipelinedLoop(
 class PipelinedRun {
   private readonly ranges: RangeOps;
   private readonly slots: Slots;
-  private readonly inputs: InputBuffers;
+  private readonly step: ModelStep;
   private readonly toInfer = new Channel<InFlight>();
   private readonly toWrite = new Channel<InFlight>();
-  /** The last input the model ran on: the model-alone timing runs it again. */
-  private lastInput: LastInput | undefined;
   private readonly tally: LoopTally;
   private readonly tail: TailContext;
   private readonly totalFrames: number;
@@ -119,16 +116,18 @@ class PipelinedRun {
   private failure: unknown;
 
   constructor(
-    private readonly session: DetectorSession,
-    private readonly model: YoloModelInfo,
+    session: DetectorSession,
+    model: YoloModelInfo,
     private readonly o: LoopOptions,
     private readonly ios: LoopIo[],
   ) {
     this.ranges = startEndRanges(o.nvtx);
     this.slots = new Slots(planned(o.inFlight, 'inFlight'));
-    // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
-    this.inputs = new InputBuffers(o.inFlight + 1);
     this.tally = new LoopTally(o.warmupFrames, model.labels);
+    // overlap is this loop's point: the encoder may run on while the next frame is inferred
+    const writes = new WriteNow(this.tally, this.ranges);
+    // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
+    this.step = new ModelStep(session, model, this.ranges, writes, o.inFlight + 1);
     this.tail = {
       ios: this.ios,
       tally: this.tally,
@@ -139,8 +138,7 @@ class PipelinedRun {
       boxes: o.keepBoxes ? [[]] : undefined,
       streamColumn: !!o.streamColumn,
       onHeads: o.onHeads,
-      // overlap is this loop's point: the encoder may run on while the next frame is inferred
-      writes: new WriteNow(this.tally, this.ranges),
+      writes,
     };
     const { frameCount } = this.ios[0].source.info;
     this.totalFrames = o.maxFrames ? Math.min(o.maxFrames, frameCount || o.maxFrames) : frameCount;
@@ -174,12 +172,9 @@ class PipelinedRun {
           break;
         }
         const t1 = process.hrtime.bigint();
-        const pre = ranges.open(rangeName('preprocess', index, o.warmupFrames));
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const { input, blob } = modelInput(cv, [{ frame: got.frame, g }], this.model, this.inputs);
-        ranges.close(pre);
-        const t2 = process.hrtime.bigint();
+        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', index, o.warmupFrames));
         this.framesRead++;
         const frameRange = got.frameRange;
         this.toInfer.put({
@@ -189,9 +184,8 @@ class PipelinedRun {
           closeFrame: () => this.ranges.close(frameRange),
           t0: tRead0,
           readMs: nsToMs(t1 - tRead0),
-          input,
-          blob,
-          preprocessMs: nsToMs(t2 - t1),
+          input: pre.input,
+          preprocessMs: pre.ms,
         });
       }
     } catch (e) {
@@ -207,16 +201,10 @@ class PipelinedRun {
     try {
       for (let item = await this.toInfer.take(); item; item = await this.toInfer.take()) {
         if (this.failure !== undefined) continue;
-        const r = this.ranges.open(rangeName('inference', item.index, o.warmupFrames));
-        const t0 = process.hrtime.bigint();
-        item.result = await this.session.run(item.input, item.blob);
-        // Rule (native memory): the blob before is done with (OpenCV DNN ran on it); this one stays for the
-        // model-alone runs (test/batch.test.ts counts the Mats a run leaves)
-        this.lastInput?.blob?.release();
-        this.lastInput = { input: item.input, blob: item.blob, images: 1 };
-        item.tInference = t0;
-        item.inferenceMs = nsToMs(process.hrtime.bigint() - t0);
-        this.ranges.close(r);
+        const run = await this.step.run(item.input, 1, rangeName('inference', item.index, o.warmupFrames));
+        item.result = run.result;
+        item.tInference = run.tInference;
+        item.inferenceMs = run.ms;
         this.toWrite.put(item);
       }
     } catch (e) {
@@ -268,7 +256,7 @@ class PipelinedRun {
       inferredFrames: done,
       boxes,
       batches: [],
-      lastInput: this.lastInput,
+      lastInput: this.step.lastInput,
     };
   }
 }

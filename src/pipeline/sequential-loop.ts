@@ -25,13 +25,12 @@ import {
   startEndRanges,
   warmRange,
 } from './loop-shared.ts';
-import { InputBuffers, modelInput } from './preprocess.ts';
+import { ModelStep } from './model-step.ts';
 import { LoopTally } from './loop-tally.ts';
-import { nsToMs } from './stages.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
 import { WriteBehind } from './frame-writes.ts';
 import { turnEventLoop } from '../util/process.ts';
-import type { BatchRecord, LastInput, LoopResult } from './loop-result.ts';
+import type { BatchRecord, LoopResult } from './loop-result.ts';
 
 /**
  * deepstream-app's **PERF lines: a header naming the columns once, then each stream's FPS over the last interval and
@@ -71,39 +70,20 @@ function deviceShare(result: InferenceResult, n: number): InferenceResult['devic
 }
 
 /**
- * The frames the model runs on (all, unless --interval) preprocessed into one blob and run through the model at once,
- * after the encoder is done with the frames written so far: the inference stage holds the model alone (the wait is
- * the written frame's write stage). Nothing runs when no frame of the batch is inferred.
+ * The frames the model runs on (all, unless --interval) preprocessed into one blob and run through the model at once
+ * (model-step.ts, which waits for the encoder first and hands it the frames written so far after). Nothing runs when
+ * no frame of the batch is inferred.
  */
 async function runBatch(
-  session: DetectorSession,
+  step: ModelStep,
   ios: LoopIo[],
   inferred: StreamFrame[],
-  model: YoloModelInfo,
-  inputs: InputBuffers,
-  ranges: RangeOps,
   name: (stage: RangeKind) => RangeName,
-  writes: WriteBehind,
-): Promise<{ result: InferenceResult; preprocessMs: number; tInf: bigint; input?: LastInput }> {
-  const tPre = process.hrtime.bigint();
-  if (inferred.length === 0) return { result: { outputs: new Map() }, preprocessMs: 0, tInf: tPre };
-  const pre = ranges.open(name('preprocess'));
-  const { input, blob } = modelInput(
-    ios[0].cv,
-    inferred.map((m) => ({ frame: m.frame, g: ios[m.stream].g })),
-    model,
-    inputs,
-  );
-  ranges.close(pre);
-  const preprocessMs = nsToMs(process.hrtime.bigint() - tPre);
-  // Rule (ordering): the encoder is done before the model runs, else the inference stage holds encoding too
-  // (test/writing.test.ts reads the order from the NVTX ranges)
-  writes.settle();
-  const tInf = process.hrtime.bigint();
-  const inf = ranges.open(name('inference'));
-  const result = await session.run(input, blob);
-  ranges.close(inf);
-  return { result, preprocessMs, tInf, input: { input, blob, images: inferred.length } };
+) {
+  if (inferred.length === 0) return undefined;
+  const frames = inferred.map((m) => ({ frame: m.frame, g: ios[m.stream].g }));
+  const pre = step.preprocess(ios[0].cv, frames, name('preprocess'));
+  return { ...(await step.run(pre.input, inferred.length, name('inference'))), preprocessMs: pre.ms };
 }
 
 /** What finishing a frame needs of the run: its streams, tally, model, ranges and writer (frame-tail.ts). */
@@ -162,9 +142,8 @@ export async function runSequentialLoop(
   let framesRead = 0;
   let inferredFrames = 0;
   const batches: BatchRecord[] = [];
-  let lastInput: LastInput | undefined;
   // one input alive at a time: the model has run on it before the next batch is preprocessed
-  const inputs = new InputBuffers(1);
+  const step = new ModelStep(session, model, ranges, writes, 1);
   try {
     while (!reads.allDone) {
       perf.maybePrint();
@@ -186,31 +165,22 @@ export async function runSequentialLoop(
       // preprocess and infer the frames the model runs on (all, unless --interval) in one run
       const inferred = members.filter((m) => m.inferHere);
       const batchName = (n: RangeKind) => warmRange(n, allWarmup);
-      const run = await runBatch(session, ios, inferred, model, inputs, ranges, batchName, writes);
-      const { result, tInf } = run;
-      if (run.input) {
-        // Rule (native memory): the blob before is done with (OpenCV DNN ran on it); this one stays for the
-        // model-alone runs (test/batch.test.ts counts the Mats a run leaves)
-        lastInput?.blob?.release();
-        lastInput = run.input;
-        inferredFrames += inferred.length;
-      }
-      const tPost = process.hrtime.bigint();
-      // Rule (ordering): the frames drawn before this run go to their encoders only now, which work while these
-      // frames' tails run (test/writing.test.ts)
-      writes.handOff();
+      const run = await runBatch(step, ios, inferred, batchName);
+      // a turn the model skipped (--interval): the frames drawn before go to their encoders all the same
+      if (!run) writes.handOff();
       const n = inferred.length;
-      if (n > 0) batches.push({ images: n, inferenceMs: nsToMs(tPost - tInf), measured: !allWarmup });
+      inferredFrames += n;
+      if (run) batches.push({ images: n, inferenceMs: run.ms, measured: !allWarmup });
       // a frame's share of its batch's preprocess, inference and device timings, so the stages of all frames add up
       const share = (x: number) => (n > 0 ? x / n : 0);
-      const device = deviceShare(result, n);
+      const device = run && deviceShare(run.result, n);
       for (const m of members) {
         await finishFrame(tail, {
           ...m,
-          tInference: tInf,
-          preprocessMs: share(run.preprocessMs),
-          inferenceMs: share(nsToMs(tPost - tInf)),
-          outputs: m.inferHere ? imageOutputs(result.outputs, inferred.indexOf(m), n) : undefined,
+          tInference: run?.tInference ?? 0n,
+          preprocessMs: share(run?.preprocessMs ?? 0),
+          inferenceMs: share(run?.ms ?? 0),
+          outputs: run && m.inferHere ? imageOutputs(run.result.outputs, inferred.indexOf(m), n) : undefined,
           device,
         });
         framesRead++;
@@ -234,5 +204,6 @@ export async function runSequentialLoop(
     throw e;
   }
   const streams = await finishStreams(ios, tally, reads.state, interrupted);
-  return { tally, streams, interrupted, framesRead, inferredFrames, boxes: tail.boxes ?? [], batches, lastInput };
+  const boxes = tail.boxes ?? [];
+  return { tally, streams, interrupted, framesRead, inferredFrames, boxes, batches, lastInput: step.lastInput };
 }
