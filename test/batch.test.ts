@@ -153,7 +153,7 @@ async function matsLeftBy(loop: 'sequential' | 'pipelined', video: string, onnxP
       letterbox: true,
       postprocess: POST,
       maxFrames: frames,
-      warmupFrames: 2,
+      warmup: 2,
       batch: 1,
       inFlight: 3,
       nvtx: disabledNvtx('test'),

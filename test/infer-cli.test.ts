@@ -182,6 +182,49 @@ test("one function names every file of a command's runs: one stream, --repeat's 
   );
 });
 
+test("one vocabulary: the job's settings carry infer's options under the names infer declares, as parsed", async (t) => {
+  const { parseInferArgs } = await import('../src/cli/infer-options.ts');
+  const { jobSettings } = await import('../src/cli/infer-prepare.ts');
+  const { disabledNvtx } = await import('../src/pipeline/nvtx.ts');
+  const { o } = await parseInferArgs(
+    ['a.mp4', '--engine', 'e.trt', '--plugin', 'p.so', '--strict', '--batch-timeout', '40', '--warmup', '3'].concat([
+      '--ep',
+      'cuda',
+      '--duration',
+      '7',
+      '--heads',
+      'h.bin',
+      '--profiler-attached',
+      'nsys',
+      '--threads',
+      '2',
+    ]),
+    'tensorrt',
+  );
+  const run = {
+    plan: {} as never,
+    nvtx: disabledNvtx('test'),
+    shouldStop: () => false,
+    onWarning: () => undefined,
+    onInfo: () => undefined,
+    onFrame: () => undefined,
+  };
+  const settings = jobSettings(o, run, { streams: [] });
+  t.like(settings, {
+    backend: 'tensorrt',
+    engine: 'e.trt',
+    plugin: ['p.so'],
+    strict: true,
+    batchTimeout: 40,
+    warmup: 3,
+    ep: 'cuda',
+    duration: 7,
+    heads: 'h.bin',
+    profilerAttached: 'nsys',
+    threads: 2,
+  });
+});
+
 test('the default output name is ./<video>-onnx-detected.mp4 and --no-write writes no video', async (t) => {
   const video = makeVideo('named.mp4', 8, 160, 120);
   const dir = freshDir('named');

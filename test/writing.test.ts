@@ -47,7 +47,7 @@ async function sequentialRun(name: string, o: { frames: number; videoIo: 'ffmpeg
       streams: [{ source: video, arg: classifySource(video), outputPath: out }],
       letterbox: false,
       postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300 },
-      warmupFrames: 2,
+      warmup: 2,
       batch: 1,
       inFlight: 1,
       nvtx,

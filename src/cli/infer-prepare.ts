@@ -73,23 +73,52 @@ export interface RunContext {
   onFrame: NonNullable<InferOptions['onFrame']>;
 }
 
-/** infer's command-line options mapped to the job's settings, in one place, for one run and the files it writes. */
+/**
+ * The settings the job takes as infer declares them: one vocabulary, the job's name for a setting is the option's
+ * (pipeline/infer-settings.ts), so these pass through as they are, and the compiler refuses a name one side lacks.
+ */
+const AS_DECLARED = [
+  'backend',
+  'model',
+  'cfg',
+  'weights',
+  'labels',
+  'cacheDir',
+  'strict',
+  'engine',
+  'plugin',
+  'batchTimeout',
+  'draw',
+  'videoIo',
+  'heads',
+  'label',
+  'profilerAttached',
+  'fp16',
+  'cocoCategoryIds',
+  'frameSize',
+  'maxFrames',
+  'duration',
+  'warmup',
+  'threads',
+  'ep',
+] as const satisfies readonly (keyof InferCliOptions & keyof InferOptions)[];
+
+/**
+ * The job's settings for one run and the files it writes: infer's options as declared, and what the command
+ * composes from them (the streams and their files, pacing, the plan, the postprocess, tegrastats, the callbacks).
+ */
 export function jobSettings(o: InferCliOptions, run: RunContext, files: RunFiles): InferOptions {
+  const declared = Object.fromEntries(AS_DECLARED.map((k) => [k, o[k]])) as Pick<
+    InferCliOptions,
+    (typeof AS_DECLARED)[number]
+  >;
   return {
-    backend: o.backend,
-    model: o.model,
-    cfg: o.cfg,
-    weights: o.weights,
-    labels: o.labels,
-    cacheDir: o.cacheDir,
-    strictCfg: o.strict,
-    engine: o.engine,
-    plugins: o.plugin,
+    ...declared,
     streams: files.streams,
+    json: files.json,
     ...(o.realtime ? { realtime: { fps: o.sourceFps, ...(o.stagger ? { staggered: true } : {}) } } : {}),
     ...(o.interval > 0 ? { interval: o.interval } : {}),
     plan: run.plan,
-    ...(o.batchTimeout !== undefined ? { batchTimeoutMs: o.batchTimeout } : {}),
     ...(o.perfInterval
       ? {
           perf: {
@@ -99,23 +128,9 @@ export function jobSettings(o: InferCliOptions, run: RunContext, files: RunFiles
           },
         }
       : {}),
-    draw: o.draw,
-    videoIo: o.videoIo,
-    json: files.json,
-    headsFile: o.heads,
     postprocess: postprocessOf(o),
-    label: o.label,
-    profiler: o.profilerAttached,
-    fp16: o.fp16,
     tegrastats: run.tegrastatsBin ? { bin: run.tegrastatsBin, intervalMs: o.tegrastatsInterval } : undefined,
-    cocoCategoryIds: o.cocoCategoryIds,
     letterbox: o.letterbox ?? false,
-    frameSize: o.frameSize,
-    maxFrames: o.maxFrames,
-    durationS: o.duration,
-    warmupFrames: o.warmup,
-    threads: o.threads,
-    executionProvider: o.ep,
     nvtx: run.nvtx,
     shouldStop: run.shouldStop,
     onWarning: run.onWarning,

@@ -7,7 +7,8 @@ import type { ProfilerName } from './run-result.ts';
 
 /**
  * The job's settings: which model, backend and session, and the loop's settings (LoopOptions, declared there once).
- * The command line is mapped to these in one place (cli/infer-prepare.ts jobSettings).
+ * A setting that is one of infer's options has the option's name (`warmup`, `ep`, `duration`: commander's attribute
+ * names), so the command passes them through as they are (cli/infer-prepare.ts jobSettings) and composes the rest.
  */
 export interface InferOptions extends Omit<
   LoopOptions,
@@ -24,21 +25,21 @@ export interface InferOptions extends Omit<
   /** Where the export of --cfg/--weights is cached (default: beside the weights, else $XDG_CACHE_HOME/jetprof). */
   cacheDir?: string;
   /** Unknown cfg keys are errors (--strict). */
-  strictCfg?: boolean;
+  strict?: boolean;
   /** Serialized TensorRT engine (tensorrt backend). The .onnx (or cfg+weights) still supplies the YOLO metadata. */
   engine?: string;
   /** TensorRT plugin libraries (tensorrt_demos' libyolo_layer.so). */
-  plugins?: string[];
+  plugin?: string[];
   /** The run JSON: a path, `-` for stdout, undefined for none. */
   json?: string;
   /** --heads F: the raw head outputs of the first frames (heads-file.ts), for jetprof selftest. */
-  headsFile?: string;
+  heads?: string;
   /** Names this run in reports; default from backend, precision, provider, loop and profiler. */
   label?: string;
   /** The profiler this process runs under (set by `jetprof profile`). */
-  profiler?: ProfilerName;
+  profilerAttached?: ProfilerName;
   threads?: number;
-  executionProvider: OnnxExecutionProvider;
+  ep: OnnxExecutionProvider;
   /** OpenCV DNN with --ep cuda: DNN_TARGET_CUDA_FP16. */
   fp16?: boolean;
   /** tegrastats beside the run: its path and interval (undefined: none). */
@@ -46,7 +47,7 @@ export interface InferOptions extends Omit<
   /** category_id as COCO's 1..90 ids instead of the class index (--detections). */
   cocoCategoryIds?: boolean;
   /** End the run normally after this many seconds of frames (for endless sources). */
-  durationS?: number;
+  duration?: number;
   /** Things the user should see even with --quiet (ONNX Runtime fallback, random weights, engine version). */
   onWarning: (message: string) => void;
   /** Notes (which model file is used); hidden by --quiet. */

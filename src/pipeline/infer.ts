@@ -61,7 +61,7 @@ function runLoop(
     modelName: o.engine ?? m.modelPath,
     keepBoxes: o.streams.some((s) => s.detectionsPath),
     // --duration counts from the first frame the loop asks for (after the source opened), not from connecting
-    shouldEnd: o.durationS === undefined ? undefined : durationClock(o.durationS * 1000),
+    shouldEnd: o.duration === undefined ? undefined : durationClock(o.duration * 1000),
     streamColumn: o.plan.multiStream !== undefined,
     ...(heads ? { onHeads: heads.add } : {}),
   };
@@ -81,7 +81,7 @@ export async function runInference(o: InferOptions): Promise<RunResult> {
   const { session, modelLoadMs } = await openTimedSession(o, m);
   const runner = o.tegrastats ? startTegrastats(o.tegrastats.bin, o.tegrastats.intervalMs) : undefined;
   try {
-    const heads = o.headsFile ? headsRecorder() : undefined;
+    const heads = o.heads ? headsRecorder() : undefined;
     const load = watchMachineLoad();
     const loop = await runLoop(o, session, m, heads);
     const machineLoad = load.stop(loop.tally.measuredCpuFromNs);
@@ -121,11 +121,11 @@ async function recordRun(
   // the model by itself, after the loop and outside its figures; an interrupted run skips it, and so does a run
   // under a profiler, whose call counts must be the loop's own (nvprof's enqueue calls count the frames)
   const modelAlone =
-    loop.interrupted || (o.profiler ?? 'none') !== 'none'
+    loop.interrupted || (o.profilerAttached ?? 'none') !== 'none'
       ? undefined
       : await timeModelAlone(session, loop.lastInput, o.plan.modelAloneRuns);
   const result = assembleRun(o, m, session, loop, { ...facts, tegrastats, modelAlone });
-  const headsFile = heads && o.headsFile ? [stageOutput(o.headsFile, heads.bytes())] : [];
+  const headsFile = heads && o.heads ? [stageOutput(o.heads, heads.bytes())] : [];
   writeRunFiles(o, result, loop.boxes, [...videos, ...headsFile]);
   return result;
 }

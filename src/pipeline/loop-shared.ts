@@ -60,7 +60,7 @@ export interface LoopOptions {
   keepBoxes?: boolean;
   /** Frames per stream at most (warm-up included). */
   maxFrames?: number;
-  warmupFrames: number;
+  warmup: number;
   nvtx: Nvtx;
   /** Polled between frames; true stops reading (Ctrl-C): the run is marked interrupted. */
   shouldStop: () => boolean;
@@ -84,7 +84,7 @@ export interface LoopOptions {
   /** --batch B: one frame from each of up to B streams through the model in one run (the run plan's). */
   batch: number;
   /** --batch-timeout MS: how long a batch not yet full waits for frames (default: one frame time of the fastest source). */
-  batchTimeoutMs?: number;
+  batchTimeout?: number;
   /** --perf-interval: each stream's FPS every `everyS` seconds (deepstream-app's **PERF lines). */
   perf?: { everyS: number; onPerf: (line: string) => void };
   /** Each frame records the stream it came from (the run reports per-stream figures). */

@@ -11,7 +11,7 @@ import type { DetectorSession } from '../backends/types.ts';
 import type { InferOptions } from './infer-settings.ts';
 
 function resolveModelPath(
-  o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strictCfg' | 'onWarning' | 'cacheDir'>,
+  o: Pick<InferOptions, 'model' | 'cfg' | 'weights' | 'labels' | 'engine' | 'strict' | 'onWarning' | 'cacheDir'>,
   onInfo: (m: string) => void,
   sidecar?: EngineSidecar,
 ): string {
@@ -32,7 +32,7 @@ function resolveModelPath(
       cfgPath: o.cfg,
       weightsPath: o.weights,
       labelsPath: o.labels,
-      strict: o.strictCfg,
+      strict: o.strict,
       onWarning: o.onWarning,
       cacheDir: o.cacheDir,
     });

@@ -123,7 +123,7 @@ class PipelinedRun {
   ) {
     this.ranges = startEndRanges(o.nvtx);
     this.slots = new Slots(planned(o.inFlight, 'inFlight'));
-    this.tally = new LoopTally(o.warmupFrames, model.labels);
+    this.tally = new LoopTally(o.warmup, model.labels);
     // overlap is this loop's point: the encoder may run on while the next frame is inferred
     const writes = new WriteNow(this.tally, this.ranges);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
@@ -133,7 +133,7 @@ class PipelinedRun {
       tally: this.tally,
       backend: session.backend,
       model,
-      warmupFrames: o.warmupFrames,
+      warmupFrames: o.warmup,
       ranges: this.ranges,
       boxes: o.keepBoxes ? [[]] : undefined,
       streamColumn: !!o.streamColumn,
@@ -166,7 +166,7 @@ class PipelinedRun {
         const tRead0 = process.hrtime.bigint();
         this.tally.begin(tRead0);
         const read = () => source.readAsync();
-        const got = await readNextFrame(read, source.info.frameCount, index, ranges, resize, o.warmupFrames);
+        const got = await readNextFrame(read, source.info.frameCount, index, ranges, resize, o.warmup);
         if (!got) {
           this.endOfStream = true;
           break;
@@ -174,7 +174,7 @@ class PipelinedRun {
         const t1 = process.hrtime.bigint();
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', index, o.warmupFrames));
+        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', index, o.warmup));
         this.framesRead++;
         const frameRange = got.frameRange;
         this.toInfer.put({
@@ -201,7 +201,7 @@ class PipelinedRun {
     try {
       for (let item = await this.toInfer.take(); item; item = await this.toInfer.take()) {
         if (this.failure !== undefined) continue;
-        const run = await this.step.run(item.input, 1, rangeName('inference', item.index, o.warmupFrames));
+        const run = await this.step.run(item.input, 1, rangeName('inference', item.index, o.warmup));
         item.result = run.result;
         item.tInference = run.tInference;
         item.inferenceMs = run.ms;

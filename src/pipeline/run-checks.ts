@@ -14,12 +14,12 @@ export function requireMeasured(o: InferOptions, loop: LoopResult): void {
   if (loop.interrupted)
     throw new JetprofError(
       'INTERRUPTED',
-      `${what}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmupFrames}): nothing was measured, and the previous output files are kept as they were`,
+      `${what}: stopped before the first measured frame (${loop.framesRead} read, --warmup ${o.warmup}): nothing was measured, and the previous output files are kept as they were`,
       { exitCode: 130 },
     );
   throw new JetprofError(
     'BAD_VIDEO',
-    `${what}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmupFrames}`,
+    `${what}: no frame was measured: it gave ${loop.framesRead} frame(s), all within --warmup ${o.warmup}`,
     { suggestion: `use a longer video, or a smaller --warmup (e.g. --warmup ${Math.max(0, loop.framesRead - 1)})` },
   );
 }
@@ -36,7 +36,7 @@ export function requireComplete(o: InferOptions, loop: LoopResult): void {
     const s = empty[0];
     throw new JetprofError(
       'BAD_VIDEO',
-      `${s.record.source}: stream ${s.record.index} gave no measured frame (${s.framesRead} read, --warmup ${o.warmupFrames}) while the other streams ran: undecodable, empty or too short; nothing was written`,
+      `${s.record.source}: stream ${s.record.index} gave no measured frame (${s.framesRead} read, --warmup ${o.warmup}) while the other streams ran: undecodable, empty or too short; nothing was written`,
       { suggestion: `check it with \`ffprobe ${s.record.source}\`, or run without it` },
     );
   }
@@ -45,7 +45,7 @@ export function requireComplete(o: InferOptions, loop: LoopResult): void {
     const n = inferred.length;
     throw new JetprofError(
       'BAD_OPTION',
-      `--interval ${o.interval}: the model ran on none of the ${n} measured frame(s) (it runs on one frame in every ${o.interval + 1} of a stream, and its ${loop.inferredFrames} run(s) fell within --warmup ${o.warmupFrames}): there is no inference figure; nothing was written`,
+      `--interval ${o.interval}: the model ran on none of the ${n} measured frame(s) (it runs on one frame in every ${o.interval + 1} of a stream, and its ${loop.inferredFrames} run(s) fell within --warmup ${o.warmup}): there is no inference figure; nothing was written`,
       { suggestion: `use a smaller --interval (at most ${Math.max(0, n - 1)} here) or a longer video` },
     );
   }
@@ -79,7 +79,7 @@ export function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
       declared > 0 &&
       s.framesRead < declared &&
       (o.maxFrames === undefined || s.framesRead < o.maxFrames) &&
-      o.durationS === undefined;
+      o.duration === undefined;
     if (cut)
       o.onWarning(
         `${who}: the stream ended after ${s.framesRead} of the ${declared} frames its container declares (a cut or damaged file?); the figures cover the ${s.framesRead} decoded`,
@@ -87,7 +87,7 @@ export function warnAboutStreams(o: InferOptions, loop: LoopResult): void {
     const early = s.record.endedEarly;
     if (early)
       o.onWarning(
-        `${who}: ${early.reason} after ${(s.lastEndMs / 1000).toFixed(1)} s and ${early.framesRead} frames${o.durationS !== undefined ? ` (of --duration ${o.durationS} s)` : ''}; the figures cover those frames`,
+        `${who}: ${early.reason} after ${(s.lastEndMs / 1000).toFixed(1)} s and ${early.framesRead} frames${o.duration !== undefined ? ` (of --duration ${o.duration} s)` : ''}; the figures cover those frames`,
       );
   }
 }

@@ -27,7 +27,7 @@ function runSetup(o: InferOptions, session: DetectorSession, env: EnvInfo, m: Re
     precision,
     loop: pipelined ? ('pipelined' as const) : ('sequential' as const),
     ...(pipelined ? { inFlight: o.plan.inFlight } : {}),
-    profiler: o.profiler ?? 'none',
+    profiler: o.profilerAttached ?? 'none',
     ...(o.realtime
       ? {
           realtime: {

@@ -101,7 +101,7 @@ function tailContext(
     tally,
     backend: session.backend,
     model,
-    warmupFrames: o.warmupFrames,
+    warmupFrames: o.warmup,
     ranges,
     trackers: o.interval ? ios.map(() => new IouTracker()) : undefined,
     boxes: o.keepBoxes ? ios.map(() => []) : undefined,
@@ -125,7 +125,7 @@ export async function runSequentialLoop(
   o: LoopOptions,
   ios: LoopIo[],
 ): Promise<LoopResult> {
-  const tally = new LoopTally(o.warmupFrames, model.labels);
+  const tally = new LoopTally(o.warmup, model.labels);
   // --batch B: one frame from each of up to B streams goes through the model in one run
   const batchSize = Math.min(planned(o.batch, 'batch'), ios.length);
   const batched = batchSize > 1;
@@ -158,7 +158,7 @@ export async function runSequentialLoop(
       // --duration bounds the wall time: a wait for a frame still to come ends with it
       const members = await reads.gather(batchSize, () => o.shouldStop() || !!o.shouldEnd?.());
       if (members.length === 0) continue;
-      const allWarmup = members.every((m) => m.index < o.warmupFrames);
+      const allWarmup = members.every((m) => m.index < o.warmup);
       const batchRange = batched
         ? ranges.open(warmRange(`batch streams ${members.map((m) => m.stream).join(',')}`, allWarmup))
         : undefined;

@@ -24,7 +24,7 @@ type Opener = (
  */
 const OPENERS: Record<BackendName, Opener> = {
   async onnx(o, modelPath) {
-    const options = { executionProvider: o.executionProvider, threads: o.threads, onWarning: o.onWarning };
+    const options = { executionProvider: o.ep, threads: o.threads, onWarning: o.onWarning };
     if (!o.plan.loop.pipelined) return createOnnxSession(modelPath, options);
     const { createOnnxWorkerSession } = await import('../backends/onnx-worker.ts');
     return createOnnxWorkerSession(modelPath, options);
@@ -42,7 +42,7 @@ const OPENERS: Record<BackendName, Opener> = {
     // cfg + weights: OpenCV's own darknet importer (independent of jetprof's exporter); else jetprof's ONNX.
     const darknet = darknetFilesOnly(o) ? { cfg: o.cfg!, weights: o.weights! } : { onnx: modelPath };
     return createOpenCvSession(darknet, {
-      executionProvider: o.executionProvider,
+      executionProvider: o.ep,
       fp16: o.fp16,
       threads: o.threads,
       outputNames: model.heads.map((h) => h.output),
@@ -56,7 +56,7 @@ const OPENERS: Record<BackendName, Opener> = {
         suggestion: 'build one with `jetprof build-engine --onnx M.onnx --out engines/M.trt` (runs trtexec)',
       });
     }
-    return createTensorRtSession(o.engine, model, { plugins: o.plugins, sidecar, onWarning: o.onWarning });
+    return createTensorRtSession(o.engine, model, { plugins: o.plugin, sidecar, onWarning: o.onWarning });
   },
 };
 

@@ -51,7 +51,7 @@ export class StreamReads {
 
   constructor(
     private readonly ios: LoopIo[],
-    private readonly o: Pick<LoopOptions, 'realtime' | 'maxFrames' | 'warmupFrames' | 'interval' | 'batchTimeoutMs'>,
+    private readonly o: Pick<LoopOptions, 'realtime' | 'maxFrames' | 'warmup' | 'interval' | 'batchTimeout'>,
     private readonly loop: {
       /** Frames of several streams go through the model together (live sources are then read in the background). */
       batched: boolean;
@@ -69,7 +69,7 @@ export class StreamReads {
     const fps = ios.map((io) => o.realtime?.fps ?? io.source.info.fps);
     this.intervalNs = fps.map((f) => BigInt(Math.round(1e9 / f)));
     this.phaseNs = this.intervalNs.map((t, i) => (o.realtime?.staggered ? (t * BigInt(i)) / BigInt(ios.length) : 0n));
-    this.batchTimeoutNs = BigInt(Math.round((o.batchTimeoutMs ?? 1000 / maxOf(fps)) * 1e6));
+    this.batchTimeoutNs = BigInt(Math.round((o.batchTimeout ?? 1000 / maxOf(fps)) * 1e6));
     if (o.realtime) loop.begin(this.start);
   }
 
@@ -145,11 +145,11 @@ export class StreamReads {
   private rangesFor(i: number, index: number): RangeOps {
     const base = this.loop.ranges;
     if (this.ios.length < 2) return base;
-    const frameName = rangeName('frame', index, this.o.warmupFrames);
+    const frameName = rangeName('frame', index, this.o.warmup);
     return {
       open: (n) =>
         n === frameName
-          ? { pair: [base.open(rangeName(`stream-${i}`, index, this.o.warmupFrames)), base.open(n)] }
+          ? { pair: [base.open(rangeName(`stream-${i}`, index, this.o.warmup)), base.open(n)] }
           : base.open(n),
       close: (h) => {
         if (h && typeof h === 'object' && 'pair' in h) {
@@ -181,7 +181,7 @@ export class StreamReads {
     const index = this.state[i].index;
     const ranges = this.rangesFor(i, index);
     const p = { t0: process.hrtime.bigint(), ranges, done: false } as PendingRead;
-    p.promise = readNextFrame(() => io.source.readAsync(), 0, index, ranges, io.resize, this.o.warmupFrames).then(
+    p.promise = readNextFrame(() => io.source.readAsync(), 0, index, ranges, io.resize, this.o.warmup).then(
       (got) => void Object.assign(p, { got, t1: process.hrtime.bigint(), done: true }),
       (error: unknown) => void Object.assign(p, { error, done: true }),
     );
@@ -192,7 +192,7 @@ export class StreamReads {
   private async take(i: number): Promise<Take> {
     const io = this.ios[i];
     const s = this.state[i];
-    const { maxFrames, warmupFrames } = this.o;
+    const { maxFrames, warmup: warmupFrames } = this.o;
     if (s.done) return undefined;
     if (maxFrames !== undefined && s.index >= maxFrames && !this.pending[i]) {
       s.done = true;

@@ -64,7 +64,7 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
     frameSize: o.frameSize,
     letterbox: !!o.letterbox,
     postprocess,
-    warmupFrames: 0,
+    warmup: 0,
     batch: 1,
     inFlight: 1,
     nvtx: disabledNvtx('recording'),
