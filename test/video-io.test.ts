@@ -298,6 +298,46 @@ test('--video-io gstreamer decodes the frames FFmpeg decodes: H.264 in MP4, MJPE
   }
 });
 
+test("--frame-size through GStreamer: the reader's pipeline resizes the frames on its own thread, stretched as OpenCV's resize stretches them, and the run names it", async (t) => {
+  const { openVideo } = await import('../src/video/reader.ts');
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const cv = loadOpenCv();
+  const files: [string, [number, number], number][] = [[makeVideo('scaled-src.mp4', 12, 320, 240), [200, 100], 6]];
+  if (existsSync(VTEST)) files.push([VTEST, [960, 540], 3]);
+  for (const [file, size, bound] of files) {
+    const gst = openVideo(file, cv, 'gstreamer', size);
+    const ffmpeg = openVideo(file, cv, 'ffmpeg', size);
+    t.deepEqual(gst.info.resizedTo, size, `${file}: comes at ${size.join('x')}`);
+    t.is(ffmpeg.info.resizedTo, undefined, "FFmpeg's frames come at the video's size: the loop resizes them");
+    t.regex(gst.info.decoder!, /^GStreamer avdec_\w+, resized by videoscale$/);
+    for (let k = 0; k < 6; k++) {
+      const a = gst.read()!;
+      const decoded = ffmpeg.read()!;
+      const b = decoded.resize(size[1], size[0]);
+      t.deepEqual([a.cols, a.rows], size);
+      // borders kept for the aspect ratio, or a frame out of step, would differ by tens of levels
+      const d = meanDiff(a, b);
+      t.true(d < bound, `${file} frame ${k}: mean difference ${d.toFixed(2)} of 255 from OpenCV's resize`);
+      for (const m of [a, b, decoded]) m.release();
+    }
+    gst.close();
+    ffmpeg.close();
+  }
+  // the run: its decoder says where the frames were resized, and the video is written at --frame-size, every frame
+  const json = join(scratchDir(), 'run-scaled.json');
+  const out = join(scratchDir(), 'run-scaled.mp4');
+  const r = await runCli('infer', [
+    files[0][0],
+    ...['--model', model.onnxPath, '--video-io', 'gstreamer', '--frame-size', '200x100', '--warmup', '2', '-q'],
+    ...['--output', out, '--json', json],
+  ]);
+  t.is(r.code, 0, r.stderr);
+  const run = JSON.parse(readFileSync(json, 'utf8'));
+  t.is(run.video.decoder, 'GStreamer avdec_h264, resized by videoscale');
+  t.deepEqual([run.video.width, run.video.height, run.frameSize], [320, 240, [200, 100]]);
+  t.like(probeVideo(out), { width: 200, height: 100, frames: 12 });
+});
+
 test('--video-io gstreamer without avdec_h264: one line naming the element and its package; auto stays with FFmpeg without a word', async (t) => {
   const env = pluginsWithout('libgstlibav.so');
   if (!env) return t.fail('no libgstlibav.so here: bash scripts/setup.sh installs gstreamer1.0-libav');
@@ -331,6 +371,13 @@ test('on a Jetson (its elements stood in for): auto decodes H.264 with nvv4l2dec
   t.is(run.output.encoder, 'GStreamer nvv4l2h264enc');
   t.like(probeVideo(out), { codec: 'h264', width: 320, height: 240, frames: 12 });
   t.is(run.frames + run.warmupFrames, 12, 'every frame decoded');
+  // --frame-size: nvvidconv (the VIC) resizes the frames, not the CPU
+  const sized = join(scratchDir(), 'run-board-sized.json');
+  const r4 = await runCli('infer', [video, ...args, '--frame-size', '480x270', '--no-write', '--json', sized], { env });
+  t.is(r4.code, 0, r4.stderr);
+  const s4 = JSON.parse(readFileSync(sized, 'utf8'));
+  t.like(s4, { video: { decoder: 'GStreamer nvv4l2decoder, resized by nvvidconv' }, frameSize: [480, 270] });
+  t.is(s4.frames + s4.warmupFrames, 12);
   // two sources, two decoders: each stream's record names its own
   const mixed = join(scratchDir(), 'run-board-mixed.json');
   const r3 = await runCli('infer', [video, mjpegAvi(), ...args, '--no-write', '--json', mixed], { env });
@@ -399,6 +446,14 @@ test('the reader names its demuxer, parser and decoder where the format is known
     'filesrc location="/v/a b.mp4" ! qtdemux ! h264parse ! avdec_h264 ! videoconvert ! video/x-raw,format=BGR ! appsink sync=false',
   );
   t.is(readerPlan('/v/x.mkv', { container: 'matroska,webm', codec: 'hevc' }).name, 'GStreamer avdec_h265');
+  // --frame-size: resized in the pipeline, before the conversion to BGR, stretched (no borders) as OpenCV's resize
+  const scaled = readerPlan('/v/a.mp4', { container: 'mov,mp4,m4a,3gp,3g2,mj2', codec: 'h264' }, [960, 540]);
+  t.is(
+    scaled.pipeline,
+    'filesrc location="/v/a.mp4" ! qtdemux ! h264parse ! avdec_h264 ! videoscale add-borders=false ! video/x-raw,width=960,height=540 ! videoconvert ! video/x-raw,format=BGR ! appsink sync=false',
+  );
+  t.is(scaled.name, 'GStreamer avdec_h264, resized by videoscale');
+  t.true(scaled.elements.includes('videoscale'), 'a missing videoscale is named like any missing element');
   t.is(readerPlan('/v/x.ogv', { container: 'ogg', codec: 'theora' }).name, 'GStreamer decodebin');
   t.is(
     gstWriterPipeline('/o.mp4', true),

@@ -203,10 +203,11 @@ export function openLoopIo(model: YoloModelInfo, o: LoopOptions, spec: StreamSpe
       },
     );
   const cv = loadOpenCv();
-  const source = openSource(spec.source, cv, spec.arg, o.videoIo);
+  const source = openSource(spec.source, cv, spec.arg, o.videoIo, o.frameSize);
   const [frameW, frameH] = o.frameSize ?? [source.info.width, source.info.height];
-  const resize: [number, number] | undefined =
-    frameW !== source.info.width || frameH !== source.info.height ? [frameW, frameH] : undefined;
+  // a GStreamer reader resized the frames already, on its own thread; else the loop resizes them after each read
+  const [readW, readH] = source.info.resizedTo ?? [source.info.width, source.info.height];
+  const resize: [number, number] | undefined = frameW !== readW || frameH !== readH ? [frameW, frameH] : undefined;
   const g = (o.letterbox ? letterboxGeometry : stretchGeometry)(frameW, frameH, model.inputWidth, model.inputHeight);
   const post = new Postprocessor(model, g, o.postprocess, o.modelName);
   let sink: VideoSink | undefined;

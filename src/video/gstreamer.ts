@@ -167,35 +167,42 @@ export function boardDecodesFile(format: FileFormat): boolean {
  * brings them to BGRx in system memory; videoconvert makes the BGR OpenCV takes. appsink's `sync=false`: a file is
  * read as fast as it decodes, not at its playing speed. The pipeline decodes on its own streaming thread, the next
  * frame while the loop works on this one: a read takes a decoded frame, the decoding is not in the read stage.
+ * `size` (--frame-size, where it is not the video's): the frames are resized there too, by nvvidconv on a Jetson (its
+ * VIC) and videoscale elsewhere (stretched as OpenCV's resize stretches, no borders), so no CPU of the loop's does it.
  */
-export function readerPlan(file: string, format: FileFormat): GstPlan {
+export function readerPlan(file: string, format: FileFormat, size?: readonly [number, number]): GstPlan {
   const demux = demuxerOf(format.container);
   const parse = PARSER_OF[format.codec ?? ''];
   const hardware = boardDecodesFile(format);
   const software = SOFTWARE_DECODER_OF[format.codec ?? ''];
   const toBgr = 'videoconvert ! video/x-raw,format=BGR ! appsink sync=false';
   const src = `filesrc location=${location(file)}`;
+  const wh = size ? `,width=${size[0]},height=${size[1]}` : '';
   if (hardware) {
     return {
-      pipeline: `${src} ! ${demux} ! ${parse} ! nvv4l2decoder ! nvvidconv ! video/x-raw,format=BGRx ! ${toBgr}`,
+      pipeline: `${src} ! ${demux} ! ${parse} ! nvv4l2decoder ! nvvidconv ! video/x-raw,format=BGRx${wh} ! ${toBgr}`,
       elements: ['filesrc', demux!, parse, 'nvv4l2decoder', 'nvvidconv', 'videoconvert', 'appsink'],
-      name: 'GStreamer nvv4l2decoder',
+      name: `GStreamer nvv4l2decoder${size ? ', resized by nvvidconv' : ''}`,
       hardware,
     };
   }
+  // software: scaled in the decoder's own format (fewer bytes than BGR), before the conversion
+  const scale = size ? ` ! videoscale add-borders=false ! video/x-raw${wh}` : '';
+  const scaled = (name: string) => `GStreamer ${name}${size ? ', resized by videoscale' : ''}`;
+  const scaler = size ? ['videoscale'] : [];
   if (demux && software) {
     const chain = [demux, ...(parse ? [parse] : []), software];
     return {
-      pipeline: `${src} ! ${chain.join(' ! ')} ! ${toBgr}`,
-      elements: ['filesrc', ...chain, 'videoconvert', 'appsink'],
-      name: `GStreamer ${software}`,
+      pipeline: `${src} ! ${chain.join(' ! ')}${scale} ! ${toBgr}`,
+      elements: ['filesrc', ...chain, ...scaler, 'videoconvert', 'appsink'],
+      name: scaled(software),
       hardware,
     };
   }
   return {
-    pipeline: `${src} ! decodebin ! ${toBgr}`,
-    elements: ['filesrc', 'decodebin', 'videoconvert', 'appsink'],
-    name: 'GStreamer decodebin',
+    pipeline: `${src} ! decodebin${scale} ! ${toBgr}`,
+    elements: ['filesrc', 'decodebin', ...scaler, 'videoconvert', 'appsink'],
+    name: scaled('decodebin'),
     hardware,
   };
 }

@@ -39,6 +39,8 @@ export interface VideoInfo {
   decoder?: string;
   /** Why `--video-io auto` did not decode with the board's hardware where it had it. */
   decoderNote?: string;
+  /** The size its frames come at where the reader resizes them (--frame-size through GStreamer); else width x height. */
+  resizedTo?: [number, number];
 }
 
 /** OpenCV's CAP_PROP_ORIENTATION_META and CAP_PROP_ORIENTATION_AUTO (4.5+), which the Node binding does not name. */
@@ -113,8 +115,15 @@ const VIDEO_FIX = 'pass a video OpenCV can decode (mp4/H.264, avi/MJPEG or XVID)
  * Opens a video file. Its size, rate and frame count come from OpenCV's FFmpeg back-end; its frames from FFmpeg too,
  * or from a GStreamer pipeline (readerPlan): with `gstreamer`, always; with `auto`, where the board's hardware decoder
  * takes the file (a Jetson, H.264 or H.265), falling back to FFmpeg with a note when the pipeline does not start.
+ * `size`: the frame size the run wants; a GStreamer reader resizes to it on its own thread (info.resizedTo), FFmpeg's
+ * frames come at the video's size and the loop resizes them.
  */
-export function openVideo(path: string, cv: Cv = loadOpenCv(), videoIo: VideoIo = 'auto'): VideoSource {
+export function openVideo(
+  path: string,
+  cv: Cv = loadOpenCv(),
+  videoIo: VideoIo = 'auto',
+  size?: readonly [number, number],
+): VideoSource {
   requireFile(path, 'video', 'check the path (scripts/fetch-sample-video.sh puts a sample in videos/)');
   let cap: InstanceType<Cv['VideoCapture']>;
   try {
@@ -147,11 +156,13 @@ export function openVideo(path: string, cv: Cv = loadOpenCv(), videoIo: VideoIo 
       suggestion: VIDEO_FIX,
     });
   }
-  const gst = gstReader(cv, path, format, videoIo);
+  const resize = size && (size[0] !== info.width || size[1] !== info.height) ? size : undefined;
+  const gst = gstReader(cv, path, format, videoIo, resize);
   if (!gst) return captureSource(cap, info);
   if ('note' in gst) return captureSource(cap, { ...info, decoderNote: gst.note });
   cap.release();
-  return captureSource(gst.cap, { ...info, decoder: gst.name }, gst.first);
+  const resizedTo: [number, number] | undefined = resize && [gst.first.cols, gst.first.rows];
+  return captureSource(gst.cap, { ...info, decoder: gst.name, ...(resizedTo ? { resizedTo } : {}) }, gst.first);
 }
 
 /**
@@ -163,10 +174,11 @@ function gstReader(
   path: string,
   format: FileFormat,
   videoIo: VideoIo,
+  size: readonly [number, number] | undefined,
 ): { cap: InstanceType<Cv['VideoCapture']>; first: Mat; name: string } | { note: string } | undefined {
   if (videoIo === 'ffmpeg' || (videoIo === 'auto' && !boardDecodesFile(format))) return undefined;
   const fallback = '--video-io ffmpeg';
-  const plan = readerPlan(path, format);
+  const plan = readerPlan(path, format, size);
   const unavailable = !videoBackends(cv).gstreamer
     ? openCvWithoutGstreamer('decode')
     : missingElements(plan.elements, "the video reader's pipeline", fallback);

@@ -168,11 +168,13 @@ export function openSource(
   cv: Cv = loadOpenCv(),
   known: SourceArg = classifySource(spec),
   videoIo: VideoIo = 'auto',
+  /** The frame size the run wants: a file read through GStreamer comes resized to it (reader.ts openVideo). */
+  size?: readonly [number, number],
 ): VideoSource & { kind: SourceKind; names?: string[] } {
   const { kind, target } = known;
   switch (kind) {
     case 'file':
-      return { ...openVideo(target, cv, videoIo), kind };
+      return { ...openVideo(target, cv, videoIo, size), kind };
     case 'images':
       return { ...openImageFolder(target, cv), kind };
     case 'stream': {

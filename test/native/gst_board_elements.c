@@ -1,8 +1,8 @@
 /*
  * The Jetson's GStreamer elements, stood in for by software ones, for the tests of jetprof's board video path
- * (src/video/gstreamer.ts): nvv4l2decoder (NVDEC) is avdec_h264, nvvidconv (the VIC's converter) is videoconvert,
- * nvv4l2h264enc (NVENC) is x264enc. Each is a bin holding the software element, with pads of any caps, so jetprof's
- * board pipelines parse, link and run here exactly as written for a board. Never shipped: a test builds it into a
+ * (src/video/gstreamer.ts): nvv4l2decoder (NVDEC) is avdec_h264, nvvidconv (the VIC's converter and scaler) is
+ * videoconvert then videoscale, nvv4l2h264enc (NVENC) is x264enc. Each is a bin holding the software elements, with
+ * pads of any caps, so jetprof's board pipelines parse, link and run here exactly as written for a board. Never shipped: a test builds it into a
  * plugin folder it names in GST_PLUGIN_PATH_1_0.
  *
  *   gcc -shared -fPIC -o libgstjetprofboard.so gst_board_elements.c $(pkg-config --cflags --libs gstreamer-1.0)
@@ -31,8 +31,9 @@ static void stand_in_class_init(gpointer klass, gpointer inner) {
 }
 
 static void stand_in_init(GTypeInstance *instance, gpointer klass) {
-  GstElement *child = gst_element_factory_make(((JpStandInClass *)klass)->inner, NULL);
-  if (!child) return; /* the software element is missing: the pipeline fails to link, as a missing element does */
+  /* a bin of the software elements, its first sink and last source pads ghosted */
+  GstElement *child = gst_parse_bin_from_description(((JpStandInClass *)klass)->inner, TRUE, NULL);
+  if (!child) return; /* a software element is missing: the pipeline fails to link, as a missing element does */
   gst_bin_add(GST_BIN(instance), child);
   GstPad *sink = gst_element_get_static_pad(child, "sink");
   GstPad *src = gst_element_get_static_pad(child, "src");
@@ -45,7 +46,7 @@ static void stand_in_init(GTypeInstance *instance, gpointer klass) {
 /* the board's element, the software element standing in for it, and the stand-in's type name */
 static const char *STAND_INS[][3] = {
     {"nvv4l2decoder", "avdec_h264", "JpStandInNvV4l2Decoder"},
-    {"nvvidconv", "videoconvert", "JpStandInNvVidConv"},
+    {"nvvidconv", "videoconvert ! videoscale add-borders=false", "JpStandInNvVidConv"},
     {"nvv4l2h264enc", "x264enc", "JpStandInNvV4l2H264Enc"},
 };
 
