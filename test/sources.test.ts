@@ -39,6 +39,11 @@ test('a source argument names a file, a stream, a camera, a CSI camera, a pipeli
     csiPipeline(1),
     /^nvarguscamerasrc sensor-id=1 ! video\/x-raw\(memory:NVMM\), width=\(int\)1280, height=\(int\)720, format=\(string\)NV12, framerate=\(fraction\)30\/1 ! nvvidconv ! .* ! appsink/,
   );
+  // --frame-size: nvvidconv resizes (the VIC), not the CPU
+  t.regex(
+    csiPipeline(0, [960, 540]),
+    / ! nvvidconv ! video\/x-raw, format=\(string\)BGRx, width=\(int\)960, height=\(int\)540 ! /,
+  );
 });
 
 /** A free TCP port on 127.0.0.1. */

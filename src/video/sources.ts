@@ -43,13 +43,20 @@ export function classifySource(spec: string): SourceArg {
   return { kind: 'file', target: spec };
 }
 
-/** The pipeline for a Jetson CSI camera (nvarguscamerasrc), converted to BGR for OpenCV's appsink. */
-export function csiPipeline(sensorId: number, width = 1280, height = 720, fps = 30): string {
+/** The mode a CSI camera is asked for: 1280x720 at 30 FPS, which the usual sensors (IMX219, IMX477) all give. */
+const CSI_MODE = { width: 1280, height: 720, fps: 30 };
+
+/**
+ * The pipeline for a Jetson CSI camera (nvarguscamerasrc), converted to BGR for OpenCV's appsink; `size`
+ * (--frame-size): nvvidconv resizes the frames too, on the VIC, not the CPU.
+ */
+export function csiPipeline(sensorId: number, size?: readonly [number, number]): string {
+  const { width, height, fps } = CSI_MODE;
   return [
     `nvarguscamerasrc sensor-id=${sensorId}`,
     `video/x-raw(memory:NVMM), width=(int)${width}, height=(int)${height}, format=(string)NV12, framerate=(fraction)${fps}/1`,
     'nvvidconv',
-    'video/x-raw, format=(string)BGRx',
+    `video/x-raw, format=(string)BGRx${size ? `, width=(int)${size[0]}, height=(int)${size[1]}` : ''}`,
     'videoconvert',
     'video/x-raw, format=(string)BGR',
     'appsink drop=true max-buffers=2',
@@ -209,7 +216,8 @@ export function openSource(
           { suggestion: 'use the OpenCV JetPack ships, or build OpenCV with -D WITH_GSTREAMER=ON' },
         );
       }
-      const pipeline = kind === 'csi' ? csiPipeline(Number(target)) : target;
+      const resize = size && (size[0] !== CSI_MODE.width || size[1] !== CSI_MODE.height) ? size : undefined;
+      const pipeline = kind === 'csi' ? csiPipeline(Number(target), resize) : target;
       const cap = openCapture(cv, pipeline, cv.CAP_GSTREAMER, spec, (e) => ({
         message: `the GStreamer pipeline could not start (${e.split('\n')[0]})`,
         suggestion:
@@ -223,7 +231,9 @@ export function openSource(
           cap,
           spec,
           true,
-          kind === 'csi' ? 'GStreamer nvarguscamerasrc' : 'GStreamer (the source pipeline)',
+          kind === 'gstreamer'
+            ? 'GStreamer (the source pipeline)'
+            : `GStreamer nvarguscamerasrc${resize ? ', resized by nvvidconv' : ''}`,
         ),
         kind,
       };
