@@ -39,7 +39,7 @@ export interface VideoInfo {
   decoder?: string;
   /** Why `--video-io auto` did not decode with the board's hardware where it had it. */
   decoderNote?: string;
-  /** The size its frames come at where the reader resizes them (--frame-size through GStreamer); else width x height. */
+  /** The size its frames come at where the reader resized them (--frame-size through GStreamer). */
   resizedTo?: [number, number];
 }
 
@@ -65,21 +65,9 @@ function probeFile(path: string): FileFormat & { variableFps?: number } {
 const probed = new Map<string, FileFormat & { variableFps?: number }>();
 
 function ffprobeFile(path: string): FileFormat & { variableFps?: number } {
-  const r = spawnSync(
-    'ffprobe',
-    [
-      '-v',
-      'error',
-      '-select_streams',
-      'v:0',
-      '-show_entries',
-      'stream=codec_name,r_frame_rate,avg_frame_rate:format=format_name',
-      '-of',
-      'json',
-      path,
-    ],
-    { encoding: 'utf8', timeout: 20_000 },
-  );
+  const ask =
+    '-v error -select_streams v:0 -show_entries stream=codec_name,r_frame_rate,avg_frame_rate:format=format_name';
+  const r = spawnSync('ffprobe', [...ask.split(' '), '-of', 'json', path], { encoding: 'utf8', timeout: 20_000 });
   let probe: { streams?: Record<string, string>[]; format?: { format_name?: string } } = {};
   try {
     if (r.status === 0) probe = JSON.parse(r.stdout);
