@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseHeadsFile } from '../src/pipeline/heads-file.ts';
 import { headDifference } from '../src/jobs/selftest.ts';
 import { Selftest } from '../src/jobs/selftest-runner.ts';
-import { selftestMarkdown } from '../src/report/selftest-format.ts';
+import { selftestMarkdown } from '../src/jobs/selftest-format.ts';
 import { shellLine } from '../src/util/process.ts';
 import { boardEngine, recordHeads } from './helpers/board.ts';
 import {

@@ -3,7 +3,7 @@ import { Command } from '@commander-js/extra-typings';
 import { asCommand, parseIntInRange, type Program } from './options.ts';
 import { join, resolve } from 'node:path';
 import { writeOutput } from '../output/output.ts';
-import { selftestMarkdown, selftestTable, selftestVerdict } from '../report/selftest-format.ts';
+import { selftestMarkdown, selftestTable, selftestVerdict } from '../jobs/selftest-format.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { SelftestGroup } from '../jobs/selftest.ts';

@@ -14,7 +14,7 @@ import { inferArgv } from '../pipeline/infer-args.ts';
 import type { RunResult } from '../pipeline/run-result.ts';
 import { entryCommand } from '../profilers/profile-run.ts';
 import { cliCommand } from '../util/process.ts';
-import type { SelftestEntry } from '../report/selftest-format.ts';
+import type { SelftestEntry } from './selftest-format.ts';
 import { findExecutable } from '../util/executables.ts';
 import { loadOpenCv } from '../video/opencv.ts';
 import { inferArgs, Selftest } from './selftest-runner.ts';

@@ -2,7 +2,7 @@
  * How `jetprof selftest` runs one component: its own process, ended with everything it started when it takes longer
  * than its time, and the row it leaves. The shared pieces of the selftest modules.
  */
-import type { SelftestEntry } from '../report/selftest-format.ts';
+import type { SelftestEntry } from './selftest-format.ts';
 import { descendants, processRef, runCommand, shellLine, signalProcess } from '../util/process.ts';
 import { inferArgv } from '../pipeline/infer-args.ts';
 

@@ -16,7 +16,7 @@ import { readOnnxSignature } from '../model/onnx-export.ts';
 import { dropStaging, stagingDir } from '../output/output.ts';
 import { type BoardFacts, readBoard } from '../platform/board.ts';
 import { VERSION } from '../platform/env.ts';
-import type { SelftestResult } from '../report/selftest-format.ts';
+import type { SelftestResult } from './selftest-format.ts';
 import { JetprofError } from '../util/errors.ts';
 import { findExecutable } from '../util/executables.ts';
 import { loadOpenCv, videoBackends } from '../video/opencv.ts';

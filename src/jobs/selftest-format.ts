@@ -3,7 +3,7 @@
  * DIR/SELFTEST.md print, one row per component. Pure.
  */
 import { escapeControls } from '../util/text-input.ts';
-import { markdownTable, mdInline } from './tables.ts';
+import { markdownTable, mdInline } from '../report/tables.ts';
 
 type ComponentStatus = 'ok' | 'fail' | 'absent';
 
