@@ -23,7 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { injectWriteFault, place, writeError } from '../src/output/output.ts';
+import { injectWriteFault, place, StagingFolder, writeError } from '../src/output/output.ts';
 import {
   canMountTmpfs,
   freshDir,
@@ -628,6 +628,34 @@ test('profile checks its input before the profiler starts: a text file named .mp
   ]);
   t.is(none.code, 2);
   t.regex(none.stderr, /no video among the infer arguments/);
+});
+
+test("the staging folder: a private folder of the process's own beside the outputs, dead runs' swept first; a commit gives each file its own name and removes the folder, a failed one is one line naming the output; drop leaves nothing", (t) => {
+  const dir = freshDir('staging');
+  const dead = join(dir, `.jetprof-out-999999-${place()}-AbC123`);
+  mkdirSync(dead);
+  writeFileSync(join(dir, 'a.txt'), 'the previous a');
+  const f = new StagingFolder(dir, join(dir, 'a.txt'));
+  t.false(existsSync(dead), "a dead run's folder is swept before this one is made");
+  t.is(lstatSync(f.dir).mode & 0o777, 0o700, 'nobody else can put a link in it');
+  t.regex(f.dir, new RegExp(`/\\.jetprof-out-${process.pid}-${place()}-\\w{6}$`));
+  writeFileSync(f.path('a.txt'), 'the new a');
+  writeFileSync(f.path('b.txt'), 'a new b');
+  t.is(readFileSync(join(dir, 'a.txt'), 'utf8'), 'the previous a', 'nothing takes its name before the commit');
+  f.commit();
+  t.deepEqual(readdirSync(dir).sort(), ['a.txt', 'b.txt']);
+  t.is(readFileSync(join(dir, 'a.txt'), 'utf8'), 'the new a');
+  // a commit that cannot rename (a folder stands where the file goes): one line naming the output, nothing left
+  const g = new StagingFolder(dir, join(dir, 'c.txt'));
+  mkdirSync(join(dir, 'c.txt'));
+  writeFileSync(join(dir, 'c.txt', 'x'), 'in the way');
+  writeFileSync(g.path('c.txt'), 'c');
+  t.throws(() => g.commit(['c.txt']), { message: /c\.txt: cannot write \(/ });
+  t.false(existsSync(g.dir));
+  const h = new StagingFolder(dir);
+  writeFileSync(h.path('d.txt'), 'd');
+  h.drop();
+  t.deepEqual(readdirSync(dir).sort(), ['a.txt', 'b.txt', 'c.txt']);
 });
 
 test("a write error says what jetprof knows of a full disk from the error's own detail, never from its message", (t) => {

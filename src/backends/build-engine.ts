@@ -4,7 +4,7 @@
  * dimension: `--batch N` (default 1) becomes trtexec's `--shapes=<input>:Nx3xHxW`, an engine that runs N images at
  * a time (one frame from each of N streams).
  */
-import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type EngineSidecar, sidecarPath } from './engine-sidecar.ts';
 import { formatTrtVersion } from './trt-abi.ts';
@@ -12,7 +12,7 @@ import { findExecutable } from '../util/executables.ts';
 import { baseEnv } from '../platform/env.ts';
 import { JetprofError } from '../util/errors.ts';
 import { readOnnxSignature } from '../model/onnx-export.ts';
-import { dropStaging, stagingDir, writeOutput } from '../output/output.ts';
+import { StagingFolder, writeOutput } from '../output/output.ts';
 import { requireWritableDir, sha256File } from '../util/files.ts';
 import { runCommand } from '../util/process.ts';
 
@@ -125,13 +125,13 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
   const help = await run(trtexec, ['--help']);
   const memPool = /--memPoolSize/.test(help.output);
   // trtexec opens the engine by name: in a folder of this process's own, where no link can have been planted
-  const staging = stagingDir(dirname(o.out));
-  const partial = join(staging, basename(o.out));
+  const staging = new StagingFolder(dirname(o.out), o.out);
+  const partial = staging.path(basename(o.out));
   const args = trtexecArgv(o, partial, memPool, shapes);
   const t0 = Date.now();
   const r = await run(trtexec, args, o.onOutput);
   if (r.code !== 0 || !existsSync(partial)) {
-    dropStaging(staging);
+    staging.drop();
     const last =
       r.output
         .trim()
@@ -148,8 +148,7 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
       { exitCode: r.code || 1 },
     );
   }
-  renameSync(partial, o.out);
-  dropStaging(staging);
+  staging.commit();
   const env = baseEnv();
   const sidecar: EngineSidecar = {
     schema: 'jetprof.engine/1',

@@ -13,7 +13,7 @@ import { requireWritableDir } from '../util/files.ts';
 import { fileURLToPath } from 'node:url';
 import { exportModelFile, makeWeightsFile } from '../model/export-file.ts';
 import { readOnnxSignature } from '../model/onnx-export.ts';
-import { dropStaging, stagingDir } from '../output/output.ts';
+import { StagingFolder } from '../output/output.ts';
 import { type BoardFacts, readBoard } from '../platform/board.ts';
 import { VERSION } from '../platform/env.ts';
 import type { SelftestResult } from './selftest-format.ts';
@@ -172,12 +172,12 @@ function commitRun(work: string, outDir: string, r: SelftestResult): SelftestRes
 /** Runs the test; a run that was interrupted leaves nothing (its result says so, for the console). */
 export async function runSelftest(options: SelftestOptions): Promise<SelftestResult> {
   requireWritableDir(join(options.outDir, 'selftest.json'), '--out-dir');
-  const work = stagingDir(options.outDir);
+  const work = new StagingFolder(options.outDir);
   try {
-    const r = await runIn({ ...options, outDir: work });
-    return r.interrupted ? r : commitRun(work, options.outDir, r);
+    const r = await runIn({ ...options, outDir: work.dir });
+    return r.interrupted ? r : commitRun(work.dir, options.outDir, r);
   } finally {
-    dropStaging(work);
+    work.drop();
   }
 }
 

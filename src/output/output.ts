@@ -181,25 +181,55 @@ export function place(): string {
   return placeOfThis;
 }
 
-/** The names partialPath and stagingDir make (and only those: the sweep removes nothing else); older jetprofs' lack the place. */
+/** The names partialPath and StagingFolder make (and only those: the sweep removes nothing else); older jetprofs' lack the place. */
 const OUR_PARTIAL = /^\..+\.partial-(\d+)(?:-([0-9a-f]{8}))?-[0-9a-f]{12}(\.[^.]*)?$/;
 const OUR_STAGING = /^\.jetprof-out-(\d+)(?:-([0-9a-f]{8}))?-[A-Za-z0-9]{6}$/;
 /** A name without its place is swept only this long after it was last written (no run stays that long without a write). */
 const UNPLACED_AGE_MS = 24 * 3600 * 1000;
 
 /**
- * A folder of this process's own beside an output (mkdtemp: a new name, mode 0700), for a file a library opens by
- * name: nobody else can have put a link in it. Removed with dropStaging, and on every way out.
+ * A folder of this process's own beside outputs (mkdtemp: a new name, mode 0700, where nobody else can have put a
+ * link), for files a library or a tool opens by name and files written one by one: each is complete there before it
+ * takes its own name in `into` (`commit`). What runs that are gone left in `into` is swept first; the folder goes with
+ * `commit` or `drop`, and on every way out (a signal, process.exit). `shown`: the path a failure names.
  */
-export function stagingDir(near: string): string {
-  const dir = mkdtempSync(join(near, `.jetprof-out-${process.pid}-${place()}-`));
-  inFlight.add(dir);
-  return dir;
-}
+export class StagingFolder {
+  readonly dir: string;
 
-export function dropStaging(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  inFlight.delete(dir);
+  constructor(
+    readonly into: string,
+    private readonly shown = into,
+  ) {
+    removeStalePartials(into);
+    try {
+      this.dir = mkdtempSync(join(into, `.jetprof-out-${process.pid}-${place()}-`));
+    } catch (e) {
+      throw writeError(shown, e);
+    }
+    inFlight.add(this.dir);
+  }
+
+  /** Where `name` is written before its commit. */
+  path(name: string): string {
+    return join(this.dir, name);
+  }
+
+  /** Each of `names` (default: all it holds) renamed to the same name in `into`, then the folder removed. */
+  commit(names: readonly string[] = readdirSync(this.dir)): void {
+    try {
+      for (const name of names) renameSync(join(this.dir, name), join(this.into, name));
+    } catch (e) {
+      throw writeError(this.shown, e);
+    } finally {
+      this.drop();
+    }
+  }
+
+  /** Removed with whatever it holds. */
+  drop(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+    inFlight.delete(this.dir);
+  }
 }
 
 /** Free bytes for an unprivileged writer in `dir`, or undefined where the file system does not say. */

@@ -10,7 +10,7 @@ import { BACKENDS, type BackendName } from '../backends/types.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import { inferArgv } from '../pipeline/infer-args.ts';
 import { JetprofError } from '../util/errors.ts';
-import { dropStaging, sameFile, stagingDir, writeOutput } from '../output/output.ts';
+import { sameFile, StagingFolder, writeOutput } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { type ProfilerTool, requireProfiler } from './tools.ts';
 import { entryCommand, fileVersion, type ProfileRequest, type ProfileResult } from './profile-run.ts';
@@ -79,7 +79,8 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
     throw new JetprofError('BAD_OUTPUT', `${req.json}: the run's --json would be the profile's own JSON`, {
       suggestion: 'give the run JSON another name, or leave --json out (it then goes beside the profile)',
     });
-  const staging = stagingDir(req.outDir);
+  const folder = new StagingFolder(req.outDir);
+  const staging = folder.dir;
   const relocate = (text: string) => text.split(staging).join(req.outDir);
   try {
     const staged = { ...req, outDir: staging };
@@ -113,14 +114,14 @@ export async function runProfile(req: ProfileRequest): Promise<ProfileResult> {
       result.notes.push(`the previous profile in ${req.outDir} was left as it was (this run did not complete)`);
       return result;
     }
-    for (const f of readdirSync(staging)) renameSync(join(staging, f), join(req.outDir, f));
+    folder.commit();
     result.files = Object.fromEntries(Object.entries(result.files).map(([k, v]) => [k, v && relocate(v)]));
     result.notes = result.notes.map(relocate);
     result.files.profile = jsonPath;
     writeOutput(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } finally {
-    dropStaging(staging);
+    folder.drop();
   }
 }
 

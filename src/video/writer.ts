@@ -10,10 +10,8 @@ import { resourceShortage } from '../util/resources.ts';
 import { JetprofError } from '../util/errors.ts';
 import {
   freeBytes,
-  dropStaging,
-  stagingDir,
+  StagingFolder,
   removeQuietly,
-  removeStalePartials,
   resolveTarget,
   simulatedFault,
   writeError,
@@ -354,16 +352,15 @@ export function createVideoSink(
 ): VideoSink {
   const target = checkVideoPath(path);
   requireWritableDir(target.path);
-  removeStalePartials(dirname(target.path));
   // the writer opens its file by name: in a folder of this process's own, where no link can have been planted
-  const staging = stagingDir(dirname(target.path));
-  const tmp = join(staging, basename(target.path));
+  const staging = new StagingFolder(dirname(target.path), path);
+  const tmp = staging.path(basename(target.path));
   const threads = new EncoderThreads(); // before the writer opens: the threads that appear after it are its own
   let opened: ReturnType<typeof openWriter>;
   try {
     opened = openWriter(cv, path, tmp, fps, width, height, videoIo);
   } catch (e) {
-    dropStaging(staging);
+    staging.drop();
     throw e;
   }
   const { writer: w, codec, encoder, encoderNote } = opened;
@@ -387,7 +384,7 @@ export function createVideoSink(
     const free = freeBytes(dir);
     if (fault || (free !== undefined && free < MIN_FREE_BYTES)) {
       close();
-      dropStaging(staging);
+      staging.drop();
       throw writeError(path, fault ?? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
     }
   };
@@ -412,25 +409,17 @@ export function createVideoSink(
     },
     async finish(o) {
       close();
-      const video = await encodedVideo(cv, path, tmp, frames, () => dropStaging(staging));
+      const video = await encodedVideo(cv, path, tmp, frames, () => staging.drop());
       sink.written = { width: video.width, height: video.height };
       // the camera's span over the video's, from the first frame to the last (at the writer's rate)
       if (o?.cameraSpanS && frames > 1)
         sink.realTime = await stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
     },
-    commit() {
-      try {
-        renameSync(tmp, target.path);
-      } catch (e) {
-        throw writeError(path, e);
-      } finally {
-        dropStaging(staging);
-      }
-    },
+    commit: () => staging.commit(),
     abort() {
       close();
-      dropStaging(staging);
+      staging.drop();
     },
   };
   return sink;
@@ -451,18 +440,12 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
     throw new JetprofError('BAD_OUTPUT', `${dir}: the annotated images go to a folder, and this is a file`, {
       suggestion: 'give a folder name with --output',
     });
-  removeStalePartials(dir);
-  let staging: string;
-  try {
-    staging = stagingDir(dir); // a new folder of this process's own, never one found there
-  } catch (e) {
-    throw writeError(dir, e);
-  }
+  const staging = new StagingFolder(dir); // a new folder of this process's own, never one found there
   const staged: string[] = [];
   let i = 0;
   const write = (frame: Mat) => {
     const name = names[i++] ?? `frame-${String(i).padStart(6, '0')}.jpg`;
-    const file = join(staging, name);
+    const file = staging.path(name);
     try {
       // encoded here and written by Node, not cv.imwrite: on a full disk imwrite writes nothing and says nothing,
       // where Node's write fails with the system's reason (ENOSPC), named with the image
@@ -472,7 +455,6 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
       throw writeError(join(dir, name), e);
     }
   };
-  const drop = () => dropStaging(staging);
   return {
     path: dir,
     codec: 'images',
@@ -482,17 +464,7 @@ export function createImageFolderSink(dir: string, names: readonly string[], cv:
       write(frame);
     },
     async finish() {}, // each image was complete when its write returned
-    commit() {
-      try {
-        for (const name of staged) renameSync(join(staging, name), join(dir, name));
-      } catch (e) {
-        throw writeError(dir, e);
-      } finally {
-        drop();
-      }
-    },
-    abort() {
-      drop();
-    },
+    commit: () => staging.commit(staged),
+    abort: () => staging.drop(),
   };
 }
