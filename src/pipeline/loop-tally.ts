@@ -92,7 +92,7 @@ export class LoopTally {
     if (this.warmupFrames === 0) this.measuredCpuFromNs ??= mainThreadCpuNs();
   }
 
-  /** The main thread's CPU time when the measured frames began (the last warm-up frame recorded), for machineLoad. */
+  /** The main thread's CPU time when the measured frames began (the last warm-up frame's tail done), for machineLoad. */
   measuredCpuFromNs?: number;
 
   /**
