@@ -107,11 +107,15 @@ export async function benchNanoCpu() {
   const env = { ...process.env, JETPROF_TRT_SHIM: standInLibrary() };
   // beside them, where a cgroup can be made: the CPU-preprocessing cases with the main thread on a core 1/FACTOR as fast
   const slowCore = slowCoreCgroup();
-  const cases = [
+  // and vtest.avi itself (768x576) at --frame-size 960x540, resized on the loop's thread (FFmpeg's frames) or by
+  // GStreamer's pipeline on its own thread (videoscale here, nvvidconv on a board)
+  type Case = { boxes: string; pre: string; slow: boolean; resize?: 'ffmpeg' | 'gstreamer' };
+  const cases: Case[] = [
     ...['demo', 'dense'].flatMap((boxes) => ['cpu', 'graph'].map((pre) => ({ boxes, pre, slow: false }))),
     ...(slowCore ? ['demo', 'dense'].map((boxes) => ({ boxes, pre: 'cpu', slow: true })) : []),
+    ...(['ffmpeg', 'gstreamer'] as const).map((resize) => ({ boxes: 'demo', pre: 'cpu', slow: false, resize })),
   ];
-  const key = (c: (typeof cases)[number]) => `${c.boxes}-${c.pre}${c.slow ? '-slowcore' : ''}`;
+  const key = (c: Case) => `${c.boxes}-${c.pre}${c.slow ? '-slowcore' : ''}${c.resize ? `-resize-${c.resize}` : ''}`;
   const runs = new Map<string, Record<string, any>[]>(cases.map((c) => [key(c), []]));
   for (let k = 0; k < ROUNDS; k++) {
     for (const c of k % 2 === 0 ? cases : [...cases].reverse()) {
@@ -122,8 +126,9 @@ export async function benchNanoCpu() {
         outputValue: c.boxes === 'dense' ? 5 : -10,
       });
       const json = join(WORK, `nano-${key(c)}.json`);
+      const source = c.resize ? [VIDEO, '--frame-size', '960x540', '--video-io', c.resize] : [video];
       const args = [
-        ...[video, '--engine', engine, '--pipeline', 'on'],
+        ...[...source, '--engine', engine, '--pipeline', 'on'],
         ...['--max-frames', String(frames + warmup), '--warmup', String(warmup), '-q'],
         ...['-o', join(WORK, `nano-${key(c)}.mp4`), '--json', json],
       ];
@@ -133,7 +138,9 @@ export async function benchNanoCpu() {
   }
   if (slowCore) rmdirSync(slowCore);
   const out: Record<string, Record<string, number>> = {};
-  for (const [name, rs] of runs) {
+  for (const c of cases) {
+    const name = key(c);
+    const rs = runs.get(name)!;
     const per = (r: Record<string, any>) => r.frames + r.warmupFrames;
     const f = {
       inferenceFps: median(rs.map((r) => r.inferenceFps)),
@@ -146,10 +153,13 @@ export async function benchNanoCpu() {
       boxesPerFrame: median(rs.map((r) => r.detections.total / Math.max(1, r.frames))),
     };
     out[name] = f;
-    const [boxes, pre, slow] = name.split('-');
+    const { boxes, pre, slow, resize } = c;
     // dense: every head value 5, so every cell of every class fires (202,800 candidates) and NMS keeps one
     // frame-wide box per class
-    const what = `Nano FP16 stand-in, ${boxes === 'dense' ? `every cell firing (${f.boxesPerFrame.toFixed(0)} boxes a frame)` : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}${slow ? `, the main thread held to 1/${FACTOR} of a core after warm-up (cgroup cpu quota)` : ''}`;
+    const resized = resize
+      ? `, vtest.avi 768x576 resized to 960x540 ${resize === 'gstreamer' ? "by GStreamer's pipeline (videoscale)" : "on the loop's thread (FFmpeg's frames)"}`
+      : '';
+    const what = `Nano FP16 stand-in, ${boxes === 'dense' ? `every cell firing (${f.boxesPerFrame.toFixed(0)} boxes a frame)` : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}${slow ? `, the main thread held to 1/${FACTOR} of a core after warm-up (cgroup cpu quota)` : ''}${resized}`;
     const ratio = f.endToEndFps / f.inferenceFps;
     const need = boxes === 'dense' ? 0.9 : 0.95;
     row(
