@@ -148,7 +148,7 @@ export async function buildEngine(o: BuildEngineOptions): Promise<EngineSidecar>
       { exitCode: r.code || 1 },
     );
   }
-  staging.commit();
+  staging.commit([basename(o.out)]);
   const env = baseEnv();
   const sidecar: EngineSidecar = {
     schema: 'jetprof.engine/1',

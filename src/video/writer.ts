@@ -416,7 +416,7 @@ export function createVideoSink(
         sink.realTime = await stretchToCameraTime(cv, tmp, frames, o.cameraSpanS / ((frames - 1) / fps));
       chmodSync(tmp, newFileMode()); // OpenCV created it with the process' umask (0 under nsys)
     },
-    commit: () => staging.commit(),
+    commit: () => staging.commit([basename(target.path)]),
     abort() {
       close();
       staging.drop();
