@@ -134,3 +134,39 @@ test('bad call - decode rejects a head of the wrong size', (t) => {
     },
   );
 });
+
+test("drawing: each box's border and label in its class's colour, the same frame after frame (the colours made once)", async (t) => {
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const { drawDetections } = await import('../src/detect/draw.ts');
+  const cv = loadOpenCv();
+  const box = (classId: number, x1: number, y1: number): Detection => ({
+    x1,
+    y1,
+    x2: x1 + 40,
+    y2: y1 + 30,
+    score: 0.9,
+    classId,
+  });
+  const draw = () => {
+    const m = new cv.Mat(120, 200, cv.CV_8UC3, [0, 0, 0]);
+    drawDetections(cv, m, [box(0, 10, 40), box(7, 120, 60)], ['person']);
+    return m;
+  };
+  const a = draw();
+  // the palette's first colour (green) and eighth (red, BGR 0,0,255): on the border, and not inside the box
+  t.deepEqual(a.atRaw(40, 10), [0, 255, 0]);
+  t.deepEqual(a.atRaw(75, 140), [0, 0, 0]);
+  t.deepEqual(a.atRaw(60, 120), [0, 0, 255]);
+  // each label above its box, in its colour ("person 0.90", and "class7 0.90" for a class without a name)
+  const coloured = (x0: number, x1: number, y0: number, y1: number, bgr: number[]) => {
+    let n = 0;
+    for (let y = y0; y < y1; y++)
+      for (let x = x0; x < x1; x++) if (JSON.stringify(a.atRaw(y, x)) === JSON.stringify(bgr)) n++;
+    return n;
+  };
+  t.true(coloured(12, 60, 26, 38, [0, 255, 0]) > 10, 'the first label is drawn');
+  t.true(coloured(122, 195, 46, 58, [0, 0, 255]) > 10, 'the second label is drawn');
+  const b = draw();
+  t.is(a.absdiff(b).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, 'the second frame is drawn the same');
+  for (const m of [a, b]) m.release();
+});

@@ -16,14 +16,19 @@ const PALETTE: [number, number, number][] = [
   [128, 255, 0],
 ];
 
-function classColor(classId: number): [number, number, number] {
-  return PALETTE[classId % PALETTE.length];
+/** The palette as the binding's colour objects, made once per OpenCV module, not a native object for every box. */
+const paletteVecs = new WeakMap<Cv, InstanceType<Cv['Vec3']>[]>();
+
+function classColors(cv: Cv): InstanceType<Cv['Vec3']>[] {
+  let vecs = paletteVecs.get(cv);
+  if (!vecs) paletteVecs.set(cv, (vecs = PALETTE.map(([b, g, r]) => new cv.Vec3(b, g, r))));
+  return vecs;
 }
 
 export function drawDetections(cv: Cv, frame: Mat, detections: readonly Detection[], labels: readonly string[]): void {
+  const colors = classColors(cv);
   for (const d of detections) {
-    const [b, g, r] = classColor(d.classId);
-    const color = new cv.Vec3(b, g, r);
+    const color = colors[d.classId % colors.length];
     const x = Math.round(d.x1);
     const y = Math.round(d.y1);
     const w = Math.max(1, Math.round(d.x2) - x);
