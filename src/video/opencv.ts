@@ -58,3 +58,12 @@ export function loadOpenCv(): Cv {
     );
   }
 }
+
+/** This OpenCV has no GStreamer back-end, so --video-io gstreamer cannot `what` (decode, write). */
+export function openCvWithoutGstreamer(what: 'decode' | 'write'): JetprofError {
+  return new JetprofError(
+    'TOOL_MISSING',
+    `this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot ${what}`,
+    { suggestion: "use --video-io ffmpeg, or Debian's/JetPack's OpenCV (built with GStreamer)" },
+  );
+}

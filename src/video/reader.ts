@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { resourceShortage } from '../util/resources.ts';
 import { JetprofError, messageOf } from '../util/errors.ts';
 import { requireFile } from '../util/files.ts';
-import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
+import { type Cv, fileCaptureApi, loadOpenCv, type Mat, openCvWithoutGstreamer, videoBackends } from './opencv.ts';
 import {
   boardDecodes,
   boardDecodesFile,
@@ -214,15 +214,6 @@ export function captureSource(cap: InstanceType<Cv['VideoCapture']>, info: Video
       cap.release();
     },
   };
-}
-
-/** This OpenCV has no GStreamer back-end, so --video-io gstreamer cannot `what` (decode, write). */
-export function openCvWithoutGstreamer(what: 'decode' | 'write'): JetprofError {
-  return new JetprofError(
-    'TOOL_MISSING',
-    `this OpenCV was built without GStreamer (cv.getBuildInformation()), so --video-io gstreamer cannot ${what}`,
-    { suggestion: "use --video-io ffmpeg, or Debian's/JetPack's OpenCV (built with GStreamer)" },
-  );
 }
 
 /** What `--video-io auto` decodes files with on this machine, in the words doctor prints. */

@@ -21,9 +21,8 @@ import { makeDirs, requireWritableDir } from '../util/files.ts';
 import { processRef, runCommand, signalProcess } from '../util/process.ts';
 import { EncoderThreads } from './encoder-threads.ts';
 import { evenFrameSize } from './frame-size.ts';
-import { type Cv, fileCaptureApi, loadOpenCv, type Mat, videoBackends } from './opencv.ts';
+import { type Cv, fileCaptureApi, loadOpenCv, type Mat, openCvWithoutGstreamer, videoBackends } from './opencv.ts';
 import { missingElements, type VideoIo, writerPlan } from './gstreamer.ts';
-import { openCvWithoutGstreamer } from './reader.ts';
 
 export interface VideoSink {
   path: string;
