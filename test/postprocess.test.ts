@@ -368,13 +368,15 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
   });
   const g = stretchGeometry(960, 540, 416, 416);
   /** Every value of the heads: logits around `centre` (new_coords: in 0..1), a share of them copied (ties). */
-  const frame = (seed: number, centre: number, newCoords: boolean) => {
+  const frame = (seed: number, centre: number, newCoords: boolean, levels = 0) => {
     let s = seed;
     const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    // with `levels`, the logits take that many values only: thousands of scores tie, at the floor too
+    const spread = () => (levels ? Math.floor(rand() * levels) / levels : rand());
     return new Map(
       heads.map((h) => {
         const data = new Float32Array(h.anchors.length * (5 + classes) * h.gridW * h.gridH);
-        for (let i = 0; i < data.length; i++) data[i] = newCoords ? rand() : centre + (rand() - 0.5) * 4;
+        for (let i = 0; i < data.length; i++) data[i] = newCoords ? spread() : centre + (spread() - 0.5) * 4;
         for (let i = 0; i < data.length; i += 97) data[i] = data[(i * 7) % data.length]; // ties across cells
         return [h.output, data];
       }),
@@ -384,33 +386,38 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
   const everything = (
     m: YoloModelInfo,
     outputs: Map<string, Float32Array>,
-    o: { conf: number; keep: number; classMode: 'multi' | 'best' },
+    o: { conf: number; keep: number; classMode: 'multi' | 'best'; nms?: number },
   ) => {
     const c = new Candidates();
     for (const h of m.heads)
       decodeHead(outputs.get(h.output)!, h, g, { classes, conf: o.conf, classMode: o.classMode }, c);
     const order = topByScore(c, Math.min(c.count, o.keep));
     return {
-      detections: c.toDetections(nmsCandidates(c, order, 0.5, 'iou', 301).subarray(0, 300)),
+      detections: c.toDetections(nmsCandidates(c, order, o.nms ?? 0.5, 'iou', 301).subarray(0, 300)),
       candidates: c.count,
     };
   };
   let floored = 0;
-  for (const [seed, centre, newCoords, conf, keep, classMode] of [
-    [1, 3, false, 0.3, 3000, 'multi'],
-    [2, 3, false, 0.001, 3000, 'multi'],
-    [3, 1, false, 0.3, 500, 'multi'],
-    [4, 5, false, 0.25, 1000, 'multi'],
-    [5, 0, true, 0.2, 2000, 'multi'],
-    [6, 3, false, 0.3, 3000, 'best'],
-    [7, 3, false, 0.3, 100_000, 'multi'],
+  for (const [seed, centre, newCoords, conf, keep, classMode, levels] of [
+    [1, 3, false, 0.3, 3000, 'multi', 0],
+    [2, 3, false, 0.001, 3000, 'multi', 0],
+    [3, 1, false, 0.3, 500, 'multi', 0],
+    [4, 5, false, 0.25, 1000, 'multi', 0],
+    [5, 0, true, 0.2, 2000, 'multi', 0],
+    [6, 3, false, 0.3, 3000, 'best', 0],
+    [7, 3, false, 0.3, 100_000, 'multi', 0],
+    // NMS 1 suppresses nothing: every candidate entering NMS comes out, so the ties chosen at the floor are compared
+    [8, 3, false, 0.3, 3000, 'multi', 3],
+    [9, 3, false, 0.3, 200, 'multi', 2],
+    [10, 0, true, 0.2, 150, 'multi', 2],
   ] as const) {
+    const nms = levels ? 1 : 0.5;
     const m = model(newCoords);
-    const outputs = frame(seed, centre, newCoords);
-    const opts = { conf, keep, classMode };
+    const outputs = frame(seed, centre, newCoords, levels);
+    const opts = { conf, keep, classMode, nms };
     const r = new Postprocessor(m, g, {
       conf,
-      nms: 0.5,
+      nms,
       nmsKind: 'iou',
       classMode,
       maxCandidates: keep,
@@ -423,18 +430,32 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
     const hs = m.heads.map((head) => ({ head, data: outputs.get(head.output)! }));
     if (classMode === 'multi' && candidateFloor(hs, classes, conf, keep)) floored++;
   }
-  t.true(floored >= 4, `the floor was used in ${floored} of the cases`);
-  // a model whose outputs do not vary: every score ties, so no floor (it would keep them all)
+  t.true(floored >= 7, `the floor was used in ${floored} of the cases`);
+  // a model whose outputs do not vary: every score ties at the floor, and decode stores --max-candidates of them
   const flat = new Map(
     heads.map((h) => [h.output, new Float32Array(h.anchors.length * (5 + classes) * h.gridW * h.gridH).fill(5)]),
   );
-  t.is(
-    candidateFloor(
-      model(false).heads.map((head) => ({ head, data: flat.get(head.output)! })),
-      classes,
-      0.3,
-      3000,
-    ),
-    undefined,
+  const dense = candidateFloor(
+    model(false).heads.map((head) => ({ head, data: flat.get(head.output)! })),
+    classes,
+    0.3,
+    3000,
   );
+  t.is(dense?.total, 15210);
+  const settings = {
+    conf: 0.3,
+    nms: 0.5,
+    nmsKind: 'iou',
+    classMode: 'multi',
+    maxCandidates: 3000,
+    maxDet: 300,
+  } as const;
+  const post = new Postprocessor(model(false), g, settings);
+  t.deepEqual(
+    post.run(flat).detections,
+    everything(model(false), flat, { conf: 0.3, keep: 3000, classMode: 'multi' }).detections,
+  );
+  const c = (post as unknown as { buffer: Candidates }).buffer;
+  t.is(c.count, 3000, 'the first 3000 ties are stored, not all 15210');
+  t.is(c.atFloor, 15210);
 });

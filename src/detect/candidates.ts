@@ -31,12 +31,15 @@ export class Candidates {
 
   /** Model output values that were NaN or Inf where decode read them (a broken model); 0 normally. */
   nonFinite = 0;
+  /** Candidates decode found scored exactly at its floor (stored or not: see decodeHead's floorRoom). */
+  atFloor = 0;
 
   /** Empties the buffer, keeping its memory. */
   reset(): this {
     this.count = 0;
     this.boxCount = 0;
     this.nonFinite = 0;
+    this.atFloor = 0;
     return this;
   }
 

@@ -29,6 +29,12 @@ interface DecodeOptions {
    * be among the best kept for NMS and cost no exp() and no room. Default 0: every candidate above conf.
    */
   floor?: number;
+  /**
+   * With a floor: how many candidates scored exactly at it are stored, across the frame's heads (`out.atFloor`
+   * counts them). The first ones in decode order are the ones the tie order prefers, so `keep` of them are all the
+   * best `keep` can need: a frame whose scores all tie (a model whose outputs do not vary) stores `keep`, not all.
+   */
+  floorRoom?: number;
 }
 
 export function decodeHead(
@@ -52,6 +58,9 @@ export function decodeHead(
   const act = newCoords ? (v: number) => v : sigmoid;
   const best = options.classMode === 'best';
   const floor = options.floor ?? 0;
+  const floorRoom = options.floorRoom ?? Infinity;
+  // The floor is a float32 score; a score that rounds to it can be half a float32 step (2^-24 of it) below it.
+  const scoreBelowFloor = floor * (1 - 2 ** -23);
   const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
   // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode).
   const cellObj = new Float64Array(plane);
@@ -102,7 +111,7 @@ export function decodeHead(
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
       // new_coords): the exp is computed only for the classes that pass, not for all C of them. A floor raises it.
-      const need = Math.max(conf, floor) / obj;
+      const need = Math.max(conf, scoreBelowFloor) / obj;
       if (need >= 1) continue;
       // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
       cellThreshold[cell] = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
@@ -110,14 +119,23 @@ export function decodeHead(
       cellBox[cell] = out.addBox(x1, y1, x2, y2); // shared by every class of the cell that passes
     }
     if (best) continue;
-    // Classes outer, cells inner: the reads follow the tensor's memory order (NCHW).
+    // Classes outer, cells inner: the reads follow the tensor's memory order (NCHW). A value equal to the one
+    // before reuses its probability (no exp(): outputs that repeat, as a saturated or constant model's do).
+    let lastV = NaN;
+    let lastP = 0;
     for (let c = 0; c < C; c++) {
       const classBase = base + (5 + c) * plane;
       for (let cell = 0; cell < plane; cell++) {
         const v = data[classBase + cell];
         if (!(v > cellThreshold[cell])) continue;
-        const score = cellObj[cell] * (newCoords ? v : 1 / (1 + Math.exp(-v)));
-        if (score > conf && Math.fround(score) >= floor) out.addCandidate(cellBox[cell], score, c);
+        if (v !== lastV) {
+          lastV = v;
+          lastP = newCoords ? v : 1 / (1 + Math.exp(-v));
+        }
+        const score = cellObj[cell] * lastP;
+        if (!(score > conf)) continue;
+        const f = Math.fround(score);
+        if (f > floor || (f === floor && out.atFloor++ < floorRoom)) out.addCandidate(cellBox[cell], score, c);
       }
     }
   }
@@ -146,7 +164,8 @@ export function candidateFloor(
   let total = 0;
   let next = SAMPLE_EVERY; // candidates until the next sample
   const samples: number[] = [];
-  heads.forEach(({ data, head }, h) => {
+  for (let h = 0; h < heads.length; h++) {
+    const { data, head } = heads[h];
     const { obj, low, clear } = cells[h];
     const plane = head.gridW * head.gridH;
     for (let a = 0; a < head.anchors.length; a++) {
@@ -168,13 +187,12 @@ export function candidateFloor(
         }
       }
     }
-  });
+  }
   const j = Math.ceil((keep / SAMPLE_EVERY) * 1.15) + 64;
   if (total <= keep || j >= samples.length) return undefined;
   const sorted = Float64Array.from(samples).sort();
-  const floor = sorted[sorted.length - j];
-  // every sample the same score (a model whose outputs do not vary): a floor would keep them all
-  return sorted[0] === floor ? undefined : { total, floor };
+  // every sample the same score (a model whose outputs do not vary) is a floor too: decode stores `keep` ties
+  return { total, floor: sorted[sorted.length - j] };
 }
 
 /**

@@ -102,14 +102,13 @@ export function nmsCandidates(
  */
 function greedyUpTo(c: Candidates, order: Int32Array, threshold: number, kind: NmsKind, limit: number): number[] {
   const { x1, y1, x2, y2 } = c;
-  const keptByClass = new Map<number, number[]>(); // boxes kept, by class
+  const keptByClass: number[][] = []; // boxes kept, by class (ids are small non-negative integers)
   const kept: number[] = [];
   const iouKind = kind === 'iou';
   for (let r = 0; r < order.length && kept.length < limit; r++) {
     const i = order[r];
     const a = c.box[i];
-    let same = keptByClass.get(c.classId[i]);
-    if (!same) keptByClass.set(c.classId[i], (same = []));
+    const same = (keptByClass[c.classId[i]] ??= []);
     const ax1 = x1[a];
     const ay1 = y1[a];
     const ax2 = x2[a];

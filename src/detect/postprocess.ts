@@ -75,11 +75,10 @@ export class Postprocessor {
       // a frame firing everywhere: only the candidates that can be among the --max-candidates best are decoded
       dense = o.classMode === 'multi' ? candidateFloor(heads, model.classes, o.conf, o.maxCandidates) : undefined;
       order = this.decode(heads, dense?.floor ?? 0);
-      // exact either way: unless every candidate came out, or --max-candidates of them did with the last above the
-      // floor, every candidate is decoded (fewer came out than the sample promised, or the last sits on the floor
-      // with more of its score below it)
-      const exact = (d: NonNullable<typeof dense>) =>
-        c.count === d.total || (c.count >= o.maxCandidates && c.score[order[o.maxCandidates - 1]] > d.floor);
+      // exact either way: unless every candidate came out, or --max-candidates of them did (every one above the
+      // floor is stored, and the first --max-candidates at it in decode order, the ones ties prefer), every
+      // candidate is decoded (fewer came out than the sample promised)
+      const exact = (d: NonNullable<typeof dense>) => c.count === d.total || c.count >= o.maxCandidates;
       if (dense && !exact(dense)) order = this.decode(heads, 0);
     }
     if (c.nonFinite > 0) {
@@ -108,8 +107,14 @@ export class Postprocessor {
   private decode(heads: { head: YoloHead; data: Float32Array }[], floor: number): Int32Array {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
-    for (const { head, data } of heads)
-      decodeHead(data, head, g, { classes: model.classes, conf: o.conf, classMode: o.classMode, floor }, c);
+    const settings = {
+      classes: model.classes,
+      conf: o.conf,
+      classMode: o.classMode,
+      floor,
+      floorRoom: o.maxCandidates,
+    };
+    for (const { head, data } of heads) decodeHead(data, head, g, settings, c);
     return topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
   }
 
