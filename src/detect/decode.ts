@@ -69,6 +69,7 @@ export function decodeHead(
   for (let a = 0; a < head.anchors.length; a++) {
     const base = a * per * plane;
     const [anchorW, anchorH] = head.anchors[a];
+    let passing = 0; // cells with a class threshold
     for (let cell = 0; cell < plane; cell++) {
       cellThreshold[cell] = Infinity; // no class passes unless set below
       const obj = act(data[base + 4 * plane + cell]);
@@ -117,8 +118,9 @@ export function decodeHead(
       cellThreshold[cell] = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
       cellObj[cell] = obj;
       cellBox[cell] = out.addBox(x1, y1, x2, y2); // shared by every class of the cell that passes
+      passing++;
     }
-    if (best) continue;
+    if (best || passing === 0) continue; // an anchor no cell of which passes has no class to read
     // Classes outer, cells inner: the reads follow the tensor's memory order (NCHW). A value equal to the one
     // before reuses its probability (no exp(): outputs that repeat, as a saturated or constant model's do).
     let lastV = NaN;
