@@ -13,6 +13,7 @@ import { type LoopIo, type LoopOptions, openStreams } from '../src/pipeline/loop
 import type { FrameRow, LoopTally } from '../src/pipeline/loop-tally.ts';
 import type { Nvtx } from '../src/pipeline/nvtx.ts';
 import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
+import { runPipelinedLoop } from '../src/pipeline/pipelined-loop.ts';
 import { STAGES } from '../src/pipeline/stages.ts';
 import { type FrameOut, WriteBehind, WriteNow } from '../src/pipeline/frame-writes.ts';
 import { videoBackends, loadOpenCv, type Mat } from '../src/video/opencv.ts';
@@ -122,6 +123,55 @@ test.serial(
     t.true(r.interrupted);
     t.is(r.framesRead, 7);
     t.is(written, 7);
+  },
+);
+
+test.serial(
+  "pipelined loop: when a frame's model run is done, the next frame's run is issued before the frame's postprocess and draw take the main thread",
+  async (t) => {
+    const n = 8;
+    const m = makeModel('writing', PERSON_VEHICLE_CFG, 5);
+    const video = makeVideo('pipelined-order-in.mp4', n, 320, 240);
+    const nvtx = recordingNvtx();
+    const onnx = await createOnnxSession(m.onnxPath, { threads: 2 });
+    const count = (name: string) => nvtx.pushed.filter((x) => x.replace(/^warmup-/, '') === name).length;
+    let runs = 0;
+    // each run waits until the next frame is preprocessed (a condition, not a time), so that its run can follow at once
+    const session = Object.assign(Object.create(onnx) as typeof onnx, {
+      run: async (...a: Parameters<typeof onnx.run>) => {
+        const k = runs++;
+        while (k + 1 < n && count('preprocess') < k + 2) await new Promise(setImmediate);
+        return onnx.run(...a);
+      },
+    });
+    try {
+      const model = readModelInfo(m.onnxPath);
+      const options = {
+        streams: [{ source: video, arg: classifySource(video), outputPath: join(scratchDir(), 'pipelined-order.mp4') }],
+        letterbox: false,
+        postprocess: { conf: 0.3, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: 30000, maxDet: 300 },
+        warmup: 2,
+        batch: 1,
+        inFlight: 3,
+        nvtx,
+        shouldStop: () => false,
+        videoIo: 'ffmpeg',
+      } as LoopOptions;
+      const r = await runPipelinedLoop(session, model, options, openStreams(model, options));
+      for (const s of r.streams) s.output?.commit();
+      r.lastInput?.blob?.release();
+      t.is(r.framesRead, n);
+      // frames go through each stage in order: the k-th range of a stage is frame k's
+      const names = nvtx.pushed.map((x) => x.replace(/^warmup-/, ''));
+      const starts = (stage: string) => names.flatMap((x, i) => (x === stage ? [i] : []));
+      const [inference, postprocess] = [starts('inference'), starts('postprocess')];
+      t.is(inference.length, n);
+      t.is(postprocess.length, n);
+      for (let k = 0; k + 1 < n; k++)
+        t.true(inference[k + 1] < postprocess[k], `frame ${k + 1}'s run issued before frame ${k}'s postprocess`);
+    } finally {
+      await onnx.dispose();
+    }
   },
 );
 
