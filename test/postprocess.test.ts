@@ -10,7 +10,8 @@ import { Candidates, topByScore } from '../src/detect/candidates.ts';
 import { candidateFloor, decodeHead } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { type NmsKind, nmsCandidates } from '../src/detect/nms.ts';
-import { Postprocessor } from '../src/detect/postprocess.ts';
+import { Postprocessor, PostprocessThread } from '../src/detect/postprocess.ts';
+import type { JetprofError } from '../src/util/errors.ts';
 import type { Detection } from '../src/detect/types.ts';
 import type { YoloModelInfo } from '../src/model/metadata.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
@@ -458,4 +459,61 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
   const c = (post as unknown as { buffer: Candidates }).buffer;
   t.is(c.count, 3000, 'the first 3000 ties are stored, not all 15210');
   t.is(c.atFloor, 15210);
+});
+
+test('the postprocess thread (the pipelined loop) answers each frame in order with what the Postprocessor gives here; a NaN frame is refused in one line; close() ends it', async (t) => {
+  const model: YoloModelInfo = {
+    schema: 'jetprof.model/1',
+    inputName: 'input',
+    inputWidth: 416,
+    inputHeight: 416,
+    classes: 3,
+    labels: ['a', 'b', 'c'],
+    heads: [
+      {
+        output: 'h',
+        gridW: 13,
+        gridH: 13,
+        anchors: [
+          [81, 82],
+          [135, 169],
+          [344, 319],
+        ],
+        scaleXY: 1.05,
+        newCoords: false,
+      },
+    ],
+  };
+  const g = stretchGeometry(640, 480, 416, 416);
+  const settings = {
+    conf: 0.3,
+    nms: 0.5,
+    nmsKind: 'iou',
+    classMode: 'multi',
+    maxCandidates: 300,
+    maxDet: 100,
+  } as const;
+  let seed = 5;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const frames = Array.from(
+    { length: 6 },
+    () => new Map([['h', Float32Array.from({ length: 3 * 8 * 169 }, () => rand() * 8 - 4)]]),
+  );
+  const here = new Postprocessor(model, g, settings, 'm.onnx');
+  const thread = new PostprocessThread(model, g, settings, 'm.onnx');
+  try {
+    // handed over all at once: the answers come back in order, each the frame's own
+    const answers = await Promise.all(frames.map((f) => thread.run(f)));
+    frames.forEach((f, i) => t.deepEqual(answers[i], here.run(f), `frame ${i}`));
+    t.true(answers.some((a) => a.detections.length > 0));
+    t.is(frames[0].get('h')!.length, 3 * 8 * 169, "the loop's outputs are left as they were (copied over, not moved)");
+    const nan = new Map([['h', new Float32Array(3 * 8 * 169).fill(Number.NaN)]]);
+    const e = await t.throwsAsync(thread.run(nan), { message: /^m\.onnx: the model's outputs hold NaN/ });
+    t.is((e as JetprofError).code, 'BAD_MODEL');
+    t.regex((e as JetprofError).suggestion ?? '', /export or build it again/);
+    t.deepEqual(await thread.run(frames[1]), here.run(frames[1]), 'a refused frame does not end the thread');
+  } finally {
+    await thread.close();
+  }
+  await t.throwsAsync(thread.run(frames[0]));
 });

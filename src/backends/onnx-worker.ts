@@ -3,22 +3,11 @@
  * thread it is called on (anchors.md §5.2); the pipelined frame loop needs the main thread for OpenCV's async
  * decode and encode, so inference goes here. OpenCV itself must stay on the main thread (it is not loaded here).
  */
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { type ErrorCode, JetprofError } from '../util/errors.ts';
+import { startWorker } from '../util/process.ts';
 import { disableOrtTelemetry, type OnnxSessionOptions } from './onnx.ts';
 import type { WorkerReply, WorkerRequest } from './onnx-worker-thread.ts';
 import type { DetectorSession, ImageBatch, InferenceResult } from './types.ts';
-
-/** The built .js; from source (tsx), a bootstrap that registers tsx in the worker before importing the .ts. */
-function startWorker(workerData: unknown): Worker {
-  const fromSource = fileURLToPath(import.meta.url).endsWith('.ts');
-  if (!fromSource) return new Worker(new URL('./onnx-worker-thread.js', import.meta.url), { workerData });
-  const script = new URL('./onnx-worker-thread.ts', import.meta.url).href;
-  const tsxApi = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
 
 export async function createOnnxWorkerSession(
   modelPath: string,
@@ -26,7 +15,7 @@ export async function createOnnxWorkerSession(
 ): Promise<DetectorSession> {
   const { onWarning, ...rest } = options;
   disableOrtTelemetry(); // here, in the main thread: the worker's own process.env would not reach the library
-  const worker = startWorker({ modelPath, options: rest });
+  const worker = startWorker(import.meta.url, './onnx-worker-thread', { modelPath, options: rest });
   let exited = false;
   const exit = new Promise<void>((resolve) =>
     worker.once('exit', () => {

@@ -96,18 +96,9 @@ export function decodeHead(
         continue;
       }
       if (best) {
-        const classBase = base + 5 * plane + cell;
-        let bestC = 0;
-        let bestV = data[classBase];
-        for (let c = 1; c < C; c++) {
-          const v = data[classBase + c * plane];
-          if (v > bestV) {
-            bestV = v;
-            bestC = c;
-          }
-        }
-        const score = obj * act(bestV);
-        if (score > conf) out.add(x1, y1, x2, y2, score, bestC);
+        const c = bestClass(data, base + 5 * plane + cell, C, plane);
+        const score = obj * act(data[base + (5 + c) * plane + cell]);
+        if (score > conf) out.add(x1, y1, x2, y2, score, c);
         continue;
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
@@ -223,6 +214,13 @@ function passingCells(data: Float32Array, head: YoloHead, classes: number, conf:
     }
   }
   return { obj, low, clear, count };
+}
+
+/** The class with the highest value of `classes` values `stride` apart from `first` (the first one on a tie). */
+function bestClass(data: Float32Array, first: number, classes: number, stride: number): number {
+  let best = 0;
+  for (let c = 1; c < classes; c++) if (data[first + c * stride] > data[first + best * stride]) best = c;
+  return best;
 }
 
 function clamp(v: number, max: number): number {

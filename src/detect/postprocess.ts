@@ -5,7 +5,9 @@
  * mAP); on a normal frame neither binds, and the result is exactly greedy NMS over all candidates.
  */
 import { PLUGIN_DETECTIONS_OUTPUT, type YoloHead, type YoloModelInfo } from '../model/metadata.ts';
-import { JetprofError } from '../util/errors.ts';
+import type { Worker } from 'node:worker_threads';
+import { type ErrorCode, JetprofError } from '../util/errors.ts';
+import { startWorker } from '../util/process.ts';
 import { Candidates, SortScratch, topByScore } from './candidates.ts';
 import { candidateFloor, type ClassMode, decodeHead, decodePluginDetections } from './decode.ts';
 import { type NmsKind, nmsCandidates } from './nms.ts';
@@ -125,5 +127,76 @@ export class Postprocessor {
         suggestion: 'export the model again with `jetprof export`',
       });
     return data;
+  }
+}
+
+export type PostprocessRequest = { type: 'run'; id: number; heads: [string, Float32Array][] } | { type: 'close' };
+export type PostprocessReply =
+  | { id: number; result: FramePostprocess }
+  | { id: number; error: { message: string; code?: string; suggestion?: string } };
+
+/**
+ * The same postprocess on a worker thread (postprocess-worker.ts): the pipelined loop hands a frame's heads over and
+ * draws the boxes that come back, so decoding and NMS (a dense frame's 202,800 candidates) run beside the main
+ * thread, on another core, while it reads, preprocesses and draws other frames. Frames are answered in order.
+ */
+export class PostprocessThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (r: FramePostprocess) => void; reject: (e: Error) => void }>();
+  private readonly exited: Promise<void>;
+  private nextId = 0;
+  private failure: Error | undefined;
+
+  constructor(...settings: ConstructorParameters<typeof Postprocessor>) {
+    this.worker = startWorker(import.meta.url, './postprocess-worker', settings);
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', () => {
+        this.fail(new Error('the postprocess thread has ended'));
+        resolve();
+      }),
+    );
+    this.worker.on('message', (m: PostprocessReply) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if ('result' in m) p?.resolve(m.result);
+      else
+        p?.reject(
+          new JetprofError((m.error.code as ErrorCode) ?? 'TOOL_FAILED', m.error.message, {
+            suggestion: m.error.suggestion,
+          }),
+        );
+    });
+    this.worker.on('error', (e) => this.fail(e));
+  }
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    for (const p of this.pending.values()) p.reject(this.failure);
+    this.pending.clear();
+  }
+
+  /** The frame's boxes. Its heads are copied over: the loop's outputs stay as they are (--heads writes them). */
+  run(outputs: Map<string, Float32Array>): Promise<FramePostprocess> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const heads = [...outputs].map(([name, data]): [string, Float32Array] => [name, data.slice()]);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage(
+        { type: 'run', id, heads } satisfies PostprocessRequest,
+        heads.map(([, d]) => d.buffer as ArrayBuffer),
+      );
+    });
+  }
+
+  /**
+   * Ends the thread once the frames handed over are answered: it leaves on its own (a thread stopped mid-way by
+   * terminate(), just before the process exits, leaves Nsight Systems 2022.4's agent hanging; onnx-worker.ts).
+   */
+  async close(): Promise<void> {
+    this.worker.postMessage({ type: 'close' } satisfies PostprocessRequest);
+    const timer = setTimeout(() => void this.worker.terminate(), 5000);
+    await this.exited;
+    clearTimeout(timer);
   }
 }

@@ -5,7 +5,7 @@
  * nothing) and its record, with whether its source ended early.
  */
 import type { DeviceTimings } from '../backends/types.ts';
-import type { FramePostprocess } from '../detect/postprocess.ts';
+import type { FramePostprocess, PostprocessThread } from '../detect/postprocess.ts';
 import type { IouTracker } from '../detect/tracker.ts';
 import type { FrameBoxes } from '../detect/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
@@ -39,6 +39,8 @@ export interface TailContext {
   writes: FrameWrites;
   /** Each inferred frame's raw outputs, before postprocess (infer --heads). */
   onHeads?: (stream: number, index: number, outputs: Map<string, Float32Array>) => void;
+  /** Postprocess on a worker thread (the pipelined loop); else each stream's own Postprocessor, on this thread. */
+  postprocessThread?: PostprocessThread;
 }
 
 /** A frame as its read left it: the one shape both loops carry a frame in, from its read to its tail. */
@@ -78,9 +80,11 @@ export async function finishFrame(c: TailContext, f: FrameIn): Promise<FramePost
   const postRange = c.ranges.open(name('postprocess'));
   const tracker = c.trackers?.[f.stream];
   if (f.outputs) c.onHeads?.(f.stream, f.index, f.outputs);
-  const post: FramePostprocess = f.outputs
-    ? io.post.run(f.outputs)
-    : { detections: tracker?.carried() ?? [], candidates: 0, candidatesCapped: false, detectionsCapped: false };
+  const post: FramePostprocess = !f.outputs
+    ? { detections: tracker?.carried() ?? [], candidates: 0, candidatesCapped: false, detectionsCapped: false }
+    : c.postprocessThread
+      ? await c.postprocessThread.run(f.outputs)
+      : io.post.run(f.outputs);
   if (f.outputs && tracker) post.detections = tracker.update(post.detections);
   const drawMs = drawFrame(io, f.frame, post.detections, c.tally, c.backend, c.model, f.stream);
   c.boxes?.[f.stream].push({ index: f.index, warmup: f.index < c.warmupFrames, detections: post.detections });

@@ -30,6 +30,7 @@ import type { LoopResult } from './loop-result.ts';
 import { nsToMs } from './stages.ts';
 import { WriteNow } from './frame-writes.ts';
 import { turnEventLoop } from '../util/process.ts';
+import { PostprocessThread } from '../detect/postprocess.ts';
 
 /** A counting semaphore; `open()` lets every waiter through (used when a stage fails). */
 class Slots {
@@ -109,6 +110,7 @@ class PipelinedRun {
   private readonly toWrite = new Channel<InFlight>();
   private readonly tally: LoopTally;
   private readonly tail: TailContext;
+  private readonly postThread: PostprocessThread;
   private readonly totalFrames: number;
   private framesRead = 0;
   private framesWritten = 0;
@@ -129,7 +131,11 @@ class PipelinedRun {
     const writes = new WriteNow(this.tally, this.ranges);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
     this.step = new ModelStep(session, model, this.ranges, writes, o.inFlight + 1);
+    // decoding and NMS beside this thread, on another core (a Nano's main thread is what limits it: #57)
+    const io = ios[0];
+    this.postThread = new PostprocessThread(model, io.g, o.postprocess, o.modelName);
     this.tail = {
+      postprocessThread: this.postThread,
       ios: this.ios,
       tally: this.tally,
       backend: session.backend,
@@ -244,6 +250,7 @@ class PipelinedRun {
   /** After the three stages: a failure drops the output and is thrown; else the stream's end, as every loop ends. */
   async finish(): Promise<LoopResult> {
     const { ios, tally, interrupted } = this;
+    await this.postThread.close();
     if (this.failure === undefined && this.framesRead === 0 && !interrupted)
       this.failure = noFrameDecoded(this.o.streams[0].source);
     if (this.failure !== undefined) {

@@ -1,0 +1,19 @@
+/**
+ * The worker side of postprocess.ts' PostprocessThread: one Postprocessor, the frames' heads in, their boxes out (or
+ * the error a frame threw: a NaN model's). Loads neither OpenCV nor ONNX Runtime.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { messageOf } from '../util/errors.ts';
+import { Postprocessor, type PostprocessReply, type PostprocessRequest } from './postprocess.ts';
+
+const port = parentPort!;
+const post = new Postprocessor(...(workerData as ConstructorParameters<typeof Postprocessor>));
+port.on('message', (m: PostprocessRequest) => {
+  if (m.type === 'close') return port.close(); // nothing else holds the thread: it ends
+  try {
+    port.postMessage({ id: m.id, result: post.run(new Map(m.heads)) } satisfies PostprocessReply);
+  } catch (e) {
+    const { code, suggestion } = e as { code?: string; suggestion?: string };
+    port.postMessage({ id: m.id, error: { message: messageOf(e), code, suggestion } } satisfies PostprocessReply);
+  }
+});
