@@ -170,3 +170,48 @@ test("drawing: each box's border and label in its class's colour, the same frame
   t.is(a.absdiff(b).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, 'the second frame is drawn the same');
   for (const m of [a, b]) m.release();
 });
+
+test('drawing: a border drawn again by a later box (one box, several classes) is drawn once, and the frame is the same as with every border drawn', async (t) => {
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const { drawDetections } = await import('../src/detect/draw.ts');
+  const cv = loadOpenCv();
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  // 120 boxes on 40 places: each place's box with up to three classes, in a shuffled order, some across the edge
+  const places = Array.from({ length: 40 }, () => [
+    rand() * 330 - 10,
+    rand() * 250 - 10,
+    5 + rand() * 120,
+    5 + rand() * 90,
+  ]);
+  const boxes: Detection[] = Array.from({ length: 120 }, () => {
+    const [x1, y1, w, h] = places[Math.floor(rand() * places.length)];
+    return { x1, y1, x2: x1 + w, y2: y1 + h, score: rand(), classId: Math.floor(rand() * 12) };
+  });
+  const labels = Array.from({ length: 12 }, (_, i) => `class-${i}`);
+  const once = new cv.Mat(240, 320, cv.CV_8UC3, [20, 40, 60]);
+  drawDetections(cv, once, boxes, labels);
+  // every border drawn: the boxes one at a time, each alone in its call, in the same order
+  const every = new cv.Mat(240, 320, cv.CV_8UC3, [20, 40, 60]);
+  for (const d of boxes) drawDetections(cv, every, [d], labels);
+  const drawn: string[] = [];
+  const counting = new Proxy(once.copy(), {
+    get: (m, k) =>
+      k === 'drawRectangle'
+        ? (r: { x: number; y: number; width: number; height: number }, ...rest: unknown[]) => {
+            drawn.push(`${r.x},${r.y},${r.width},${r.height}`);
+            return m.drawRectangle(r as never, ...(rest as [never, never, never]));
+          }
+        : typeof m[k as keyof typeof m] === 'function'
+          ? (m[k as keyof typeof m] as (...a: unknown[]) => unknown).bind(m)
+          : m[k as keyof typeof m],
+  });
+  drawDetections(cv, counting, boxes, labels);
+  t.is(once.absdiff(every).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, 'the same pixels');
+  t.is(drawn.length, new Set(drawn).size, 'each border once');
+  t.true(
+    drawn.length < boxes.length && drawn.length <= places.length,
+    `${drawn.length} borders for ${boxes.length} boxes`,
+  );
+  for (const m of [once, every]) m.release();
+});

@@ -25,15 +25,23 @@ function classColors(cv: Cv): InstanceType<Cv['Vec3']>[] {
   return vecs;
 }
 
+/**
+ * Each box's border, then its label. A border that a later box draws again (the same pixels: one box with several
+ * classes, as multi-label decoding gives) is left to that box: each of its pixels is written last by the later
+ * border or a later label either way, so the frame is the same, with one border drawn where there were several.
+ */
 export function drawDetections(cv: Cv, frame: Mat, detections: readonly Detection[], labels: readonly string[]): void {
   const colors = classColors(cv);
-  for (const d of detections) {
-    const color = colors[d.classId % colors.length];
+  const rects = detections.map((d) => {
     const x = Math.round(d.x1);
     const y = Math.round(d.y1);
-    const w = Math.max(1, Math.round(d.x2) - x);
-    const h = Math.max(1, Math.round(d.y2) - y);
-    frame.drawRectangle(new cv.Rect(x, y, w, h), color, 2, cv.LINE_8);
+    return [x, y, Math.max(1, Math.round(d.x2) - x), Math.max(1, Math.round(d.y2) - y)] as const;
+  });
+  const lastOf = new Map(rects.map((r, i) => [r.join(), i]));
+  for (const [i, d] of detections.entries()) {
+    const color = colors[d.classId % colors.length];
+    const [x, y, w, h] = rects[i];
+    if (lastOf.get(rects[i].join()) === i) frame.drawRectangle(new cv.Rect(x, y, w, h), color, 2, cv.LINE_8);
     const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
     frame.putText(text, new cv.Point2(x + 2, Math.max(12, y - 4)), cv.FONT_HERSHEY_SIMPLEX, 0.45, color, 1);
   }
