@@ -668,8 +668,8 @@ test('too few file descriptors for many streams (ulimit -n): the real cause, EMF
   // the streams none, whatever the machine's load. tsx compiles a module it has not cached in an esbuild process,
   // which a low limit cannot start: src/'s modules
   // are compiled (and cached) first, with the usual limit, so the limited run only reads tsx's cache. The entry
-  // scripts and the worker thread's module run when imported: infer's entry is started instead (--version).
-  const runs = /^(cli\/(jetprof|infer|infer-onnx|infer-trt|infer-opencv)|backends\/onnx-worker-thread)\.ts$/;
+  // scripts and the worker threads' modules (*-thread.ts) run when imported: infer's entry is started instead (--version).
+  const runs = /^(cli\/(jetprof|infer|infer-onnx|infer-trt|infer-opencv)|\w+\/[\w-]+-thread)\.ts$/;
   const modules = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter(
     (f) => f.endsWith('.ts') && !runs.test(f),
   );

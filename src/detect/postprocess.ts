@@ -136,7 +136,7 @@ export type PostprocessReply =
   | { id: number; error: { message: string; code?: string; suggestion?: string } };
 
 /**
- * The same postprocess on a worker thread (postprocess-worker.ts): the pipelined loop hands a frame's heads over and
+ * The same postprocess on a worker thread (postprocess-thread.ts): the pipelined loop hands a frame's heads over and
  * draws the boxes that come back, so decoding and NMS (a dense frame's 202,800 candidates) run beside the main
  * thread, on another core, while it reads, preprocesses and draws other frames. Frames are answered in order.
  */
@@ -148,7 +148,7 @@ export class PostprocessThread {
   private failure: Error | undefined;
 
   constructor(...settings: ConstructorParameters<typeof Postprocessor>) {
-    this.worker = startWorker(import.meta.url, './postprocess-worker', settings);
+    this.worker = startWorker(import.meta.url, './postprocess-thread', settings);
     this.exited = new Promise((resolve) =>
       this.worker.once('exit', () => {
         this.fail(new Error('the postprocess thread has ended'));
