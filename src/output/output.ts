@@ -8,16 +8,17 @@
  *   character devices, FIFOs, sockets and `-` (stdout) are written straight through; a symlink is followed to its
  *   target. Free space is checked first where the file system says. Any failure removes the temporary file, leaves
  *   the old file untouched and throws one line with the path and the errno.
- * - Temporary names cannot be aimed: a file is created exclusively and never through a link
- *   (`.<name>.partial-<pid>-<12 random hex>.<ext>`, O_EXCL|O_NOFOLLOW); what a library opens by name (a video writer,
- *   trtexec) goes into a folder this process created, 0700 (`.jetprof-out-<pid>-XXXXXX`, mkdtemp), so nobody can
- *   have placed a link there.
- * - Stale temporary files and folders of processes that no longer run are removed: only names of those two forms,
- *   owned by this user (a user's `.thesis.partial-999998.tex` is not jetprof's).
+ * - Temporary names cannot be aimed: every file on its way out, whether jetprof writes it or a library opens it by
+ *   name (a video writer, trtexec), is made in a folder this process created, 0700 (`.jetprof-out-<pid>-XXXXXX`,
+ *   mkdtemp: `StagingFolder`), exclusively and never through a link (O_EXCL|O_NOFOLLOW), so nobody can have placed a
+ *   link there; a parse's spill files too.
+ * - Stale staging folders of processes that no longer run are removed, and the temporary files older jetprofs left
+ *   beside their outputs (`.<name>.partial-<pid>-<hex>.<ext>`): only names of those two forms, owned by this user (a
+ *   user's `.thesis.partial-999998.tex` is not jetprof's).
  *
  * A full disk is simulated by the tests in their own process (`injectWriteFault`), never through the environment.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -39,7 +40,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { JetprofError } from '../util/errors.ts';
 import { makeDirs, readTextOr } from '../util/files.ts';
 
@@ -147,20 +148,6 @@ export function claimOutputs(
   }
 }
 
-/**
- * A temporary name beside `path` that keeps its extension (OpenCV picks the container from it):
- * `out/clip-onnx-detected.mp4` -> `out/.clip-onnx-detected.partial-1234.mp4`.
- */
-function partialPath(path: string): string {
-  const ext = extname(path);
-  const token = `${process.pid}-${place()}-${randomBytes(6).toString('hex')}`;
-  const name = `.${basename(path, ext)}.partial-${token}${ext}`;
-  // a legal name near the 255-byte limit would pass it with the suffix: a short name of its hash instead
-  if (Buffer.byteLength(name) <= 255 || Buffer.byteLength(basename(path)) > 255) return join(dirname(path), name);
-  const hash = createHash('sha256').update(basename(path)).digest('hex').slice(0, 16);
-  return join(dirname(path), `.${hash}.partial-${token}${ext}`);
-}
-
 let placeOfThis: string | undefined;
 
 /**
@@ -181,7 +168,7 @@ export function place(): string {
   return placeOfThis;
 }
 
-/** The names partialPath and StagingFolder make (and only those: the sweep removes nothing else); older jetprofs' lack the place. */
+/** The names StagingFolder makes and older jetprofs' temporary files (the sweep removes nothing else); the oldest lack the place. */
 const OUR_PARTIAL = /^\..+\.partial-(\d+)(?:-([0-9a-f]{8}))?-[0-9a-f]{12}(\.[^.]*)?$/;
 const OUR_STAGING = /^\.jetprof-out-(\d+)(?:-([0-9a-f]{8}))?-[A-Za-z0-9]{6}$/;
 /** A name without its place is swept only this long after it was last written (no run stays that long without a write). */
@@ -393,14 +380,16 @@ function stageOutputChunks(
   } catch (e) {
     throw writeError(path, e);
   }
-  removeStalePartials(dirname(target.path));
+  // written complete in a folder of this process's own beside it, then renamed to its own name (StagingFolder)
+  const folder = new StagingFolder(dirname(target.path), path);
   const free = freeBytes(dirname(target.path));
   if (knownBytes !== undefined && free !== undefined && knownBytes > free) {
+    folder.drop();
     throw writeError(path, Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
   }
-  const tmp = partialPath(target.path);
+  const name = basename(target.path);
+  const tmp = folder.path(name);
   let fd: number | undefined;
-  inFlight.add(tmp);
   try {
     // a new file or nothing: never one that exists, never through a link planted under the name
     fd = openSync(tmp, EXCLUSIVE, newFileMode());
@@ -420,27 +409,11 @@ function stageOutputChunks(
     fd = undefined;
   } catch (e) {
     if (fd !== undefined) closeSync(fd);
-    removeQuietly(tmp);
-    inFlight.delete(tmp);
+    folder.drop();
     throw e instanceof JetprofError ? e : writeError(path, e);
   }
-  // until then it is in flight: a signal removes it, as it removes a file still being written
-  return {
-    commit() {
-      try {
-        renameSync(tmp, target.path);
-      } catch (e) {
-        removeQuietly(tmp);
-        throw writeError(path, e);
-      } finally {
-        inFlight.delete(tmp);
-      }
-    },
-    abort() {
-      removeQuietly(tmp);
-      inFlight.delete(tmp);
-    },
-  };
+  // until then its folder is in flight: a signal removes it, as it removes a file still being written
+  return { commit: () => folder.commit([name]), abort: () => folder.drop() };
 }
 
 /**
@@ -448,12 +421,13 @@ function stageOutputChunks(
  * bounded whatever the input's size. The folder is removed with `dispose()`, and on every way out (`inFlight`).
  */
 export class SpillStore {
+  private readonly folder: StagingFolder;
   private readonly dir: string;
   private readonly files = new Map<string, { path: string; fd: number; pending: string[]; pendingBytes: number }>();
 
   constructor(near: string) {
-    this.dir = mkdtempSync(join(near, '.jetprof-spill-'));
-    inFlight.add(this.dir);
+    this.folder = new StagingFolder(near);
+    this.dir = this.folder.dir;
   }
 
   append(key: string, lines: string[]): void {
@@ -501,8 +475,7 @@ export class SpillStore {
   dispose(): void {
     for (const f of this.files.values()) closeSync(f.fd);
     this.files.clear();
-    rmSync(this.dir, { recursive: true, force: true });
-    inFlight.delete(this.dir);
+    this.folder.drop();
   }
 }
 
