@@ -161,18 +161,22 @@ export function candidateFloor(
     const { data, head } = heads[h];
     const { obj, low, clear } = cells[h];
     const plane = head.gridW * head.gridH;
-    const p = head.newCoords ? (v: number) => v : sigmoid;
     for (let a = 0; a < head.anchors.length; a++) {
       for (let c = 0; c < classes; c++) {
         const base = (a * (5 + classes) + 5 + c) * plane;
         for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
           const v = data[base + cell];
           // clearly above conf's threshold: counted without its exp; near it, its score decides
-          if (!(v > clear[k]) && !(v > low[k] && obj[k] * p(v) > conf)) continue;
+          let score: number | undefined;
+          if (!(v > clear[k])) {
+            if (!(v > low[k])) continue;
+            score = obj[k] * (head.newCoords ? v : sigmoid(v));
+            if (!(score > conf)) continue;
+          }
           total++;
           if (--next > 0) continue;
           next = SAMPLE_EVERY;
-          samples.push(Math.fround(obj[k] * p(v)));
+          samples.push(Math.fround(score ?? obj[k] * (head.newCoords ? v : sigmoid(v))));
         }
       }
     }
