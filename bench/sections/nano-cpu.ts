@@ -33,6 +33,14 @@ const FACTOR = Number(opt('--board-factor') ?? 5);
 /** The main thread's budget a frame on a Nano: the FP16 engine's time (what the pipelined loop must keep within). */
 const NANO = BOARDS['nano-fp16'];
 
+/** The other engine figures the basic cases run at (#57: the targets hold at the lab's figure and a Xavier NX's too). */
+const OTHER_BOARDS = ['nano-lab', 'xavier-nx'] as const;
+type OtherBoard = (typeof OTHER_BOARDS)[number];
+const BOARD_NAMES: Record<OtherBoard, string> = {
+  'nano-lab': "the lab's Nano (10.45 FPS)",
+  'xavier-nx': 'Xavier NX (57 FPS)',
+};
+
 /** cgroup v1's cpu controller, where this machine has one this process may write (root, not a read-only mount). */
 const CPU_CGROUP = '/sys/fs/cgroup/cpu';
 
@@ -89,7 +97,8 @@ function runInfer(args: string[], env: NodeJS.ProcessEnv, warmup: number, slowCo
  * whose every cell fires for every class (202,800 candidates, one frame-wide box a class kept: 80 drawn), each with preprocessing on the CPU and in the graph (export
  * --frame-input). Per case, medians of alternating rounds: e2e / inference, the main thread's CPU time a frame
  * (where jetprof's per-pixel and per-box work runs), the process's CPU a frame without the software encoder (NVENC
- * encodes on a board), and the main thread projected onto a Nano (x FACTOR) against the engine's 39.2 ms.
+ * encodes on a board), and the main thread projected onto a Nano (x FACTOR) against the engine's 39.2 ms. The four
+ * basic cases run again at the lab's Nano figure (95.7 ms) and a Xavier NX's (17.5 ms).
  */
 export async function benchNanoCpu() {
   state.section = 15;
@@ -109,20 +118,25 @@ export async function benchNanoCpu() {
   const slowCore = slowCoreCgroup();
   // and vtest.avi itself (768x576) at --frame-size 960x540, resized on the loop's thread (FFmpeg's frames) or by
   // GStreamer's pipeline on its own thread (videoscale here, nvvidconv on a board)
-  type Case = { boxes: string; pre: string; slow: boolean; resize?: 'ffmpeg' | 'gstreamer' };
+  // and the four basic cases again at the lab's Nano figure (95.7 ms a frame) and a Xavier NX's (17.5 ms)
+  type Case = { boxes: string; pre: string; slow: boolean; resize?: 'ffmpeg' | 'gstreamer'; board?: OtherBoard };
+  const basic = (board?: OtherBoard) =>
+    ['demo', 'dense'].flatMap((boxes) => ['cpu', 'graph'].map((pre) => ({ boxes, pre, slow: false, board })));
   const cases: Case[] = [
-    ...['demo', 'dense'].flatMap((boxes) => ['cpu', 'graph'].map((pre) => ({ boxes, pre, slow: false }))),
+    ...basic(),
     ...(slowCore ? ['demo', 'dense'].map((boxes) => ({ boxes, pre: 'cpu', slow: true })) : []),
     ...(['ffmpeg', 'gstreamer'] as const).map((resize) => ({ boxes: 'demo', pre: 'cpu', slow: false, resize })),
+    ...OTHER_BOARDS.flatMap(basic),
   ];
-  const key = (c: Case) => `${c.boxes}-${c.pre}${c.slow ? '-slowcore' : ''}${c.resize ? `-resize-${c.resize}` : ''}`;
+  const key = (c: Case) =>
+    `${c.board ? `${c.board}-` : ''}${c.boxes}-${c.pre}${c.slow ? '-slowcore' : ''}${c.resize ? `-resize-${c.resize}` : ''}`;
   const runs = new Map<string, Record<string, any>[]>(cases.map((c) => [key(c), []]));
   for (let k = 0; k < ROUNDS; k++) {
     for (const c of k % 2 === 0 ? cases : [...cases].reverse()) {
-      const name = `${c.boxes}-${c.pre}`;
+      const name = `${c.board ?? 'nano'}-${c.boxes}-${c.pre}`;
       // -10 in every head value finds nothing; 5 makes every cell fire for every class
-      const engine = boardEngine(join(WORK, `nano-${name}.trt`), c.pre === 'graph' ? framed : onnx, {
-        gpuMs: [NANO.gpuMs, 0],
+      const engine = boardEngine(join(WORK, `${name}.trt`), c.pre === 'graph' ? framed : onnx, {
+        gpuMs: [BOARDS[c.board ?? 'nano-fp16'].gpuMs, 0],
         outputValue: c.boxes === 'dense' ? 5 : -10,
       });
       const json = join(WORK, `nano-${key(c)}.json`);
@@ -153,13 +167,14 @@ export async function benchNanoCpu() {
       boxesPerFrame: median(rs.map((r) => r.detections.total / Math.max(1, r.frames))),
     };
     out[name] = f;
-    const { boxes, pre, slow, resize } = c;
+    const { boxes, pre, slow, resize, board } = c;
+    const engineMs = BOARDS[board ?? 'nano-fp16'].gpuMs;
     // dense: every head value 5, so every cell of every class fires (202,800 candidates) and NMS keeps one
     // frame-wide box per class
     const resized = resize
       ? `, vtest.avi 768x576 resized to 960x540 ${resize === 'gstreamer' ? "by GStreamer's pipeline (videoscale)" : "on the loop's thread (FFmpeg's frames)"}`
       : '';
-    const what = `Nano FP16 stand-in, ${boxes === 'dense' ? `every cell firing (${f.boxesPerFrame.toFixed(0)} boxes a frame)` : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}${slow ? `, the main thread held to 1/${FACTOR} of a core after warm-up (cgroup cpu quota)` : ''}${resized}`;
+    const what = `${board ? BOARD_NAMES[board] : 'Nano FP16'} stand-in, ${boxes === 'dense' ? `every cell firing (${f.boxesPerFrame.toFixed(0)} boxes a frame)` : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}${slow ? `, the main thread held to 1/${FACTOR} of a core after warm-up (cgroup cpu quota)` : ''}${resized}`;
     const ratio = f.endToEndFps / f.inferenceFps;
     const need = boxes === 'dense' ? 0.9 : 0.95;
     row(
@@ -169,9 +184,11 @@ export async function benchNanoCpu() {
       ratio >= need,
     );
     const budget = boxes === 'dense' ? 6 : 4;
+    // the projection is a Nano's (its A57 against this core); a Xavier NX's Carmel cores have no factor stated here
+    const nano = board !== 'xavier-nx';
     row(
-      `${what}: main thread CPU ms a frame (x ${FACTOR} on a Nano)`,
-      `${f.mainThreadMs.toFixed(1)} (${(f.mainThreadMs * FACTOR).toFixed(0)} vs the engine's ${NANO.gpuMs.toFixed(1)})`,
+      `${what}: main thread CPU ms a frame${nano ? ` (x ${FACTOR} on a Nano)` : ''}`,
+      `${f.mainThreadMs.toFixed(1)} (${nano ? `${(f.mainThreadMs * FACTOR).toFixed(0)} ` : ''}vs the engine's ${engineMs.toFixed(1)})`,
       `<= ${budget} ms`,
       f.mainThreadMs <= budget,
     );
@@ -187,6 +204,7 @@ export async function benchNanoCpu() {
     warmup,
     rounds: ROUNDS,
     engineMs: NANO.gpuMs,
+    otherEngines: Object.fromEntries(OTHER_BOARDS.map((b) => [b, BOARDS[b].gpuMs])),
     boardFactor: FACTOR,
     boardFactorSource:
       'assumed: a Cortex-A57 at 1.43 GHz does about a fifth of one of these cores (public single-core comparisons); --board-factor replaces it',
