@@ -131,9 +131,8 @@ class PipelinedRun {
     const writes = new WriteNow(this.tally, this.ranges);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
     this.step = new ModelStep(session, model, this.ranges, writes, o.inFlight + 1);
-    // decoding and NMS beside this thread, on another core (a Nano's main thread is what limits it: #57)
-    const io = ios[0];
-    this.postThread = new PostprocessThread(model, io.g, o.postprocess, o.modelName);
+    // decoding and NMS beside this thread, on another core (a Nano's main thread is what limits it)
+    this.postThread = new PostprocessThread(model, ios[0].g, o.postprocess, o.modelName);
     this.tail = {
       postprocessThread: this.postThread,
       ios: this.ios,
@@ -226,10 +225,9 @@ class PipelinedRun {
     try {
       for (let item = await this.toWrite.take(); item; item = await this.toWrite.take()) {
         if (this.failure !== undefined) continue;
-        // Rule (ordering): the model's result wakes this stage and the inference stage at once, this one first; a turn
-        // of the event loop lets the inference stage issue the next frame's run before this frame's postprocess and
-        // draw take the main thread, else the engine waits for them every frame (the stand-in at the Nano's 39 ms:
-        // e2e 0.75 of inference with 80 boxes a frame, 0.98 with the turn; test/writing.test.ts)
+        // Rule (ordering): a model's result wakes this stage first; a turn of the event loop lets the inference stage
+        // issue the next run before this frame's tail takes the main thread, else the engine waits for every tail
+        // (e2e 0.75 of inference with 80 boxes a frame on the Nano stand-in, 0.98 with it; test/writing.test.ts)
         await turnEventLoop();
         await finishFrame(this.tail, {
           ...item,
