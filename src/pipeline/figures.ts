@@ -40,7 +40,7 @@ export const DEFINITIONS: [string, string][] = [
   ],
   [
     'pipelined loop',
-    'read+preprocess, inference and postprocess+write of different frames run at the same time: busy times per frame add up to more than the wall time per frame, so no share of wall is given per stage; a `frame` NVTX range spans a frame from its read to its write, and ranges of consecutive frames overlap',
+    "read+preprocess, inference and postprocess+write of different frames run at the same time: busy times per frame add up to more than the wall time per frame, so no share of wall is given per stage; a `frame` NVTX range spans a frame from its read to its write, and ranges of consecutive frames overlap; its postprocess stage is the wait for the frame's boxes from the postprocess thread, where decode and NMS run beside the loop's thread, and their drawing",
   ],
   [
     'critical path',
