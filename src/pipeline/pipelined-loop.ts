@@ -20,15 +20,14 @@ import {
   planned,
   rangeName,
   type RangeOps,
-  readNextFrame,
   startEndRanges,
 } from './loop-shared.ts';
 import type { ModelInput } from './preprocess.ts';
 import { ModelStep } from './model-step.ts';
 import { LoopTally } from './loop-tally.ts';
 import type { LoopResult } from './loop-result.ts';
-import { nsToMs } from './stages.ts';
 import { WriteNow } from './frame-writes.ts';
+import { StreamReads } from './stream-reads.ts';
 import { turnEventLoop } from '../util/process.ts';
 import { PostprocessThread } from '../detect/postprocess.ts';
 
@@ -111,11 +110,11 @@ class PipelinedRun {
   private readonly tally: LoopTally;
   private readonly tail: TailContext;
   private readonly postThread: PostprocessThread;
+  private readonly reads: StreamReads;
   private readonly totalFrames: number;
   private framesRead = 0;
   private framesWritten = 0;
   private interrupted = false;
-  private endOfStream = false;
   private failure: unknown;
 
   constructor(
@@ -127,6 +126,12 @@ class PipelinedRun {
     this.ranges = startEndRanges(o.nvtx);
     this.slots = new Slots(planned(o.inFlight, 'inFlight'));
     this.tally = new LoopTally(o.warmup, model.labels);
+    this.reads = new StreamReads(ios, o, {
+      batched: false,
+      readAsync: true,
+      ranges: this.ranges,
+      begin: (t) => this.tally.begin(t),
+    });
     // overlap is this loop's point: the encoder may run on while the next frame is inferred
     const writes = new WriteNow(this.tally, this.ranges);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
@@ -157,42 +162,23 @@ class PipelinedRun {
 
   /** Read and preprocess, at most `inFlight` frames ahead of the write. */
   async readStage(): Promise<void> {
-    const { o, ranges } = this;
-    const { cv, source, resize, g } = this.ios[0];
+    const { o } = this;
+    const { cv, g } = this.ios[0];
     try {
-      for (let index = 0; this.failure === undefined; index++) {
-        if (o.maxFrames !== undefined && index >= o.maxFrames) break;
+      while (this.failure === undefined) {
         await this.slots.acquire();
-        if (this.failure !== undefined) break;
-        if (o.shouldEnd?.()) break;
+        if (this.failure !== undefined || o.shouldEnd?.()) break;
         if (o.shouldStop()) {
           this.interrupted = true;
           break;
         }
-        const tRead0 = process.hrtime.bigint();
-        this.tally.begin(tRead0);
-        const read = () => source.readAsync();
-        const got = await readNextFrame(read, source.info.frameCount, index, ranges, resize, o.warmup);
-        if (!got) {
-          this.endOfStream = true;
-          break;
-        }
-        const t1 = process.hrtime.bigint();
+        const [got] = await this.reads.gather(1, o.shouldStop);
+        if (!got) break;
         // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
         // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', index, o.warmup));
+        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', got.index, o.warmup));
         this.framesRead++;
-        const frameRange = got.frameRange;
-        this.toInfer.put({
-          stream: 0,
-          index,
-          frame: got.frame,
-          closeFrame: () => this.ranges.close(frameRange),
-          t0: tRead0,
-          readMs: nsToMs(t1 - tRead0),
-          input: pre.input,
-          preprocessMs: pre.ms,
-        });
+        this.toInfer.put({ ...got, input: pre.input, preprocessMs: pre.ms });
       }
     } catch (e) {
       this.fail(e);
@@ -256,7 +242,7 @@ class PipelinedRun {
       throw this.failure;
     }
     const done = this.framesWritten;
-    const state: StreamState[] = [{ index: done, done: true, endOfStream: this.endOfStream, dropped: 0 }];
+    const state: StreamState[] = [{ ...this.reads.state[0], index: done, done: true }];
     const streams = await finishStreams(ios, tally, state, interrupted);
     const boxes = this.tail.boxes ?? [];
     return {

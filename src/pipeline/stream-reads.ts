@@ -1,5 +1,6 @@
 /**
- * How the multi-stream loop gets frames for a batch: the next frame of each stream in turn, up to the batch size.
+ * How a loop gets its frames: the next frame of each stream in turn, up to the batch size (the pipelined loop: one
+ * stream, a frame at a time, decoded on libuv's pool).
  * A file is read at once; with `--realtime` it is paced as a camera delivers it (frame k arrives at start + k / fps,
  * the ones that arrived while the loop was busy are read, dropped and counted); a live source (camera, RTSP) in a
  * batch is read on libuv's pool, so a slow camera does not hold up the others: a batch goes when full, or
@@ -55,6 +56,8 @@ export class StreamReads {
     private readonly loop: {
       /** Frames of several streams go through the model together (live sources are then read in the background). */
       batched: boolean;
+      /** Files are decoded on libuv's pool too (the pipelined loop: its main thread runs other frames meanwhile). */
+      readAsync?: boolean;
       /** How the loop's NVTX ranges open and close; the reads open each frame's `frame` and `read` ranges with them. */
       ranges: RangeOps;
       /** Called with a frame's read start: the moment the run's times count from, once. */
@@ -240,7 +243,7 @@ export class StreamReads {
     this.loop.begin(t0);
     const ranges = this.rangesFor(i, s.index);
     const got = await readNextFrame(
-      () => io.source.read(),
+      this.loop.readAsync ? () => io.source.readAsync() : () => io.source.read(),
       io.source.info.frameCount,
       s.index,
       ranges,
