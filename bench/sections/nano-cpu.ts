@@ -165,6 +165,10 @@ export async function benchNanoCpu() {
       preprocessMs: median(rs.map((r) => r.stages.preprocess.meanMs)),
       postprocessMs: median(rs.map((r) => r.stages.postprocess.meanMs)),
       boxesPerFrame: median(rs.map((r) => r.detections.total / Math.max(1, r.frames))),
+      // the hand-off to the encoder: the write stage (writeAsync, the encoder runs on its own threads)
+      writeP50Ms: median(rs.map((r) => r.stages.write.p50Ms)),
+      writeP99Ms: median(rs.map((r) => r.stages.write.p99Ms)),
+      drawMs: median(rs.map((r) => r.postprocess.draw.meanMs)),
     };
     out[name] = f;
     const { boxes, pre, slow, resize, board } = c;
@@ -198,6 +202,16 @@ export async function benchNanoCpu() {
       '',
       undefined,
     );
+    // the hand-off and the drawing, once per box count (the Nano FP16 cases with CPU preprocessing)
+    if (pre === 'cpu' && !slow && !resize && !board) {
+      row(
+        `${what}: hand-off to the encoder (write stage) ms, p50 / p99`,
+        `${f.writeP50Ms.toFixed(2)} / ${f.writeP99Ms.toFixed(2)}`,
+        '< 0.5 ms (p50)',
+        f.writeP50Ms < 0.5,
+      );
+      row(`${what}: drawing ms a frame`, f.drawMs.toFixed(2), '', undefined);
+    }
   }
   results.nanoCpu = {
     frames,
