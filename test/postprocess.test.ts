@@ -502,6 +502,7 @@ test('the postprocess thread (the pipelined loop) answers each frame in order wi
   const here = new Postprocessor(model, g, settings, 'm.onnx');
   const thread = new PostprocessThread(model, g, settings, 'm.onnx');
   try {
+    await thread.ready; // the loop waits for it before its first frame
     // handed over all at once: the answers come back in order, each the frame's own
     const answers = await Promise.all(frames.map((f) => thread.run(f)));
     frames.forEach((f, i) => t.deepEqual(answers[i], here.run(f), `frame ${i}`));

@@ -8,6 +8,7 @@ import { Postprocessor, type PostprocessReply, type PostprocessRequest } from '.
 
 const port = parentPort!;
 const post = new Postprocessor(...(workerData as ConstructorParameters<typeof Postprocessor>));
+port.postMessage({ ready: true } satisfies PostprocessReply);
 port.on('message', (m: PostprocessRequest) => {
   if (m.type === 'close') return port.close(); // nothing else holds the thread: it ends
   try {

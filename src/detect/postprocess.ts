@@ -132,6 +132,7 @@ export class Postprocessor {
 
 export type PostprocessRequest = { type: 'run'; id: number; heads: [string, Float32Array][] } | { type: 'close' };
 export type PostprocessReply =
+  | { ready: true }
   | { id: number; result: FramePostprocess }
   | { id: number; error: { message: string; code?: string; suggestion?: string } };
 
@@ -146,8 +147,13 @@ export class PostprocessThread {
   private readonly exited: Promise<void>;
   private nextId = 0;
   private failure: Error | undefined;
+  /** Resolves once the thread runs (the loop waits for it before its first frame, so no frame holds its start-up). */
+  readonly ready: Promise<void>;
+  private started: { resolve: () => void; reject: (e: Error) => void } | undefined;
 
   constructor(...settings: ConstructorParameters<typeof Postprocessor>) {
+    this.ready = new Promise((resolve, reject) => (this.started = { resolve, reject }));
+    this.ready.catch(() => undefined); // a thread that never starts fails its runs too; a caller need not wait
     this.worker = startWorker(import.meta.url, './postprocess-thread', settings);
     this.exited = new Promise((resolve) =>
       this.worker.once('exit', () => {
@@ -156,6 +162,7 @@ export class PostprocessThread {
       }),
     );
     this.worker.on('message', (m: PostprocessReply) => {
+      if ('ready' in m) return this.started?.resolve();
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
       if ('result' in m) p?.resolve(m.result);
@@ -171,6 +178,7 @@ export class PostprocessThread {
 
   private fail(e: Error): void {
     this.failure ??= e;
+    this.started?.reject(this.failure);
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
   }

@@ -96,6 +96,7 @@ export async function runPipelinedLoop(
     throw new RangeError(`the pipelined loop runs one stream, not ${ios.length} (the run plan decides the loop)`);
   }
   const run = new PipelinedRun(session, model, o, ios);
+  await run.start();
   await Promise.all([run.readStage(), run.inferStage(), run.writeStage()]);
   return run.finish();
 }
@@ -158,6 +159,11 @@ class PipelinedRun {
   private fail(e: unknown): void {
     this.failure ??= e;
     this.slots.open();
+  }
+
+  /** The postprocess thread running before the first read: its start-up is in no frame's time. */
+  async start(): Promise<void> {
+    await this.postThread.ready.catch((e: unknown) => this.fail(e));
   }
 
   /** Read and preprocess, at most `inFlight` frames ahead of the write. */
