@@ -4,10 +4,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf } from '../util/errors.ts';
+import type { CallReply } from '../util/worker.ts';
 import { createOnnxSession, type OnnxSessionOptions } from './onnx.ts';
 import type { DetectorSession, ImageBatch, Precision } from './types.ts';
 
-export type WorkerRequest = { type: 'run'; id: number; input: ImageBatch } | { type: 'dispose' };
+export type WorkerRequest = { type: 'run'; input: ImageBatch } | { type: 'dispose' };
 export type WorkerReply =
   | {
       type: 'ready';
@@ -20,8 +21,7 @@ export type WorkerReply =
       batchSize: number | 'dynamic';
     }
   | { type: 'warning'; message: string }
-  | { type: 'result'; id: number; outputs: [string, Float32Array][] }
-  | { type: 'error'; id?: number; message: string; code?: string; suggestion?: string }
+  | CallReply<[string, Float32Array][]>
   | { type: 'disposed' };
 
 const port = parentPort!;
@@ -54,7 +54,7 @@ try {
   process.exit(0);
 }
 
-port.on('message', async (m: WorkerRequest) => {
+port.on('message', async (m: WorkerRequest & { id: number }) => {
   if (m.type === 'dispose') {
     await session.dispose();
     port.postMessage({ type: 'disposed' } satisfies WorkerReply);
@@ -67,7 +67,7 @@ port.on('message', async (m: WorkerRequest) => {
     // Copies, so their buffers can be transferred without touching ORT's own memory.
     const copies = outputs.map(([name, data]) => [name, data.slice()] as [string, Float32Array]);
     port.postMessage(
-      { type: 'result', id: m.id, outputs: copies } satisfies WorkerReply,
+      { type: 'result', id: m.id, result: copies } satisfies WorkerReply,
       copies.map(([, d]) => d.buffer as ArrayBuffer),
     );
   } catch (e) {

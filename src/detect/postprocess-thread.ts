@@ -8,13 +8,13 @@ import { Postprocessor, type PostprocessReply, type PostprocessRequest } from '.
 
 const port = parentPort!;
 const post = new Postprocessor(...(workerData as ConstructorParameters<typeof Postprocessor>));
-port.postMessage({ ready: true } satisfies PostprocessReply);
-port.on('message', (m: PostprocessRequest) => {
+port.postMessage({ type: 'ready' } satisfies PostprocessReply);
+port.on('message', (m: PostprocessRequest & { id: number }) => {
   if (m.type === 'close') return port.close(); // nothing else holds the thread: it ends
   try {
-    port.postMessage({ id: m.id, result: post.run(new Map(m.heads)) } satisfies PostprocessReply);
+    port.postMessage({ type: 'result', id: m.id, result: post.run(new Map(m.heads)) } satisfies PostprocessReply);
   } catch (e) {
     const { code, suggestion } = e as { code?: string; suggestion?: string };
-    port.postMessage({ id: m.id, error: { message: messageOf(e), code, suggestion } } satisfies PostprocessReply);
+    port.postMessage({ type: 'error', id: m.id, message: messageOf(e), code, suggestion } satisfies PostprocessReply);
   }
 });

@@ -5,9 +5,8 @@
  * mAP); on a normal frame neither binds, and the result is exactly greedy NMS over all candidates.
  */
 import { PLUGIN_DETECTIONS_OUTPUT, type YoloHead, type YoloModelInfo } from '../model/metadata.ts';
-import type { Worker } from 'node:worker_threads';
-import { type ErrorCode, JetprofError } from '../util/errors.ts';
-import { startWorker } from '../util/process.ts';
+import { JetprofError } from '../util/errors.ts';
+import { type CallReply, startWorker, WorkerCalls } from '../util/worker.ts';
 import { Candidates, SortScratch, topByScore } from './candidates.ts';
 import { candidateFloor, type ClassMode, decodeHead, decodePluginDetections } from './decode.ts';
 import { type NmsKind, nmsCandidates } from './nms.ts';
@@ -130,11 +129,8 @@ export class Postprocessor {
   }
 }
 
-export type PostprocessRequest = { type: 'run'; id: number; heads: [string, Float32Array][] } | { type: 'close' };
-export type PostprocessReply =
-  | { ready: true }
-  | { id: number; result: FramePostprocess }
-  | { id: number; error: { message: string; code?: string; suggestion?: string } };
+export type PostprocessRequest = { type: 'run'; heads: [string, Float32Array][] } | { type: 'close' };
+export type PostprocessReply = { type: 'ready' } | CallReply<FramePostprocess>;
 
 /**
  * The same postprocess on a worker thread (postprocess-thread.ts): the pipelined loop hands a frame's heads over and
@@ -142,69 +138,30 @@ export type PostprocessReply =
  * thread, on another core, while it reads, preprocesses and draws other frames. Frames are answered in order.
  */
 export class PostprocessThread {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (r: FramePostprocess) => void; reject: (e: Error) => void }>();
-  private readonly exited: Promise<void>;
-  private nextId = 0;
-  private failure: Error | undefined;
   /** Resolves once the thread runs (the loop waits for it before its first frame, so no frame holds its start-up). */
   readonly ready: Promise<void>;
-  private started: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private calls!: WorkerCalls<FramePostprocess>;
 
   constructor(...settings: ConstructorParameters<typeof Postprocessor>) {
-    this.ready = new Promise((resolve, reject) => (this.started = { resolve, reject }));
-    this.ready.catch(() => undefined); // a thread that never starts fails its runs too; a caller need not wait
-    this.worker = startWorker(import.meta.url, './postprocess-thread', settings);
-    this.exited = new Promise((resolve) =>
-      this.worker.once('exit', () => {
-        this.fail(new Error('the postprocess thread has ended'));
-        resolve();
-      }),
-    );
-    this.worker.on('message', (m: PostprocessReply) => {
-      if ('ready' in m) return this.started?.resolve();
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if ('result' in m) p?.resolve(m.result);
-      else
-        p?.reject(
-          new JetprofError((m.error.code as ErrorCode) ?? 'TOOL_FAILED', m.error.message, {
-            suggestion: m.error.suggestion,
-          }),
-        );
+    const worker = startWorker(import.meta.url, './postprocess-thread', settings);
+    this.ready = new Promise((resolve, reject) => {
+      this.calls = new WorkerCalls(worker, (m) => m.type === 'ready' && resolve(), reject);
     });
-    this.worker.on('error', (e) => this.fail(e));
-  }
-
-  private fail(e: Error): void {
-    this.failure ??= e;
-    this.started?.reject(this.failure);
-    for (const p of this.pending.values()) p.reject(this.failure);
-    this.pending.clear();
+    this.ready.catch(() => undefined); // a thread that never starts fails its runs too; a caller need not wait
   }
 
   /** The frame's boxes. Its heads are copied over: the loop's outputs stay as they are (--heads writes them). */
   run(outputs: Map<string, Float32Array>): Promise<FramePostprocess> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
     const heads = [...outputs].map(([name, data]): [string, Float32Array] => [name, data.slice()]);
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage(
-        { type: 'run', id, heads } satisfies PostprocessRequest,
-        heads.map(([, d]) => d.buffer as ArrayBuffer),
-      );
-    });
+    const request: PostprocessRequest = { type: 'run', heads };
+    return this.calls.call(
+      request,
+      heads.map(([, d]) => d.buffer as ArrayBuffer),
+    );
   }
 
-  /**
-   * Ends the thread once the frames handed over are answered: it leaves on its own (a thread stopped mid-way by
-   * terminate(), just before the process exits, leaves Nsight Systems 2022.4's agent hanging; onnx-worker.ts).
-   */
-  async close(): Promise<void> {
-    this.worker.postMessage({ type: 'close' } satisfies PostprocessRequest);
-    const timer = setTimeout(() => void this.worker.terminate(), 5000);
-    await this.exited;
-    clearTimeout(timer);
+  /** Ends the thread once the frames handed over are answered (it leaves on its own: WorkerCalls.close). */
+  close(): Promise<void> {
+    return this.calls.close({ type: 'close' } satisfies PostprocessRequest);
   }
 }

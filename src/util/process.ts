@@ -4,7 +4,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 
 interface RunCommandOptions {
   /** Each chunk as it arrives, with the stream it came from. */
@@ -178,16 +177,4 @@ export function signalProcess(ref: ProcessRef, signal: NodeJS.Signals): boolean 
  */
 export function turnEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * A worker thread running `name` (a module beside `caller`, the caller's import.meta.url): the built .js, or, from
- * source (tsx), a bootstrap that registers tsx in the worker before importing the .ts.
- */
-export function startWorker(caller: string, name: string, workerData: unknown): Worker {
-  if (!caller.endsWith('.ts')) return new Worker(new URL(`${name}.js`, caller), { workerData });
-  const tsxApi = import.meta.resolve('tsx/esm/api');
-  const script = new URL(`${name}.ts`, caller).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
 }
