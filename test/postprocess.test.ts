@@ -500,7 +500,7 @@ test('the postprocess thread (the pipelined loop) answers each frame in order wi
     () => new Map([['h', Float32Array.from({ length: 3 * 8 * 169 }, () => rand() * 8 - 4)]]),
   );
   const here = new Postprocessor(model, g, settings, 'm.onnx');
-  const thread = new PostprocessThread(model, g, settings, 'm.onnx');
+  const thread = new PostprocessThread(here);
   try {
     await thread.ready; // the loop waits for it before its first frame
     // handed over all at once: the answers come back in order, each the frame's own

@@ -62,6 +62,11 @@ export class Postprocessor {
     private readonly modelName = 'the model',
   ) {}
 
+  /** What it was made with: PostprocessThread makes its twin on a worker thread from them. */
+  get settings(): ConstructorParameters<typeof Postprocessor> {
+    return [this.model, this.geometry, this.o, this.modelName];
+  }
+
   run(outputs: Map<string, Float32Array>): FramePostprocess {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
@@ -142,8 +147,9 @@ export class PostprocessThread {
   readonly ready: Promise<void>;
   private calls!: WorkerCalls<FramePostprocess>;
 
-  constructor(...settings: ConstructorParameters<typeof Postprocessor>) {
-    const worker = startWorker(import.meta.url, './postprocess-thread', settings);
+  /** `like`: the stream's Postprocessor, whose settings the thread's takes. */
+  constructor(like: Postprocessor) {
+    const worker = startWorker(import.meta.url, './postprocess-thread', like.settings);
     this.ready = new Promise((resolve, reject) => {
       this.calls = new WorkerCalls(worker, (m) => m.type === 'ready' && resolve(), reject);
     });

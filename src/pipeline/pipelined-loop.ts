@@ -138,7 +138,7 @@ class PipelinedRun {
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
     this.step = new ModelStep(session, model, this.ranges, writes, o.inFlight + 1);
     // decoding and NMS beside this thread, on another core (a Nano's main thread is what limits it)
-    this.postThread = new PostprocessThread(model, ios[0].g, o.postprocess, o.modelName);
+    this.postThread = new PostprocessThread(ios[0].post);
     this.tail = {
       postprocessThread: this.postThread,
       ios: this.ios,
