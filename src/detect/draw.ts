@@ -37,11 +37,12 @@ export function drawDetections(cv: Cv, frame: Mat, detections: readonly Detectio
     const y = Math.round(d.y1);
     return [x, y, Math.max(1, Math.round(d.x2) - x), Math.max(1, Math.round(d.y2) - y)] as const;
   });
-  const lastOf = new Map(rects.map((r, i) => [r.join(), i]));
+  const keys = rects.map((r) => r.join());
+  const lastOf = new Map(keys.map((k, i) => [k, i]));
   for (const [i, d] of detections.entries()) {
     const color = colors[d.classId % colors.length];
     const [x, y, w, h] = rects[i];
-    if (lastOf.get(rects[i].join()) === i) frame.drawRectangle(new cv.Rect(x, y, w, h), color, 2, cv.LINE_8);
+    if (lastOf.get(keys[i]) === i) frame.drawRectangle(new cv.Rect(x, y, w, h), color, 2, cv.LINE_8);
     const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
     frame.putText(text, new cv.Point2(x + 2, Math.max(12, y - 4)), cv.FONT_HERSHEY_SIMPLEX, 0.45, color, 1);
   }
