@@ -6,7 +6,7 @@
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { preprocessFrame } from '../src/pipeline/preprocess.ts';
+import { cvCalls, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { percentile } from '../src/util/stats.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
 
@@ -16,7 +16,11 @@ const cap = new cv.VideoCapture(new URL('../videos/vtest.avi', import.meta.url).
 const frame = cap.read().resize(540, 960);
 cap.release();
 const info = readModelInfo(model);
-const { input } = preprocessFrame(cv, frame, stretchGeometry(960, 540, info.inputWidth, info.inputHeight));
+const { input } = await preprocessFrame(
+  cvCalls(cv),
+  frame,
+  stretchGeometry(960, 540, info.inputWidth, info.inputHeight),
+);
 const session = await createOnnxSession(model, { threads });
 for (let i = 0; i < 5; i++) await session.run(input);
 const ms: number[] = [];

@@ -17,12 +17,12 @@ import type { Detection } from '../src/detect/types.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
 import { type LoopOptions, openStreams } from '../src/pipeline/loop-shared.ts';
-import { batchBlob, InputBuffers, letterboxFrame, preprocessFrame } from '../src/pipeline/preprocess.ts';
+import { batchBlob, cvCalls, InputBuffers, letterboxFrame, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { disabledNvtx } from '../src/pipeline/nvtx.ts';
 import { runPipelinedLoop } from '../src/pipeline/pipelined-loop.ts';
 import { runSequentialLoop } from '../src/pipeline/sequential-loop.ts';
 import { classifySource } from '../src/video/sources.ts';
-import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
+import { type Cv, loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {
   makeModel,
   makeVideo,
@@ -67,21 +67,17 @@ async function alone_and_batched(
   onnxPath: string,
   frames: Mat[],
 ): Promise<{ alone: Detection[][]; batched: Detection[][] }> {
-  const cv = loadOpenCv();
+  const calls = cvCalls(loadOpenCv());
   const info = readModelInfo(onnxPath);
   const gs = frames.map((f) => stretchGeometry(f.cols, f.rows, info.inputWidth, info.inputHeight));
   const posts = gs.map((g) => new Postprocessor(info, g, POST));
   const alone: Detection[][] = [];
   for (const [i, f] of frames.entries()) {
-    const { input, blob } = preprocessFrame(cv, f, gs[i]);
+    const { input, blob } = await preprocessFrame(calls, f, gs[i]);
     alone.push(posts[i].run((await session.run(input, blob)).outputs).detections);
   }
-  const { input, blob } = batchBlob(
-    cv,
-    frames.map((f, i) => letterboxFrame(cv, f, gs[i])),
-    info.inputWidth,
-    info.inputHeight,
-  );
+  const boxed = await Promise.all(frames.map((f, i) => letterboxFrame(calls, f, gs[i])));
+  const { input, blob } = await batchBlob(calls, boxed, info.inputWidth, info.inputHeight);
   const { outputs } = await session.run(input, blob);
   const batched = frames.map((_, i) => posts[i].run(imageOutputs(outputs, i, frames.length)).detections);
   return { alone, batched };
@@ -90,49 +86,49 @@ async function alone_and_batched(
 const rounded = (ds: Detection[]) =>
   ds.map((d) => [d.classId, ...[d.x1, d.y1, d.x2, d.y2].map((v) => v.toFixed(2)), d.score.toFixed(5)].join(' '));
 
-test("the batched blob is the frames' blobs one after the other (cv.blobFromImages against cv.blobFromImage)", (t) => {
-  const cv = loadOpenCv();
+/** Three 160x120 frames of other colours, and the geometry that stretches them to 64x48. */
+function threeFrames(cv: Cv) {
   const frames = [0, 1, 2].map((k) => new cv.Mat(120, 160, cv.CV_8UC3, [40 * k, 90, 200 - 30 * k]));
-  const g = stretchGeometry(160, 120, 64, 48);
-  const per = frames.map((f) => preprocessFrame(cv, f, g).input);
-  const { input } = batchBlob(
-    cv,
-    frames.map((f) => letterboxFrame(cv, f, g)),
-    64,
-    48,
-  );
-  t.is(input.length, 3 * 3 * 64 * 48);
-  for (const [k, one] of per.entries())
-    t.deepEqual(Array.from(input.subarray(k * one.length, (k + 1) * one.length)), Array.from(one), `image ${k}`);
-});
+  return { frames, g: stretchGeometry(160, 120, 64, 48) };
+}
 
-test('InputBuffers: the blob lands in the same arrays, used in turn; another length gets its own', (t) => {
-  const cv = loadOpenCv();
-  const frames = [0, 1, 2].map((k) => new cv.Mat(120, 160, cv.CV_8UC3, [40 * k, 90, 200 - 30 * k]));
-  const g = stretchGeometry(160, 120, 64, 48);
-  const fresh = frames.map((f) => Array.from(preprocessFrame(cv, f, g).input));
-  const two = new InputBuffers(2);
-  const a = preprocessFrame(cv, frames[0], g, two).input;
-  const b = preprocessFrame(cv, frames[1], g, two).input;
-  t.not(a, b);
-  t.deepEqual(Array.from(a), fresh[0], 'the first array keeps its values while the second is filled');
-  t.deepEqual(Array.from(b), fresh[1]);
-  const c = preprocessFrame(cv, frames[2], g, two).input;
-  t.is(c, a, 'the third fill reuses the first array');
-  t.deepEqual(Array.from(c), fresh[2]);
-  const one = new InputBuffers(1);
-  const single = preprocessFrame(cv, frames[0], g, one).input;
-  const batch = batchBlob(
-    cv,
-    frames.map((f) => letterboxFrame(cv, f, g)),
-    64,
-    48,
-    one,
-  ).input;
-  t.not(batch, single);
-  t.is(batch.length, 3 * single.length);
-  t.deepEqual(Array.from(batch), fresh.flat());
-});
+for (const pooled of [false, true]) {
+  const where = pooled ? "on libuv's pool" : 'inline';
+  test(`the batched blob is the frames' blobs one after the other (cv.blobFromImages of several and of one), ${where}`, async (t) => {
+    const calls = cvCalls(loadOpenCv(), pooled);
+    const { frames, g } = threeFrames(calls.cv);
+    const per = await Promise.all(frames.map(async (f) => (await preprocessFrame(calls, f, g)).input));
+    const boxed = await Promise.all(frames.map((f) => letterboxFrame(calls, f, g)));
+    const { input } = await batchBlob(calls, boxed, 64, 48);
+    t.is(input.length, 3 * 3 * 64 * 48);
+    for (const [k, one] of per.entries())
+      t.deepEqual(Array.from(input.subarray(k * one.length, (k + 1) * one.length)), Array.from(one), `image ${k}`);
+  });
+
+  test(`InputBuffers: the blob lands in the same arrays, used in turn; another length gets its own, ${where}`, async (t) => {
+    const calls = cvCalls(loadOpenCv(), pooled);
+    const { frames, g } = threeFrames(calls.cv);
+    // what the calls on this thread make, fresh arrays each: the pooled calls make the same values
+    const inline = cvCalls(calls.cv);
+    const fresh = await Promise.all(frames.map(async (f) => Array.from((await preprocessFrame(inline, f, g)).input)));
+    const two = new InputBuffers(2);
+    const a = (await preprocessFrame(calls, frames[0], g, two)).input;
+    const b = (await preprocessFrame(calls, frames[1], g, two)).input;
+    t.not(a, b);
+    t.deepEqual(Array.from(a), fresh[0], 'the first array keeps its values while the second is filled');
+    t.deepEqual(Array.from(b), fresh[1]);
+    const c = (await preprocessFrame(calls, frames[2], g, two)).input;
+    t.is(c, a, 'the third fill reuses the first array');
+    t.deepEqual(Array.from(c), fresh[2]);
+    const one = new InputBuffers(1);
+    const single = (await preprocessFrame(calls, frames[0], g, one)).input;
+    const boxed = await Promise.all(frames.map((f) => letterboxFrame(calls, f, g)));
+    const batch = (await batchBlob(calls, boxed, 64, 48, one)).input;
+    t.not(batch, single);
+    t.is(batch.length, 3 * single.length);
+    t.deepEqual(Array.from(batch), fresh.flat());
+  });
+}
 
 /**
  * OpenCV's Mats alive (allocations less deallocations, counted by @u4/opencv4nodejs's allocator) once a loop of

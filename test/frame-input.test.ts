@@ -13,7 +13,7 @@ import { parseCfg } from '../src/model/cfg.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
 import { exportOnnx } from '../src/model/onnx-export.ts';
 import { generateWeights } from '../src/model/weights.ts';
-import { modelInput } from '../src/pipeline/preprocess.ts';
+import { cvCalls, modelInput } from '../src/pipeline/preprocess.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';
 import { boardEngine } from './helpers/board.ts';
 import {
@@ -76,8 +76,9 @@ withVtest(
       for (const frame of frames) {
         const g = stretchGeometry(fw, fh, w, h);
         const plain = { inputWidth: w, inputHeight: h } as Parameters<typeof modelInput>[2];
-        const a = modelInput(cv, [{ frame, g }], plain).input as Float32Array;
-        const b = modelInput(cv, [{ frame, g }], { ...plain, frameInput: { width: fw, height: fh } }).input;
+        const a = (await modelInput(cvCalls(cv), [{ frame, g }], plain)).input as Float32Array;
+        const b = (await modelInput(cvCalls(cv), [{ frame, g }], { ...plain, frameInput: { width: fw, height: fh } }))
+          .input;
         t.true(b instanceof Uint8Array && b.length === fw * fh * 3, "the frame-input model is given the frame's bytes");
         const ra = (await cpu.run({ input: new ort.Tensor('float32', a, [1, 3, h, w]) })).yolo_1.data as Float32Array;
         const rb = (await graph.run({ input: new ort.Tensor('uint8', b, [1, fh, fw, 3]) })).yolo_1.data as Float32Array;

@@ -14,7 +14,7 @@ import { createOpenCvSession, darknetHeadNames } from '../src/backends/opencv.ts
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
 import { readModelInfo } from '../src/model/export-file.ts';
-import { preprocessFrame } from '../src/pipeline/preprocess.ts';
+import { cvCalls, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {
   makeModel,
@@ -78,7 +78,7 @@ async function boxesOf(
         maxCandidates: 30000,
         maxDet: 300,
       });
-      const { input, blob } = preprocessFrame(cv, frame, g);
+      const { input, blob } = await preprocessFrame(cvCalls(cv), frame, g);
       const { outputs } = await session.run(input, blob);
       for (const d of post.run(outputs).detections)
         out.push({ image_id: i, category_id: d.classId, bbox: [d.x1, d.y1, d.x2 - d.x1, d.y2 - d.y1], score: d.score });

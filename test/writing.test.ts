@@ -22,16 +22,20 @@ import { sumOf } from '../src/util/stats.ts';
 import { makeModel, makeVideo, PERSON_VEHICLE_CFG, scratchDir } from './helpers/fixtures.ts';
 
 /** An NVTX stand-in that keeps the names of the ranges pushed, in order. */
-function recordingNvtx(): Nvtx & { pushed: string[] } {
+/** An Nvtx that records the names of the ranges opened (`pushed`) and of the start/end ranges ended (`ended`). */
+function recordingNvtx(): Nvtx & { pushed: string[]; ended: string[] } {
   const pushed: string[] = [];
+  const ended: string[] = [];
   return {
     enabled: true,
     detail: 'test',
     pushed,
+    ended,
     push: (n) => void pushed.push(n),
     pop() {},
+    // a start range's handle is its place in `pushed`, plus one
     start: (n) => pushed.push(n),
-    end() {},
+    end: (r) => void ended.push(pushed[Number(r) - 1]),
   };
 }
 
@@ -134,9 +138,10 @@ test.serial(
     const video = makeVideo('pipelined-order-in.mp4', n, 320, 240);
     const nvtx = recordingNvtx();
     const onnx = await createOnnxSession(m.onnxPath, { threads: 2 });
-    const count = (name: string) => nvtx.pushed.filter((x) => x.replace(/^warmup-/, '') === name).length;
+    const count = (name: string) => nvtx.ended.filter((x) => x.replace(/^warmup-/, '') === name).length;
     let runs = 0;
-    // each run waits until the next frame is preprocessed (a condition, not a time), so that its run can follow at once
+    // each run waits until the next frame is preprocessed (its range ended: a condition, not a time), so that its run
+    // can follow at once
     const session = Object.assign(Object.create(onnx) as typeof onnx, {
       run: async (...a: Parameters<typeof onnx.run>) => {
         const k = runs++;

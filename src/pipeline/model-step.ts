@@ -11,30 +11,35 @@ import type { Cv, Mat } from '../video/opencv.ts';
 import type { FrameWrites } from './frame-writes.ts';
 import type { LastInput } from './loop-result.ts';
 import type { RangeName, RangeOps } from './loop-shared.ts';
-import { InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
+import { type CvCalls, cvCalls, InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { nsToMs } from './stages.ts';
 
 export class ModelStep {
   /** The last input the model ran on: the model-alone timing runs it again. */
   lastInput: LastInput | undefined;
   private readonly inputs: InputBuffers;
+  private readonly calls: CvCalls;
 
-  /** `alive`: how many inputs exist at once (the sequential loop 1; the pipelined loop its frames in flight + 1). */
+  /**
+   * `alive`: how many inputs exist at once (the sequential loop 1; the pipelined loop its frames in flight + 1);
+   * `pooled`: preprocessing on libuv's pool (the pipelined loop; the sequential loop waits for it either way).
+   */
   constructor(
     private readonly session: DetectorSession,
     private readonly model: YoloModelInfo,
     private readonly ranges: RangeOps,
     private readonly writes: FrameWrites,
-    alive: number,
+    { cv, alive, pooled }: { cv: Cv; alive: number; pooled: boolean },
   ) {
     this.inputs = new InputBuffers(alive);
+    this.calls = cvCalls(cv, pooled);
   }
 
   /** The frames as the model's input (preprocess.ts modelInput), and the time it took (ms). */
-  preprocess(cv: Cv, frames: { frame: Mat; g: Geometry }[], name: RangeName): { input: ModelInput; ms: number } {
+  async preprocess(frames: { frame: Mat; g: Geometry }[], name: RangeName): Promise<{ input: ModelInput; ms: number }> {
     const t0 = process.hrtime.bigint();
     const r = this.ranges.open(name);
-    const input = modelInput(cv, frames, this.model, this.inputs);
+    const input = await modelInput(this.calls, frames, this.model, this.inputs);
     this.ranges.close(r);
     return { input, ms: nsToMs(process.hrtime.bigint() - t0) };
   }

@@ -136,7 +136,12 @@ class PipelinedRun {
     // overlap is this loop's point: the encoder may run on while the next frame is inferred
     const writes = new WriteNow(this.tally, this.ranges);
     // every frame in flight has its input, and the last one inferred keeps its own for the model-alone runs
-    this.step = new ModelStep(session, model, this.ranges, writes, o.inFlight + 1);
+    // preprocessing on libuv's pool: the pixels on another core while this thread runs the other stages
+    this.step = new ModelStep(session, model, this.ranges, writes, {
+      cv: ios[0].cv,
+      alive: o.inFlight + 1,
+      pooled: true,
+    });
     // decoding and NMS beside this thread, on another core (a Nano's main thread is what limits it)
     this.postThread = new PostprocessThread(ios[0].post);
     this.tail = {
@@ -169,7 +174,7 @@ class PipelinedRun {
   /** Read and preprocess, at most `inFlight` frames ahead of the write. */
   async readStage(): Promise<void> {
     const { o } = this;
-    const { cv, g } = this.ios[0];
+    const { g } = this.ios[0];
     try {
       while (this.failure === undefined) {
         await this.slots.acquire();
@@ -180,9 +185,7 @@ class PipelinedRun {
         }
         const [got] = await this.reads.gather(1, o.shouldStop);
         if (!got) break;
-        // Synchronous on purpose: with blobFromImageAsync / resizeAsync in this loop, V8 aborted now and then
-        // ("Check failed: marking_done_", @u4/opencv4nodejs 7.1.2 on OpenCV 4.6); readAsync and writeAsync are fine.
-        const pre = this.step.preprocess(cv, [{ frame: got.frame, g }], rangeName('preprocess', got.index, o.warmup));
+        const pre = await this.step.preprocess([{ frame: got.frame, g }], rangeName('preprocess', got.index, o.warmup));
         this.framesRead++;
         this.toInfer.put({ ...got, input: pre.input, preprocessMs: pre.ms });
       }

@@ -8,20 +8,48 @@ import type { YoloModelInfo } from '../model/metadata.ts';
 import { type Cv, type Mat } from '../video/opencv.ts';
 
 /**
+ * The OpenCV calls preprocessing makes: on the calling thread, or on libuv's pool through the binding's asynchronous
+ * calls (the pipelined loop: its main thread starts each call and takes its result, the pixels are worked on another
+ * core while it runs the other stages; a Nano's main thread is what limits a run).
+ */
+export interface CvCalls {
+  cv: Cv;
+  resize(img: Mat, rows: number, cols: number): Mat | Promise<Mat>;
+  border(img: Mat, top: number, bottom: number, left: number, right: number): Mat | Promise<Mat>;
+  blob(images: Mat[], netW: number, netH: number): Mat | Promise<Mat>;
+  copy(from: Mat, to: Mat): unknown;
+}
+
+/** The preprocessing calls on this thread (`pooled`: on libuv's pool). */
+export function cvCalls(cv: Cv, pooled = false): CvCalls {
+  const grey = new cv.Vec3(127, 127, 127);
+  // resize, BGR->RGB, /255 and HWC->NCHW in one native call
+  const blobArgs = (w: number, h: number) => [1 / 255, new cv.Size(w, h), new cv.Vec3(0, 0, 0), true, false] as const;
+  return pooled
+    ? {
+        cv,
+        resize: (img, rows, cols) => img.resizeAsync(rows, cols),
+        border: (img, t, b, l, r) => img.copyMakeBorderAsync(t, b, l, r, cv.BORDER_CONSTANT, grey),
+        blob: (images, w, h) => cv.blobFromImagesAsync(images, ...blobArgs(w, h)),
+        copy: (from, to) => from.copyToAsync(to),
+      }
+    : {
+        cv,
+        resize: (img, rows, cols) => img.resize(rows, cols),
+        border: (img, t, b, l, r) => img.copyMakeBorder(t, b, l, r, cv.BORDER_CONSTANT, grey),
+        blob: (images, w, h) => cv.blobFromImages(images, ...blobArgs(w, h)),
+        copy: (from, to) => from.copyTo(to),
+      };
+}
+
+/**
  * The frame resized (and letterboxed when the geometry pads) to the network's input size, still BGR bytes; the frame
  * itself when it already has that size. The resized image in between is released at once (see InputBuffers).
  */
-export function letterboxFrame(cv: Cv, frame: Mat, g: Geometry): Mat {
+export async function letterboxFrame(calls: CvCalls, frame: Mat, g: Geometry): Promise<Mat> {
   if (g.padX === 0 && g.padY === 0 && g.resizedW === g.netW && g.resizedH === g.netH) return frame;
-  const resized = frame.resize(g.resizedH, g.resizedW);
-  const boxed = resized.copyMakeBorder(
-    g.padY,
-    g.netH - g.resizedH - g.padY,
-    g.padX,
-    g.netW - g.resizedW - g.padX,
-    cv.BORDER_CONSTANT,
-    new cv.Vec3(127, 127, 127),
-  );
+  const resized = await calls.resize(frame, g.resizedH, g.resizedW);
+  const boxed = await calls.border(resized, g.padY, g.netH - g.resizedH - g.padY, g.padX, g.netW - g.resizedW - g.padX);
   resized.release();
   return boxed;
 }
@@ -43,22 +71,24 @@ export class InputBuffers {
   constructor(private readonly count: number) {}
 
   /** The values of `flat` (a 1xN float Mat) in the next buffer, reused once it is N long. */
-  fill(cv: Cv, flat: Mat, length: number): Float32Array {
+  async fill(calls: CvCalls, flat: Mat, length: number): Promise<Float32Array> {
+    const { cv } = calls;
     const slot = this.slot(Float32Array, length, (input) => [
       // a Mat over the array's own memory (this constructor wraps, not copies): copyTo writes straight into it
       new cv.Mat(1, length, cv.CV_32F, Buffer.from(input.buffer)),
     ]);
-    flat.copyTo(slot.mats[0]);
+    await calls.copy(flat, slot.mats[0]);
     return slot.input as Float32Array;
   }
 
   /** The bytes of `images` (h x w BGR each) one after the other in the next buffer, each through a Mat over its part. */
-  fillBytes(cv: Cv, images: Mat[], w: number, h: number): Uint8Array {
+  async fillBytes(calls: CvCalls, images: Mat[], w: number, h: number): Promise<Uint8Array> {
+    const { cv } = calls;
     const size = h * w * 3;
     const slot = this.slot(Uint8Array, images.length * size, (input) =>
       images.map((_, k) => new cv.Mat(h, w, cv.CV_8UC3, Buffer.from(input.buffer, k * size, size))),
     );
-    images.forEach((img, k) => img.copyTo(slot.mats[k]));
+    await Promise.all(images.map((img, k) => calls.copy(img, slot.mats[k])));
     return slot.input as Uint8Array;
   }
 
@@ -90,23 +120,25 @@ export interface ModelInput {
  * each frame resized (and letterboxed) for its stream's geometry into one blob, or, for a model that preprocesses in
  * its graph, copied as they are (resized on the CPU only when a frame is not the size the model takes).
  */
-export function modelInput(
-  cv: Cv,
+export async function modelInput(
+  calls: CvCalls,
   frames: { frame: Mat; g: Geometry }[],
   model: YoloModelInfo,
   into?: InputBuffers,
-): ModelInput {
+): Promise<ModelInput> {
   const f = model.frameInput;
-  const images = frames.map((x) =>
-    f
-      ? x.frame.cols === f.width && x.frame.rows === f.height
-        ? x.frame
-        : x.frame.resize(f.height, f.width)
-      : letterboxFrame(cv, x.frame, x.g),
+  const images = await Promise.all(
+    frames.map((x) =>
+      f
+        ? x.frame.cols === f.width && x.frame.rows === f.height
+          ? x.frame
+          : calls.resize(x.frame, f.height, f.width)
+        : letterboxFrame(calls, x.frame, x.g),
+    ),
   );
   try {
-    if (f) return { input: into ? into.fillBytes(cv, images, f.width, f.height) : frameBytesOf(images) };
-    return batchBlob(cv, images, model.inputWidth, model.inputHeight, into);
+    if (f) return { input: into ? await into.fillBytes(calls, images, f.width, f.height) : frameBytesOf(images) };
+    return await batchBlob(calls, images, model.inputWidth, model.inputHeight, into);
   } finally {
     images.forEach((img, k) => img !== frames[k].frame && img.release());
   }
@@ -119,10 +151,11 @@ function frameBytesOf(images: Mat[]): Uint8Array {
 }
 
 /** The blob's values: into the next of `into`, or a new array (one-off callers: tests, the bench's bare loop). */
-function blobValues(cv: Cv, blob: Mat, length: number, into: InputBuffers | undefined): Float32Array {
+async function blobValues(calls: CvCalls, blob: Mat, length: number, into?: InputBuffers): Promise<Float32Array> {
+  // a 1xN header over the blob's own values (no copy)
   const flat = blob.flattenFloat(1, length);
   try {
-    if (into) return into.fill(cv, flat, length);
+    if (into) return await into.fill(calls, flat, length);
     const bytes = flat.getData();
     return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   } finally {
@@ -130,33 +163,32 @@ function blobValues(cv: Cv, blob: Mat, length: number, into: InputBuffers | unde
   }
 }
 
-/**
- * cv.blobFromImage does resize, BGR->RGB, /255 and HWC->NCHW in one native call. Returns the blob's values and the
- * blob Mat itself (OpenCV DNN takes the Mat).
- */
-export function preprocessFrame(
-  cv: Cv,
+/** One frame as the network's input (one-off callers): its blob's values, and the blob Mat (OpenCV DNN takes it). */
+export async function preprocessFrame(
+  calls: CvCalls,
   frame: Mat,
   g: Geometry,
   into?: InputBuffers,
-): { input: Float32Array; blob: Mat } {
-  const img = letterboxFrame(cv, frame, g);
-  const blob = cv.blobFromImage(img, 1 / 255, new cv.Size(g.netW, g.netH), new cv.Vec3(0, 0, 0), true, false);
-  if (img !== frame) img.release();
-  return { input: blobValues(cv, blob, 3 * g.netW * g.netH, into), blob };
+): Promise<{ input: Float32Array; blob: Mat }> {
+  const img = await letterboxFrame(calls, frame, g);
+  try {
+    return await batchBlob(calls, [img], g.netW, g.netH, into);
+  } finally {
+    if (img !== frame) img.release();
+  }
 }
 
 /**
- * Several letterboxed images (one frame from each stream of a batch) as one NCHW blob, through cv.blobFromImages:
- * the images one after the other, each exactly what preprocessFrame makes of it.
+ * Letterboxed images (one frame, or one from each stream of a batch) as one NCHW blob, through cv.blobFromImages:
+ * the images one after the other, each exactly what it alone makes.
  */
-export function batchBlob(
-  cv: Cv,
+export async function batchBlob(
+  calls: CvCalls,
   images: Mat[],
   netW: number,
   netH: number,
   into?: InputBuffers,
-): { input: Float32Array; blob: Mat } {
-  const blob = cv.blobFromImages(images, 1 / 255, new cv.Size(netW, netH), new cv.Vec3(0, 0, 0), true, false);
-  return { input: blobValues(cv, blob, images.length * 3 * netW * netH, into), blob };
+): Promise<{ input: Float32Array; blob: Mat }> {
+  const blob = await calls.blob(images, netW, netH);
+  return { input: await blobValues(calls, blob, images.length * 3 * netW * netH, into), blob };
 }

@@ -82,7 +82,7 @@ async function runBatch(
 ) {
   if (inferred.length === 0) return undefined;
   const frames = inferred.map((m) => ({ frame: m.frame, g: ios[m.stream].g }));
-  const pre = step.preprocess(ios[0].cv, frames, name('preprocess'));
+  const pre = await step.preprocess(frames, name('preprocess'));
   return { ...(await step.run(pre.input, inferred.length, name('inference'))), preprocessMs: pre.ms };
 }
 
@@ -143,7 +143,7 @@ export async function runSequentialLoop(
   let inferredFrames = 0;
   const batches: BatchRecord[] = [];
   // one input alive at a time: the model has run on it before the next batch is preprocessed
-  const step = new ModelStep(session, model, ranges, writes, 1);
+  const step = new ModelStep(session, model, ranges, writes, { cv: ios[0].cv, alive: 1, pooled: false });
   try {
     while (!reads.allDone) {
       perf.maybePrint();

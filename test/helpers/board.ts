@@ -11,7 +11,7 @@ import type { PostprocessOptions } from '../../src/detect/postprocess.ts';
 import { readModelInfo } from '../../src/model/export-file.ts';
 import { sha256File } from '../../src/util/files.ts';
 import { openLoopIo, type LoopOptions } from '../../src/pipeline/loop-shared.ts';
-import { preprocessFrame } from '../../src/pipeline/preprocess.ts';
+import { cvCalls, preprocessFrame } from '../../src/pipeline/preprocess.ts';
 import { disabledNvtx } from '../../src/pipeline/nvtx.ts';
 import { classifySource } from '../../src/video/sources.ts';
 
@@ -79,7 +79,7 @@ export async function recordHeads(o: RecordOptions): Promise<string> {
       let frame = io.source.read();
       if (!frame) break;
       if (io.resize) frame = frame.resize(io.resize[1], io.resize[0]);
-      const { input, blob } = preprocessFrame(io.cv, frame, io.g);
+      const { input, blob } = await preprocessFrame(cvCalls(io.cv), frame, io.g);
       const result = await session.run(input, blob);
       const heads = info.heads.map((h) => result.outputs.get(h.output)!);
       floats = heads.reduce((n, h) => n + h.length, 0);
