@@ -140,10 +140,12 @@ export const startEndRanges = (nvtx: Nvtx): RangeOps => ({ open: (n) => nvtx.sta
  * no range open. Once the container's frame count is reached, the read that only finds the end of the stream gets
  * an `end-of-stream` range of its own, so that every `frame` and `read` range stands for a real frame (a frame
  * found there all the same, from a wrong count in the container, is processed as usual). Both loops read through
- * this one function, so their NVTX instance counts stay in step.
+ * this one function, so their NVTX instance counts stay in step. `pooled`: decoded and resized on libuv's pool (the
+ * binding's async calls), the calling thread free meanwhile; else on it.
  */
 export async function readNextFrame(
-  read: () => Mat | null | Promise<Mat | null>,
+  source: { read(): Mat | null; readAsync(): Promise<Mat | null> },
+  pooled: boolean,
   frameCount: number,
   index: number,
   ranges: RangeOps,
@@ -156,7 +158,7 @@ export async function readNextFrame(
   let readRange: unknown;
   if (frameCount > 0 && index >= frameCount) {
     const probe = ranges.open('end-of-stream');
-    frame = await read();
+    frame = await (pooled ? source.readAsync() : source.read());
     ranges.close(probe);
     if (!frame) return null;
     frameRange = ranges.open(name('frame'));
@@ -164,11 +166,11 @@ export async function readNextFrame(
   } else {
     frameRange = ranges.open(name('frame'));
     readRange = ranges.open(name('read'));
-    frame = await read();
+    frame = await (pooled ? source.readAsync() : source.read());
   }
   if (frame && size) {
     const decoded = frame;
-    frame = decoded.resize(size[1], size[0]);
+    frame = pooled ? await decoded.resizeAsync(size[1], size[0]) : decoded.resize(size[1], size[0]);
     decoded.release();
   }
   ranges.close(readRange);

@@ -56,7 +56,8 @@ export class StreamReads {
     private readonly loop: {
       /** Frames of several streams go through the model together (live sources are then read in the background). */
       batched: boolean;
-      /** Files are decoded on libuv's pool too (the pipelined loop: its main thread runs other frames meanwhile). */
+      /** Files are decoded (and resized to --frame-size) on libuv's pool too (the pipelined loop: its main thread runs
+       * other frames meanwhile). */
       readAsync?: boolean;
       /** How the loop's NVTX ranges open and close; the reads open each frame's `frame` and `read` ranges with them. */
       ranges: RangeOps;
@@ -184,7 +185,7 @@ export class StreamReads {
     const index = this.state[i].index;
     const ranges = this.rangesFor(i, index);
     const p = { t0: process.hrtime.bigint(), ranges, done: false } as PendingRead;
-    p.promise = readNextFrame(() => io.source.readAsync(), 0, index, ranges, io.resize, this.o.warmup).then(
+    p.promise = readNextFrame(io.source, true, 0, index, ranges, io.resize, this.o.warmup).then(
       (got) => void Object.assign(p, { got, t1: process.hrtime.bigint(), done: true }),
       (error: unknown) => void Object.assign(p, { error, done: true }),
     );
@@ -243,7 +244,8 @@ export class StreamReads {
     this.loop.begin(t0);
     const ranges = this.rangesFor(i, s.index);
     const got = await readNextFrame(
-      this.loop.readAsync ? () => io.source.readAsync() : () => io.source.read(),
+      io.source,
+      !!this.loop.readAsync,
       io.source.info.frameCount,
       s.index,
       ranges,
