@@ -21,7 +21,8 @@ import { join } from 'node:path';
 import { parseHeadsFile } from '../src/pipeline/heads-file.ts';
 import { headDifference } from '../src/jobs/selftest.ts';
 import { Selftest } from '../src/jobs/selftest-runner.ts';
-import { selftestMarkdown } from '../src/jobs/selftest-format.ts';
+import { selftestDocument } from '../src/jobs/selftest-format.ts';
+import { markdownOf } from '../src/report/markdown.ts';
 import { shellLine } from '../src/util/process.ts';
 import { boardEngine, recordHeads } from './helpers/board.ts';
 import {
@@ -255,27 +256,29 @@ test('heads files: a round trip keeps every value; the difference of a file with
 
 test('SELFTEST.md, the file a bug report carries: names and tool output from outside are text, never HTML, links or terminal escapes; a command to paste is quoted for the shell', (t) => {
   const hostile = 'x<img src=x onerror=alert(1)>\x1b]0;pwned\x07[y](http://e.vil)';
-  const md = selftestMarkdown({
-    schema: 'jetprof.selftest/1',
-    startedAt: '2026-11-27T00:00:00.000Z',
-    machine: { board: `NVIDIA Jetson ${hostile}`, os: hostile, node: 'v22.0.0', arch: 'arm64' },
-    versions: { jetprof: '0.1.0', GStreamer: hostile },
-    doctor: [{ check: 'Board', status: 'info', value: hostile }],
-    clip: { path: `/v/${hostile}.mp4`, frames: 24, made: false },
-    model: { path: '/m/$(touch pwned).onnx', made: false },
-    entries: [
-      {
-        component: 'backend: TensorRT',
-        status: 'fail',
-        detail: hostile,
-        fix: `run it by hand to see why: ${shellLine(['infer-trt', '/v/$(touch pwned).mp4', '--engine', "it's.trt"])}`,
-        log: ['``` closes a short fence', `\x1b[2Jcleared ${hostile}`],
-        seconds: 1,
-      },
-    ],
-    ok: false,
-    seconds: 3,
-  });
+  const md = markdownOf(
+    selftestDocument({
+      schema: 'jetprof.selftest/1',
+      startedAt: '2026-11-27T00:00:00.000Z',
+      machine: { board: `NVIDIA Jetson ${hostile}`, os: hostile, node: 'v22.0.0', arch: 'arm64' },
+      versions: { jetprof: '0.1.0', GStreamer: hostile },
+      doctor: [{ check: 'Board', status: 'info', value: hostile }],
+      clip: { path: `/v/${hostile}.mp4`, frames: 24, made: false },
+      model: { path: '/m/$(touch pwned).onnx', made: false },
+      entries: [
+        {
+          component: 'backend: TensorRT',
+          status: 'fail',
+          detail: hostile,
+          fix: `run it by hand to see why: ${shellLine(['infer-trt', '/v/$(touch pwned).mp4', '--engine', "it's.trt"])}`,
+          log: ['``` closes a short fence', `\x1b[2Jcleared ${hostile}`],
+          seconds: 1,
+        },
+      ],
+      ok: false,
+      seconds: 3,
+    }),
+  );
   t.notRegex(md, /\x1b|\x07/, 'no terminal escape anywhere');
   // outside the fenced output (text there is literal), every < and ]( is escaped
   const prose = md.replace(/\n(`{3,})\n[\s\S]*?\n\1\n/g, '\n');

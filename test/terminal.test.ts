@@ -6,7 +6,8 @@ import test from 'ava';
 import { fitText, wrapNote } from '../src/cli/terminal.ts';
 import { markdownTable } from '../src/report/tables.ts';
 import { escapeControls } from '../src/util/text-input.ts';
-import { LAB_TABLE_HEADER } from '../src/report/run-lines.ts';
+import { right } from '../src/report/blocks.ts';
+import { LAB_HEADERS } from '../src/report/run-lines.ts';
 
 const NOTE =
   'infer: note: --video-io auto: GStreamer cannot write 961x541 (x264enc takes even sizes only), so FFmpeg writes it one pixel smaller: 960x540, named in the run JSON';
@@ -26,12 +27,16 @@ test('a note wraps at word boundaries to the terminal, continuing two spaces in;
 });
 
 test("the lab table's header is 82 characters: on an 80-column terminal the table is written with tight pipes, still Markdown; wider, or in a pipe, as it is", (t) => {
-  const text = `${LAB_TABLE_HEADER}\n| ONNX Runtime (CPU, FP32) | (960,540,3) | 20.23 | 18.63 |`;
+  const text = markdownTable(
+    LAB_HEADERS,
+    [['ONNX Runtime (CPU, FP32)', '(960,540,3)', '20.23', '18.63']],
+    right(4, [0, 1]),
+  );
   t.true(text.split('\n')[0].length > 80);
   const fitted = fitText(text, 80, 80).split('\n');
   for (const l of fitted) t.true(l.length <= 79, `${l.length}: ${l}`);
   t.is(fitted[0], '|Model Type|Model Input Size|Inference Speed (FPS)|End-to-end speed (FPS)|');
-  t.is(fitted[1], '|---|---|---|---|');
+  t.is(fitted[1], '|---|---|---:|---:|');
   t.is(fitted[2], '|ONNX Runtime (CPU, FP32)|(960,540,3)|20.23|18.63|');
   t.is(fitText(text, 120, 120), text);
   t.is(fitText(text, undefined, 80), text);

@@ -5,6 +5,7 @@ import {
   CAPACITY_HEADERS,
   MIN_P99_FRAMES,
   capacityMachineLine,
+  type CapacityResult,
   capacityRows,
   capacitySentence,
   defaultPointSeconds,
@@ -14,7 +15,8 @@ import { asCommand, parseIntInRange, parsePercent, parseSourceFps, type Program 
 import { backendByAlias, type BackendName } from '../backends/types.ts';
 import { writeOutput } from '../output/output.ts';
 import { classifySource } from '../video/sources.ts';
-import { markdownTable } from '../report/tables.ts';
+import type { Block } from '../report/blocks.ts';
+import { markdownOf } from '../report/markdown.ts';
 import { JetprofError } from '../util/errors.ts';
 import { handleError } from './handle-error.ts';
 import { forwardSignalsToChild } from './child-signals.ts';
@@ -155,10 +157,15 @@ async function refuseBadCapacity(source: string, inferArgs: string[], o: Capacit
   return { backend, infer, pointSeconds };
 }
 
-const machineLine = (r: Parameters<typeof capacityMachineLine>[0]) => {
-  const line = capacityMachineLine(r);
-  return line ? `${line}\n` : '';
-};
+/** The answer on stdout, as Markdown a report can paste: the counts tried, how many streams hold, on which machine. */
+function capacityAnswer(r: CapacityResult, source: string): Block[] {
+  const machine = capacityMachineLine(r);
+  return [
+    { kind: 'table', headers: CAPACITY_HEADERS, rows: capacityRows(r), align: CAPACITY_ALIGN },
+    { kind: 'paragraph', text: `${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).` },
+    ...(machine ? [{ kind: 'paragraph' as const, text: machine }] : []),
+  ];
+}
 
 /** The command: check, search, then the table and the answer (or why there is none). */
 async function capacityAction(source: string, inferArgs: string[], o: CapacityCliOptions): Promise<void> {
@@ -194,9 +201,7 @@ async function capacityAction(source: string, inferArgs: string[], o: CapacityCl
       process.exitCode = signals.stopped() ? 130 : 1;
       return;
     }
-    process.stdout.write(
-      `${markdownTable(CAPACITY_HEADERS, capacityRows(r), CAPACITY_ALIGN)}\n\n${capacitySentence(r, basename(source))} (searched in ${r.seconds.toFixed(0)} s).\n${machineLine(r)}`,
-    );
+    process.stdout.write(markdownOf(capacityAnswer(r, source)));
     if (o.json) writeOutput(o.json, `${JSON.stringify(r, null, 2)}\n`);
     process.exitCode = signals.stopped() ? 130 : 0;
   } catch (e) {

@@ -3,7 +3,8 @@ import { Command } from '@commander-js/extra-typings';
 import { asCommand, parseIntInRange, type Program } from './options.ts';
 import { join, resolve } from 'node:path';
 import { writeOutput } from '../output/output.ts';
-import { selftestMarkdown, selftestTable, selftestVerdict } from '../jobs/selftest-format.ts';
+import { selftestAnswer, selftestDocument } from '../jobs/selftest-format.ts';
+import { markdownOf } from '../report/markdown.ts';
 import { requireWritableDir } from '../util/files.ts';
 import { JetprofError } from '../util/errors.ts';
 import type { SelftestGroup } from '../jobs/selftest.ts';
@@ -81,7 +82,7 @@ export function selftestCommand(): Program {
           shouldStop: signals.stopped,
           onChild: signals.onChild,
         });
-        process.stdout.write(`${selftestTable(r)}\n\n${selftestVerdict(r)}\n`);
+        process.stdout.write(markdownOf(selftestAnswer(r)));
         if (r.interrupted) {
           // a partial run is not a result: the previous one, if any, stays the one to attach
           say('jetprof selftest', `interrupted: nothing written; ${join(outDir, 'selftest.json')} is as it was`);
@@ -89,7 +90,7 @@ export function selftestCommand(): Program {
           // doctor's table beside what ran: what is installed, and the fix for each gap
           r.doctor = doctor(readBoard(), await liveProbes()).rows;
           writeOutput(join(outDir, 'selftest.json'), `${JSON.stringify(r, null, 2)}\n`);
-          writeOutput(join(outDir, 'SELFTEST.md'), selftestMarkdown(r));
+          writeOutput(join(outDir, 'SELFTEST.md'), markdownOf(selftestDocument(r)));
           process.stdout.write(`${join(outDir, 'SELFTEST.md')}\n`);
         }
         process.exitCode = r.interrupted ? 130 : r.ok ? 0 : 1;

@@ -1,9 +1,9 @@
 /**
- * `jetprof selftest`'s result (`jetprof.selftest/1`, DIR/selftest.json) and its words: the table the console and
- * DIR/SELFTEST.md print, one row per component. Pure.
+ * `jetprof selftest`'s result (`jetprof.selftest/1`, DIR/selftest.json) and its words: the answer the console prints
+ * and DIR/SELFTEST.md, as blocks (report/markdown.ts draws them). Pure.
  */
-import { escapeControls } from '../util/text-input.ts';
-import { markdownTable, mdInline } from '../report/tables.ts';
+import type { Block } from '../report/blocks.ts';
+import type { Cell } from '../report/tables.ts';
 
 type ComponentStatus = 'ok' | 'fail' | 'absent';
 
@@ -46,15 +46,23 @@ export interface SelftestResult {
 
 const MARK: Record<ComponentStatus, string> = { ok: 'ok', fail: 'FAIL', absent: 'absent' };
 
-export function selftestTable(r: SelftestResult): string {
-  return markdownTable(
-    ['Component', 'Status', 'What it showed', 'Fix'],
-    r.entries.map((e) => [e.component, MARK[e.status], [e.figure, e.detail].filter(Boolean).join('; '), e.fix ?? '']),
-  );
+/** The table the console and SELFTEST.md print, one row per component. */
+function selftestTable(r: SelftestResult): Block {
+  return {
+    kind: 'table',
+    headers: ['Component', 'Status', 'What it showed', 'Fix'],
+    rows: r.entries.map((e) => [
+      e.component,
+      MARK[e.status],
+      [e.figure, e.detail].filter(Boolean).join('; '),
+      e.fix ?? '',
+    ]),
+    align: ['l', 'l', 'l', 'l'],
+  };
 }
 
 /** The sentence under the table: how many work, which failed. */
-export function selftestVerdict(r: SelftestResult): string {
+function selftestVerdict(r: SelftestResult): string {
   const count = (s: ComponentStatus) => r.entries.filter((e) => e.status === s).length;
   const failed = r.entries.filter((e) => e.status === 'fail').map((e) => e.component);
   const head = `${count('ok')} component(s) work, ${count('fail')} failed, ${count('absent')} absent (not a failure) in ${r.seconds.toFixed(0)} s`;
@@ -62,44 +70,47 @@ export function selftestVerdict(r: SelftestResult): string {
   return failed.length ? `${head}: ${failed.join(', ')}.` : `${head}: every component present works.`;
 }
 
-/** A fenced block that no line of `lines` can close: a fence longer than any run of backticks in them. */
-function fenced(lines: string[]): string[] {
-  const longest = Math.max(2, ...lines.map((l) => Math.max(0, ...(l.match(/`+/g) ?? []).map((run) => run.length))));
-  const fence = '`'.repeat(longest + 1);
-  return [fence, ...lines.map((l) => escapeControls(l, true)), fence];
+/** The answer on the console: the table and its verdict. */
+export function selftestAnswer(r: SelftestResult): Block[] {
+  return [selftestTable(r), { kind: 'paragraph', text: selftestVerdict(r) }];
 }
 
-export function selftestMarkdown(r: SelftestResult): string {
+/** SELFTEST.md: the machine, the answer, how it was found, the failures' output, versions and doctor's checks. */
+export function selftestDocument(r: SelftestResult): Block[] {
   const m = r.machine;
   const failed = r.entries.filter((e) => e.status === 'fail' && e.log?.length);
+  const para = (text: string): Block => ({ kind: 'paragraph', text });
+  const table = (headers: string[], rows: Cell[][]): Block => ({ kind: 'table', headers, rows, align: [] });
   return [
-    '# jetprof selftest',
-    '',
-    mdInline(
+    { kind: 'heading', level: 1, text: 'jetprof selftest' },
+    para(
       `${m.board ?? m.cpu ?? 'this machine'}${m.l4t ? ` (L4T ${m.l4t})` : ''}, ${m.os ?? 'unknown OS'}, ${m.arch}, Node ${m.node}; ${r.startedAt}.`,
     ),
-    mdInline(
+    para(
       `Clip: ${r.clip.path} (${r.clip.frames} frames${r.clip.made ? ', made for the test' : ''}); model: ${r.model.path}${r.model.made ? ' (seeded random weights that fire on every frame: its boxes are meaningless, the same on every backend)' : ''}.`,
     ),
-    '',
-    selftestTable(r),
-    '',
-    selftestVerdict(r),
-    '',
-    'Each backend ran the same frames through `infer` (sequential loop, not writing: end-to-end FPS is read to boxes); its raw head outputs are held against ONNX Runtime on the CPU on the same inputs, and its boxes matched at IoU 0.5. Each video path decoded the clip and encoded it again, and the written file was counted frame by frame. Attach this file and selftest.json to a bug report.',
-    '',
-    ...failed.flatMap((e) => [`## ${mdInline(e.component)}: the end of its output`, '', ...fenced(e.log!), '']),
-    ...(r.versions ? ['## Versions', '', markdownTable(['Component', 'Version'], Object.entries(r.versions)), ''] : []),
+    ...selftestAnswer(r),
+    para(
+      'Each backend ran the same frames through `infer` (sequential loop, not writing: end-to-end FPS is read to boxes); its raw head outputs are held against ONNX Runtime on the CPU on the same inputs, and its boxes matched at IoU 0.5. Each video path decoded the clip and encoded it again, and the written file was counted frame by frame. Attach this file and selftest.json to a bug report.',
+    ),
+    ...failed.flatMap((e): Block[] => [
+      { kind: 'heading', level: 2, text: `${e.component}: the end of its output` },
+      { kind: 'code', lines: e.log! },
+    ]),
+    ...(r.versions
+      ? [
+          { kind: 'heading', level: 2, text: 'Versions' } as const,
+          table(['Component', 'Version'], Object.entries(r.versions)),
+        ]
+      : []),
     ...(r.doctor
       ? [
-          '## jetprof doctor',
-          '',
-          markdownTable(
+          { kind: 'heading', level: 2, text: 'jetprof doctor' } as const,
+          table(
             ['Check', 'Status', 'Value', 'Fix'],
             r.doctor.map((d) => [d.check, d.status, d.value, d.fix]),
           ),
-          '',
         ]
       : []),
-  ].join('\n');
+  ];
 }

@@ -4,9 +4,22 @@
  * written here once and both files show it in the same place. Pure: a LabReport in, blocks out; charts are data
  * (html.ts draws them; Markdown, which has no pictures, leaves them out).
  */
+import { type Bar, type Block, type Chart, type ListItem, right } from './blocks.ts';
+import {
+  capacityCsv,
+  criticalPathCsv,
+  fpsCsv,
+  layersCsv,
+  profileCsvName,
+  stagesCsv,
+  steadyStateCsv,
+  streamsCsv,
+  sweepCsv,
+  timedCsv,
+} from './csv-parts.ts';
 import { START_UP_ROW } from './steady-state.ts';
 import { CAPACITY_ALIGN, CAPACITY_HEADERS, capacityMachineLine, capacityRows } from './capacity-format.ts';
-import type { BoardRow, FrameSeries, LabReport, ProfileSection, StreamsSection, TimedRow } from './report-types.ts';
+import type { LabReport, ProfileSection, TimedRow } from './report-types.ts';
 import {
   ACCURACY_HEADERS,
   accuracyCaption,
@@ -46,77 +59,13 @@ import {
   streamsCaption,
   streamsVerdict,
 } from './report-text.ts';
-import { streamHeaders } from './run-lines.ts';
-import {
-  type Cell,
-  CRITICAL_PATH_HEADERS,
-  criticalPathCells,
-  formatDependencyNs,
-  timedCells,
-  timedHeaders,
-} from './tables.ts';
-
-type Align = 'l' | 'r';
-
-/** One bar of a bar chart: its label and its segments (stacked, or one bar each). */
-export interface Bar {
-  label: string;
-  /** The whole name, shown as the label's tooltip when the label is cut short. */
-  fullLabel?: string;
-  segments: { name: string; value: number }[];
-}
-
-/** A chart, as data: what html.ts draws. */
-export type Chart =
-  | {
-      kind: 'bars';
-      title: string;
-      bars: Bar[];
-      unit: string;
-      stacked: boolean;
-      limit?: { value: number; label: string };
-    }
-  | { kind: 'latency-over-time' | 'stage-histograms' | 'pipeline-timeline'; series: FrameSeries }
-  | { kind: 'stream-latency'; section: StreamsSection }
-  | { kind: 'board-over-time'; board: BoardRow };
-
-/** How a list item reads: a failure (warn), a backend skipped, a speed-up, or a line folded away on the page (quiet). */
-type Tone = 'warn' | 'skipped' | 'speedup' | 'quiet';
-
-export interface ListItem {
-  text: string;
-  tone?: Tone;
-  strong?: boolean;
-}
-
-export type Block =
-  /** `pageOnly`: a section of pictures only, which Markdown leaves out with its heading. */
-  | { kind: 'heading'; level: 1 | 2 | 3; text: string; aside?: string; pageOnly?: boolean }
-  /** A table's or a chart's title: bold in Markdown, a heading of `level` (3 or 4) on the page; `detail` after it. */
-  | { kind: 'caption'; text: string; level: 3 | 4; detail?: string }
-  /** Running text; `lead` in bold first; `small` is set smaller on the page. */
-  | { kind: 'paragraph'; text: string; lead?: string; small?: boolean }
-  /** The page only: lines set small under a table (the figures again, for a phone where the table scrolls). */
-  | { kind: 'page-note'; lines: string[] }
-  /** On the page the quiet items fold away under `foldSummary`. */
-  | { kind: 'list'; items: ListItem[]; foldSummary?: string }
-  /**
-   * `key`: the column that opens a row's card on a phone (default: the first text column); a numeric key shows its
-   * header beside it ("Stream 2"), so cards of rows that share a name (one file as several streams) tell apart.
-   */
-  | { kind: 'table'; headers: string[]; rows: Cell[][]; align: Align[]; key?: number }
-  | { kind: 'chart'; chart: Chart }
-  /** Blocks that stay together (a profile): a `<section>` on the page, nothing in Markdown. */
-  | { kind: 'group'; cls: string; blocks: Block[] }
-  | { kind: 'definitions'; items: [string, string][] };
+import { streamAlign, streamHeaders } from './run-lines.ts';
+import { CRITICAL_PATH_HEADERS, criticalPathCells, formatDependencyNs, timedCells, timedHeaders } from './tables.ts';
 
 interface ReportDocument {
   title: string;
   blocks: Block[];
 }
-
-const right = (n: number, leftCols: number[] = [0]): Align[] =>
-  Array.from({ length: n }, (_, i) => (leftCols.includes(i) ? 'l' : 'r'));
 
 /** The lab report, start to end: Speed, streams, sweeps, Capacity, On the board, Stages, Per frame, Profiles, Environment, Definitions. */
 export function reportDocument(r: LabReport, title = defaultTitle(r)): ReportDocument {
@@ -145,7 +94,13 @@ function speedBlocks(r: LabReport): Block[] {
   const headers = labHeaders(r);
   const out: Block[] = [
     { kind: 'heading', level: 2, text: 'Speed' },
-    { kind: 'table', headers, rows: labRows(r), align: right(headers.length, mixedDevices(r) ? [0, 1, 2] : [0, 1]) },
+    {
+      kind: 'table',
+      headers,
+      rows: labRows(r),
+      align: right(headers.length, mixedDevices(r) ? [0, 1, 2] : [0, 1]),
+      csv: [fpsCsv(r)],
+    },
   ];
   if (r.accuracy.length)
     out.push(
@@ -217,9 +172,10 @@ function streamBlocks(r: LabReport): Block[] {
         kind: 'table',
         headers: streamHeaders(!!m.realtime),
         rows: streamRows(m),
-        align: right(streamHeaders(!!m.realtime).length, [1, streamHeaders(!!m.realtime).length - 1]),
+        align: streamAlign(!!m.realtime),
         // a card per stream opens with "Stream i": every card of one file replayed would open with the same path
         key: 0,
+        csv: [streamsCsv(m)],
       },
       // each stream's latency over the run: a camera that drifts or a board that throttles shows here first
       ...(m.latency?.length
@@ -231,9 +187,15 @@ function streamBlocks(r: LabReport): Block[] {
 
 /** One table per sweep: rows that differ only in streams, batch and interval, side by side. */
 function sweepBlocks(r: LabReport): Block[] {
-  return r.sweeps.flatMap((s): Block[] => [
+  return r.sweeps.flatMap((s, i): Block[] => [
     { kind: 'caption', level: 3, text: sweepCaption(s) },
-    { kind: 'table', headers: SWEEP_HEADERS, rows: sweepRows(r, s), align: right(SWEEP_HEADERS.length) },
+    {
+      kind: 'table',
+      headers: SWEEP_HEADERS,
+      rows: sweepRows(r, s),
+      align: right(SWEEP_HEADERS.length),
+      csv: [sweepCsv(r, s, i)],
+    },
     { kind: 'list', items: sweepDeltas(r, s).map((text) => ({ text })) },
   ]);
 }
@@ -275,7 +237,7 @@ function capacityBlocks(r: LabReport): Block[] {
           limit: { value: c.p99LimitMs, label: `the limit, ${c.p99LimitMs} ms` },
         },
       },
-      { kind: 'table', headers: CAPACITY_HEADERS, rows: capacityRows(c), align: CAPACITY_ALIGN },
+      { kind: 'table', headers: CAPACITY_HEADERS, rows: capacityRows(c), align: CAPACITY_ALIGN, csv: [capacityCsv(c)] },
     );
     const machine = capacityMachineLine(c);
     if (machine) out.push({ kind: 'paragraph', text: machine, small: true });
@@ -322,7 +284,7 @@ function stageBlocks(r: LabReport): Block[] {
     const headers = stageHeaders(t);
     out.push(
       { kind: 'caption', level: 3, text: stageCaption(t) },
-      { kind: 'table', headers, rows: stageRows(t), align: right(headers.length) },
+      { kind: 'table', headers, rows: stageRows(t), align: right(headers.length), csv: [stagesCsv([t])] },
     );
   }
   return out;
@@ -340,7 +302,7 @@ function perFrameBlocks(r: LabReport): Block[] {
   ];
 }
 
-function timedBlocks(title: string, rows: TimedRow[], nameHeader: string): Block[] {
+function timedBlocks(title: string, rows: TimedRow[], nameHeader: string, csvFile: string): Block[] {
   if (rows.length === 0) return [];
   const headers = timedHeaders(rows);
   return [
@@ -350,6 +312,7 @@ function timedBlocks(title: string, rows: TimedRow[], nameHeader: string): Block
       headers: [...headers, nameHeader],
       rows: rows.map((x) => timedCells(x, rows)),
       align: [...headers.map(() => 'r' as const), 'l'],
+      csv: [timedCsv(csvFile, rows)],
     },
   ];
 }
@@ -393,7 +356,9 @@ const nvtxCaption = (p: ProfileSection) =>
       ? 'NVTX ranges (TensorRT names them by layer)'
       : 'NVTX ranges';
 
-function profileSectionBlocks(p: ProfileSection): Block[] {
+/** Profile i's section; its tables' CSV files are named after it (csv-parts.ts profileCsvName). */
+function profileSectionBlocks(p: ProfileSection, i: number): Block[] {
+  const csvName = profileCsvName(p, i);
   const out: Block[] = [{ kind: 'heading', level: 3, text: p.label, aside: p.tool }];
   if (p.criticalPath.length) {
     const rows = [...p.criticalPath, ...p.waiting];
@@ -426,7 +391,13 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
             },
           ]
         : []),
-      { kind: 'table', headers: CRITICAL_PATH_HEADERS, rows: rows.map(criticalPathCells), align: ['r', 'r', 'r', 'l'] },
+      {
+        kind: 'table',
+        headers: CRITICAL_PATH_HEADERS,
+        rows: rows.map(criticalPathCells),
+        align: ['r', 'r', 'r', 'l'],
+        csv: [criticalPathCsv(csvName, rows)],
+      },
       waiting.length
         ? {
             kind: 'paragraph',
@@ -441,7 +412,13 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
     out.push(
       { kind: 'caption', level: 4, text: steadyStateCaption(p.steadyState) },
       { kind: 'chart', chart: criticalPathChart(p, p.criticalPath) },
-      { kind: 'table', headers: STEADY_HEADERS, rows: steadyStateRows(p.steadyState), align: ['r', 'r', 'r', 'l'] },
+      {
+        kind: 'table',
+        headers: STEADY_HEADERS,
+        rows: steadyStateRows(p.steadyState),
+        align: ['r', 'r', 'r', 'l'],
+        csv: steadyStateCsv(csvName, p.steadyState),
+      },
       ...(line ? [{ kind: 'paragraph' as const, text: line }] : []),
     );
     if (p.steadyState.layers?.length)
@@ -452,14 +429,15 @@ function profileSectionBlocks(p: ProfileSection): Block[] {
           headers: LAYER_HEADERS,
           rows: layerRows(p.steadyState),
           align: ['r', 'r', 'r', 'r', 'r', 'l'],
+          csv: [layersCsv(csvName, p.steadyState)],
         },
       );
   }
   out.push(
-    ...timedBlocks('Top GPU kernels and copies', p.kernels, 'Name'),
-    ...timedBlocks('Top CUDA API calls', p.apiCalls, 'Name'),
-    ...timedBlocks(nvtxCaption(p), p.nvtx, 'Range'),
-    ...timedBlocks('OS runtime (top calls)', p.osRuntime, 'Name'),
+    ...timedBlocks('Top GPU kernels and copies', p.kernels, 'Name', csvName('kernels')),
+    ...timedBlocks('Top CUDA API calls', p.apiCalls, 'Name', csvName('api_calls')),
+    ...timedBlocks(nvtxCaption(p), p.nvtx, 'Range', csvName('nvtx')),
+    ...timedBlocks('OS runtime (top calls)', p.osRuntime, 'Name', csvName('os_runtime')),
   );
   if (p.notes.length)
     out.push({ kind: 'caption', level: 4, text: 'Notes' }, { kind: 'list', items: p.notes.map((n) => ({ text: n })) });

@@ -2,7 +2,8 @@
  * The lab report as one self-contained HTML page: the report document's blocks (document.ts) drawn with inline CSS
  * and inline SVG charts (svg-charts.ts), no script and no network. Prints on A4. Pure: a LabReport in, a string out.
  */
-import { type Block, type Chart, type ListItem, reportDocument } from './document.ts';
+import type { Block, Chart, ListItem } from './blocks.ts';
+import { reportDocument } from './document.ts';
 import type { LabReport } from './report-types.ts';
 import type { Cell } from './tables.ts';
 import {
@@ -107,6 +108,8 @@ function blockHtml(b: Block): string {
       return [`<section class="${b.cls}">`, ...b.blocks.map(blockHtml), '</section>'].join('\n');
     case 'definitions':
       return `<dl>${b.items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
+    case 'code':
+      return `<pre>${b.lines.map(escapeHtml).join('\n')}</pre>`;
   }
 }
 

@@ -2,6 +2,7 @@
  * The lines about one run that infer's console summary and the reports share: the lab table's words and row, the
  * model type, latency, --interval, the per-stream table and its verdict, notes on caps and on stretched videos.
  */
+import { type Align, right } from './blocks.ts';
 import { BACKENDS } from '../backends/types.ts';
 import type { StreamRecord } from '../pipeline/frame-tail.ts';
 import type { RunResult, RunSetup } from '../pipeline/run-result.ts';
@@ -20,10 +21,6 @@ export const LAB_HEADERS = ['Model Type', 'Model Input Size', 'Inference Speed (
 /** The lab table's "Model Input Size" cell, as the lab writes it: the frame size as (W,H,3). */
 export const labInputSize = (size: readonly [number, number]) => `(${size[0]},${size[1]},3)`;
 
-/** The lab's table header on the console. */
-export const LAB_TABLE_HEADER = `| ${LAB_HEADERS.join(' | ')} |\n|${' --- |'.repeat(LAB_HEADERS.length)}`;
-
-/** "ONNX Runtime (CPU)", "OpenCV DNN (CUDA)", "TensorRT": where ORT or OpenCV ran is part of the name. */
 /**
  * The lab table's "Model Type" of a run, the same on the console and in reports: `ONNX Runtime (CPU, FP32)`,
  * `TensorRT (FP16)` (TensorRT always runs on the GPU, so no provider), `OpenCV DNN (CUDA, FP16)`.
@@ -34,8 +31,9 @@ export function modelTypeName(r: Pick<RunResult, 'backend' | 'setup'>): string {
   return `${BACKENDS[r.backend].title} (${where}${s.precision === 'unknown' ? 'precision unknown' : s.precision.toUpperCase()})`;
 }
 
-export function labTableRow(r: RunResult): string {
-  return `| ${modelTypeName(r)} | ${labInputSize(r.frameSize)} | ${r.inferenceFps.toFixed(2)} | ${r.endToEndFps.toFixed(2)} |`;
+/** A run's row of the lab table, its cells as LAB_HEADERS names them. */
+export function labTableRow(r: RunResult): string[] {
+  return [modelTypeName(r), labInputSize(r.frameSize), r.inferenceFps.toFixed(2), r.endToEndFps.toFixed(2)];
 }
 
 /**
@@ -82,6 +80,12 @@ const PACED_ONLY = new Set(['Delivered FPS', 'Dropped']);
 /** The per-stream table's headers: delivered rate and drops for a paced run only. */
 export function streamHeaders(paced: boolean): string[] {
   return STREAM_HEADERS.filter((h) => paced || !PACED_ONLY.has(h));
+}
+
+/** The per-stream table's alignment: the source and the last column (why a stream ended early) on the left. */
+export function streamAlign(paced: boolean): Align[] {
+  const n = streamHeaders(paced).length;
+  return right(n, [1, n - 1]);
 }
 
 /**

@@ -4,7 +4,7 @@
  * Pure: figures in, an <svg> string out. The page around them is html.ts.
  */
 import { STAGES } from '../pipeline/stages.ts';
-import type { Bar } from './document.ts';
+import type { Bar } from './blocks.ts';
 import type { BoardRow, FrameSeries, StreamsSection } from './report-types.ts';
 import { maxOf, minOf } from '../util/stats.ts';
 
