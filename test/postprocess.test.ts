@@ -383,6 +383,8 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
       }),
     );
   };
+  const settingsOf = (conf: number, keep: number) =>
+    ({ conf, nms: 0.5, nmsKind: 'iou', classMode: 'multi', maxCandidates: keep, maxDet: 300 }) as const;
   /** What decoding every candidate gives: the path the floor must not change. */
   const everything = (
     m: YoloModelInfo,
@@ -411,6 +413,9 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
     [8, 3, false, 0.3, 3000, 'multi', 3],
     [9, 3, false, 0.3, 200, 'multi', 2],
     [10, 0, true, 0.2, 150, 'multi', 2],
+    // --max-candidates at least 4 x 8 x (--max-det + 1): the best 2408 are decoded first (all the NMS 1 case needs)
+    [11, 3, false, 0.01, 10_000, 'multi', 0],
+    [12, 3, false, 0.01, 10_000, 'multi', 3],
   ] as const) {
     const nms = levels ? 1 : 0.5;
     const m = model(newCoords);
@@ -431,7 +436,13 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
     const hs = m.heads.map((head) => ({ head, data: outputs.get(head.output)! }));
     if (classMode === 'multi' && candidateFloor(hs, classes, conf, keep)) floored++;
   }
-  t.true(floored >= 7, `the floor was used in ${floored} of the cases`);
+  t.true(floored >= 9, `the floor was used in ${floored} of the cases`);
+  // where NMS keeps --max-det + 1 boxes among the best few, only about 8 x that many are decoded and sorted (NMS 1
+  // keeps every box it sees); the exact boxes are case 8's above
+  const ahead = new Postprocessor(model(false), g, { ...settingsOf(0.01, 10_000), nms: 1 });
+  ahead.run(frame(12, 3, false, 3));
+  const decoded = (ahead as unknown as { buffer: Candidates }).buffer.count;
+  t.true(decoded >= 8 * 301 && decoded < 10_000, `${decoded} decoded of up to 10000`);
   // a model whose outputs do not vary: every score ties at the floor, and decode stores --max-candidates of them
   const flat = new Map(
     heads.map((h) => [h.output, new Float32Array(h.anchors.length * (5 + classes) * h.gridW * h.gridH).fill(5)]),
@@ -443,15 +454,7 @@ test('a frame firing everywhere decodes only what can be among the --max-candida
     3000,
   );
   t.is(dense?.total, 15210);
-  const settings = {
-    conf: 0.3,
-    nms: 0.5,
-    nmsKind: 'iou',
-    classMode: 'multi',
-    maxCandidates: 3000,
-    maxDet: 300,
-  } as const;
-  const post = new Postprocessor(model(false), g, settings);
+  const post = new Postprocessor(model(false), g, settingsOf(0.3, 3000));
   t.deepEqual(
     post.run(flat).detections,
     everything(model(false), flat, { conf: 0.3, keep: 3000, classMode: 'multi' }).detections,

@@ -145,13 +145,14 @@ const SAMPLE_EVERY = 32;
  * decodeHead computes and stores about `keep` x 1.15 of them, not all (202,800 on such a frame of yolov4-tiny).
  * Undefined when there are not that many (the floor would save nothing). The caller checks that at least `keep`
  * candidates came out above the floor, and decodes without one where not: the result is exact either way.
+ * `floorFor(k)`: the same for fewer than `keep` (undefined where the samples cannot place it).
  */
 export function candidateFloor(
   heads: readonly { data: Float32Array; head: YoloHead }[],
   classes: number,
   conf: number,
   keep: number,
-): { total: number; floor: number } | undefined {
+): { total: number; floor: number; floorFor: (k: number) => number | undefined } | undefined {
   const cells = heads.map(({ data, head }) => passingCells(data, head, classes, conf));
   if (cells.reduce((n, c) => n + c.count, 0) * classes <= keep) return undefined;
   let total = 0;
@@ -181,11 +182,14 @@ export function candidateFloor(
       }
     }
   }
-  const j = Math.ceil((keep / SAMPLE_EVERY) * 1.15) + 64;
-  if (total <= keep || j >= samples.length) return undefined;
   const sorted = Float64Array.from(samples).sort();
-  // every sample the same score (a model whose outputs do not vary) is a floor too: decode stores `keep` ties
-  return { total, floor: sorted[sorted.length - j] };
+  // every sample the same score (a model whose outputs do not vary) is a floor too: decode stores `k` ties
+  const floorFor = (k: number) => {
+    const j = Math.ceil((k / SAMPLE_EVERY) * 1.15) + 64;
+    return j < sorted.length ? sorted[sorted.length - j] : undefined;
+  };
+  const floor = floorFor(keep);
+  return total <= keep || floor === undefined ? undefined : { total, floor, floorFor };
 }
 
 /**

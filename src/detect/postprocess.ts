@@ -40,6 +40,13 @@ export function postprocessOf(o: PostprocessOptions): PostprocessOptions {
 export const DEFAULT_MAX_CANDIDATES = 30000;
 export const DEFAULT_MAX_DET = 300;
 
+/**
+ * NMS stops once `maxDet + 1` boxes are kept, and on a frame firing everywhere those come from the first few hundred
+ * of the best candidates (the seeded dense model's vtest frames: within the best 500 of 30000). So such a frame
+ * decodes and sorts the best LOOK_AHEAD x that many first, and all --max-candidates only where NMS runs out of them.
+ */
+const LOOK_AHEAD = 8;
+
 export interface FramePostprocess {
   detections: Detection[];
   /** Candidates above the threshold, before the cap. */
@@ -71,21 +78,36 @@ export class Postprocessor {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
     const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
+    // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
+    const limit = o.maxDet + 1;
+    const nms = (order: Int32Array) => nmsCandidates(c, order, o.nms, o.nmsKind, limit);
     let dense: ReturnType<typeof candidateFloor>;
-    let order: Int32Array;
+    let kept: Int32Array | undefined;
     if (plugin && !outputs.has(model.heads[0].output)) {
       decodePluginDetections(plugin, g, o.conf, model.classes, c);
-      order = topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
+      kept = nms(topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch));
     } else {
       const heads = model.heads.map((head) => ({ head, data: this.output(outputs, head.output) }));
       // a frame firing everywhere: only the candidates that can be among the --max-candidates best are decoded
       dense = o.classMode === 'multi' ? candidateFloor(heads, model.classes, o.conf, o.maxCandidates) : undefined;
-      order = this.decode(heads, dense?.floor ?? 0);
-      // exact either way: unless every candidate came out, or --max-candidates of them did (every one above the
-      // floor is stored, and the first --max-candidates at it in decode order, the ones ties prefer), every
-      // candidate is decoded (fewer came out than the sample promised)
-      const exact = (d: NonNullable<typeof dense>) => c.count === d.total || c.count >= o.maxCandidates;
-      if (dense && !exact(dense)) order = this.decode(heads, 0);
+      // exact either way: unless every candidate came out, or `room` of them did (every one above the floor is
+      // stored, and the first `room` at it in decode order, the ones ties prefer), the frame is decoded again
+      const exact = (d: NonNullable<typeof dense>, room: number) => c.count === d.total || c.count >= room;
+      const look = limit * LOOK_AHEAD;
+      // (where it saves most of the work: the floor's margin stores about twice `look`, and a miss decodes twice)
+      const lookFloor = dense && look * 4 <= o.maxCandidates ? dense.floorFor(look) : undefined;
+      if (dense && lookFloor !== undefined) {
+        // the best `look` in order are the first `look` of the best --max-candidates: where NMS keeps `limit` boxes
+        // among them, the rest cannot change what it keeps
+        const order = this.decode(heads, lookFloor, look);
+        if (exact(dense, look)) kept = nms(order);
+        if (kept && kept.length < limit) kept = undefined;
+      }
+      if (!kept) {
+        let order = this.decode(heads, dense?.floor ?? 0, o.maxCandidates);
+        if (dense && !exact(dense, o.maxCandidates)) order = this.decode(heads, 0, o.maxCandidates);
+        kept = nms(order);
+      }
     }
     if (c.nonFinite > 0) {
       throw new JetprofError(
@@ -98,8 +120,6 @@ export class Postprocessor {
       );
     }
     const candidates = dense?.total ?? c.count;
-    // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
-    const kept = nmsCandidates(c, order, o.nms, o.nmsKind, o.maxDet + 1);
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),
@@ -109,19 +129,16 @@ export class Postprocessor {
     };
   }
 
-  /** Every head into the candidate buffer (those at or above `floor`), then the best --max-candidates in order. */
-  private decode(heads: { head: YoloHead; data: Float32Array }[], floor: number): Int32Array {
+  /**
+   * Every head into the candidate buffer (those at or above `floor`, and at most `room` at it), then the best `room`
+   * in order.
+   */
+  private decode(heads: { head: YoloHead; data: Float32Array }[], floor: number, room: number): Int32Array {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
-    const settings = {
-      classes: model.classes,
-      conf: o.conf,
-      classMode: o.classMode,
-      floor,
-      floorRoom: o.maxCandidates,
-    };
+    const settings = { classes: model.classes, conf: o.conf, classMode: o.classMode, floor, floorRoom: room };
     for (const { head, data } of heads) decodeHead(data, head, g, settings, c);
-    return topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch);
+    return topByScore(c, Math.min(c.count, room), this.sortScratch);
   }
 
   private output(outputs: Map<string, Float32Array>, name: string): Float32Array {
