@@ -33,6 +33,8 @@ export class Candidates {
   nonFinite = 0;
   /** Candidates decode found scored exactly at its floor (stored or not: see decodeHead's floorRoom). */
   atFloor = 0;
+  /** Candidates decode found above conf, stored or not (below its floor). */
+  passing = 0;
 
   /** Empties the buffer, keeping its memory. */
   reset(): this {
@@ -40,6 +42,7 @@ export class Candidates {
     this.boxCount = 0;
     this.nonFinite = 0;
     this.atFloor = 0;
+    this.passing = 0;
     return this;
   }
 

@@ -18,6 +18,7 @@ import type { Geometry } from './types.ts';
 export type ClassMode = 'multi' | 'best';
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
+const same = (v: number) => v;
 
 interface DecodeOptions {
   classes: number;
@@ -44,7 +45,7 @@ export function decodeHead(
   options: DecodeOptions,
   out: Candidates = new Candidates(),
 ): Candidates {
-  const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
+  const { gridW: W, gridH: H, newCoords } = head;
   const C = options.classes;
   const conf = options.conf;
   const plane = W * H;
@@ -55,61 +56,59 @@ export function decodeHead(
       `head ${head.output} has ${data.length} values but ${head.anchors.length} anchors x ${per} x ${H}x${W} needs ${expected}`,
     );
   }
-  const act = newCoords ? (v: number) => v : sigmoid;
+  const act = newCoords ? same : sigmoid;
   const best = options.classMode === 'best';
   const floor = options.floor ?? 0;
   const floorRoom = options.floorRoom ?? Infinity;
   // The floor is a float32 score; a score that rounds to it can be half a float32 step (2^-24 of it) below it.
   const scoreBelowFloor = floor * (1 - 2 ** -23);
-  const { netW, netH, frameW, frameH, padX, padY, scaleX, scaleY } = geometry;
-  // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode).
+  const box = new Float64Array(4);
+  // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode); with a
+  // floor, conf's own threshold too (at or below `low`: not a candidate; above `clear`: one; between: its score
+  // decides), so that every candidate is counted (`out.passing`), stored or not.
   const cellObj = new Float64Array(plane);
   const cellThreshold = new Float64Array(plane);
   const cellBox = new Int32Array(plane);
+  const counting = floor > 0;
+  const cellLow = new Float64Array(counting ? plane : 0);
+  const cellClear = new Float64Array(counting ? plane : 0);
   for (let a = 0; a < head.anchors.length; a++) {
     const base = a * per * plane;
-    const [anchorW, anchorH] = head.anchors[a];
     let passing = 0; // cells with a class threshold
     for (let cell = 0; cell < plane; cell++) {
       cellThreshold[cell] = Infinity; // no class passes unless set below
+      if (counting) cellLow[cell] = cellClear[cell] = Infinity; // nor counts
       const obj = act(data[base + 4 * plane + cell]);
       if (!(obj > conf)) {
         if (obj !== obj) out.nonFinite++; // NaN (an Inf logit is a finite objectness; NaN is what it spreads into)
         continue;
       }
-      const row = Math.floor(cell / W);
-      const col = cell - row * W;
-      const tx = act(data[base + cell]) * s - (s - 1) / 2;
-      const ty = act(data[base + plane + cell]) * s - (s - 1) / 2;
-      const tw = data[base + 2 * plane + cell];
-      const th = data[base + 3 * plane + cell];
-      const bw = newCoords ? tw * tw * 4 * anchorW : Math.exp(tw) * anchorW; // network-input pixels
-      const bh = newCoords ? th * th * 4 * anchorH : Math.exp(th) * anchorH;
-      const cx = ((col + tx) / W) * netW;
-      const cy = ((row + ty) / H) * netH;
-      const x1 = clamp((cx - bw / 2 - padX) / scaleX, frameW);
-      const y1 = clamp((cy - bh / 2 - padY) / scaleY, frameH);
-      const x2 = clamp((cx + bw / 2 - padX) / scaleX, frameW);
-      const y2 = clamp((cy + bh / 2 - padY) / scaleY, frameH);
-      if (!(x1 === x1 && y1 === y1 && x2 === x2 && y2 === y2)) {
+      if (!cellBoxOf(data, base, cell, head, head.anchors[a], geometry, box)) {
         out.nonFinite++; // NaN from a broken model output
         continue;
       }
+      const [x1, y1, x2, y2] = box;
       if (best) {
         const c = bestClass(data, base + 5 * plane + cell, C, plane);
         const score = obj * act(data[base + (5 + c) * plane + cell]);
-        if (score > conf) out.add(x1, y1, x2, y2, score, c);
+        if (score > conf && out.passing++ >= 0) out.add(x1, y1, x2, y2, score, c);
         continue;
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
       // new_coords): the exp is computed only for the classes that pass, not for all C of them. A floor raises it.
       const need = Math.max(conf, scoreBelowFloor) / obj;
-      if (need >= 1) continue;
-      // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
-      cellThreshold[cell] = need <= 0 ? -Infinity : (newCoords ? need : Math.log(need / (1 - need))) - 1e-6;
       cellObj[cell] = obj;
-      cellBox[cell] = out.addBox(x1, y1, x2, y2); // shared by every class of the cell that passes
+      if (counting) {
+        const at = classThreshold(conf / obj, newCoords);
+        cellLow[cell] = at - 1e-6;
+        // a value 1e-4 above the exact threshold is above it by far more than rounding, where the sigmoid is not flat
+        cellClear[cell] = !newCoords && at < 15 ? at + 1e-4 : Infinity;
+      } else if (need >= 1) continue;
       passing++;
+      if (need >= 1) continue; // counted, never stored: below the floor whatever its class
+      // A hair below the exact threshold, so rounding in log() never drops a class that the exact test keeps.
+      cellThreshold[cell] = classThreshold(need, newCoords) - 1e-6;
+      cellBox[cell] = out.addBox(x1, y1, x2, y2); // shared by every class of the cell that passes
     }
     if (best || passing === 0) continue; // an anchor no cell of which passes has no class to read
     // Classes outer, cells inner: the reads follow the tensor's memory order (NCHW). A value equal to the one
@@ -120,13 +119,18 @@ export function decodeHead(
       const classBase = base + (5 + c) * plane;
       for (let cell = 0; cell < plane; cell++) {
         const v = data[classBase + cell];
-        if (!(v > cellThreshold[cell])) continue;
+        if (!(v > cellThreshold[cell])) {
+          // below the floor: counted when it passes conf
+          if (counting && (v > cellClear[cell] || (v > cellLow[cell] && cellObj[cell] * act(v) > conf))) out.passing++;
+          continue;
+        }
         if (v !== lastV) {
           lastV = v;
           lastP = newCoords ? v : 1 / (1 + Math.exp(-v));
         }
         const score = cellObj[cell] * lastP;
         if (!(score > conf)) continue;
+        out.passing++;
         const f = Math.fround(score);
         if (f > floor || (f === floor && out.atFloor++ < floorRoom)) out.addCandidate(cellBox[cell], score, c);
       }
@@ -135,49 +139,74 @@ export function decodeHead(
   return out;
 }
 
-/** Every SAMPLE_EVERY-th candidate's score is computed by candidateFloor to place the floor. */
+/**
+ * The box of one cell of one anchor, in frame pixels (corners, clamped to the frame), into `box`; false where a value
+ * is NaN (a broken model output).
+ */
+function cellBoxOf(
+  data: Float32Array,
+  base: number,
+  cell: number,
+  head: YoloHead,
+  [anchorW, anchorH]: readonly [number, number],
+  g: Geometry,
+  box: Float64Array,
+): boolean {
+  const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
+  const plane = W * H;
+  const act = newCoords ? same : sigmoid;
+  const row = Math.floor(cell / W);
+  const col = cell - row * W;
+  const tx = act(data[base + cell]) * s - (s - 1) / 2;
+  const ty = act(data[base + plane + cell]) * s - (s - 1) / 2;
+  const tw = data[base + 2 * plane + cell];
+  const th = data[base + 3 * plane + cell];
+  const bw = newCoords ? tw * tw * 4 * anchorW : Math.exp(tw) * anchorW; // network-input pixels
+  const bh = newCoords ? th * th * 4 * anchorH : Math.exp(th) * anchorH;
+  const cx = ((col + tx) / W) * g.netW;
+  const cy = ((row + ty) / H) * g.netH;
+  box[0] = clamp((cx - bw / 2 - g.padX) / g.scaleX, g.frameW);
+  box[1] = clamp((cy - bh / 2 - g.padY) / g.scaleY, g.frameH);
+  box[2] = clamp((cx + bw / 2 - g.padX) / g.scaleX, g.frameW);
+  box[3] = clamp((cy + bh / 2 - g.padY) / g.scaleY, g.frameH);
+  return box[0] === box[0] && box[1] === box[1] && box[2] === box[2] && box[3] === box[3];
+}
+
+/** Every SAMPLE_EVERY-th class value is read by candidateFloor, and the scores of those that pass place the floor. */
 const SAMPLE_EVERY = 32;
 
 /**
  * For a frame whose candidates exceed `keep` (--max-candidates) many times over ('multi' mode: a model firing
- * everywhere): how many candidates pass conf, exactly, and a score floor below which none can be among the `keep`
- * best, placed from the scores of every SAMPLE_EVERY-th candidate (with 15% and 64 samples to spare), so that
- * decodeHead computes and stores about `keep` x 1.15 of them, not all (202,800 on such a frame of yolov4-tiny).
- * Undefined when there are not that many (the floor would save nothing). The caller checks that at least `keep`
- * candidates came out above the floor, and decodes without one where not: the result is exact either way.
- * `floorFor(k)`: the same for fewer than `keep` (undefined where the samples cannot place it).
+ * everywhere): a score floor below which none can be among the `keep` best, placed from the scores of every
+ * SAMPLE_EVERY-th class value's candidate (with 15% and 64 samples to spare), so that decodeHead computes and stores
+ * about `keep` x 1.15 of them, not all (202,800 on such a frame of yolov4-tiny); decodeHead counts them all exactly.
+ * Undefined when the sample says there are not that many (the floor would save nothing). The caller checks that at
+ * least `keep` candidates came out above the floor, and decodes without one where not: the result is exact either
+ * way. `floorFor(k)`: the same for fewer than `keep` (undefined where the samples cannot place it).
  */
 export function candidateFloor(
   heads: readonly { data: Float32Array; head: YoloHead }[],
   classes: number,
   conf: number,
   keep: number,
-): { total: number; floor: number; floorFor: (k: number) => number | undefined } | undefined {
+): { floor: number; floorFor: (k: number) => number | undefined } | undefined {
   const cells = heads.map(({ data, head }) => passingCells(data, head, classes, conf));
   if (cells.reduce((n, c) => n + c.count, 0) * classes <= keep) return undefined;
-  let total = 0;
-  let next = SAMPLE_EVERY; // candidates until the next sample
   const samples: number[] = [];
   for (let h = 0; h < heads.length; h++) {
     const { data, head } = heads[h];
-    const { obj, low, clear } = cells[h];
+    const { obj, low } = cells[h];
     const plane = head.gridW * head.gridH;
     for (let a = 0; a < head.anchors.length; a++) {
       for (let c = 0; c < classes; c++) {
         const base = (a * (5 + classes) + 5 + c) * plane;
-        for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
+        // each plane from another offset, so that the sample does not keep to a few columns of the grid
+        for (let cell = (c * 7) % SAMPLE_EVERY; cell < plane; cell += SAMPLE_EVERY) {
           const v = data[base + cell];
-          // clearly above conf's threshold: counted without its exp; near it, its score decides
-          let score: number | undefined;
-          if (!(v > clear[k])) {
-            if (!(v > low[k])) continue;
-            score = obj[k] * (head.newCoords ? v : sigmoid(v));
-            if (!(score > conf)) continue;
-          }
-          total++;
-          if (--next > 0) continue;
-          next = SAMPLE_EVERY;
-          samples.push(Math.fround(score ?? obj[k] * (head.newCoords ? v : sigmoid(v))));
+          const k = a * plane + cell;
+          if (!(v > low[k])) continue;
+          const score = obj[k] * (head.newCoords ? v : sigmoid(v));
+          if (score > conf) samples.push(Math.fround(score));
         }
       }
     }
@@ -189,39 +218,36 @@ export function candidateFloor(
     return j < sorted.length ? sorted[sorted.length - j] : undefined;
   };
   const floor = floorFor(keep);
-  return total <= keep || floor === undefined ? undefined : { total, floor, floorFor };
+  return floor === undefined ? undefined : { floor, floorFor };
 }
 
 /**
- * A head's cells by anchor: their objectness, and the class values around conf's threshold there (at or below `low`:
- * not a candidate; above `clear`: one, without computing its score; between: its score decides), and how many
- * cells pass conf at all. A cell that does not has both at Infinity.
+ * A head's cells by anchor: their objectness, and the class value at or below which a class is not a candidate
+ * there (`low`, a hair below the exact threshold), and how many cells pass conf at all. A cell that does not has
+ * `low` at Infinity.
  */
 function passingCells(data: Float32Array, head: YoloHead, classes: number, conf: number) {
   const plane = head.gridW * head.gridH;
   const obj = new Float64Array(head.anchors.length * plane);
   const low = new Float64Array(obj.length).fill(Infinity);
-  const clear = new Float64Array(obj.length).fill(Infinity);
   let count = 0;
   for (let a = 0; a < head.anchors.length; a++) {
     for (let cell = 0, k = a * plane; cell < plane; cell++, k++) {
       const logit = data[(a * (5 + classes) + 4) * plane + cell];
       const o = head.newCoords ? logit : sigmoid(logit);
       if (!(o > conf)) continue;
-      const need = conf / o;
       obj[k] = o;
+      low[k] = classThreshold(conf / o, head.newCoords) - 1e-6;
       count++;
-      if (head.newCoords) {
-        low[k] = need - 1e-6;
-        continue;
-      }
-      // a logit 1e-4 above the exact threshold is above it by far more than rounding, where the sigmoid is not flat
-      const at = need <= 0 ? -Infinity : Math.log(need / (1 - need));
-      low[k] = at - 1e-6;
-      clear[k] = at < 15 ? at + 1e-4 : Infinity;
     }
   }
-  return { obj, low, clear, count };
+  return { obj, low, count };
+}
+
+/** The class value at which objectness `obj` times the class's probability reaches `need` x obj: its logit. */
+function classThreshold(need: number, newCoords: boolean): number {
+  if (need <= 0) return -Infinity;
+  return newCoords ? need : Math.log(need / (1 - need));
 }
 
 /** The class with the highest value of `classes` values `stride` apart from `first` (the first one on a tie). */

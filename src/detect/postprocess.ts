@@ -81,7 +81,6 @@ export class Postprocessor {
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
     const limit = o.maxDet + 1;
     const nms = (order: Int32Array) => nmsCandidates(c, order, o.nms, o.nmsKind, limit);
-    let dense: ReturnType<typeof candidateFloor>;
     let kept: Int32Array | undefined;
     if (plugin && !outputs.has(model.heads[0].output)) {
       decodePluginDetections(plugin, g, o.conf, model.classes, c);
@@ -89,10 +88,10 @@ export class Postprocessor {
     } else {
       const heads = model.heads.map((head) => ({ head, data: this.output(outputs, head.output) }));
       // a frame firing everywhere: only the candidates that can be among the --max-candidates best are decoded
-      dense = o.classMode === 'multi' ? candidateFloor(heads, model.classes, o.conf, o.maxCandidates) : undefined;
+      const dense = o.classMode === 'multi' ? candidateFloor(heads, model.classes, o.conf, o.maxCandidates) : undefined;
       // exact either way: unless every candidate came out, or `room` of them did (every one above the floor is
       // stored, and the first `room` at it in decode order, the ones ties prefer), the frame is decoded again
-      const exact = (d: NonNullable<typeof dense>, room: number) => c.count === d.total || c.count >= room;
+      const exact = (room: number) => c.count === c.passing || c.count >= room;
       const look = limit * LOOK_AHEAD;
       // (where it saves most of the work: the floor's margin stores about twice `look`, and a miss decodes twice)
       const lookFloor = dense && look * 4 <= o.maxCandidates ? dense.floorFor(look) : undefined;
@@ -100,12 +99,12 @@ export class Postprocessor {
         // the best `look` in order are the first `look` of the best --max-candidates: where NMS keeps `limit` boxes
         // among them, the rest cannot change what it keeps
         const order = this.decode(heads, lookFloor, look);
-        if (exact(dense, look)) kept = nms(order);
+        if (exact(look)) kept = nms(order);
         if (kept && kept.length < limit) kept = undefined;
       }
       if (!kept) {
         let order = this.decode(heads, dense?.floor ?? 0, o.maxCandidates);
-        if (dense && !exact(dense, o.maxCandidates)) order = this.decode(heads, 0, o.maxCandidates);
+        if (dense && !exact(o.maxCandidates)) order = this.decode(heads, 0, o.maxCandidates);
         kept = nms(order);
       }
     }
@@ -119,7 +118,8 @@ export class Postprocessor {
         },
       );
     }
-    const candidates = dense?.total ?? c.count;
+    // every candidate above conf, counted by decode whether stored or not
+    const candidates = plugin && !outputs.has(model.heads[0].output) ? c.count : c.passing;
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),
