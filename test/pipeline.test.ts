@@ -49,7 +49,7 @@ function greyFrames(path: string, w = 64, h = 24): Uint8Array[] {
 
 const meanAbsDiff = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length;
 
-test('pipeline on and off: the same frames in the same order, and run JSONs that agree', async (t) => {
+test("pipeline on and off: the same frames in the same order, and run JSONs that agree (frames resized by --frame-size and preprocessed on libuv's pool in the one, on the loop's thread in the other)", async (t) => {
   const video = makeVideo('pipeline.mp4', 30, 320, 240);
   const dir = scratchDir();
   const runs: Record<string, { json: Record<string, any>; out: string }> = {};
@@ -64,6 +64,8 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
       mode,
       '--warmup',
       '3',
+      '--frame-size',
+      '288x216',
       '-q',
       '-o',
       out,
@@ -93,7 +95,7 @@ test('pipeline on and off: the same frames in the same order, and run JSONs that
     0,
   );
   t.true(offSum <= off.wallMs + 1e-6, `sequential: the stages (${offSum} ms) fit in the wall time (${off.wallMs} ms)`);
-  t.is(probeVideo(runs.on.out).frames, 30);
+  t.like(probeVideo(runs.on.out), { frames: 30, width: 288, height: 216 });
   const a = greyFrames(runs.on.out);
   const b = greyFrames(runs.off.out);
   t.is(a.length, 30);
