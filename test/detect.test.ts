@@ -215,3 +215,46 @@ test('drawing: a border drawn again by a later box (one box, several classes) is
   );
   for (const m of [once, every]) m.release();
 });
+
+test("the FPS overlay's lines, drawn once and copied in after, are the pixels their two strokes of text give on the frame: lines that come again and lines that change, frames of every size down to one a line does not reach", async (t) => {
+  const { loadOpenCv } = await import('../src/video/opencv.ts');
+  const { drawOverlay, overlayScale } = await import('../src/detect/draw.ts');
+  const cv = loadOpenCv();
+  // the strokes as drawOverlay draws them on the frame: black three pixels wide, then white
+  const strokes = (frame: ReturnType<typeof cv.Mat.prototype.copy>, lines: string[]) => {
+    let y = 20;
+    for (const text of lines) {
+      const scale = overlayScale(cv, text, frame.cols);
+      const origin = new cv.Point2(8, y);
+      frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(0, 0, 0), 3);
+      frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(255, 255, 255), 1);
+      y += Math.ceil(24 * (scale / 0.55));
+    }
+  };
+  let compared = 0;
+  for (const [w, h] of [
+    [960, 540],
+    [320, 240],
+    [96, 64],
+    [40, 16],
+    [8, 8],
+  ]) {
+    // a frame with detail under the text: pixels the strokes do not touch must stay as they are
+    const base = new cv.Mat(h, w, cv.CV_8UC3, [30, 120, 200]);
+    base.drawRectangle(new cv.Rect(0, 0, Math.ceil(w / 2), Math.ceil(h / 2)), new cv.Vec3(1, 1, 1), -1, cv.LINE_8);
+    for (let k = 0; k < 6; k++) {
+      const lines = [
+        `onnx  so far: inference ${(k % 3) * 1.5} FPS  end-to-end ${(k % 2) * 2.5} FPS`,
+        'RANDOM WEIGHTS: a timing demo, no real detections',
+        ...(k === 4 ? ['gj|_[]{} ÄÖ'] : []),
+      ];
+      const expected = base.copy();
+      strokes(expected, lines);
+      const got = base.copy();
+      drawOverlay(cv, got, lines);
+      t.is(got.absdiff(expected).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, `${w}x${h}, frame ${k}`);
+      compared++;
+    }
+  }
+  t.is(compared, 30);
+});
