@@ -63,9 +63,8 @@ export function decodeHead(
   // The floor is a float32 score; a score that rounds to it can be half a float32 step (2^-24 of it) below it.
   const scoreBelowFloor = floor * (1 - 2 ** -23);
   const box = new Float64Array(4);
-  // Per cell of one anchor: its objectness, the class-value threshold it implies, and its box (multi mode); with a
-  // floor, conf's own threshold too (at or below `low`: not a candidate; above `clear`: one; between: its score
-  // decides), so that every candidate is counted (`out.passing`), stored or not.
+  // Per cell of one anchor: its objectness, the class-value threshold it implies, its box (multi mode); with a floor,
+  // conf's own threshold (at or below `low` not a candidate, above `clear` one), so every candidate is counted.
   const cellObj = new Float64Array(plane);
   const cellThreshold = new Float64Array(plane);
   const cellBox = new Int32Array(plane);
@@ -83,15 +82,15 @@ export function decodeHead(
         if (obj !== obj) out.nonFinite++; // NaN (an Inf logit is a finite objectness; NaN is what it spreads into)
         continue;
       }
-      if (!cellBoxOf(data, base, cell, head, head.anchors[a], geometry, box)) {
-        out.nonFinite++; // NaN from a broken model output
-        continue;
-      }
+      if (!cellBoxOf(data, base, cell, head, head.anchors[a], geometry, box, out)) continue; // a NaN, counted
       const [x1, y1, x2, y2] = box;
       if (best) {
         const c = bestClass(data, base + 5 * plane + cell, C, plane);
         const score = obj * act(data[base + (5 + c) * plane + cell]);
-        if (score > conf && out.passing++ >= 0) out.add(x1, y1, x2, y2, score, c);
+        if (score > conf) {
+          out.passing++;
+          out.add(x1, y1, x2, y2, score, c);
+        }
         continue;
       }
       // obj x p > conf  <=>  p > conf/obj  <=>  the class value passes a per-cell threshold (its logit without
@@ -141,7 +140,7 @@ export function decodeHead(
 
 /**
  * The box of one cell of one anchor, in frame pixels (corners, clamped to the frame), into `box`; false where a value
- * is NaN (a broken model output).
+ * is NaN (a broken model output), counted in `out.nonFinite`.
  */
 function cellBoxOf(
   data: Float32Array,
@@ -151,6 +150,7 @@ function cellBoxOf(
   [anchorW, anchorH]: readonly [number, number],
   g: Geometry,
   box: Float64Array,
+  out: Candidates,
 ): boolean {
   const { gridW: W, gridH: H, scaleXY: s, newCoords } = head;
   const plane = W * H;
@@ -169,7 +169,9 @@ function cellBoxOf(
   box[1] = clamp((cy - bh / 2 - g.padY) / g.scaleY, g.frameH);
   box[2] = clamp((cx + bw / 2 - g.padX) / g.scaleX, g.frameW);
   box[3] = clamp((cy + bh / 2 - g.padY) / g.scaleY, g.frameH);
-  return box[0] === box[0] && box[1] === box[1] && box[2] === box[2] && box[3] === box[3];
+  if (box[0] === box[0] && box[1] === box[1] && box[2] === box[2] && box[3] === box[3]) return true;
+  out.nonFinite++;
+  return false;
 }
 
 /** Every SAMPLE_EVERY-th class value is read by candidateFloor, and the scores of those that pass place the floor. */
