@@ -26,7 +26,7 @@
  *      cell firing, preprocessing on the CPU and in the graph (export --frame-input); e2e / inference, the main thread's
  *      CPU a frame and its Nano projection (--board-factor F, default 5), the process's CPU without the encoder; where a
  *      cgroup v1 cpu group can be made, the CPU cases again with the main thread held to 1/F of a core after warm-up;
- *      and vtest.avi at --frame-size 960x540 resized on the loop's thread (FFmpeg) or by GStreamer's pipeline
+ *      and vtest.avi at --frame-size 960x540 resized by OpenCV on libuv's pool (FFmpeg) or by GStreamer's pipeline
  *
  * Options: --frames N (default: the whole video), --threads N (default: the number of cores), --only 1,2,...
  * Timings are wall-clock on a shared machine: run it twice before believing a difference under 10%.

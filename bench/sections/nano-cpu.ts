@@ -116,7 +116,7 @@ export async function benchNanoCpu() {
   const env = { ...process.env, JETPROF_TRT_SHIM: standInLibrary() };
   // beside them, where a cgroup can be made: the CPU-preprocessing cases with the main thread on a core 1/FACTOR as fast
   const slowCore = slowCoreCgroup();
-  // and vtest.avi itself (768x576) at --frame-size 960x540, resized on the loop's thread (FFmpeg's frames) or by
+  // and vtest.avi itself (768x576) at --frame-size 960x540, resized by OpenCV on libuv's pool (FFmpeg's frames) or by
   // GStreamer's pipeline on its own thread (videoscale here, nvvidconv on a board)
   // and the four basic cases again at the lab's Nano figure (95.7 ms a frame) and a Xavier NX's (17.5 ms)
   type Case = { boxes: string; pre: string; slow: boolean; resize?: 'ffmpeg' | 'gstreamer'; board?: OtherBoard };
@@ -176,7 +176,7 @@ export async function benchNanoCpu() {
     // dense: every head value 5, so every cell of every class fires (202,800 candidates) and NMS keeps one
     // frame-wide box per class
     const resized = resize
-      ? `, vtest.avi 768x576 resized to 960x540 ${resize === 'gstreamer' ? "by GStreamer's pipeline (videoscale)" : "on the loop's thread (FFmpeg's frames)"}`
+      ? `, vtest.avi 768x576 resized to 960x540 ${resize === 'gstreamer' ? "by GStreamer's pipeline (videoscale)" : "by OpenCV on libuv's pool (FFmpeg's frames)"}`
       : '';
     const what = `${board ? BOARD_NAMES[board] : 'Nano FP16'} stand-in, ${boxes === 'dense' ? `every cell firing (${f.boxesPerFrame.toFixed(0)} boxes a frame)` : 'no boxes'}, preprocessing on the ${pre === 'graph' ? 'GPU (in the graph)' : 'CPU'}${slow ? `, the main thread held to 1/${FACTOR} of a core after warm-up (cgroup cpu quota)` : ''}${resized}`;
     const ratio = f.endToEndFps / f.inferenceFps;
