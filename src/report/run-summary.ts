@@ -27,7 +27,7 @@ import { stageTable } from './run-rows.ts';
  * infer's summary as blocks: the run in one line, the lab row, the per-stage table, where the gap between the two FPS
  * goes, the streams, and what else the run says.
  */
-export function runSummaryBlocks(r: RunResult): Block[] {
+function runSummaryBlocks(r: RunResult): Block[] {
   const blocks: Block[] = [];
   const say = (...texts: (string | undefined | false)[]) => {
     for (const text of texts) if (text) blocks.push({ kind: 'paragraph', text });
