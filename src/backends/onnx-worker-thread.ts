@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { messageOf } from '../util/errors.ts';
-import type { CallReply } from '../util/worker.ts';
+import { type CallReply, errorReply } from '../util/worker.ts';
 import { createOnnxSession, type OnnxSessionOptions } from './onnx.ts';
 import type { DetectorSession, ImageBatch, Precision } from './types.ts';
 
@@ -44,13 +44,7 @@ try {
     batchSize: session.batchSize,
   } satisfies WorkerReply);
 } catch (e) {
-  const err = e as { code?: string; suggestion?: string };
-  port.postMessage({
-    type: 'error',
-    message: messageOf(e),
-    code: err.code,
-    suggestion: err.suggestion,
-  } satisfies WorkerReply);
+  port.postMessage(errorReply(e) satisfies WorkerReply);
   process.exit(0);
 }
 

@@ -3,7 +3,7 @@
  * the error a frame threw: a NaN model's). Loads neither OpenCV nor ONNX Runtime.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { messageOf } from '../util/errors.ts';
+import { errorReply } from '../util/worker.ts';
 import { Postprocessor, type PostprocessReply, type PostprocessRequest } from './postprocess.ts';
 
 const port = parentPort!;
@@ -14,7 +14,6 @@ port.on('message', (m: PostprocessRequest & { id: number }) => {
   try {
     port.postMessage({ type: 'result', id: m.id, result: post.run(new Map(m.heads)) } satisfies PostprocessReply);
   } catch (e) {
-    const { code, suggestion } = e as { code?: string; suggestion?: string };
-    port.postMessage({ type: 'error', id: m.id, message: messageOf(e), code, suggestion } satisfies PostprocessReply);
+    port.postMessage(errorReply(e, m.id) satisfies PostprocessReply);
   }
 });

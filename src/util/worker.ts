@@ -3,7 +3,7 @@
  * source or from the build, and the calls to it, each answered by id.
  */
 import { Worker } from 'node:worker_threads';
-import { type ErrorCode, JetprofError } from './errors.ts';
+import { type ErrorCode, JetprofError, messageOf } from './errors.ts';
 
 /**
  * A worker thread running `name` (a module beside `caller`, the caller's import.meta.url): the built .js, or, from
@@ -91,6 +91,12 @@ export class WorkerCalls<T> {
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
   }
+}
+
+/** The reply to call `id` (none: the worker could not start) for an error thrown in the worker, its code and fix kept. */
+export function errorReply(e: unknown, id?: number): Extract<CallReply<never>, { type: 'error' }> {
+  const { code, suggestion } = e as { code?: string; suggestion?: string };
+  return { type: 'error', ...(id === undefined ? {} : { id }), message: messageOf(e), code, suggestion };
 }
 
 /** A worker's error reply as the error it was. */
