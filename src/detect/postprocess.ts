@@ -77,13 +77,14 @@ export class Postprocessor {
   run(outputs: Map<string, Float32Array>): FramePostprocess {
     const { model, geometry: g, o } = this;
     const c = this.buffer.reset();
-    const plugin = outputs.get(PLUGIN_DETECTIONS_OUTPUT);
     // One box more than shown: enough to know whether --max-det bound, and NMS stops there (exactly).
     const limit = o.maxDet + 1;
     const nms = (order: Int32Array) => nmsCandidates(c, order, o.nms, o.nmsKind, limit);
     let kept: Int32Array | undefined;
-    if (plugin && !outputs.has(model.heads[0].output)) {
-      decodePluginDetections(plugin, g, o.conf, model.classes, c);
+    // an engine whose plugin gives boxes, not heads (TensorRT's YOLO plugins)
+    const pluginBoxes = outputs.has(model.heads[0].output) ? undefined : outputs.get(PLUGIN_DETECTIONS_OUTPUT);
+    if (pluginBoxes) {
+      decodePluginDetections(pluginBoxes, g, o.conf, model.classes, c);
       kept = nms(topByScore(c, Math.min(c.count, o.maxCandidates), this.sortScratch));
     } else {
       const heads = model.heads.map((head) => ({ head, data: this.output(outputs, head.output) }));
@@ -119,7 +120,7 @@ export class Postprocessor {
       );
     }
     // every candidate above conf, counted by decode whether stored or not
-    const candidates = plugin && !outputs.has(model.heads[0].output) ? c.count : c.passing;
+    const candidates = pluginBoxes ? c.count : c.passing;
     const shown = kept.length > o.maxDet ? kept.subarray(0, o.maxDet) : kept;
     return {
       detections: c.toDetections(shown),
