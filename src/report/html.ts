@@ -6,6 +6,7 @@ import type { Block, Chart, ListItem } from './blocks.ts';
 import { reportDocument } from './document.ts';
 import type { LabReport } from './report-types.ts';
 import type { Cell } from './tables.ts';
+import { escapeControls } from '../util/text-input.ts';
 import {
   barChart,
   boardOverTime,
@@ -109,7 +110,7 @@ function blockHtml(b: Block): string {
     case 'definitions':
       return `<dl>${b.items.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
     case 'code':
-      return `<pre>${b.lines.map(escapeHtml).join('\n')}</pre>`;
+      return `<pre>${b.lines.map((l) => escapeHtml(escapeControls(l, true))).join('\n')}</pre>`;
   }
 }
 

@@ -76,5 +76,5 @@ export function csvOf(blocks: readonly Block[], always: readonly CsvPart[] = [])
 
 /** The lab report's CSV files: fps.csv and stages.csv always, the others where the report has their tables. */
 export function reportCsv(r: LabReport): Record<string, string> {
-  return csvOf(reportDocument(r).blocks, [fpsCsv({ ...r, fps: [] }), stagesCsv([])]);
+  return csvOf(reportDocument(r).blocks, [fpsCsv({ fps: [] }), stagesCsv([])]);
 }
