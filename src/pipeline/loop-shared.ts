@@ -4,7 +4,7 @@
  * keeps the instance counts equal to the frames) and drawing. Preprocessing is preprocess.ts, a frame's tail
  * frame-tail.ts.
  */
-import { drawDetections, drawOverlay } from '../detect/draw.ts';
+import { drawOnFrame } from '../detect/draw.ts';
 import { letterboxGeometry, stretchGeometry } from '../detect/geometry.ts';
 import { type PostprocessOptions, Postprocessor } from '../detect/postprocess.ts';
 import type { Detection } from '../detect/types.ts';
@@ -268,8 +268,8 @@ export function drawFrame(
 ): number {
   if (!io.sink || !io.draw) return 0; // --no-draw: frames are written as read (DeepStream's 'without OSD')
   const t0 = process.hrtime.bigint();
-  drawDetections(io.cv, frame, detections, model.labels);
-  drawOverlay(io.cv, frame, tally.overlayText(backend, !!model.source?.generatedWeights, stream));
+  const overlay = tally.overlayText(backend, !!model.source?.generatedWeights, stream);
+  drawOnFrame(io.cv, frame, detections, model.labels, overlay);
   return nsToMs(process.hrtime.bigint() - t0);
 }
 
