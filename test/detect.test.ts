@@ -4,7 +4,8 @@ import { letterboxGeometry, netToFrame, stretchGeometry } from '../src/detect/ge
 import { diou, iou, nms } from '../src/detect/nms.ts';
 import type { Detection } from '../src/detect/types.ts';
 import type { YoloHead } from '../src/model/metadata.ts';
-import type { Cv, Mat } from '../src/video/opencv.ts';
+import type { Cv } from '../src/video/opencv.ts';
+import { drawnByOpenCv } from './helpers/draw-reference.ts';
 
 // One anchor (16x16 px), one class, a 2x2 grid on a 64x64 network input, scale_x_y 1.1.
 const HEAD: YoloHead = { output: 'h', gridW: 2, gridH: 2, anchors: [[16, 16]], scaleXY: 1.1, newCoords: false };
@@ -172,41 +173,6 @@ test("drawing: each box's border and label in its class's colour, the same frame
   for (const m of [a, b]) m.release();
 });
 
-/** The frame as OpenCV's own calls draw it: each box's rectangle and label in turn, then the overlay's two strokes. */
-async function drawnByOpenCv(frame: Mat, detections: Detection[], labels: string[], overlay: string[]): Promise<void> {
-  const { loadOpenCv } = await import('../src/video/opencv.ts');
-  const { overlayScale } = await import('../src/detect/draw.ts');
-  const cv = loadOpenCv();
-  const palette = [
-    [0, 255, 0],
-    [255, 128, 0],
-    [0, 128, 255],
-    [255, 0, 255],
-    [0, 255, 255],
-    [255, 255, 0],
-    [128, 0, 255],
-    [0, 0, 255],
-    [255, 0, 128],
-    [128, 255, 0],
-  ];
-  for (const d of detections) {
-    const color = new cv.Vec3(...(palette[d.classId % 10] as [number, number, number]));
-    const [x, y] = [Math.round(d.x1), Math.round(d.y1)];
-    const [w, h] = [Math.max(1, Math.round(d.x2) - x), Math.max(1, Math.round(d.y2) - y)];
-    frame.drawRectangle(new cv.Rect(x, y, w, h), color, 2, cv.LINE_8);
-    const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
-    frame.putText(text, new cv.Point2(x + 2, Math.max(12, y - 4)), cv.FONT_HERSHEY_SIMPLEX, 0.45, color, 1);
-  }
-  let y = 20;
-  for (const text of overlay) {
-    const scale = overlayScale(cv, text, frame.cols);
-    const origin = new cv.Point2(8, y);
-    frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(0, 0, 0), 3);
-    frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(255, 255, 255), 1);
-    y += Math.ceil(24 * (scale / 0.55));
-  }
-}
-
 test("drawing in JS memory gives the pixels OpenCV's own calls give: boxes inside, across every edge and on each other, labels that fall off the frame, overlay lines on frames down to one a line does not reach", async (t) => {
   const { loadOpenCv } = await import('../src/video/opencv.ts');
   const { drawOnFrame } = await import('../src/detect/draw.ts');
@@ -238,7 +204,7 @@ test("drawing in JS memory gives the pixels OpenCV's own calls give: boxes insid
       const base = new cv.Mat(h, w, cv.CV_8UC3, [30, 120, 200]);
       base.drawRectangle(new cv.Rect(0, 0, Math.ceil(w / 2), Math.ceil(h / 2)), new cv.Vec3(1, 1, 1), -1, cv.LINE_8);
       const expected = base.copy();
-      await drawnByOpenCv(expected, boxes, labels, overlay);
+      drawnByOpenCv(cv, expected, boxes, labels, overlay);
       const got = base.copy();
       drawOnFrame(cv, got, boxes, labels, overlay);
       t.is(got.absdiff(expected).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, `${w}x${h}, frame ${k}`);

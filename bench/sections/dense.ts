@@ -4,7 +4,7 @@ import { createOnnxSession } from '../../src/backends/onnx.ts';
 import { stretchGeometry } from '../../src/detect/geometry.ts';
 import { readModelInfo } from '../../src/model/export-file.ts';
 import { percentile } from '../../src/util/stats.ts';
-import { drawOnFrame, overlayScale } from '../../src/detect/draw.ts';
+import { drawOnFrame } from '../../src/detect/draw.ts';
 import type { Detection } from '../../src/detect/types.ts';
 import { type Cv, type Mat, loadOpenCv } from '../../src/video/opencv.ts';
 import {
@@ -21,6 +21,7 @@ import {
   runPeer,
   state,
 } from '../common.ts';
+import { drawnByOpenCv } from '../../test/helpers/draw-reference.ts';
 
 /**
  * 7. A model that fires almost everywhere (seeded weights, objectness bias +2: about 195,000 candidates a frame at
@@ -146,40 +147,10 @@ function benchDrawing(
   labels: readonly string[],
 ) {
   const overlay = ['trt  so far: inference 24.6 FPS  end-to-end 22.7 FPS', 'RANDOM WEIGHTS: a timing demo'];
-  const palette = [
-    [0, 255, 0],
-    [255, 128, 0],
-    [0, 128, 255],
-    [255, 0, 255],
-    [0, 255, 255],
-    [255, 255, 0],
-    [128, 0, 255],
-    [0, 0, 255],
-    [255, 0, 128],
-    [128, 255, 0],
-  ];
-  const byOpenCv = (frame: Mat, detections: Detection[]) => {
-    for (const d of detections) {
-      const color = new cv.Vec3(...(palette[d.classId % 10] as [number, number, number]));
-      const [x, y] = [Math.round(d.x1), Math.round(d.y1)];
-      const rect = new cv.Rect(x, y, Math.max(1, Math.round(d.x2) - x), Math.max(1, Math.round(d.y2) - y));
-      frame.drawRectangle(rect, color, 2, cv.LINE_8);
-      const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
-      frame.putText(text, new cv.Point2(x + 2, Math.max(12, y - 4)), cv.FONT_HERSHEY_SIMPLEX, 0.45, color, 1);
-    }
-    let y = 20;
-    for (const text of overlay) {
-      const scale = overlayScale(cv, text, frame.cols);
-      const origin = new cv.Point2(8, y);
-      frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(0, 0, 0), 3);
-      frame.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(255, 255, 255), 1);
-      y += Math.ceil(24 * (scale / 0.55));
-    }
-  };
   const boxes = outputs.map((o) => post.run(o).detections);
   const ways = {
     jetprof: (frame: Mat, d: Detection[]) => drawOnFrame(cv, frame, d, labels, overlay),
-    opencvCalls: byOpenCv,
+    opencvCalls: (frame: Mat, d: Detection[]) => drawnByOpenCv(cv, frame, d, labels, overlay),
   };
   frames.forEach((frame, i) => {
     const [a, b] = [frame.copy(), frame.copy()];

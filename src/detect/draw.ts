@@ -15,7 +15,7 @@ interface Size {
 }
 
 /** A fixed BGR palette, one colour per class (cycled). */
-const PALETTE: Bgr[] = [
+export const PALETTE: Bgr[] = [
   [0, 255, 0],
   [255, 128, 0],
   [0, 128, 255],
