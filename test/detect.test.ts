@@ -205,21 +205,26 @@ test("drawing in JS memory gives the pixels OpenCV's own calls give: boxes insid
       base.drawRectangle(new cv.Rect(0, 0, Math.ceil(w / 2), Math.ceil(h / 2)), new cv.Vec3(1, 1, 1), -1, cv.LINE_8);
       const expected = base.copy();
       drawnByOpenCv(cv, expected, boxes, labels, overlay);
-      const got = base.copy();
-      drawOnFrame(cv, got, boxes, labels, overlay);
-      t.is(got.absdiff(expected).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, `${w}x${h}, frame ${k}`);
-      for (const m of [base, expected, got]) m.release();
-      compared++;
+      // twice: the texts drawn by OpenCV where they come first, then from their stamps
+      for (const time of ['first', 'again']) {
+        const got = base.copy();
+        drawOnFrame(cv, got, boxes, labels, overlay);
+        const differ = got.absdiff(expected).cvtColor(cv.COLOR_BGR2GRAY).countNonZero();
+        t.is(differ, 0, `${w}x${h}, frame ${k}, ${time}`);
+        got.release();
+        compared++;
+      }
+      for (const m of [base, expected]) m.release();
     }
-  t.is(compared, 60);
+  t.is(compared, 120);
 });
 
-test("a label's text is drawn by OpenCV once and set from its stamp after: the second frame's labels ask OpenCV nothing", async (t) => {
+test("a label's text is drawn by OpenCV where it comes the first time, made a stamp the second, and set from its stamp after: the second frame's labels ask OpenCV nothing; a text that comes once costs no stamp", async (t) => {
   const { loadOpenCv } = await import('../src/video/opencv.ts');
   const { drawOnFrame } = await import('../src/detect/draw.ts');
   const cv = loadOpenCv();
   const asked: string[] = [];
-  // getTextSize is how a stamp starts (the size of the patch OpenCV draws the text on)
+  // getTextSize measures a text drawn by OpenCV, and a stamp's patch: a text set from its stamp asks nothing
   const counting = new Proxy(cv, {
     get: (target, k) =>
       k === 'getTextSize'
@@ -250,11 +255,23 @@ test("a label's text is drawn by OpenCV once and set from its stamp after: the s
       'stamp-d 0.52',
     ].sort(),
   );
-  t.is(asked.length, 12, 'each of the 12 texts once');
+  t.is(
+    asked.length,
+    24,
+    'each of the 12 texts twice: drawn by OpenCV where it comes first, a stamp where it comes again',
+  );
   asked.length = 0;
   const before = frame.copy();
   drawOnFrame(counting, frame, boxes, labels);
   t.deepEqual(asked, [], 'the second frame: every label from its stamp');
   t.is(frame.absdiff(before).cvtColor(cv.COLOR_BGR2GRAY).countNonZero(), 0, 'the same pixels');
+  // a text that comes once (a score seen on one frame) is drawn by OpenCV, and costs no stamp until it comes again
+  const once: Detection[] = [{ x1: 100, y1: 100, x2: 150, y2: 150, score: 0.77, classId: 2 }];
+  const counts = [1, 2, 3].map(() => {
+    asked.length = 0;
+    drawOnFrame(counting, frame, once, labels);
+    return asked.length;
+  });
+  t.deepEqual(counts, [1, 1, 0], 'drawn by OpenCV (measured), made a stamp (measured), set from it');
   for (const m of [frame, before]) m.release();
 });

@@ -72,7 +72,7 @@ export function drawOnFrame(
   for (const mark of marks) {
     if (!mark.text) paintBorder(canvas, mark);
     else if (mark.byOpenCv) drawByOpenCv(canvas, mark, mark.text);
-    else paintStamp(canvas, mark, mark.text.stamp);
+    else paintStamp(canvas, mark, mark.text.stamp!);
   }
   canvas.done();
 }
@@ -88,29 +88,35 @@ interface Mark {
   bottom: number;
   reach: { left: number; top: number; right: number; bottom: number };
   colors: readonly Bgr[];
-  text: { font: Font; text: string; stamp: Stamp } | undefined;
-  /** Where a text crosses the frame's edge: drawn by OpenCV's own call, as only it clips a text exactly. */
+  text: { font: Font; text: string; stamp?: Stamp } | undefined;
+  /**
+   * A text drawn by OpenCV's own call: one not seen before (no stamp yet), or one that crosses the frame's edge (only
+   * OpenCV clips a text exactly).
+   */
   byOpenCv: boolean;
 }
 
 /**
  * How a text is drawn: Hershey simplex at a scale, in strokes (a thickness each, drawn in turn), and the stamps made
- * in it, by text, the latest 4096 kept (a dense frame's labels repeat: a class and a score).
+ * in it, by text, the latest `room` kept.
  */
 interface Font {
   scale: number;
   strokes: readonly number[];
   stamps: Map<string, Stamp>;
+  /** Texts drawn once, by OpenCV: a text gets its stamp when it comes again (the latest `room` kept). */
+  seen: Set<string>;
+  room: number;
 }
 
-/** A box's label: one stroke. */
-const LABEL: Font = { scale: 0.45, strokes: [1], stamps: new Map() };
-/** The overlay's lines, by scale: black three pixels wide, then white. */
+/** A box's label: one stroke; a dense frame's labels repeat (a class and a score: a few hundred a run). */
+const LABEL: Font = { scale: 0.45, strokes: [1], stamps: new Map(), seen: new Set(), room: 4096 };
+/** The overlay's lines, by scale: black three pixels wide, then white; the FPS line changes as its figures do. */
 const overlayFonts = new Map<number, Font>();
 
 function overlayFont(scale: number): Font {
   let font = overlayFonts.get(scale);
-  if (!font) overlayFonts.set(scale, (font = { scale, strokes: [3, 1], stamps: new Map() }));
+  if (!font) overlayFonts.set(scale, (font = { scale, strokes: [3, 1], stamps: new Map(), seen: new Set(), room: 64 }));
   return font;
 }
 
@@ -120,7 +126,7 @@ function overlayFont(scale: number): Font {
  * placed, so where it lies inside the frame they are exactly what drawing it there gives.
  */
 interface Stamp {
-  strokes: { dx: number[]; dy: number[] }[];
+  strokes: { dx: Int16Array; dy: Int16Array }[];
   left: number;
   right: number;
   up: number;
@@ -129,13 +135,8 @@ interface Stamp {
   places?: { width: number; at: Int32Array[] };
 }
 
-function stampOf(cv: Cv, text: string, { scale, strokes, stamps }: Font): Stamp {
-  const hit = stamps.get(text);
-  if (hit) return hit;
-  const thickest = Math.max(...strokes);
-  const { size, baseLine } = cv.getTextSize(text, cv.FONT_HERSHEY_SIMPLEX, scale, thickest);
-  // room around the text for the strokes' width, so nothing it sets is cut by the patch's edge
-  const margin = 4 + thickest;
+function stampOf(cv: Cv, text: string, { scale, strokes, stamps, room }: Font): Stamp {
+  const { size, baseLine, margin } = measure(cv, text, scale, strokes);
   const w = size.width + 2 * margin;
   const h = size.height + baseLine + 2 * margin;
   const ox = margin;
@@ -147,56 +148,72 @@ function stampOf(cv: Cv, text: string, { scale, strokes, stamps }: Font): Stamp 
     patch.putText(text, origin, cv.FONT_HERSHEY_SIMPLEX, scale, new cv.Vec3(k + 1, 0, 0), thickness),
   );
   patch.release();
-  const set = strokes.map(() => ({ dx: [] as number[], dy: [] as number[] }));
-  for (let i = 0; i < bytes.length; i++)
-    if (bytes[i]) {
-      const px = i % w;
-      const py = (i - px) / w;
-      if (px === 0 || py === 0 || px === w - 1 || py === h - 1)
-        throw new RangeError(`the text "${text}" reaches its patch's edge: its margin is too small`);
-      set[bytes[i] - 1].dx.push(px - ox);
-      set[bytes[i] - 1].dy.push(py - oy);
-    }
-  const dx = set.flatMap((p) => p.dx);
-  const dy = set.flatMap((p) => p.dy);
-  const stamp: Stamp = {
-    strokes: set,
-    left: Math.min(0, ...dx),
-    right: Math.max(0, ...dx),
-    up: Math.min(0, ...dy),
-    down: Math.max(0, ...dy),
-  };
-  if (stamps.size >= 4096) stamps.delete(stamps.keys().next().value!);
+  // the pixels each stroke set last: counted, then placed
+  const stamp: Stamp = { strokes: [], left: 0, right: 0, up: 0, down: 0 };
+  const counts = strokes.map(() => 0);
+  for (let py = 0, i = 0; py < h; py++)
+    for (let px = 0; px < w; px++, i++)
+      if (bytes[i]) {
+        if (px === 0 || py === 0 || px === w - 1 || py === h - 1)
+          throw new RangeError(`the text "${text}" reaches its patch's edge: its margin is too small`);
+        counts[bytes[i] - 1]++;
+        stamp.left = Math.min(stamp.left, px - ox);
+        stamp.right = Math.max(stamp.right, px - ox);
+        stamp.up = Math.min(stamp.up, py - oy);
+        stamp.down = Math.max(stamp.down, py - oy);
+      }
+  stamp.strokes = counts.map((n) => ({ dx: new Int16Array(n), dy: new Int16Array(n) }));
+  counts.fill(0);
+  for (let py = 0, i = 0; py < h; py++)
+    for (let px = 0; px < w; px++, i++)
+      if (bytes[i]) {
+        const k = bytes[i] - 1;
+        stamp.strokes[k].dx[counts[k]] = px - ox;
+        stamp.strokes[k].dy[counts[k]++] = py - oy;
+      }
+  if (stamps.size >= room) stamps.delete(stamps.keys().next().value!);
   stamps.set(text, stamp);
   return stamp;
 }
 
-/** A text at (x, y) in its font, its strokes in `colors`. */
+/** OpenCV's measure of a text, and room around it for the strokes' width: nothing it sets lies past that. */
+function measure(cv: Cv, text: string, scale: number, strokes: readonly number[]) {
+  const thickest = Math.max(...strokes);
+  return { ...cv.getTextSize(text, cv.FONT_HERSHEY_SIMPLEX, scale, thickest), margin: 4 + thickest };
+}
+
+/**
+ * A text at (x, y) in its font, its strokes in `colors`: from its stamp where it came before; else drawn by OpenCV
+ * (a text that comes once, as the FPS line whose figures change, costs no stamp).
+ */
 function textMark(cv: Cv, frame: Size, font: Font, text: string, x: number, y: number, colors: readonly Bgr[]): Mark {
-  const stamp = stampOf(cv, text, font);
+  const stamp = font.stamps.get(text) ?? (font.seen.has(text) ? stampOf(cv, text, font) : undefined);
+  if (!stamp) {
+    if (font.seen.size >= font.room) font.seen.delete(font.seen.values().next().value!);
+    font.seen.add(text);
+    const { size, baseLine, margin } = measure(cv, text, font.scale, font.strokes);
+    const spare = margin + 2; // as below: two rows past any it sets
+    const [top, bottom] = [y - size.height - spare, y + baseLine + spare];
+    const reach = { left: x - spare, top, right: x + size.width + spare, bottom };
+    return { x, y, right: reach.right, bottom: reach.bottom, reach, colors, text: { font, text }, byOpenCv: true };
+  }
   const reach = { left: x + stamp.left, top: y + stamp.up, right: x + stamp.right, bottom: y + stamp.down };
   const byOpenCv = reach.left < 0 || reach.right >= frame.width || reach.top < 0 || reach.bottom >= frame.height;
   if (byOpenCv) {
-    // drawn by OpenCV: two pixels to spare on every side (see canvasOver)
-    Object.assign(reach, {
-      left: reach.left - 2,
-      top: reach.top - 2,
-      right: reach.right + 2,
-      bottom: reach.bottom + 2,
-    });
+    // drawn by OpenCV: two rows to spare above and below (see canvasOver)
+    Object.assign(reach, { top: reach.top - 2, bottom: reach.bottom + 2 });
   }
   return { x, y, right: reach.right, bottom: reach.bottom, reach, colors, text: { font, text, stamp }, byOpenCv };
 }
 
 /**
- * The part of the frame the marks reach, in JS memory: `bytes` holds its pixels (BGR, `width` a row) from the
- * frame's column `left` and row `top`, `mat` is a Mat over them. Rule (native memory): the bytes are kept here, one
+ * The frame's rows the marks reach, in JS memory: `bytes` holds their pixels (BGR) from the frame's row `top`, `mat`
+ * is a Mat over them. Rule (native memory): the bytes are kept here, one
  * buffer per frame size, and the Mats over them are released in `done`, so drawing holds none of OpenCV's
  * allocations (test/batch.test.ts counts the Mats a loop leaves alive).
  */
 interface Canvas {
   bytes: Buffer;
-  left: number;
   top: number;
   width: number;
   height: number;
@@ -208,32 +225,27 @@ interface Canvas {
 const canvasBytes = new Map<string, Buffer>();
 
 function canvasOver(cv: Cv, frame: Mat, size: Size, marks: readonly Mark[]): Canvas {
-  let [left, top, right, bottom] = [size.width, size.height, -1, -1];
-  for (const { reach } of marks) {
-    left = Math.min(left, reach.left);
-    top = Math.min(top, reach.top);
-    right = Math.max(right, reach.right);
-    bottom = Math.max(bottom, reach.bottom);
-  }
-  // the marks' reach, within the frame. OpenCV clips a text's lines to the image before drawing them: a text that
-  // crosses the frame's edge is clipped on the canvas as on the frame, as the canvas stops at the frame's edge where
-  // the text crosses it, and elsewhere holds it with two pixels to spare (no end of its lines lies past the canvas)
-  [left, top] = [Math.max(0, left), Math.max(0, top)];
-  const [width, height] = [Math.min(size.width, right + 1) - left, Math.min(size.height, bottom + 1) - top];
+  let [top, bottom] = [size.height, -1];
+  for (const { reach } of marks) [top, bottom] = [Math.min(top, reach.top), Math.max(bottom, reach.bottom)];
+  // the rows the marks reach, within the frame. OpenCV clips a text's lines to the image before drawing them: a text
+  // that crosses the frame's edge is clipped on the canvas as on the frame, as the canvas has the frame's columns,
+  // stops at its top or bottom where the text crosses them, and else holds the text's rows with two to spare (no end
+  // of its lines lies past the canvas)
+  top = Math.max(0, top);
+  const [width, height] = [size.width, Math.min(size.height, bottom + 1) - top];
   const key = `${size.width}x${size.height}`;
   let bytes = canvasBytes.get(key);
   if (!bytes) {
     if (canvasBytes.size >= 8) canvasBytes.delete(canvasBytes.keys().next().value!);
     canvasBytes.set(key, (bytes = Buffer.alloc(size.width * size.height * 3)));
   }
-  const shown = width > 0 && height > 0;
+  const shown = height > 0;
   const mat = new cv.Mat(shown ? height : 1, shown ? width : 1, cv.CV_8UC3, bytes);
-  const region = shown ? frame.getRegion(new cv.Rect(left, top, width, height)) : undefined;
+  const region = shown ? frame.getRegion(new cv.Rect(0, top, width, height)) : undefined;
   // copyTo returns a Mat over its target, held until released
   region?.copyTo(mat).release();
   return {
     bytes,
-    left,
     top,
     width: shown ? width : 0,
     height: shown ? height : 0,
@@ -259,13 +271,13 @@ function paintBorder(c: Canvas, { x, y, right, bottom, colors }: Mark): void {
 
 /** A border's side: the pixels x..x+2 of rows y0..y1 (as fill, each row's nine bytes set at once). */
 function side(c: Canvas, x: number, y0: number, y1: number, color: Bgr): void {
-  if (x < c.left || x + 2 >= c.left + c.width) return fill(c, x, x + 2, y0, y1, color);
+  if (x < 0 || x + 2 >= c.width) return fill(c, x, x + 2, y0, y1, color);
   const [b, g, r] = color;
   const bytes = c.bytes;
   const stride = c.width * 3;
   const ya = Math.max(c.top, y0);
   const yb = Math.min(c.top + c.height - 1, y1);
-  for (let o = ((ya - c.top) * c.width + x - c.left) * 3, last = o + (yb - ya) * stride; o <= last; o += stride) {
+  for (let o = ((ya - c.top) * c.width + x) * 3, last = o + (yb - ya) * stride; o <= last; o += stride) {
     bytes[o] = bytes[o + 3] = bytes[o + 6] = b;
     bytes[o + 1] = bytes[o + 4] = bytes[o + 7] = g;
     bytes[o + 2] = bytes[o + 5] = bytes[o + 8] = r;
@@ -274,15 +286,15 @@ function side(c: Canvas, x: number, y0: number, y1: number, color: Bgr): void {
 
 /** Sets the pixels in x0..x1 and y0..y1 (inclusive, frame coordinates) that are on the canvas. */
 function fill(c: Canvas, x0: number, x1: number, y0: number, y1: number, [b, g, r]: Bgr): void {
-  const xa = Math.max(c.left, x0);
-  const xb = Math.min(c.left + c.width - 1, x1);
+  const xa = Math.max(0, x0);
+  const xb = Math.min(c.width - 1, x1);
   const ya = Math.max(c.top, y0);
   const yb = Math.min(c.top + c.height - 1, y1);
   if (xa > xb || ya > yb) return;
   const bytes = c.bytes;
   const stride = c.width * 3;
   const n = (xb - xa + 1) * 3;
-  const first = ((ya - c.top) * c.width + xa - c.left) * 3;
+  const first = ((ya - c.top) * c.width + xa) * 3;
   const last = first + (yb - ya) * stride;
   // a wide row is set once and copied (a native copy); a narrow one (a side's three pixels) set row by row
   const wide = n > 24;
@@ -299,11 +311,15 @@ function fill(c: Canvas, x0: number, x1: number, y0: number, y1: number, [b, g, 
 function paintStamp(c: Canvas, { x, y, colors }: Mark, stamp: Stamp): void {
   const width = c.width;
   if (stamp.places?.width !== width) {
-    const at = stamp.strokes.map(({ dx, dy }) => Int32Array.from(dx, (x, i) => (dy[i] * width + x) * 3));
+    const at = stamp.strokes.map(({ dx, dy }) => {
+      const places = new Int32Array(dx.length);
+      for (let i = 0; i < dx.length; i++) places[i] = (dy[i] * width + dx[i]) * 3;
+      return places;
+    });
     stamp.places = { width, at };
   }
   const bytes = c.bytes;
-  const base = ((y - c.top) * width + x - c.left) * 3;
+  const base = ((y - c.top) * width + x) * 3;
   stamp.places.at.forEach((at, k) => {
     const [b, g, r] = colors[k];
     for (let i = 0; i < at.length; i++) {
@@ -317,7 +333,7 @@ function paintStamp(c: Canvas, { x, y, colors }: Mark, stamp: Stamp): void {
 
 /** A text that crosses the frame's edge, drawn by OpenCV onto the canvas, stroke after stroke. */
 function drawByOpenCv(c: Canvas, { x, y, colors }: Mark, { font, text }: { font: Font; text: string }): void {
-  const origin = new c.cv.Point2(x - c.left, y - c.top);
+  const origin = new c.cv.Point2(x, y - c.top);
   font.strokes.forEach((thickness, k) =>
     c.mat.putText(text, origin, c.cv.FONT_HERSHEY_SIMPLEX, font.scale, new c.cv.Vec3(...colors[k]), thickness),
   );
