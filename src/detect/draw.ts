@@ -1,9 +1,9 @@
 /**
  * Drawing detections and the live FPS overlay onto a frame (OpenCV Mat, drawn in place), pixel for pixel what
- * OpenCV's own rectangle and putText calls draw, for a fraction of their cost: the part of the frame the drawing reaches is
- * copied into JS memory, every border and text is set there, and it is copied back (two calls a frame, where
- * the binding took two calls of 4-7 us for every box). A text is drawn by OpenCV once, onto a patch, and kept as the
- * pixels it sets (a stamp); a border's pixels follow from its corners.
+ * OpenCV's own rectangle and putText calls draw, for a fraction of their cost: the frame's rows the drawing reaches
+ * are copied into JS memory, the borders and texts are set there, and the rows are copied back (two calls a frame,
+ * where each box took two calls of 4-7 us). A border's pixels follow from its corners. A text is drawn by OpenCV where
+ * it comes first; where it comes again, onto a patch, and kept as the pixels it sets there (a stamp).
  */
 import type { Cv, Mat } from '../video/opencv.ts';
 import type { Detection } from './types.ts';
@@ -49,16 +49,18 @@ export function drawOnFrame(
   if (frame.type !== cv.CV_8UC3) throw new RangeError(`drawing needs a BGR frame (CV_8UC3), not type ${frame.type}`);
   const marks: Mark[] = [];
   const size = { width: frame.cols, height: frame.rows }; // read once: each is a call into the binding
-  for (const d of detections) {
-    const x = Math.round(d.x1);
-    const y = Math.round(d.y1);
+  // A border that a later box draws again (the same place: one box with several classes, as multi-label decoding
+  // gives) is left to that box: each of its pixels is set last by the later border or a later label either way.
+  const corners = detections.map((d) => {
+    const [x, y] = [Math.round(d.x1), Math.round(d.y1)];
+    return [x, y, x + Math.max(1, Math.round(d.x2) - x) - 1, y + Math.max(1, Math.round(d.y2) - y) - 1] as const;
+  });
+  const lastAt = new Map(corners.map((c, i) => [`${c[0]},${c[1]},${c[2]},${c[3]}`, i]));
+  for (const [i, d] of detections.entries()) {
+    const [x, y, right, bottom] = corners[i];
     const colors = BOX_COLORS[d.classId % BOX_COLORS.length];
-    // a border: OpenCV's rectangle at thickness 2 (LINE_8) sets a band three pixels wide centred on each side, from
-    // corner to corner (its lines' round ends add nothing outside the bands), clipped to the frame
-    const right = x + Math.max(1, Math.round(d.x2) - x) - 1;
-    const bottom = y + Math.max(1, Math.round(d.y2) - y) - 1;
-    const reach = { left: x - 1, top: y - 1, right: right + 1, bottom: bottom + 1 };
-    marks.push({ x, y, right, bottom, reach, colors, text: undefined, byOpenCv: false });
+    if (lastAt.get(`${x},${y},${right},${bottom}`) === i)
+      marks.push({ kind: 'border', x, y, right, bottom, rows: [y - 1, bottom + 1], color: colors[0] });
     const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
     marks.push(textMark(cv, size, LABEL, text, x + 2, Math.max(12, y - 4), colors));
   }
@@ -70,30 +72,38 @@ export function drawOnFrame(
   }
   const canvas = canvasOver(cv, frame, size, marks);
   for (const mark of marks) {
-    if (!mark.text) paintBorder(canvas, mark);
-    else if (mark.byOpenCv) drawByOpenCv(canvas, mark, mark.text);
-    else paintStamp(canvas, mark, mark.text.stamp!);
+    if (mark.kind === 'border') paintBorder(canvas, mark);
+    else if (mark.stamp) paintStamp(canvas, mark, mark.stamp);
+    else drawByOpenCv(canvas, mark);
   }
   canvas.done();
 }
 
-/**
- * One border or text: where it is (a text's origin; a border's corners, `right` and `bottom` inclusive), the pixels
- * it may set (columns and rows, inclusive), its colours (a text's, one for each stroke).
- */
-interface Mark {
+/** A border (its corners, inclusive) or a text (its origin), and the frame's rows it may set (first and last). */
+type Mark = Border | Text;
+interface Border {
+  kind: 'border';
   x: number;
   y: number;
   right: number;
   bottom: number;
-  reach: { left: number; top: number; right: number; bottom: number };
+  rows: [number, number];
+  color: Bgr;
+}
+interface Text {
+  kind: 'text';
+  x: number;
+  y: number;
+  rows: [number, number];
+  text: string;
+  font: Font;
+  /** A colour for each of the font's strokes. */
   colors: readonly Bgr[];
-  text: { font: Font; text: string; stamp?: Stamp } | undefined;
   /**
-   * A text drawn by OpenCV's own call: one not seen before (no stamp yet), or one that crosses the frame's edge (only
-   * OpenCV clips a text exactly).
+   * Where it is set from; none where OpenCV's own call draws it: a text not seen before, or one that crosses the
+   * frame's edge (only OpenCV clips a text exactly).
    */
-  byOpenCv: boolean;
+  stamp: Stamp | undefined;
 }
 
 /**
@@ -186,31 +196,28 @@ function measure(cv: Cv, text: string, scale: number, strokes: readonly number[]
  * A text at (x, y) in its font, its strokes in `colors`: from its stamp where it came before; else drawn by OpenCV
  * (a text that comes once, as the FPS line whose figures change, costs no stamp).
  */
-function textMark(cv: Cv, frame: Size, font: Font, text: string, x: number, y: number, colors: readonly Bgr[]): Mark {
+function textMark(cv: Cv, frame: Size, font: Font, text: string, x: number, y: number, colors: readonly Bgr[]): Text {
   const stamp = font.stamps.get(text) ?? (font.seen.has(text) ? stampOf(cv, text, font) : undefined);
   if (!stamp) {
     if (font.seen.size >= font.room) font.seen.delete(font.seen.values().next().value!);
     font.seen.add(text);
     const { size, baseLine, margin } = measure(cv, text, font.scale, font.strokes);
-    const spare = margin + 2; // as below: two rows past any it sets
-    const [top, bottom] = [y - size.height - spare, y + baseLine + spare];
-    const reach = { left: x - spare, top, right: x + size.width + spare, bottom };
-    return { x, y, right: reach.right, bottom: reach.bottom, reach, colors, text: { font, text }, byOpenCv: true };
+    // drawn by OpenCV: with two rows to spare past any it sets (see canvasOver)
+    const rows: [number, number] = [y - size.height - margin - 2, y + baseLine + margin + 2];
+    return { kind: 'text', x, y, rows, text, font, colors, stamp: undefined };
   }
-  const reach = { left: x + stamp.left, top: y + stamp.up, right: x + stamp.right, bottom: y + stamp.down };
-  const byOpenCv = reach.left < 0 || reach.right >= frame.width || reach.top < 0 || reach.bottom >= frame.height;
-  if (byOpenCv) {
-    // drawn by OpenCV: two rows to spare above and below (see canvasOver)
-    Object.assign(reach, { top: reach.top - 2, bottom: reach.bottom + 2 });
-  }
-  return { x, y, right: reach.right, bottom: reach.bottom, reach, colors, text: { font, text, stamp }, byOpenCv };
+  const inside =
+    x + stamp.left >= 0 && x + stamp.right < frame.width && y + stamp.up >= 0 && y + stamp.down < frame.height;
+  const spare = inside ? 0 : 2;
+  const rows: [number, number] = [y + stamp.up - spare, y + stamp.down + spare];
+  return { kind: 'text', x, y, rows, text, font, colors, stamp: inside ? stamp : undefined };
 }
 
 /**
  * The frame's rows the marks reach, in JS memory: `bytes` holds their pixels (BGR) from the frame's row `top`, `mat`
- * is a Mat over them. Rule (native memory): the bytes are kept here, one
- * buffer per frame size, and the Mats over them are released in `done`, so drawing holds none of OpenCV's
- * allocations (test/batch.test.ts counts the Mats a loop leaves alive).
+ * is a Mat over them. Rule (native memory): the bytes are kept here, one buffer per frame size, and the Mats over
+ * them are released in `done`, so drawing holds none of OpenCV's allocations (test/batch.test.ts counts the Mats a
+ * loop leaves alive).
  */
 interface Canvas {
   bytes: Buffer;
@@ -226,7 +233,7 @@ const canvasBytes = new Map<string, Buffer>();
 
 function canvasOver(cv: Cv, frame: Mat, size: Size, marks: readonly Mark[]): Canvas {
   let [top, bottom] = [size.height, -1];
-  for (const { reach } of marks) [top, bottom] = [Math.min(top, reach.top), Math.max(bottom, reach.bottom)];
+  for (const { rows } of marks) [top, bottom] = [Math.min(top, rows[0]), Math.max(bottom, rows[1])];
   // the rows the marks reach, within the frame. OpenCV clips a text's lines to the image before drawing them: a text
   // that crosses the frame's edge is clipped on the canvas as on the frame, as the canvas has the frame's columns,
   // stops at its top or bottom where the text crosses them, and else holds the text's rows with two to spare (no end
@@ -261,8 +268,11 @@ function canvasOver(cv: Cv, frame: Mat, size: Size, marks: readonly Mark[]): Can
   };
 }
 
-function paintBorder(c: Canvas, { x, y, right, bottom, colors }: Mark): void {
-  const color = colors[0];
+/**
+ * A border as OpenCV's rectangle sets it at thickness 2 (LINE_8): a band three pixels wide centred on each side, from
+ * corner to corner (its lines' round ends add nothing outside the bands), clipped to the frame.
+ */
+function paintBorder(c: Canvas, { x, y, right, bottom, color }: Border): void {
   fill(c, x, right, y - 1, y + 1, color);
   fill(c, x, right, bottom - 1, bottom + 1, color);
   side(c, x - 1, y, bottom, color);
@@ -308,7 +318,7 @@ function fill(c: Canvas, x0: number, x1: number, y0: number, y1: number, [b, g, 
       }
 }
 
-function paintStamp(c: Canvas, { x, y, colors }: Mark, stamp: Stamp): void {
+function paintStamp(c: Canvas, { x, y, colors }: Text, stamp: Stamp): void {
   const width = c.width;
   if (stamp.places?.width !== width) {
     const at = stamp.strokes.map(({ dx, dy }) => {
@@ -320,7 +330,9 @@ function paintStamp(c: Canvas, { x, y, colors }: Mark, stamp: Stamp): void {
   }
   const bytes = c.bytes;
   const base = ((y - c.top) * width + x) * 3;
-  stamp.places.at.forEach((at, k) => {
+  const strokes = stamp.places.at;
+  for (let k = 0; k < colors.length; k++) {
+    const at = strokes[k];
     const [b, g, r] = colors[k];
     for (let i = 0; i < at.length; i++) {
       const o = base + at[i];
@@ -328,11 +340,11 @@ function paintStamp(c: Canvas, { x, y, colors }: Mark, stamp: Stamp): void {
       bytes[o + 1] = g;
       bytes[o + 2] = r;
     }
-  });
+  }
 }
 
-/** A text that crosses the frame's edge, drawn by OpenCV onto the canvas, stroke after stroke. */
-function drawByOpenCv(c: Canvas, { x, y, colors }: Mark, { font, text }: { font: Font; text: string }): void {
+/** A text drawn by OpenCV onto the canvas, stroke after stroke. */
+function drawByOpenCv(c: Canvas, { x, y, colors, font, text }: Text): void {
   const origin = new c.cv.Point2(x, y - c.top);
   font.strokes.forEach((thickness, k) =>
     c.mat.putText(text, origin, c.cv.FONT_HERSHEY_SIMPLEX, font.scale, new c.cv.Vec3(...colors[k]), thickness),
