@@ -55,11 +55,11 @@ export function drawOnFrame(
     const [x, y] = [Math.round(d.x1), Math.round(d.y1)];
     return [x, y, x + Math.max(1, Math.round(d.x2) - x) - 1, y + Math.max(1, Math.round(d.y2) - y) - 1] as const;
   });
-  const lastAt = new Map(corners.map((c, i) => [`${c[0]},${c[1]},${c[2]},${c[3]}`, i]));
+  const lastAt = new Map(corners.map((c, i) => [placeKey(...c), i]));
   for (const [i, d] of detections.entries()) {
     const [x, y, right, bottom] = corners[i];
     const colors = BOX_COLORS[d.classId % BOX_COLORS.length];
-    if (lastAt.get(`${x},${y},${right},${bottom}`) === i)
+    if (lastAt.get(placeKey(x, y, right, bottom)) === i)
       marks.push({ kind: 'border', x, y, right, bottom, rows: [y - 1, bottom + 1], color: colors[0] });
     const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
     marks.push(textMark(cv, size, LABEL, text, x + 2, Math.max(12, y - 4), colors));
@@ -78,6 +78,14 @@ export function drawOnFrame(
   }
   canvas.done();
 }
+
+/** A border's corners as one number where each fits 13 bits from -1024 (frames up to 7,167 pixels), else as text. */
+function placeKey(x: number, y: number, right: number, bottom: number): number | string {
+  if (!(fits13(x) && fits13(y) && fits13(right) && fits13(bottom))) return `${x},${y},${right},${bottom}`;
+  return (((x + 1024) * 8192 + y + 1024) * 8192 + right + 1024) * 8192 + bottom + 1024;
+}
+
+const fits13 = (v: number) => v >= -1024 && v < 7168;
 
 /** A border (its corners, inclusive) or a text (its origin), and the frame's rows it may set (first and last). */
 type Mark = Border | Text;
