@@ -196,6 +196,9 @@ test("drawing in JS memory gives the pixels OpenCV's own calls give: boxes insid
         return { x1, y1, x2: x1 + bw, y2: y1 + bh, score: rand(), classId: Math.floor(rand() * 14) };
       });
       boxes.push(...boxes.slice(0, 5).map((d) => ({ ...d, classId: d.classId + 1 })));
+      // and far past the frame (places kept by text, not by number), one of them twice
+      const far: Detection = { x1: -3000, y1: 5, x2: w + 9000, y2: h - 5, score: 0.5, classId: 3 };
+      boxes.push(far, { ...far, classId: 4 });
       const overlay =
         k % 4 === 1
           ? []
