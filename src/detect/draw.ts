@@ -55,11 +55,12 @@ export function drawOnFrame(
     const [x, y] = [Math.round(d.x1), Math.round(d.y1)];
     return [x, y, x + Math.max(1, Math.round(d.x2) - x) - 1, y + Math.max(1, Math.round(d.y2) - y) - 1] as const;
   });
-  const lastAt = new Map(corners.map((c, i) => [placeKey(...c), i]));
+  const places = corners.map((c) => placeKey(...c));
+  const lastAt = new Map(places.map((place, i) => [place, i]));
   for (const [i, d] of detections.entries()) {
     const [x, y, right, bottom] = corners[i];
     const colors = BOX_COLORS[d.classId % BOX_COLORS.length];
-    if (lastAt.get(placeKey(x, y, right, bottom)) === i)
+    if (lastAt.get(places[i]) === i)
       marks.push({ kind: 'border', x, y, right, bottom, rows: [y - 1, bottom + 1], color: colors[0] });
     const text = `${labels[d.classId] ?? `class${d.classId}`} ${d.score.toFixed(2)}`;
     marks.push(textMark(cv, size, LABEL, text, x + 2, Math.max(12, y - 4), colors));
@@ -223,9 +224,9 @@ function textMark(cv: Cv, frame: Size, font: Font, text: string, x: number, y: n
 
 /**
  * The frame's rows the marks reach, in JS memory: `bytes` holds their pixels (BGR) from the frame's row `top`, `mat`
- * is a Mat over them. Rule (native memory): the bytes are kept here, one buffer per frame size, and the Mats over
- * them are released in `done`, so drawing holds none of OpenCV's allocations (test/batch.test.ts counts the Mats a
- * loop leaves alive).
+ * is a Mat over them. Rule (native memory): the bytes are kept here, a buffer for each of the last four frame sizes,
+ * and the Mats over them are released in `done`, so drawing holds none of OpenCV's allocations (test/batch.test.ts
+ * counts the Mats a loop leaves alive).
  */
 interface Canvas {
   bytes: Buffer;
@@ -251,7 +252,7 @@ function canvasOver(cv: Cv, frame: Mat, size: Size, marks: readonly Mark[]): Can
   const key = `${size.width}x${size.height}`;
   let bytes = canvasBytes.get(key);
   if (!bytes) {
-    if (canvasBytes.size >= 8) canvasBytes.delete(canvasBytes.keys().next().value!);
+    if (canvasBytes.size >= 4) canvasBytes.delete(canvasBytes.keys().next().value!);
     canvasBytes.set(key, (bytes = Buffer.alloc(size.width * size.height * 3)));
   }
   const shown = height > 0;
