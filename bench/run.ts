@@ -9,7 +9,8 @@
  *   4. postprocess (decode + NMS) on a busy frame
  *   5. parser throughput on a generated 200 MB nvprof log vs a plain read, and its peak RSS
  *   6. NVTX cost per range; start-up time of `jetprof parse --help`
- *   7. a model that fires everywhere: postprocess on real frames, end to end vs the demo model, the Python peer
+ *   7. a model that fires everywhere: postprocess and drawing on real frames, end to end vs the demo model (medians of
+ *      3 alternating rounds), the Python peer
  *   8. jetprof parse --trace-rows all --out on a 300 MB trace: peak RSS of the whole command
  *   9. many streams: aggregate FPS of 1, 2, 4 streams at batch 1 and batch N; jetprof capacity on vtest.avi at 10 FPS
  *  10. boards (--only boards): the board stand-in at three boards' TensorRT figures (Nano as in the lab, Nano FP16,
