@@ -255,7 +255,7 @@ test('say the whole story: infer-opencv on cfg + weights says the export is only
   ]);
   // every line fits the frame: at 960 px, and at 320 px where it is made smaller
   const { loadOpenCv } = await import('../src/video/opencv.ts');
-  const { overlayScale } = await import('../src/detect/draw.ts');
+  const { overlayScale } = await import('../src/detect/stamps.ts');
   const cv = loadOpenCv();
   for (const width of [960, 320])
     for (const text of new LoopTally(0, []).overlayText('OpenCV DNN (CUDA)', true)) {

@@ -1,5 +1,6 @@
 /** Drawing as OpenCV's own calls do it, box by box: what jetprof's drawing must match pixel for pixel (test, bench 7). */
-import { PALETTE, overlayScale } from '../../src/detect/draw.ts';
+import { PALETTE } from '../../src/detect/draw.ts';
+import { overlayScale } from '../../src/detect/stamps.ts';
 import type { Detection } from '../../src/detect/types.ts';
 import type { Cv, Mat } from '../../src/video/opencv.ts';
 
