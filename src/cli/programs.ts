@@ -1,6 +1,7 @@
 /** Each of jetprof's scripts (package.json `bin`) as a new commander program, for jetprof.ts and the tests. */
 import { Command } from 'commander';
-import { agreeCommand, mapCommand } from './accuracy-commands.ts';
+import { agreeCommand } from './agree-command.ts';
+import { mapCommand } from './map-command.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { inferCommand, inferScript } from './infer-command.ts';
 import { VERSION } from '../platform/env.ts';

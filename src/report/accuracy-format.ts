@@ -1,9 +1,17 @@
 /** Agreement and mAP as Markdown, for the console, `--out` and the report. Pure. */
 import { markdownTable } from './tables.ts';
+import { maxOf, minOf } from '../util/stats.ts';
 import type { Agreement } from '../accuracy/agree.ts';
 import type { MapResult } from '../accuracy/map.ts';
 
 const pct = (v: number) => `${(v * 100).toFixed(2)}%`;
+
+/** Image ids (frames) as a range, as agree's and map's refusals name them ("3..17", or "5"). */
+export function idRange(ids: number[]): string {
+  const lo = minOf(ids);
+  const hi = maxOf(ids);
+  return lo === hi ? String(lo) : `${lo}..${hi}`;
+}
 const f3 = (v: number) => (v < 0 ? 'n/a' : v.toFixed(3));
 
 /** One line: the figures a speed table is read with. */

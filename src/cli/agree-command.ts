@@ -1,37 +1,19 @@
-/** `jetprof agree` and `jetprof map`: do two backends find the same boxes, and how good are they against ground truth. */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+/** `jetprof agree`: do two backends find the same boxes, frame by frame and class by class. */
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { asCommand, parseFraction, parseIntInRange, type Program } from './options.ts';
 import { agree } from '../accuracy/agree.ts';
-import { type DetectionSource, loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts';
-import { agreementMarkdown, mapMarkdown } from '../report/accuracy-format.ts';
-import { cocoMap } from '../accuracy/map.ts';
+import { type DetectionSource, loadDetections } from '../accuracy/detections-file.ts';
+import { agreementMarkdown, idRange } from '../report/accuracy-format.ts';
 import { JetprofError } from '../util/errors.ts';
-import { claimOutputs, writeOutput } from '../output/output.ts';
+import { claimOutputs, sameFile, writeOutput } from '../output/output.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
-import { maxOf, minOf } from '../util/stats.ts';
-import { requireRoom } from '../util/resources.ts';
 
 function parseShare(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
     throw new InvalidArgumentError(`--min-match must be a share between 0 and 1 (e.g. 0.99), got '${value}'`);
   return n;
-}
-
-function sameFile(a: string, b: string): boolean {
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return a === b;
-  }
-}
-
-function idRange(ids: number[]): string {
-  const lo = minOf(ids);
-  const hi = maxOf(ids);
-  return lo === hi ? String(lo) : `${lo}..${hi}`;
 }
 
 /**
@@ -84,13 +66,6 @@ function framesCompared(
   if (includeWarmup) return ref.frames;
   const warmupFrames = new Set([...ref.detections, ...other.detections].filter((d) => d.warmup).map((d) => d.image_id));
   return ref.frames.filter((f) => !warmupFrames.has(f));
-}
-
-/** agree's and map's answer: its Markdown on stdout and into --out, its JSON document into --json. */
-function sayResult(md: string, o: { out?: string; json?: string }, doc: () => object): void {
-  process.stdout.write(md);
-  if (o.out) writeOutput(o.out, md);
-  if (o.json) writeOutput(o.json, `${JSON.stringify(doc(), null, 2)}\n`);
 }
 
 export function agreeCommand(): Program {
@@ -150,88 +125,17 @@ export function agreeCommand(): Program {
             },
           );
         }
-        sayResult(agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER'), o, () => ({
-          schema: 'jetprof.agreement/1',
-          ref: ref.path,
-          other: other.path,
-          ...a,
-        }));
+        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
+        process.stdout.write(md);
+        if (o.out) writeOutput(o.out, md);
+        const doc = { schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a };
+        if (o.json) writeOutput(o.json, `${JSON.stringify(doc, null, 2)}\n`);
         if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
           process.stderr.write(
             `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,
           );
           process.exitCode = 1;
         }
-      } catch (e) {
-        process.exitCode = handleError(e);
-      }
-    });
-  return asCommand(command);
-}
-
-/**
- * Scoring holds the ground truth and the detections as objects, with their IoU matrices: up to 16 times their size on
- * disk (measured: 25 MB of COCO annotations took 270 MB, a 181 MB file 2.9 GB). Refused in one line when this machine
- * has less room than that (a Nano has 4 GB for everything), instead of dying of it.
- */
-function requireMemoryFor(gtPath: string, files: string[]): void {
-  const bytes = files.reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
-  requireRoom(
-    gtPath,
-    `scoring ${(bytes / 2 ** 20).toFixed(0)} MB of ground truth and detections`,
-    16 * bytes + 128 * 2 ** 20,
-    {
-      suggestion: 'score on a machine with more memory, or split the ground truth by image id and score the parts',
-    },
-  );
-}
-
-export function mapCommand(): Program {
-  const command = new Command('map')
-    .summary('COCO mAP of a detections file against ground truth, computed as pycocotools does')
-    .description(
-      "AP@[.50:.95], AP50, AP75, AP by area and per class, AR@1/10/100, as pycocotools' COCOeval (bbox) computes them.\n" +
-        'image_id in the detections is the frame index (infer --detections, warm-up frames included); the ground truth\n' +
-        'uses the same ids and decides which frames are scored.\n' +
-        "For an 80-class COCO model scored against COCO's own annotations, write the detections with --coco-category-ids.",
-    )
-    .argument('<detections>', 'detections file (infer --detections) or a run JSON that names one')
-    .requiredOption('--gt <annotations.json>', 'COCO ground truth: {images, annotations, categories}')
-    .option('-o, --out <file.md>', 'write the Markdown here')
-    .option('--json <file.json>', 'write the result as JSON')
-    .addHelpText(
-      'after',
-      helpAfter([{ cmd: 'jetprof map runs/onnx-dets.json --gt annotations/instances_video.json --json map.json' }]),
-    )
-    .action((detPath, o) => {
-      try {
-        claimOutputs({ detections: detPath, 'ground truth': o.gt }, { Markdown: o.out, JSON: o.json });
-        requireMemoryFor(o.gt, [detPath, o.gt]);
-        const dets = loadDetections(detPath);
-        const gt = loadGroundTruth(o.gt);
-        const gtImages = new Set(gt.images.map((i) => i.id));
-        const outside = dets.detections.filter((d) => !gtImages.has(d.image_id));
-        if (dets.detections.length > 0 && outside.length === dets.detections.length) {
-          throw new JetprofError(
-            'BAD_INPUT',
-            `${detPath}: none of its ${dets.detections.length} boxes is on an image of ${o.gt} (image ids ${idRange(dets.detections.map((d) => d.image_id))} against ${idRange([...gtImages])})`,
-            {
-              suggestion:
-                'image_id must be the frame index the ground truth uses (infer --detections numbers frames from 0, warm-up included)',
-            },
-          );
-        }
-        if (outside.length)
-          process.stderr.write(
-            `jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`,
-          );
-        const m = cocoMap(gt, dets.detections);
-        sayResult(mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`), o, () => ({
-          schema: 'jetprof.map/1',
-          detectionsFile: dets.path,
-          gtFile: o.gt,
-          ...m,
-        }));
       } catch (e) {
         process.exitCode = handleError(e);
       }
