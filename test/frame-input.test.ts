@@ -7,7 +7,7 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { checkEngineIo } from '../src/backends/tensorrt.ts';
+import { checkEngineIo } from '../src/backends/engine-io.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { parseCfg } from '../src/model/cfg.ts';
 import { readModelInfo } from '../src/model/export-file.ts';

@@ -6,7 +6,8 @@
 import test from 'ava';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkEngineIo, createTensorRtSession } from '../src/backends/tensorrt.ts';
+import { checkEngineIo } from '../src/backends/engine-io.ts';
+import { createTensorRtSession } from '../src/backends/tensorrt.ts';
 import { formatTrtVersion, loadTrtAbi } from '../src/backends/trt-abi.ts';
 import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
