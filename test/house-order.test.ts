@@ -193,8 +193,8 @@ test("one vocabulary for infer's settings: every flag the jobs set (INFER_FLAGS)
   t.deepEqual(byHand, []);
 });
 
-test("one warm-up rule for the loop's NVTX ranges: only loop-shared.ts's warmRange writes a `warmup-` name", async (t) => {
-  const { warmRange, rangeName } = await import('../src/pipeline/loop-shared.ts');
+test("one warm-up rule for the loop's NVTX ranges: only nvtx.ts's warmRange writes a `warmup-` name", async (t) => {
+  const { warmRange, rangeName } = await import('../src/pipeline/nvtx.ts');
   t.is(warmRange('write', true), 'warmup-write');
   t.is(rangeName('preprocess', 4, 5), 'warmup-preprocess');
   t.is(rangeName('preprocess', 5, 5), 'preprocess');
@@ -213,7 +213,7 @@ test("one warm-up rule for the loop's NVTX ranges: only loop-shared.ts's warmRan
         writers.push(`${relative(ROOT, f)}: ${line.trim()}`);
       });
   t.is(writers.length, 1, writers.join('\n'));
-  t.regex(writers[0], /^src\/pipeline\/loop-shared\.ts: export const warmRange = /);
+  t.regex(writers[0], /^src\/pipeline\/nvtx\.ts: export const warmRange = /);
 });
 
 test("every command's options are typed from its own declaration: commands are declared with @commander-js/extra-typings, and no action's options are typed by hand", (t) => {

@@ -10,7 +10,7 @@ import type { YoloModelInfo } from '../model/metadata.ts';
 import type { Cv, Mat } from '../video/opencv.ts';
 import type { FrameWrites } from './frame-writes.ts';
 import type { LastInput } from './loop-result.ts';
-import type { RangeName, RangeOps } from './loop-shared.ts';
+import type { RangeName, RangeOps } from './nvtx.ts';
 import { type CvCalls, cvCalls, InputBuffers, type ModelInput, modelInput } from './preprocess.ts';
 import { nsToMs } from './stages.ts';
 

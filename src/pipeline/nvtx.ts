@@ -73,3 +73,44 @@ export function loadNvtx(candidates: readonly string[] = NVTX_LIBRARY_CANDIDATES
   }
   return disabledNvtx(`libnvToolsExt not found (${errors.length} places tried)`);
 }
+
+/**
+ * NVTX range names: warm-up frames get `warmup-` names of their own, so that a profiler's instance counts of
+ * `frame`, `read`, ... `write` equal the frames the FPS figures measure.
+ */
+export function rangeName(name: RangeKind, index: number, warmupFrames: number): RangeName {
+  return warmRange(name, index < warmupFrames);
+}
+
+/**
+ * The loop's NVTX range names: a frame's stages, its stream (several streams) and its batch (batches of several). The
+ * profile's tables, `jetprof profile`'s checks and the tests read them by these names.
+ */
+export type RangeKind =
+  | 'frame'
+  | 'read'
+  | 'preprocess'
+  | 'inference'
+  | 'postprocess'
+  | 'write'
+  | 'encoder-wait'
+  | `stream-${number}`
+  | `batch streams ${string}`;
+
+/** Every range name a loop opens: a kind, its warm-up twin, and the read that only finds the end of a stream. */
+export type RangeName = RangeKind | `warmup-${RangeKind}` | 'end-of-stream';
+
+/** The one warm-up rule of the ranges: a warm-up frame's (or an all-warm-up batch's) range is named `warmup-<name>`. */
+export const warmRange = (name: RangeKind, warmup: boolean): RangeName => (warmup ? (`warmup-${name}` as const) : name);
+
+/** How a loop opens and closes NVTX ranges: nested push/pop (sequential loop) or start/end handles (overlapping frames). */
+export interface RangeOps {
+  open(name: RangeName): unknown;
+  close(range: unknown): void;
+}
+
+/** push/pop: a range closes the innermost open one (the sequential loop nests them). */
+export const pushPopRanges = (nvtx: Nvtx): RangeOps => ({ open: (n) => nvtx.push(n), close: () => nvtx.pop() });
+
+/** start/end: ranges of different frames overlap (the pipelined loop). */
+export const startEndRanges = (nvtx: Nvtx): RangeOps => ({ open: (n) => nvtx.start(n), close: (r) => nvtx.end(r) });

@@ -12,19 +12,8 @@ import { IouTracker } from '../detect/tracker.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { sumOf } from '../util/stats.ts';
 import { finishFrame, finishStreams, type TailContext } from './frame-tail.ts';
-import {
-  abortStreams,
-  type LoopIo,
-  type LoopOptions,
-  noFrameDecoded,
-  planned,
-  pushPopRanges,
-  type RangeKind,
-  type RangeName,
-  type RangeOps,
-  startEndRanges,
-  warmRange,
-} from './loop-shared.ts';
+import { abortStreams, type LoopIo, type LoopOptions, noFrameDecoded, planned } from './loop-shared.ts';
+import { pushPopRanges, type RangeKind, type RangeName, type RangeOps, startEndRanges, warmRange } from './nvtx.ts';
 import { ModelStep } from './model-step.ts';
 import { LoopTally } from './loop-tally.ts';
 import { type StreamFrame, StreamReads } from './stream-reads.ts';
