@@ -16,7 +16,7 @@ import { JetprofError } from '../util/errors.ts';
 import { defaultOutputPath } from '../pipeline/infer.ts';
 import type { InferOptions } from '../pipeline/infer-settings.ts';
 import { planRun, type RunPlan } from '../pipeline/run-plan.ts';
-import type { StreamSpec } from '../pipeline/loop-shared.ts';
+import type { StreamSpec } from '../pipeline/loop-options.ts';
 import { labelsFileOf } from '../model/export-file.ts';
 import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';

@@ -3,7 +3,7 @@
  * terminal's width (a wrapped line would print a new line at every update) and its last state is always drawn, so
  * it ends at N/N.
  */
-import type { FrameProgress } from '../pipeline/loop-shared.ts';
+import type { FrameProgress } from '../pipeline/loop-options.ts';
 
 type ProgressState = FrameProgress;
 

@@ -1,7 +1,7 @@
 /** The infer job's settings, in their own module: the job and its four steps (model, session, checks, record) read them. */
 import type { OnnxExecutionProvider } from '../backends/onnx.ts';
 import type { BackendName } from '../backends/types.ts';
-import type { LoopOptions } from './loop-shared.ts';
+import type { LoopOptions } from './loop-options.ts';
 import type { RunPlan } from './run-plan.ts';
 import type { ProfilerName } from './run-result.ts';
 

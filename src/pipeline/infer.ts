@@ -9,7 +9,8 @@ import { type MachineLoad, watchMachineLoad } from '../platform/machine-load.ts'
 import { BACKENDS, type BackendName, type DetectorSession } from '../backends/types.ts';
 import { type StagedOutput, stageOutput } from '../output/output.ts';
 import { timeModelAlone } from './model-alone.ts';
-import { type LoopOptions, openStreams } from './loop-shared.ts';
+import { openStreams } from './loop-shared.ts';
+import { type LoopOptions } from './loop-options.ts';
 import { headsRecorder } from './heads-file.ts';
 import { runPipelinedLoop } from './pipelined-loop.ts';
 import type { LoopResult } from './loop-result.ts';

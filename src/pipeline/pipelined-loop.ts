@@ -12,7 +12,8 @@
 import type { DetectorSession, InferenceResult } from '../backends/types.ts';
 import type { YoloModelInfo } from '../model/metadata.ts';
 import { finishFrame, finishStreams, type FrameRead, type StreamState, type TailContext } from './frame-tail.ts';
-import { abortStreams, type LoopIo, type LoopOptions, noFrameDecoded, planned } from './loop-shared.ts';
+import { abortStreams, type LoopIo, noFrameDecoded, planned } from './loop-shared.ts';
+import { type LoopOptions } from './loop-options.ts';
 import { rangeName, type RangeOps, startEndRanges } from './nvtx.ts';
 import type { ModelInput } from './preprocess.ts';
 import { ModelStep } from './model-step.ts';
