@@ -5,7 +5,7 @@
  */
 import { createOnnxSession } from '../src/backends/onnx.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { cvCalls, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { percentile } from '../src/util/stats.ts';
 import { loadOpenCv } from '../src/video/opencv.ts';

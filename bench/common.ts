@@ -5,7 +5,8 @@ import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_DET, Postprocessor } from '../src/detect/postprocess.ts';
-import { ensureExported, makeWeightsFile, readModelInfo } from '../src/model/export-file.ts';
+import { ensureExported, makeWeightsFile } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { percentile } from '../src/util/stats.ts';
 /** The postprocess both postprocess sections time: the run defaults (IoU NMS 0.5, multi-label) at `conf`. */
 export function benchPostprocessor(

@@ -14,7 +14,7 @@ import { type DetectorSession, imageOutputs } from '../src/backends/types.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
 import type { Detection } from '../src/detect/types.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { readOnnxSignature, withFixedBatch } from '../src/model/onnx-export.ts';
 import { openStreams } from '../src/pipeline/loop-shared.ts';
 import { type LoopOptions } from '../src/pipeline/loop-options.ts';

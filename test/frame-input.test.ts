@@ -10,7 +10,7 @@ import * as ort from 'onnxruntime-node';
 import { checkEngineIo } from '../src/backends/engine-io.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { parseCfg } from '../src/model/cfg.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { exportOnnx } from '../src/model/onnx-export.ts';
 import { generateWeights } from '../src/model/weights.ts';
 import { cvCalls, modelInput } from '../src/pipeline/preprocess.ts';

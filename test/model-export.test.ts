@@ -7,7 +7,7 @@ import * as ort from 'onnxruntime-node';
 import { readFileSync } from 'node:fs';
 import { decodeHead } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import { makeModel, PERSON_VEHICLE_CFG, YOLOV4_TINY_CFG, type ModelFixture } from './helpers/fixtures.ts';
 

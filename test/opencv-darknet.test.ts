@@ -13,7 +13,7 @@ import { createOnnxSession } from '../src/backends/onnx.ts';
 import { createOpenCvSession, darknetHeadNames } from '../src/backends/opencv.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
 import { Postprocessor } from '../src/detect/postprocess.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { cvCalls, preprocessFrame } from '../src/pipeline/preprocess.ts';
 import { loadOpenCv, type Mat } from '../src/video/opencv.ts';
 import {

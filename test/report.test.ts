@@ -24,7 +24,7 @@ import { speedups } from '../src/report/comparability.ts';
 import { reportCsv, reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
 import { streamLatencyOverTime } from '../src/report/svg-charts.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { orphanNsysAgents } from '../src/profilers/nsys-agents.ts';
 import {
   buildCpuEngineLib,

@@ -11,7 +11,7 @@ import { createTensorRtSession } from '../src/backends/tensorrt.ts';
 import { formatTrtVersion, loadTrtAbi } from '../src/backends/trt-abi.ts';
 import { decodePluginDetections } from '../src/detect/decode.ts';
 import { stretchGeometry } from '../src/detect/geometry.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { withFixedBatch } from '../src/model/onnx-export.ts';
 import { trtexecArgv, trtexecVersion } from '../src/backends/build-engine.ts';
 import {

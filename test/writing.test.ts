@@ -8,7 +8,7 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { createOnnxSession } from '../src/backends/onnx.ts';
-import { readModelInfo } from '../src/model/export-file.ts';
+import { readModelInfo } from '../src/model/model-info.ts';
 import { type LoopIo, openStreams } from '../src/pipeline/loop-shared.ts';
 import { type LoopOptions } from '../src/pipeline/loop-options.ts';
 import type { FrameRow, LoopTally } from '../src/pipeline/loop-tally.ts';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { createOnnxSession } from '../../src/backends/onnx.ts';
 import { stretchGeometry } from '../../src/detect/geometry.ts';
-import { readModelInfo } from '../../src/model/export-file.ts';
+import { readModelInfo } from '../../src/model/model-info.ts';
 import { percentile } from '../../src/util/stats.ts';
 import { drawOnFrame } from '../../src/detect/draw.ts';
 import type { Detection } from '../../src/detect/types.ts';

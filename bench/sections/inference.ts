@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createOnnxSession } from '../../src/backends/onnx.ts';
 import { darknetHeadNames } from '../../src/backends/opencv.ts';
 import { convFlops, parseCfg } from '../../src/model/cfg.ts';
-import { readModelInfo } from '../../src/model/export-file.ts';
+import { readModelInfo } from '../../src/model/model-info.ts';
 import { loadOpenCv } from '../../src/video/opencv.ts';
 import { CFG, THREADS, VIDEO, log, median, onnx, peakGflops, results, row, state, weights } from '../common.ts';
 

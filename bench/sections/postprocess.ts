@@ -1,6 +1,6 @@
 /** bench section 4: see bench/run.ts for what each section measures. */
 import { stretchGeometry } from '../../src/detect/geometry.ts';
-import { readModelInfo } from '../../src/model/export-file.ts';
+import { readModelInfo } from '../../src/model/model-info.ts';
 import { percentile } from '../../src/util/stats.ts';
 import { benchPostprocessor, crowdedHeads, log, onnx, results, row, state, uniformHeads } from '../common.ts';
 

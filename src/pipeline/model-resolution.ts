@@ -4,7 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { type EngineSidecar, readEngineSidecar } from '../backends/engine-sidecar.ts';
-import { ensureExported, readModelInfo } from '../model/export-file.ts';
+import { ensureExported } from '../model/export-file.ts';
+import { readModelInfo } from '../model/model-info.ts';
 import { JetprofError } from '../util/errors.ts';
 import { sha256File } from '../util/files.ts';
 import type { DetectorSession } from '../backends/types.ts';

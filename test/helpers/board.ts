@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { createOnnxSession } from '../../src/backends/onnx.ts';
 import type { PostprocessOptions } from '../../src/detect/postprocess.ts';
-import { readModelInfo } from '../../src/model/export-file.ts';
+import { readModelInfo } from '../../src/model/model-info.ts';
 import { sha256File } from '../../src/util/files.ts';
 import { openLoopIo } from '../../src/pipeline/loop-shared.ts';
 import { type LoopOptions } from '../../src/pipeline/loop-options.ts';
