@@ -23,7 +23,7 @@ import { buildLabReport } from '../src/report/lab-report.ts';
 import { speedups } from '../src/report/comparability.ts';
 import { reportCsv, reportMarkdown } from '../src/report/markdown.ts';
 import { reportHtml } from '../src/report/html.ts';
-import { streamLatencyOverTime } from '../src/report/svg-charts.ts';
+import { streamLatencyOverTime } from '../src/report/svg-over-time.ts';
 import { readModelInfo } from '../src/model/model-info.ts';
 import { orphanNsysAgents } from '../src/profilers/nsys-agents.ts';
 import {

@@ -7,15 +7,9 @@ import { reportDocument } from './document.ts';
 import type { LabReport } from './report-types.ts';
 import type { Cell } from './tables.ts';
 import { escapeControls } from '../util/text-input.ts';
-import {
-  barChart,
-  boardOverTime,
-  escapeHtml,
-  latencyOverTime,
-  pipelineTimeline,
-  stageHistograms,
-  streamLatencyOverTime,
-} from './svg-charts.ts';
+import { barChart } from './bar-chart.ts';
+import { escapeHtml, pipelineTimeline, stageHistograms } from './svg-charts.ts';
+import { boardOverTime, latencyOverTime, streamLatencyOverTime } from './svg-over-time.ts';
 
 /**
  * A table that reads on any screen: each cell carries its column's header (`data-label`), which a phone shows beside
