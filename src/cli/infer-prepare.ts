@@ -1,12 +1,12 @@
 /**
- * What an infer run needs before its first frame, decided once: contradictory options refused, the streams with
- * their output names (each source classified once), the files claimed, NVTX and tegrastats, the run plan; and infer's
- * options mapped to the job's settings in one place.
+ * What an infer run needs before its first frame, decided once: contradictory options refused (infer-refusals.ts),
+ * the streams with their output names (each source classified once), the files claimed, NVTX and tegrastats, the run
+ * plan; and infer's options mapped to the job's settings in one place.
  */
 import { postprocessOf } from '../detect/postprocess.ts';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { classifySource, isLive } from '../video/sources.ts';
+import { classifySource } from '../video/sources.ts';
 import { loadNvtx, disabledNvtx } from '../pipeline/nvtx.ts';
 import { openCvHasCuda } from '../backends/opencv.ts';
 import { loadOpenCv } from '../video/opencv.ts';
@@ -22,45 +22,7 @@ import { claimOutputs } from '../output/output.ts';
 import { requireWritableDir } from '../util/files.ts';
 
 import type { InferCliOptions } from './infer-options.ts';
-
-/** Contradictory or impossible options: refused before anything runs, one line each. */
-function refuseBadOptions(o: InferCliOptions): void {
-  if (o.maxFrames !== undefined && o.maxFrames <= o.warmup) {
-    throw new JetprofError(
-      'BAD_OPTION',
-      `--max-frames ${o.maxFrames} leaves no frame to measure after --warmup ${o.warmup}`,
-      {
-        suggestion: `pass --max-frames ${o.warmup + 1} or more, or a smaller --warmup`,
-      },
-    );
-  }
-  if (o.model && (o.cfg || o.weights)) {
-    throw new JetprofError(
-      'BAD_OPTION',
-      `--model ${o.model} and --cfg/--weights both name a model: which one to run is ambiguous`,
-      {
-        suggestion:
-          "pass --model M.onnx alone, or --cfg C.cfg --weights W.weights alone (OpenCV DNN's darknet importer takes the latter)",
-      },
-    );
-  }
-  if (o.model && o.labels) {
-    throw new JetprofError(
-      'BAD_OPTION',
-      `--labels ${o.labels} would be ignored: ${o.model} carries the labels it was exported with`,
-      {
-        suggestion: `export again with them: jetprof export --cfg C.cfg --weights W.weights --labels ${o.labels} --out ${o.model}`,
-      },
-    );
-  }
-  if (o.backend === 'opencv' && o.ep === 'tensorrt') {
-    throw new JetprofError(
-      'BAD_OPTION',
-      '--ep tensorrt is an ONNX Runtime provider; OpenCV DNN takes --ep cpu or cuda',
-      { suggestion: 'use --backend trt with an engine for TensorRT' },
-    );
-  }
-}
+import { refuseBadOptions, refuseBadStreamOptions } from './infer-refusals.ts';
 
 /** What one run of the job needs besides infer's options and its files: the loop chosen, and the console. */
 export interface RunContext {
@@ -177,6 +139,9 @@ export function runFiles(
   return { runs, ...(repeated && o.json !== '-' ? { runset: o.json } : {}) };
 }
 
+/** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
+const MAX_STREAMS = 64;
+
 /** The run's sources, each classified once here: `infer A B`, and `--streams N` repeating each source N times. */
 function runSources(videos: string[], o: InferCliOptions): Pick<StreamSpec, 'source' | 'arg'>[] {
   const sources = videos.flatMap((v) => Array.from({ length: o.streams }, () => v));
@@ -214,44 +179,6 @@ function runSources(videos: string[], o: InferCliOptions): Pick<StreamSpec, 'sou
       suggestion: 'run it on its own',
     });
   return sources.map((source) => ({ source, arg: args.get(source)! }));
-}
-
-/** More streams than this in one run is refused (DeepStream's samples go to 30-something on Orin). */
-const MAX_STREAMS = 64;
-
-/** Stream, batch and pacing options that contradict the run's sources: refused before anything runs. */
-function refuseBadStreamOptions(o: InferCliOptions, specs: StreamSpec[]): void {
-  const streamCount = specs.length;
-  if (o.batch !== undefined && o.batch > streamCount) {
-    throw new JetprofError(
-      'BAD_OPTION',
-      `--batch ${o.batch} is more than the ${streamCount} stream${streamCount === 1 ? '' : 's'} of this run: a batch takes one frame from each stream`,
-      { suggestion: `pass --batch ${streamCount} or less, or more streams (--streams N)` },
-    );
-  }
-  const liveSource = specs.some((s) => isLive(s.arg.kind));
-  if (o.batchTimeout !== undefined && !o.realtime && !liveSource) {
-    throw new JetprofError('BAD_OPTION', '--batch-timeout paces batches of live sources and of --realtime files', {
-      suggestion: 'add --realtime (files are otherwise read at once, so a batch never waits)',
-    });
-  }
-  if (o.stagger && !o.realtime) {
-    throw new JetprofError('BAD_OPTION', '--stagger spreads the arrivals of --realtime streams over a frame time', {
-      suggestion: 'add --realtime (and --streams N)',
-    });
-  }
-  if (o.sourceFps !== undefined && !o.realtime) {
-    throw new JetprofError('BAD_OPTION', '--source-fps paces the sources of --realtime', {
-      suggestion: 'add --realtime',
-    });
-  }
-  // a folder of images has no frame rate of its own: it would be paced at 1 FPS without a word
-  const folder = specs.find((s) => s.arg.kind === 'images');
-  if (o.realtime && o.sourceFps === undefined && folder) {
-    throw new JetprofError('BAD_OPTION', `${folder.source}: a folder of images has no frame rate for --realtime`, {
-      suggestion: 'give the rate its camera delivered, e.g. --source-fps 10',
-    });
-  }
 }
 
 /** No output may be an input of the run, nor another output, and every output's folder must be writable: checked before anything runs. */
