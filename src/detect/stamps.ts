@@ -31,8 +31,8 @@ export function overlayFont(scale: number): Font {
 
 /**
  * The pixels a text sets when OpenCV draws it at a whole-pixel origin: for each stroke, the places from the origin
- * of those it set last, and how far they reach. Hershey text at a whole-pixel origin sets the same pixels wherever it is
- * placed, so where it lies inside the frame they are exactly what drawing it there gives.
+ * of those it set last, and how far they reach. Hershey text at a whole-pixel origin sets the same pixels wherever it
+ * is placed, so where it lies inside the frame they are exactly what drawing it there gives.
  */
 export interface Stamp {
   strokes: { dx: Int16Array; dy: Int16Array }[];
@@ -99,7 +99,7 @@ function stampOf(cv: Cv, text: string, font: Font): Stamp {
   return stamp;
 }
 
-/** OpenCV's measure of a text in its font, and room around it for the strokes' width: nothing it sets lies past that. */
+/** OpenCV's measure of a text in its font, and room around it for the strokes' width: nothing it sets lies past it. */
 export function measure(cv: Cv, text: string, { scale, strokes }: Font) {
   const thickest = Math.max(...strokes);
   return { ...cv.getTextSize(text, cv.FONT_HERSHEY_SIMPLEX, scale, thickest), margin: 4 + thickest };

@@ -1,4 +1,4 @@
-/** What a frame loop is given: the run's options, declared once for both loops, and each stream's source and outputs. */
+/** What a frame loop is given: the run's options, declared once for both loops; each stream's source and outputs. */
 import type { SourceArg } from '../video/sources.ts';
 import type { PostprocessOptions } from '../detect/postprocess.ts';
 import type { Nvtx } from './nvtx.ts';

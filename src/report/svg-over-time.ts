@@ -1,4 +1,4 @@
-/** The report's lines over the run as inline SVG: each stage's and each stream's latency, the board's load and power. Pure. */
+/** The report's lines over the run, inline SVG: each stage's and each stream's latency, the board's load and power. */
 import type { BoardRow, FrameSeries, StreamsSection } from './report-types.ts';
 import { escapeHtml, legend, PALETTE, STAGE_COLOR, STREAM_PALETTE, svg } from './svg-charts.ts';
 import { STAGES } from '../pipeline/stages.ts';
