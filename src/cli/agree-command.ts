@@ -5,7 +5,8 @@ import { agree } from '../accuracy/agree.ts';
 import { type DetectionSource, loadDetections } from '../accuracy/detections-file.ts';
 import { agreementMarkdown, idRange } from '../report/accuracy-format.ts';
 import { JetprofError } from '../util/errors.ts';
-import { claimOutputs, sameFile, writeOutput } from '../output/output.ts';
+import { claimOutputs, sameFile } from '../output/output.ts';
+import { sayAnswer } from './answer.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 
@@ -125,11 +126,12 @@ export function agreeCommand(): Program {
             },
           );
         }
-        const md = agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER');
-        process.stdout.write(md);
-        if (o.out) writeOutput(o.out, md);
-        const doc = { schema: 'jetprof.agreement/1', ref: ref.path, other: other.path, ...a };
-        if (o.json) writeOutput(o.json, `${JSON.stringify(doc, null, 2)}\n`);
+        sayAnswer(agreementMarkdown(a, ref.label ?? 'REF', other.label ?? 'OTHER'), o, () => ({
+          schema: 'jetprof.agreement/1',
+          ref: ref.path,
+          other: other.path,
+          ...a,
+        }));
         if (o.minMatch !== undefined && a.matchedShare < o.minMatch) {
           process.stderr.write(
             `jetprof agree: matched share ${(a.matchedShare * 100).toFixed(2)}% is below --min-match ${(o.minMatch * 100).toFixed(2)}%\n`,

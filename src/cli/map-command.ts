@@ -6,7 +6,8 @@ import { loadDetections, loadGroundTruth } from '../accuracy/detections-file.ts'
 import { idRange, mapMarkdown } from '../report/accuracy-format.ts';
 import { cocoMap } from '../accuracy/map.ts';
 import { JetprofError } from '../util/errors.ts';
-import { claimOutputs, writeOutput } from '../output/output.ts';
+import { claimOutputs } from '../output/output.ts';
+import { sayAnswer } from './answer.ts';
 import { handleError } from './handle-error.ts';
 import { helpAfter } from './help-text.ts';
 import { requireRoom } from '../util/resources.ts';
@@ -68,11 +69,12 @@ export function mapCommand(): Program {
             `jetprof map: warning: ${outside.length} of ${dets.detections.length} boxes are on images the ground truth does not have; they are left out (pycocotools refuses them)\n`,
           );
         const m = cocoMap(gt, dets.detections);
-        const md = mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`);
-        process.stdout.write(md);
-        if (o.out) writeOutput(o.out, md);
-        const doc = { schema: 'jetprof.map/1', detectionsFile: dets.path, gtFile: o.gt, ...m };
-        if (o.json) writeOutput(o.json, `${JSON.stringify(doc, null, 2)}\n`);
+        sayAnswer(mapMarkdown(m, `COCO mAP: ${dets.label ?? detPath}`), o, () => ({
+          schema: 'jetprof.map/1',
+          detectionsFile: dets.path,
+          gtFile: o.gt,
+          ...m,
+        }));
       } catch (e) {
         process.exitCode = handleError(e);
       }
