@@ -18,7 +18,7 @@
  * (test/writing.test.ts counts the releases).
  */
 import type { Mat } from '../video/opencv.ts';
-import { type LoopIo } from './loop-shared.ts';
+import type { LoopIo } from './loop-shared.ts';
 import { type RangeOps, warmRange } from './nvtx.ts';
 import type { FrameRow, LoopTally } from './loop-tally.ts';
 import { nsToMs } from './stages.ts';

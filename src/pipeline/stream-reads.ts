@@ -11,7 +11,7 @@ import { isLive } from '../video/sources.ts';
 import { maxOf } from '../util/stats.ts';
 import type { FrameRead, StreamState } from './frame-tail.ts';
 import { type LoopIo, readNextFrame } from './loop-shared.ts';
-import { type LoopOptions } from './loop-options.ts';
+import type { LoopOptions } from './loop-options.ts';
 import { rangeName, type RangeOps } from './nvtx.ts';
 import { nsToMs } from './stages.ts';
 
